@@ -1,0 +1,774 @@
+package events
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// DispatcherOptions tune the dispatcher; zero values take the defaults.
+type DispatcherOptions struct {
+	BatchSize   int           // events read per partition and batch (1000)
+	MaxAttempts int           // attempts before a delivery is failed (10)
+	Timeout     time.Duration // per delivery (30s)
+	Lease       time.Duration // how long a partition stays claimed without renewal (1m)
+	Workers     int           // partitions dispatched in parallel (2 on PostgreSQL, 1 on SQLite)
+	BackoffBase time.Duration // first retry delay (1s), doubled per attempt, with jitter
+	BackoffMax  time.Duration // retry delay cap (1h)
+	Owner       string        // this dispatcher's name in leases (host-pid-random)
+	Logger      *slog.Logger
+}
+
+func (o *DispatcherOptions) defaults(d database.Dialect) {
+	if o.BatchSize <= 0 {
+		o.BatchSize = 1000
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 10
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.Lease <= 0 {
+		o.Lease = time.Minute
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	if d == database.SQLite {
+		o.Workers = 1
+	}
+	if o.BackoffBase <= 0 {
+		o.BackoffBase = time.Second
+	}
+	if o.BackoffMax <= 0 {
+		o.BackoffMax = time.Hour
+	}
+	if o.Owner == "" {
+		host, _ := os.Hostname()
+		o.Owner = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.IntN(0x10000))
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Dispatcher hands committed events to their subscribers.
+//
+// The journal is split into partitions by object. Each partition has a
+// position: every event up to it has reached every subscriber, except the
+// deliveries recorded in events_deliveries (failed and retrying ones, events
+// held back behind an earlier failure of the same object, and the successful
+// deliveries of such events). A pass claims a partition with a lease, reads the
+// next batch after its position, calls the subscribers and, in one
+// transaction, applies the local subscribers' effects, records the exceptions
+// and the batch, and moves the position. A pass therefore writes a few rows per
+// batch, however many events and subscribers it covers.
+type Dispatcher struct {
+	db      *gorm.DB
+	reg     *Registry
+	opt     DispatcherOptions
+	dialect database.Dialect
+	metrics *Metrics
+
+	mu          sync.Mutex
+	checkpoints []checkpoint // PostgreSQL only: see horizon
+	safe        int64
+
+	passMu sync.Mutex // one pass at a time in this process
+}
+
+// NewDispatcher returns a dispatcher over the registry's subscribers.
+func NewDispatcher(db *gorm.DB, reg *Registry, opt DispatcherOptions) *Dispatcher {
+	d := database.DialectOf(db)
+	opt.defaults(d)
+	return &Dispatcher{db: db, reg: reg, opt: opt, dialect: d}
+}
+
+// SetMetrics makes the dispatcher report to m.
+func (d *Dispatcher) SetMetrics(m *Metrics) { d.metrics = m }
+
+// Owner is the dispatcher's name in partition leases.
+func (d *Dispatcher) Owner() string { return d.opt.Owner }
+
+// PassStats counts what one pass did.
+type PassStats struct {
+	Events    int  // events read from the journal
+	Delivered int  // successful deliveries
+	Failed    int  // failed attempts
+	Lagging   bool // events were visible beyond the safe horizon: run again soon
+}
+
+func (s *PassStats) add(o PassStats) {
+	s.Events += o.Events
+	s.Delivered += o.Delivered
+	s.Failed += o.Failed
+}
+
+// RunOnce dispatches everything that is due: every committed event past the
+// partitions' positions and every retry whose time has come. Partitions
+// claimed by another dispatcher are left to it. Passes in one process never
+// overlap; a call made during a pass waits for it.
+func (d *Dispatcher) RunOnce(ctx context.Context) (PassStats, error) {
+	d.passMu.Lock()
+	defer d.passMu.Unlock()
+	var total PassStats
+	horizon, visible, err := d.horizon(ctx)
+	if err != nil {
+		return total, err
+	}
+	total.Lagging = visible > horizon
+	parts, err := d.partitionsWithWork(ctx, horizon)
+	if err != nil {
+		return total, err
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		errs  []error
+		queue = make(chan int)
+	)
+	for range min(d.opt.Workers, len(parts)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range queue {
+				st, err := d.drainPartition(ctx, p, horizon)
+				mu.Lock()
+				total.add(st)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("partition %d: %w", p, err))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, p := range parts {
+		queue <- p
+	}
+	close(queue)
+	wg.Wait()
+	return total, errors.Join(errs...)
+}
+
+// checkpoint records the highest event id visible at one moment and an xid
+// taken just after it.
+type checkpoint struct {
+	maxID int64
+	xid   uint64
+}
+
+// horizon returns the highest event id up to which the journal is final (no
+// transaction still in flight can commit an event at or below it) and the
+// highest id visible now.
+//
+// Commit order is not id order: a transaction may take id 100, another 101
+// and commit first. A reader that moved its position past 101 would skip 100
+// for ever. On PostgreSQL every event's transaction takes its xid before its
+// event id (see Add). So when the journal shows max id M and the dispatcher
+// then takes a fresh xid X, every transaction holding an id <= M has an xid
+// below X; once the oldest running xid (the snapshot's xmin) is at least X,
+// all of them have ended and ids <= M are final. No xid is stored in the
+// journal, so a dump restored into a new cluster, where xids start again,
+// dispatches as before. A fresh xid is taken only when new events are
+// visible, so an idle dispatcher consumes none. SQLite has one writer at a
+// time, so ids commit in order and everything visible is final.
+func (d *Dispatcher) horizon(ctx context.Context) (safe, visible int64, err error) {
+	db := d.db.WithContext(ctx)
+	if d.dialect == database.SQLite {
+		err = db.Raw("SELECT coalesce(max(id), 0) FROM events").Scan(&visible).Error
+		return visible, visible, err
+	}
+	var row struct {
+		Xmin  string
+		MaxID int64
+	}
+	if err = db.Raw(`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, (SELECT coalesce(max(id), 0) FROM events) AS max_id`).Scan(&row).Error; err != nil {
+		return 0, 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err = d.advance(row.Xmin); err != nil {
+		return 0, 0, err
+	}
+	if row.MaxID <= d.safe {
+		return d.safe, row.MaxID, nil
+	}
+	if n := len(d.checkpoints); n == 0 || d.checkpoints[n-1].maxID < row.MaxID {
+		var xid string
+		if err = db.Raw(`SELECT pg_current_xact_id()::text`).Scan(&xid).Error; err != nil {
+			return 0, 0, err
+		}
+		x, err := strconv.ParseUint(xid, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("events: bad xid %q", xid)
+		}
+		d.checkpoints = append(d.checkpoints, checkpoint{maxID: row.MaxID, xid: x})
+		var xmin string
+		if err = db.Raw(`SELECT pg_snapshot_xmin(pg_current_snapshot())::text`).Scan(&xmin).Error; err != nil {
+			return 0, 0, err
+		}
+		if err = d.advance(xmin); err != nil {
+			return 0, 0, err
+		}
+	}
+	return d.safe, row.MaxID, nil
+}
+
+// advance moves the safe horizon past every checkpoint whose xid is below
+// the oldest running xid. Callers hold d.mu.
+func (d *Dispatcher) advance(xminText string) error {
+	xmin, err := strconv.ParseUint(xminText, 10, 64)
+	if err != nil {
+		return fmt.Errorf("events: bad snapshot xmin %q", xminText)
+	}
+	kept := d.checkpoints[:0]
+	for _, c := range d.checkpoints {
+		if c.xid <= xmin {
+			d.safe = max(d.safe, c.maxID)
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	d.checkpoints = kept
+	return nil
+}
+
+func (d *Dispatcher) now() string { return database.Now(d.db) }
+
+// partitionsWithWork lists the partitions that have events past their
+// position (up to the horizon) or a retry due, and no live lease of another
+// dispatcher.
+func (d *Dispatcher) partitionsWithWork(ctx context.Context, horizon int64) ([]int, error) {
+	var parts []int
+	now := d.now()
+	err := d.db.WithContext(ctx).Raw(`SELECT p.partition FROM events_partitions p
+WHERE (p.owner IS NULL OR p.owner = ? OR p.lease_until < `+now+`)
+  AND (EXISTS (SELECT 1 FROM events e WHERE e.partition = p.partition AND e.id > p.position AND e.id <= ?)
+    OR EXISTS (SELECT 1 FROM events_deliveries r WHERE r.partition = p.partition AND r.status = 'retrying' AND r.next_attempt_at <= `+now+`))
+ORDER BY p.partition`, d.opt.Owner, horizon).Scan(&parts).Error
+	return parts, err
+}
+
+var errLeaseLost = errors.New("events: partition lease lost to another dispatcher")
+
+// claim takes the partition's lease and returns its position; ok is false
+// when another dispatcher holds it.
+func (d *Dispatcher) claim(ctx context.Context, p int) (pos int64, ok bool, err error) {
+	var rows []int64
+	err = d.db.WithContext(ctx).Raw(`UPDATE events_partitions SET owner = ?, lease_until = `+database.NowPlus(d.db, d.opt.Lease)+`
+WHERE partition = ? AND (owner IS NULL OR owner = ? OR lease_until < `+d.now()+`) RETURNING position`,
+		d.opt.Owner, p, d.opt.Owner).Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return 0, false, err
+	}
+	return rows[0], true, nil
+}
+
+func (d *Dispatcher) release(p int) {
+	// A fresh context: the lease is released even when the pass was cancelled.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := d.db.WithContext(ctx).Exec(`UPDATE events_partitions SET owner = NULL, lease_until = NULL WHERE partition = ? AND owner = ?`,
+		p, d.opt.Owner).Error
+	if err != nil {
+		d.opt.Logger.Warn("release partition lease", "partition", p, "err", err)
+	}
+}
+
+// renewLease extends the lease inside tx and fails with errLeaseLost when
+// another dispatcher has taken the partition meanwhile, so that a dispatcher
+// that stalled past its lease cannot commit work a second time.
+func (d *Dispatcher) renewLease(tx *gorm.DB, p int, setPosition *[2]int64) error {
+	q := `UPDATE events_partitions SET lease_until = ` + database.NowPlus(d.db, d.opt.Lease)
+	args := []any{}
+	if setPosition != nil {
+		q += `, position = ?`
+		args = append(args, setPosition[1])
+	}
+	q += ` WHERE partition = ? AND owner = ?`
+	args = append(args, p, d.opt.Owner)
+	if setPosition != nil {
+		q += ` AND position = ?`
+		args = append(args, setPosition[0])
+	}
+	res := tx.Exec(q, args...)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return errLeaseLost
+	}
+	return nil
+}
+
+// drainPartition dispatches one partition until it has nothing due.
+func (d *Dispatcher) drainPartition(ctx context.Context, p int, horizon int64) (PassStats, error) {
+	var total PassStats
+	pos, ok, err := d.claim(ctx, p)
+	if err != nil || !ok {
+		return total, err
+	}
+	defer d.release(p)
+	for ctx.Err() == nil {
+		st, next, err := d.dispatchBatch(ctx, p, pos, horizon)
+		total.add(st)
+		if err != nil {
+			return total, err
+		}
+		if st.Events == 0 {
+			break
+		}
+		pos = next
+	}
+	st, err := d.retryDue(ctx, p)
+	total.add(st)
+	return total, err
+}
+
+type objectKey struct {
+	sub     string
+	aggType string
+	aggID   int64
+}
+
+// outcome is one delivery that did not simply succeed in its batch.
+type outcome struct {
+	ev        *Event
+	sub       string
+	status    string // retrying, held
+	err       string
+	blockedBy int64
+}
+
+// dispatchBatch dispatches the next batch of the partition after pos and
+// returns the new position.
+func (d *Dispatcher) dispatchBatch(ctx context.Context, p int, pos, horizon int64) (PassStats, int64, error) {
+	var st PassStats
+	batch, err := d.readEvents(ctx, d.db.WithContext(ctx).Raw(`SELECT id, type, aggregate_type, aggregate_id, payload, actor_id, actor_name, created_at
+FROM events WHERE partition = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?`, p, pos, horizon, d.opt.BatchSize))
+	if err != nil || len(batch) == 0 {
+		return st, pos, err
+	}
+	st.Events = len(batch)
+	last := batch[len(batch)-1].ID
+	blocked, err := d.blockedObjects(ctx, p)
+	if err != nil {
+		return st, pos, err
+	}
+
+	// Outside subscribers first, outside any transaction: a crash before the
+	// commit below delivers them again (at least once).
+	var outcomes []outcome
+	extBlocked := cloneBlocked(blocked)
+	for i := range batch {
+		ev := &batch[i]
+		for _, s := range d.reg.SubscribersOf(ev.Type) {
+			if s.Local() {
+				continue
+			}
+			oc, ok := d.deliverOrHold(ctx, nil, s, ev, extBlocked, false)
+			if ok {
+				st.Delivered++
+			} else {
+				if oc.status == statusRetrying {
+					st.Failed++
+				}
+				outcomes = append(outcomes, oc)
+			}
+		}
+	}
+
+	// Local subscribers, the exceptions, the batch record and the new position
+	// commit together. The fast path runs the batch without savepoints; when a
+	// local subscriber fails it is run again with one savepoint per delivery.
+	var localOutcomes []outcome
+	var localDelivered, localFailed int
+	run := func(savepoints bool) error {
+		localOutcomes, localDelivered, localFailed = nil, 0, 0
+		return d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			locBlocked := cloneBlocked(blocked)
+			for i := range batch {
+				ev := &batch[i]
+				for _, s := range d.reg.SubscribersOf(ev.Type) {
+					if !s.Local() {
+						continue
+					}
+					oc, ok := d.deliverOrHold(ctx, tx, s, ev, locBlocked, savepoints)
+					if ok {
+						localDelivered++
+						continue
+					}
+					if oc.status == statusRetrying {
+						if !savepoints {
+							return errSlowPath
+						}
+						localFailed++
+					}
+					localOutcomes = append(localOutcomes, oc)
+				}
+			}
+			if err := d.recordOutcomes(tx, batch, append(outcomes, localOutcomes...)); err != nil {
+				return err
+			}
+			if err := tx.Exec(`INSERT INTO events_batches (partition, first_id, last_id) VALUES (?, ?, ?)`, p, pos+1, last).Error; err != nil {
+				return err
+			}
+			return d.renewLease(tx, p, &[2]int64{pos, last})
+		})
+	}
+	err = run(false)
+	if errors.Is(err, errSlowPath) {
+		err = run(true)
+	}
+	if err != nil {
+		return st, pos, err
+	}
+	st.Delivered += localDelivered
+	st.Failed += localFailed
+	d.metrics.observeBatch(batch, st)
+	return st, last, nil
+}
+
+var errSlowPath = errors.New("events: a local subscriber failed; retry the batch with savepoints")
+
+const (
+	statusRetrying  = "retrying"
+	statusHeld      = "held"
+	statusFailed    = "failed"
+	statusProcessed = "processed"
+)
+
+func cloneBlocked(m map[objectKey]int64) map[objectKey]int64 {
+	out := make(map[objectKey]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// deliverOrHold delivers ev to s unless an earlier event of the same object
+// is still open for s, in which case the delivery is held behind it. On
+// failure the object becomes blocked for s. ok is true for a success.
+func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, blocked map[objectKey]int64, savepoint bool) (outcome, bool) {
+	key := objectKey{s.Name, ev.AggregateType, ev.AggregateID}
+	if by, ok := blocked[key]; ok {
+		return outcome{ev: ev, sub: s.Name, status: statusHeld, blockedBy: by}, false
+	}
+	if err := d.deliver(ctx, tx, s, ev, savepoint); err != nil {
+		blocked[key] = ev.ID
+		return outcome{ev: ev, sub: s.Name, status: statusRetrying, err: err.Error()}, false
+	}
+	return outcome{}, true
+}
+
+// deliver calls the subscriber with a timeout, turning a panic into an error.
+// For a local subscriber it runs in tx, inside a savepoint when asked.
+func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, savepoint bool) (err error) {
+	start := time.Now()
+	defer func() { d.metrics.observeDelivery(s.Name, err, time.Since(start), ev.CreatedAt) }()
+	ctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
+	defer cancel()
+	call := func(tx *gorm.DB) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("subscriber panicked: %v", r)
+				d.opt.Logger.Error("subscriber panicked", "subscriber", s.Name, "event_id", ev.ID, "panic", r, "stack", string(debug.Stack()))
+			}
+		}()
+		if tx != nil {
+			return s.HandleTx(ctx, tx.WithContext(ctx), *ev)
+		}
+		return s.Handle(ctx, *ev)
+	}
+	if !s.Local() {
+		// An outside call that ignores its context still gets cut off.
+		done := make(chan error, 1)
+		go func() { done <- call(nil) }()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			err = fmt.Errorf("subscriber timed out after %s", d.opt.Timeout)
+		}
+	} else if savepoint {
+		err = tx.Transaction(func(sp *gorm.DB) error { return call(sp) })
+	} else {
+		err = call(tx)
+	}
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("subscriber timed out after %s", d.opt.Timeout)
+	}
+	return err
+}
+
+// recordOutcomes writes the delivery rows of the batch's exceptional events:
+// the failures and held deliveries, and for the same events the successful
+// deliveries of the other subscribers, so that the journal can tell each
+// subscriber's state of such an event.
+func (d *Dispatcher) recordOutcomes(tx *gorm.DB, batch []Event, outcomes []outcome) error {
+	if len(outcomes) == 0 {
+		return nil
+	}
+	bySubEvent := map[[2]any]outcome{}
+	for _, oc := range outcomes {
+		bySubEvent[[2]any{oc.ev.ID, oc.sub}] = oc
+	}
+	var sb strings.Builder
+	var args []any
+	sb.WriteString(`INSERT INTO events_deliveries (event_id, subscriber, partition, aggregate_type, aggregate_id, status, attempts, last_error, blocked_by, next_attempt_at, processed_at) VALUES `)
+	n := 0
+	for i := range batch {
+		ev := &batch[i]
+		subs := d.reg.SubscribersOf(ev.Type)
+		exceptional := false
+		for _, s := range subs {
+			if _, ok := bySubEvent[[2]any{ev.ID, s.Name}]; ok {
+				exceptional = true
+				break
+			}
+		}
+		if !exceptional {
+			continue
+		}
+		part := PartitionOf(ev.AggregateType, ev.AggregateID)
+		for _, s := range subs {
+			if n > 0 {
+				sb.WriteString(", ")
+			}
+			n++
+			oc, ok := bySubEvent[[2]any{ev.ID, s.Name}]
+			switch {
+			case !ok:
+				sb.WriteString("(?, ?, ?, ?, ?, 'processed', 1, '', NULL, NULL, " + d.now() + ")")
+				args = append(args, ev.ID, s.Name, part, ev.AggregateType, ev.AggregateID)
+			case oc.status == statusRetrying:
+				status, next := d.afterFailure(1)
+				sb.WriteString("(?, ?, ?, ?, ?, ?, 1, ?, NULL, " + next + ", NULL)")
+				args = append(args, ev.ID, s.Name, part, ev.AggregateType, ev.AggregateID, status, truncate(oc.err))
+			default:
+				sb.WriteString("(?, ?, ?, ?, ?, 'held', 0, '', ?, NULL, NULL)")
+				args = append(args, ev.ID, s.Name, part, ev.AggregateType, ev.AggregateID, oc.blockedBy)
+			}
+		}
+	}
+	return tx.Exec(sb.String(), args...).Error
+}
+
+// afterFailure returns the status and the SQL for the next attempt's time of
+// a delivery that has failed attempts times: exponential back-off with
+// jitter, or failed (no next attempt) once the attempts are used up.
+func (d *Dispatcher) afterFailure(attempts int) (status, next string) {
+	if attempts >= d.opt.MaxAttempts {
+		return statusFailed, "NULL"
+	}
+	return statusRetrying, database.NowPlus(d.db, Backoff(attempts, d.opt.BackoffBase, d.opt.BackoffMax))
+}
+
+// Backoff is the delay before the attempt after the given number of failed
+// ones: base doubled per attempt up to maxDelay, with "equal jitter" (a random
+// half), so that many failing deliveries do not retry in lockstep.
+func Backoff(attempts int, base, maxDelay time.Duration) time.Duration {
+	delay := maxDelay
+	if attempts < 32 {
+		if d := base << (attempts - 1); d > 0 && d < maxDelay {
+			delay = d
+		}
+	}
+	half := delay / 2
+	return half + rand.N(half+1)
+}
+
+func truncate(s string) string {
+	const maxLen = 2000
+	if len(s) > maxLen {
+		return s[:maxLen] + "…"
+	}
+	return s
+}
+
+// blockedObjects returns, per subscriber and object of the partition, the
+// oldest delivery that is still open (retrying, held or failed).
+func (d *Dispatcher) blockedObjects(ctx context.Context, p int) (map[objectKey]int64, error) {
+	rows, err := d.db.WithContext(ctx).Raw(`SELECT subscriber, aggregate_type, aggregate_id, min(event_id) FROM events_deliveries
+WHERE partition = ? AND status <> 'processed' GROUP BY subscriber, aggregate_type, aggregate_id`, p).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	out := map[objectKey]int64{}
+	for rows.Next() {
+		var k objectKey
+		var id int64
+		if err := rows.Scan(&k.sub, &k.aggType, &k.aggID, &id); err != nil {
+			return nil, err
+		}
+		out[k] = id
+	}
+	return out, rows.Err()
+}
+
+// readEvents scans events selected as id, type, aggregate_type, aggregate_id,
+// payload, actor_id, actor_name, created_at.
+func (d *Dispatcher) readEvents(_ context.Context, q *gorm.DB) ([]Event, error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	var out []Event
+	for rows.Next() {
+		var (
+			ev        Event
+			payload   []byte
+			actorID   sql.NullInt64
+			actorName sql.NullString
+		)
+		if err := rows.Scan(&ev.ID, &ev.Type, &ev.AggregateType, &ev.AggregateID, &payload, &actorID, &actorName, &ev.CreatedAt); err != nil {
+			return nil, err
+		}
+		ev.Payload = payload
+		if actorID.Valid {
+			ev.Actor = &Actor{ID: actorID.Int64, Name: actorName.String}
+		}
+		ev.CreatedAt = ev.CreatedAt.UTC()
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// retryDue runs the partition's retries whose time has come, and after each
+// success the deliveries held behind it, in order.
+func (d *Dispatcher) retryDue(ctx context.Context, p int) (PassStats, error) {
+	var st PassStats
+	type due struct {
+		EventID  int64
+		Sub      string
+		Attempts int
+	}
+	var dues []due
+	err := d.db.WithContext(ctx).Raw(`SELECT event_id, subscriber AS sub, attempts FROM events_deliveries
+WHERE partition = ? AND status = 'retrying' AND next_attempt_at <= `+d.now()+` ORDER BY event_id LIMIT ?`, p, d.opt.BatchSize).Scan(&dues).Error
+	if err != nil {
+		return st, err
+	}
+	for _, du := range dues {
+		if ctx.Err() != nil {
+			break
+		}
+		s := d.reg.Subscriber(du.Sub)
+		if s == nil {
+			continue // a subscriber that no longer exists: left for an operator to see
+		}
+		ok, err := d.retryOne(ctx, p, s, du.EventID, du.Attempts, &st)
+		if err != nil {
+			return st, err
+		}
+		if !ok {
+			continue
+		}
+		// Release what was held behind it, in order, until one fails.
+		ev, err := d.event(ctx, du.EventID)
+		if err != nil {
+			return st, err
+		}
+		var held []int64
+		err = d.db.WithContext(ctx).Raw(`SELECT event_id FROM events_deliveries WHERE subscriber = ? AND aggregate_type = ? AND aggregate_id = ?
+AND status = 'held' ORDER BY event_id`, s.Name, ev.AggregateType, ev.AggregateID).Scan(&held).Error
+		if err != nil {
+			return st, err
+		}
+		for _, id := range held {
+			ok, err := d.retryOne(ctx, p, s, id, 0, &st)
+			if err != nil {
+				return st, err
+			}
+			if !ok {
+				break
+			}
+		}
+	}
+	return st, nil
+}
+
+// retryOne attempts one recorded delivery and records the outcome; for a
+// local subscriber, effect and record commit together. When it fails, the
+// deliveries still held behind the same object point at it.
+func (d *Dispatcher) retryOne(ctx context.Context, p int, s *Subscriber, eventID int64, attempts int, st *PassStats) (bool, error) {
+	ev, err := d.event(ctx, eventID)
+	if err != nil {
+		return false, err
+	}
+	var deliverErr error
+	if !s.Local() {
+		deliverErr = d.deliver(ctx, nil, s, &ev, false)
+	}
+	err = d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := d.renewLease(tx, p, nil); err != nil {
+			return err
+		}
+		if s.Local() {
+			deliverErr = d.deliver(ctx, tx, s, &ev, true)
+		}
+		var res *gorm.DB
+		if deliverErr == nil {
+			res = tx.Exec(`UPDATE events_deliveries SET status = 'processed', attempts = attempts + 1, last_error = '', blocked_by = NULL,
+next_attempt_at = NULL, processed_at = `+d.now()+`, updated_at = `+d.now()+`
+WHERE event_id = ? AND subscriber = ? AND status IN ('retrying', 'held') AND attempts = ?`, ev.ID, s.Name, attempts)
+		} else {
+			status, next := d.afterFailure(attempts + 1)
+			res = tx.Exec(`UPDATE events_deliveries SET status = ?, attempts = attempts + 1, last_error = ?, blocked_by = NULL,
+next_attempt_at = `+next+`, updated_at = `+d.now()+`
+WHERE event_id = ? AND subscriber = ? AND status IN ('retrying', 'held') AND attempts = ?`, status, truncate(deliverErr.Error()), ev.ID, s.Name, attempts)
+			if res.Error == nil {
+				if err := tx.Exec(`UPDATE events_deliveries SET blocked_by = ? WHERE subscriber = ? AND aggregate_type = ? AND aggregate_id = ?
+AND status = 'held' AND event_id > ?`, ev.ID, s.Name, ev.AggregateType, ev.AggregateID, ev.ID).Error; err != nil {
+					return err
+				}
+			}
+		}
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return errLeaseLost // someone else recorded it meanwhile
+		}
+		return nil
+	})
+	if errors.Is(err, errLeaseLost) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if deliverErr != nil {
+		st.Failed++
+		return false, nil
+	}
+	st.Delivered++
+	return true, nil
+}
+
+func (d *Dispatcher) event(ctx context.Context, id int64) (Event, error) {
+	evs, err := d.readEvents(ctx, d.db.WithContext(ctx).Raw(`SELECT id, type, aggregate_type, aggregate_id, payload, actor_id, actor_name, created_at
+FROM events WHERE id = ?`, id))
+	if err != nil {
+		return Event{}, err
+	}
+	if len(evs) == 0 {
+		return Event{}, fmt.Errorf("events: event %d not found", id)
+	}
+	return evs[0], nil
+}

@@ -1,0 +1,83 @@
+package events
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"gorm.io/gorm"
+)
+
+// Metrics are the dispatcher's Prometheus metrics. A nil *Metrics records
+// nothing.
+type Metrics struct {
+	deliveries *prometheus.CounterVec
+	latency    prometheus.Histogram
+	duration   *prometheus.HistogramVec
+}
+
+// NewMetrics registers the dispatcher's metrics with reg, including the
+// pending count and the oldest pending event's age, read from db at scrape time.
+func NewMetrics(reg prometheus.Registerer, db *gorm.DB) *Metrics {
+	m := &Metrics{
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tsekh_event_deliveries_total",
+			Help: "Deliveries of events to subscribers, by subscriber and outcome (ok, error).",
+		}, []string{"subscriber", "outcome"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tsekh_dispatch_latency_seconds",
+			Help:    "Time from an event's creation to the end of its batch's dispatch.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "tsekh_delivery_duration_seconds",
+			Help:    "Time a subscriber took to handle one event.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"subscriber"}),
+	}
+	reg.MustRegister(m.deliveries, m.latency, m.duration,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "tsekh_events_pending",
+			Help: "Events not yet handed to every subscriber, plus deliveries retrying, held or failed.",
+		}, func() float64 {
+			s, err := pendingSummary(context.Background(), db)
+			if err != nil {
+				return -1
+			}
+			return float64(s.Pending)
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "tsekh_events_oldest_pending_age_seconds",
+			Help: "Age of the oldest event not yet handed to every subscriber (0 when none).",
+		}, func() float64 {
+			s, err := pendingSummary(context.Background(), db)
+			if err != nil || s.Oldest.IsZero() {
+				return 0
+			}
+			return time.Since(s.Oldest).Seconds()
+		}),
+	)
+	return m
+}
+
+func (m *Metrics) observeDelivery(sub string, err error, took time.Duration, _ time.Time) {
+	if m == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	m.deliveries.WithLabelValues(sub, outcome).Inc()
+	m.duration.WithLabelValues(sub).Observe(took.Seconds())
+}
+
+func (m *Metrics) observeBatch(batch []Event, _ PassStats) {
+	if m == nil {
+		return
+	}
+	now := time.Now()
+	for i := range batch {
+		m.latency.Observe(now.Sub(batch[i].CreatedAt).Seconds())
+	}
+}

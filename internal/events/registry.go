@@ -1,0 +1,116 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"gorm.io/gorm"
+)
+
+// Subscriber receives the committed events of the types it names, in the
+// order they were written for each object. Exactly one of HandleTx and Handle
+// is set.
+type Subscriber struct {
+	// Name identifies the subscriber in the journal; it must never change, as
+	// delivery records refer to it.
+	Name string
+	// Types are the event types it receives.
+	Types []string
+	// Description says what the subscriber does, for GET /api/v1/subscribers.
+	Description string
+	// HandleTx is for subscribers whose effect lives in this database: it runs
+	// inside the transaction that records the delivery, so its effect is
+	// applied exactly once. It must use tx, never another connection.
+	HandleTx func(ctx context.Context, tx *gorm.DB, ev Event) error
+	// Handle is for subscribers with an effect outside the database (an HTTP
+	// callback, a message broker): it is called at least once per event and
+	// must tolerate a repeat.
+	Handle func(ctx context.Context, ev Event) error
+}
+
+// Local tells whether the subscriber's effect lives in this database.
+func (s *Subscriber) Local() bool { return s.HandleTx != nil }
+
+// Registry holds the event types of every module and the subscribers to
+// them. It is filled at start-up and read-only afterwards.
+type Registry struct {
+	types  map[string]Type
+	subs   []*Subscriber
+	byType map[string][]*Subscriber
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{types: map[string]Type{}, byType: map[string][]*Subscriber{}}
+}
+
+// AddTypes declares event types; a module calls it for the types it writes.
+func (r *Registry) AddTypes(ts ...Type) {
+	for _, t := range ts {
+		r.types[t.Type] = t
+	}
+}
+
+// Subscribe registers a subscriber. It returns an error when the name is
+// taken, a type is unknown, or not exactly one handler is set.
+func (r *Registry) Subscribe(s Subscriber) error {
+	if s.Name == "" || len(s.Types) == 0 {
+		return fmt.Errorf("events: subscriber needs a name and types")
+	}
+	if (s.HandleTx == nil) == (s.Handle == nil) {
+		return fmt.Errorf("events: subscriber %s must set exactly one of HandleTx and Handle", s.Name)
+	}
+	for _, existing := range r.subs {
+		if existing.Name == s.Name {
+			return fmt.Errorf("events: subscriber %s registered twice", s.Name)
+		}
+	}
+	for _, t := range s.Types {
+		if _, ok := r.types[t]; !ok {
+			return fmt.Errorf("events: subscriber %s: unknown event type %q", s.Name, t)
+		}
+	}
+	sub := s
+	r.subs = append(r.subs, &sub)
+	for _, t := range s.Types {
+		r.byType[t] = append(r.byType[t], &sub)
+	}
+	return nil
+}
+
+// MustSubscribe is Subscribe for start-up wiring, where an error is a bug.
+func (r *Registry) MustSubscribe(s Subscriber) {
+	if err := r.Subscribe(s); err != nil {
+		panic(err)
+	}
+}
+
+// Types returns the catalogue of event types, sorted by name.
+func (r *Registry) Types() []Type {
+	out := make([]Type, 0, len(r.types))
+	for _, t := range r.types {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Type < out[j].Type })
+	return out
+}
+
+// HasType tells whether the type is declared.
+func (r *Registry) HasType(t string) bool { _, ok := r.types[t]; return ok }
+
+// Subscribers returns the subscribers in registration order.
+func (r *Registry) Subscribers() []*Subscriber { return r.subs }
+
+// SubscribersOf returns the subscribers to an event type.
+func (r *Registry) SubscribersOf(eventType string) []*Subscriber { return r.byType[eventType] }
+
+// Subscriber returns the subscriber with the name, or nil.
+func (r *Registry) Subscriber(name string) *Subscriber {
+	for _, s := range r.subs {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}

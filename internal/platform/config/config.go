@@ -1,0 +1,136 @@
+// Package config reads tsekh's settings from the environment, validates them
+// and prints them with secrets masked.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Config is every setting of the service. Each field's `env` tag names its
+// variable; README.md documents them all.
+type Config struct {
+	DatabaseURL         string        `env:"DATABASE_URL" secret:"url"`
+	SQLitePath          string        `env:"SQLITE_PATH" envDefault:"tsekh.db"`
+	HTTPAddr            string        `env:"HTTP_ADDR" envDefault:":8080"`
+	DispatchInterval    time.Duration `env:"DISPATCH_INTERVAL" envDefault:"1m"`
+	DispatchBatchSize   int           `env:"DISPATCH_BATCH_SIZE" envDefault:"1000"`
+	DispatchMaxAttempts int           `env:"DISPATCH_MAX_ATTEMPTS" envDefault:"10"`
+	DispatchTimeout     time.Duration `env:"DISPATCH_TIMEOUT" envDefault:"30s"`
+	ShopWebhookSecret   string        `env:"SHOP_WEBHOOK_SECRET" secret:"true"`
+	ShopCallbackURL     string        `env:"SHOP_CALLBACK_URL"`
+	BootstrapAdminToken string        `env:"BOOTSTRAP_ADMIN_TOKEN" secret:"true"`
+	NATSURL             string        `env:"NATS_URL" secret:"url"`
+	LogFormat           string        `env:"LOG_FORMAT" envDefault:"text"`
+	LogLevel            string        `env:"LOG_LEVEL" envDefault:"info"`
+}
+
+// Load reads the configuration through getenv and validates it.
+func Load(getenv func(string) string) (Config, error) {
+	var c Config
+	vars := map[string]string{}
+	for _, name := range names() {
+		if v := getenv(name); v != "" {
+			vars[name] = v
+		}
+	}
+	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
+	}
+	return c, c.Validate()
+}
+
+// Validate reports every invalid setting at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.DatabaseURL != "" {
+		u, err := url.Parse(c.DatabaseURL)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			errs = append(errs, errors.New("DATABASE_URL must be a postgres:// URL"))
+		}
+	} else if c.SQLitePath == "" {
+		errs = append(errs, errors.New("SQLITE_PATH must not be empty when DATABASE_URL is not set"))
+	}
+	if c.DispatchInterval < time.Second {
+		errs = append(errs, errors.New("DISPATCH_INTERVAL must be at least 1s"))
+	}
+	if c.DispatchBatchSize < 1 || c.DispatchBatchSize > 10000 {
+		errs = append(errs, errors.New("DISPATCH_BATCH_SIZE must be between 1 and 10000"))
+	}
+	if c.DispatchMaxAttempts < 1 {
+		errs = append(errs, errors.New("DISPATCH_MAX_ATTEMPTS must be at least 1"))
+	}
+	if c.DispatchTimeout <= 0 {
+		errs = append(errs, errors.New("DISPATCH_TIMEOUT must be positive"))
+	}
+	if c.ShopCallbackURL != "" {
+		if u, err := url.Parse(c.ShopCallbackURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, errors.New("SHOP_CALLBACK_URL must be an http(s) URL"))
+		}
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		errs = append(errs, errors.New("LOG_FORMAT must be text or json"))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, errors.New("LOG_LEVEL must be debug, info, warn or error"))
+	}
+	if len(c.BootstrapAdminToken) > 0 && len(c.BootstrapAdminToken) < 16 {
+		errs = append(errs, errors.New("BOOTSTRAP_ADMIN_TOKEN must be at least 16 characters"))
+	}
+	return errors.Join(errs...)
+}
+
+// UsesPostgres tells whether the service runs on PostgreSQL (else SQLite).
+func (c Config) UsesPostgres() bool { return c.DatabaseURL != "" }
+
+// Print writes one line per setting, secrets masked.
+func (c Config) Print(w io.Writer) {
+	v := reflect.ValueOf(c)
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name := strings.Split(f.Tag.Get("env"), ",")[0]
+		val := fmt.Sprint(v.Field(i).Interface())
+		switch f.Tag.Get("secret") {
+		case "true":
+			if val != "" {
+				val = "********"
+			}
+		case "url":
+			val = maskURL(val)
+		}
+		_, _ = fmt.Fprintf(w, "  %-22s %s\n", name, val)
+	}
+}
+
+// maskURL hides the password of a URL.
+func maskURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "********")
+	}
+	return u.String()
+}
+
+func names() []string {
+	t := reflect.TypeOf(Config{})
+	out := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		out = append(out, strings.Split(t.Field(i).Tag.Get("env"), ",")[0])
+	}
+	return out
+}

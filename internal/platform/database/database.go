@@ -1,0 +1,206 @@
+// Package database opens tsekh's database (PostgreSQL, or an embedded SQLite
+// file when no DATABASE_URL is set), applies the embedded migrations and hides
+// the few places where the two dialects differ.
+package database
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pressly/goose/v3"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/tsekh/tsekh/db"
+)
+
+// Dialect names the database behind a *gorm.DB.
+type Dialect string
+
+// The two dialects tsekh runs on.
+const (
+	Postgres Dialect = "postgres"
+	SQLite   Dialect = "sqlite"
+)
+
+// Options say which database to open.
+type Options struct {
+	PostgresURL string // when set, PostgreSQL; otherwise SQLite at SQLitePath
+	SQLitePath  string
+	MaxConns    int // PostgreSQL pool size (default 10)
+}
+
+// Open connects to the database and checks that it answers.
+func Open(ctx context.Context, o Options) (*gorm.DB, error) {
+	cfg := &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true, // services open their own transactions
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	}
+	var (
+		gdb *gorm.DB
+		err error
+	)
+	if o.PostgresURL != "" {
+		gdb, err = gorm.Open(postgres.Open(o.PostgresURL), cfg)
+	} else {
+		// One connection: SQLite has one writer, and a single connection turns
+		// lock contention into an orderly queue instead of SQLITE_BUSY errors.
+		dsn := "file:" + o.SQLitePath + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+		gdb, err = gorm.Open(sqlite.Open(dsn), cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB, err := gdb.DB()
+	if err != nil {
+		return nil, err
+	}
+	if o.PostgresURL != "" {
+		n := o.MaxConns
+		if n <= 0 {
+			n = 10
+		}
+		sqlDB.SetMaxOpenConns(n)
+		sqlDB.SetMaxIdleConns(n)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	} else {
+		sqlDB.SetMaxOpenConns(1)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := sqlDB.PingContext(pingCtx); err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("database not reachable: %w", err)
+	}
+	return gdb, nil
+}
+
+// DialectOf tells which database gdb talks to.
+func DialectOf(gdb *gorm.DB) Dialect {
+	if gdb.Name() == "postgres" {
+		return Postgres
+	}
+	return SQLite
+}
+
+// Close closes the pool behind gdb.
+func Close(gdb *gorm.DB) error {
+	sqlDB, err := gdb.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+func provider(gdb *gorm.DB) (*goose.Provider, error) {
+	sqlDB, err := gdb.DB()
+	if err != nil {
+		return nil, err
+	}
+	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
+	if DialectOf(gdb) == Postgres {
+		dialect, dir = goose.DialectPostgres, "migrations/postgres"
+	}
+	fsys, err := fs.Sub(db.Migrations, dir)
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(dialect, sqlDB, fsys)
+}
+
+// Migrate applies every pending migration and returns how many it applied.
+func Migrate(ctx context.Context, gdb *gorm.DB) (int, error) {
+	p, err := provider(gdb)
+	if err != nil {
+		return 0, err
+	}
+	res, err := p.Up(ctx)
+	if err != nil {
+		return len(res), fmt.Errorf("migrate: %w", err)
+	}
+	return len(res), nil
+}
+
+// Ready checks that the database answers and has no pending migration.
+func Ready(ctx context.Context, gdb *gorm.DB) error {
+	sqlDB, err := gdb.DB()
+	if err != nil {
+		return err
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("database not reachable: %w", err)
+	}
+	p, err := provider(gdb)
+	if err != nil {
+		return err
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return fmt.Errorf("migration status: %w", err)
+	}
+	if pending {
+		return errors.New("migrations pending")
+	}
+	return nil
+}
+
+// Now is the SQL expression for the database clock's current time, in the
+// column format of the dialect.
+func Now(gdb *gorm.DB) string {
+	if DialectOf(gdb) == Postgres {
+		return "now()"
+	}
+	return "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+}
+
+// NowPlus is the SQL expression for the database clock's time d from now.
+func NowPlus(gdb *gorm.DB, d time.Duration) string {
+	ms := d.Milliseconds()
+	if DialectOf(gdb) == Postgres {
+		return fmt.Sprintf("(now() + interval '%d milliseconds')", ms)
+	}
+	return fmt.Sprintf("strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now', '%+.3f seconds')", float64(ms)/1000)
+}
+
+// IsUniqueViolation tells whether err is a unique-key conflict.
+func IsUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// IsUnavailable tells whether err means the database could not be reached.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// 57P01..57P03: admin shutdown, crash shutdown, cannot connect now; 08xxx: connection errors.
+		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "broken pipe") ||
+		strings.Contains(msg, "unexpected EOF") || strings.Contains(msg, "conn closed")
+}
+
+// InTx tells whether gdb is inside a transaction.
+func InTx(gdb *gorm.DB) bool {
+	_, ok := gdb.Statement.ConnPool.(gorm.TxCommitter)
+	return ok
+}

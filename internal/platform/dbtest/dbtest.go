@@ -1,0 +1,106 @@
+// Package dbtest gives tests real, migrated databases: a fresh PostgreSQL
+// schema (TEST_DATABASE_URL, by default the local "test" database) and a fresh
+// SQLite file, so that one suite runs on both. A test that needs PostgreSQL
+// fails when it cannot be reached; it never skips.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// DefaultPostgresURL is used when TEST_DATABASE_URL is not set.
+const DefaultPostgresURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// PostgresURL is the server the tests use.
+func PostgresURL() string {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return DefaultPostgresURL
+}
+
+// Each runs fn as two subtests, "postgres" and "sqlite", each with its own
+// freshly migrated database.
+func Each(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
+	t.Helper()
+	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			fn(t, New(t, d))
+		})
+	}
+}
+
+// New returns a freshly migrated database of the dialect, removed when the
+// test ends.
+func New(t testing.TB, d database.Dialect) *gorm.DB {
+	t.Helper()
+	opts := Options(t, d)
+	ctx := context.Background()
+	gdb, err := database.Open(ctx, opts)
+	if err != nil {
+		t.Fatalf("dbtest: %v (is PostgreSQL running? set TEST_DATABASE_URL)", err)
+	}
+	t.Cleanup(func() { _ = database.Close(gdb) })
+	if _, err := database.Migrate(ctx, gdb); err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	return gdb
+}
+
+// Options prepares an empty database of the dialect (a new schema or a new
+// file) and returns the options that open it, so that tests can open several
+// connections pools, or start the tsekh binary, on the same database.
+func Options(t testing.TB, d database.Dialect) database.Options {
+	t.Helper()
+	if d == database.SQLite {
+		return database.Options{SQLitePath: filepath.Join(t.TempDir(), "tsekh.db")}
+	}
+	schema := "t_" + randomHex(8)
+	admin, err := database.Open(context.Background(), database.Options{PostgresURL: PostgresURL(), MaxConns: 1})
+	if err != nil {
+		t.Fatalf("dbtest: PostgreSQL is required for this test and is not reachable at %s: %v", PostgresURL(), err)
+	}
+	defer func() { _ = database.Close(admin) }()
+	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
+		t.Fatalf("dbtest: create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		a, err := database.Open(context.Background(), database.Options{PostgresURL: PostgresURL(), MaxConns: 1})
+		if err != nil {
+			return
+		}
+		defer func() { _ = database.Close(a) }()
+		_ = a.Exec("DROP SCHEMA " + schema + " CASCADE").Error
+	})
+	return database.Options{PostgresURL: WithSearchPath(PostgresURL(), schema)}
+}
+
+// WithSearchPath returns the URL with its search_path set to schema.
+func WithSearchPath(rawURL, schema string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		panic(fmt.Sprintf("dbtest: bad URL: %v", err))
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
