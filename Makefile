@@ -21,7 +21,7 @@ lint: ## run golangci-lint (config in .golangci.yml)
 
 docs: ## regenerate the OpenAPI docs in ./docs from the swag annotations
 	$(SWAG) init --generalInfo server.go --dir ./api,./internal --output ./docs \
-		--outputTypes go,json,yaml --parseInternal --requiredByDefault=false
+		--outputTypes go,json,yaml --parseInternal --requiredByDefault
 
 build: ## build a static binary into bin/
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/tsekh

@@ -24,7 +24,7 @@ type Event struct {
 	Type          string          `json:"type"`
 	AggregateType string          `json:"aggregate_type"`
 	AggregateID   int64           `json:"aggregate_id"`
-	Payload       json.RawMessage `json:"payload"`
+	Payload       json.RawMessage `json:"payload" swaggertype:"object"`
 	Actor         *Actor          `json:"actor"`
 	CreatedAt     time.Time       `json:"created_at"`
 }

@@ -3,6 +3,8 @@ package events
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -23,22 +25,28 @@ const (
 
 // Entry is one event of the journal with its derived state.
 type Entry struct {
-	Event
-	Object      string     `json:"object"`
-	Status      string     `json:"status"`
-	ProcessedAt *time.Time `json:"processed_at"`
-	Deliveries  []Delivery `json:"deliveries"`
+	ID            int64           `json:"id" example:"132"`
+	Type          string          `json:"type" example:"order.received"`
+	AggregateType string          `json:"aggregate_type" example:"sales_orders"`
+	AggregateID   int64           `json:"aggregate_id" example:"22"`
+	Object        string          `json:"object" example:"sales_orders #22"`
+	Payload       json.RawMessage `json:"payload" swaggertype:"object"`
+	Actor         *Actor          `json:"actor" extensions:"x-nullable"` // null for the system ("—")
+	CreatedAt     time.Time       `json:"created_at"`
+	ProcessedAt   *time.Time      `json:"processed_at" extensions:"x-nullable"`
+	Status        string          `json:"status" enums:"pending,processed,failed"`
+	Deliveries    []Delivery      `json:"deliveries"`
 }
 
 // Delivery is one subscriber's state of one event.
 type Delivery struct {
 	Subscriber    string     `json:"subscriber"`
-	Status        string     `json:"status"` // pending, processed, retrying, held, failed
+	Status        string     `json:"status" enums:"pending,processed,retrying,held,failed"`
 	Attempts      int        `json:"attempts"`
 	LastError     string     `json:"last_error"`
-	NextAttemptAt *time.Time `json:"next_attempt_at"`
-	ProcessedAt   *time.Time `json:"processed_at"`
-	BlockedBy     *int64     `json:"blocked_by"` // a held delivery waits for this event's delivery
+	NextAttemptAt *time.Time `json:"next_attempt_at" extensions:"x-nullable"`
+	ProcessedAt   *time.Time `json:"processed_at" extensions:"x-nullable"`
+	BlockedBy     *int64     `json:"blocked_by" extensions:"x-nullable"` // a held delivery waits for this event's delivery
 }
 
 // Filter selects journal entries; zero fields do not filter.
@@ -175,7 +183,7 @@ FROM events e JOIN events_partitions p ON p.partition = e.partition WHERE e.id I
 			if actorID.Valid {
 				en.Actor = &Actor{ID: actorID.Int64, Name: actorName.String}
 			}
-			en.Object = en.Event.Object()
+			en.Object = Event{AggregateType: en.AggregateType, AggregateID: en.AggregateID}.Object()
 			byID[en.ID] = &en
 			extras[en.ID] = extra{position: position, batchAt: batchAt.ptr()}
 		}
@@ -316,7 +324,7 @@ type SubscriberStats struct {
 	Retrying      int64      `json:"retrying"`
 	Held          int64      `json:"held"`
 	Failed        int64      `json:"failed"`
-	OldestPending *time.Time `json:"oldest_pending_at"`
+	OldestPending *time.Time `json:"oldest_pending_at" extensions:"x-nullable"`
 	LagSeconds    float64    `json:"lag_seconds"` // age of its oldest pending event
 }
 
@@ -420,6 +428,14 @@ func (n *nullTime) Scan(src any) error {
 	}
 	*n = nullTime{t: time.Time(t), valid: true}
 	return nil
+}
+
+// Value implements driver.Valuer, which lets GORM scan into it.
+func (n nullTime) Value() (driver.Value, error) {
+	if !n.valid {
+		return nil, nil
+	}
+	return n.t, nil
 }
 
 func (n nullTime) ptr() *time.Time {

@@ -11,6 +11,7 @@ import (
 
 // Error codes. Each maps to one HTTP status in api/errors.go.
 const (
+	EBADREQUEST    = "bad_request"   // the request cannot be read (malformed JSON, bad header)
 	EINVALID       = "invalid"       // the input is malformed or fails validation
 	ENOTFOUND      = "not_found"     // the object does not exist
 	ECONFLICT      = "conflict"      // the request conflicts with the current state

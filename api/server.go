@@ -1,0 +1,200 @@
+// Package api is tsekh's HTTP layer: Echo routes, middleware, one error
+// handler that writes RFC 9457 problems, and one file per resource with its
+// handlers and their request and response types.
+//
+//	@title						tsekh API
+//	@version					1.0
+//	@description				Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.
+//	@description				Every error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`.
+//	@BasePath					/
+//	@securityDefinitions.apikey	BearerAuth
+//	@in							header
+//	@name						Authorization
+//	@description				An API token, sent as "Bearer <token>".
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	echoSwagger "github.com/swaggo/echo-swagger"
+	"gorm.io/gorm"
+
+	_ "github.com/tsekh/tsekh/docs" // the generated OpenAPI document
+	"github.com/tsekh/tsekh/internal/auth"
+	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/sales"
+)
+
+// MaxBodyBytes is the largest request body accepted.
+const MaxBodyBytes = 1 << 20
+
+// Deps is what the HTTP layer needs.
+type Deps struct {
+	DB       *gorm.DB
+	Auth     *auth.Service
+	Catalog  *catalog.Service
+	Sales    *sales.Service
+	Plan     *plan.Service
+	Journal  *events.Journal
+	Registry *events.Registry
+	Metrics  prometheus.Gatherer // served at /metrics; nil: none
+	Logger   *slog.Logger
+	OnCommit func() // called after a request that may have written (a POST or PUT that succeeded)
+}
+
+type server struct{ Deps }
+
+// New returns the Echo app with every route.
+func New(d Deps) *echo.Echo {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	s := &server{d}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(d.Logger)
+	e.Use(middleware.RequestID())
+	e.Use(s.logRequests)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+		d.Logger.ErrorContext(c.Request().Context(), "handler panicked", "err", err, "stack", string(stack))
+		return err
+	}}))
+	e.Use(middleware.BodyLimit("1M"))
+	e.Use(s.afterWrite)
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	if d.Metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(d.Metrics, promhttp.HandlerOpts{})))
+	}
+	e.GET("/swagger/*", echoSwagger.WrapHandler)
+
+	// Routes under /api/v1 take the authenticate middleware one by one: a
+	// group-level middleware would answer 404 instead of 405 for a known
+	// path with the wrong method.
+	v1 := e.Group("/api/v1")
+	authed := func(roles ...string) []echo.MiddlewareFunc {
+		if len(roles) == 0 {
+			return []echo.MiddlewareFunc{s.authenticate}
+		}
+		return []echo.MiddlewareFunc{s.authenticate, requireRole(roles...)}
+	}
+	v1.GET("/me", s.me, authed()...)
+	v1.POST("/users", s.createUser, authed(auth.RoleAdmin)...)
+	v1.POST("/users/:id/tokens", s.issueToken, authed(auth.RoleAdmin)...)
+
+	v1.GET("/products", s.listProducts, authed()...)
+	v1.GET("/products/:id", s.getProduct, authed()...)
+
+	v1.POST("/orders", s.createOrder, authed(auth.RoleManager)...)
+	v1.GET("/orders", s.listOrders, authed()...)
+	v1.GET("/orders/:id", s.getOrder, authed()...)
+
+	v1.GET("/plan/backlog", s.listBacklog, authed()...)
+
+	v1.GET("/events", s.listEvents, authed()...)
+	v1.GET("/events/:id", s.getEvent, authed()...)
+	v1.POST("/events/:id/retry", s.retryEvent, authed(auth.RoleAdmin)...)
+	v1.GET("/event-types", s.listEventTypes, authed()...)
+	v1.GET("/subscribers", s.listSubscribers, authed()...)
+	return e
+}
+
+// HTTPServer wraps the app in an http.Server with timeouts, so that slow or
+// stalled clients cannot hold connections for ever.
+func HTTPServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+func (s *server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		req, res := c.Request(), c.Response()
+		level := slog.LevelInfo
+		if res.Status >= 500 {
+			level = slog.LevelError
+		}
+		s.Logger.LogAttrs(req.Context(), level, "request",
+			slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
+			slog.String("method", req.Method), slog.String("path", req.URL.Path),
+			slog.Int("status", res.Status), slog.Int64("bytes", res.Size),
+			slog.Duration("took", time.Since(start)))
+		return nil
+	}
+}
+
+// afterWrite tells the dispatcher that a write has committed.
+func (s *server) afterWrite(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		m := c.Request().Method
+		if err == nil && s.OnCommit != nil && (m == http.MethodPost || m == http.MethodPut) {
+			s.OnCommit()
+		}
+		return err
+	}
+}
+
+// healthz godoc
+//
+//	@Summary	Liveness: the process answers
+//	@Tags		operations
+//	@Produce	json
+//	@Success	200	{object}	Status
+//	@Router		/healthz [get]
+func (s *server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, Status{Status: "ok"})
+}
+
+// readyz godoc
+//
+//	@Summary	Readiness: the database answers and every migration is applied
+//	@Tags		operations
+//	@Produce	json
+//	@Success	200	{object}	Status
+//	@Failure	503	{object}	Problem
+//	@Router		/readyz [get]
+func (s *server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+	defer cancel()
+	if err := database.Ready(ctx, s.DB); err != nil {
+		return &apperr.Error{Code: apperr.EUNAVAILABLE, Message: "not ready: " + err.Error(), Err: err}
+	}
+	return c.JSON(http.StatusOK, Status{Status: "ready"})
+}
+
+// Status is the body of the health endpoints.
+type Status struct {
+	Status string `json:"status" validate:"required" example:"ok"`
+}
+
+func jsonEncode(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

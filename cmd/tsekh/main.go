@@ -1,0 +1,254 @@
+// Command tsekh is the order-to-production service of a furniture factory.
+//
+//	tsekh serve [--no-dispatch]   the HTTP API and the event dispatcher
+//	tsekh migrate                 apply the database migrations
+//	tsekh seed --demo             load the demo catalog
+//	tsekh dispatch --once         one dispatcher pass, for an external cron
+//
+// Settings come from the environment; see README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tsekh/tsekh/api"
+	"github.com/tsekh/tsekh/internal/app"
+	"github.com/tsekh/tsekh/internal/platform/config"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "tsekh:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+func exitCode(err error) int {
+	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+var errUsage = errors.New("usage")
+
+const usage = `tsekh: the order-to-production service of a furniture factory.
+
+Usage:
+  tsekh serve [--no-dispatch]   run the HTTP API and the event dispatcher
+  tsekh migrate                 apply the database migrations and exit
+  tsekh seed --demo             load the demo catalog (work centres, routes, products)
+  tsekh dispatch --once         run one dispatcher pass and exit (for an external cron)
+
+Settings come from the environment (DATABASE_URL, HTTP_ADDR, DISPATCH_INTERVAL, ...);
+see README.md. "tsekh COMMAND --help" describes a command.
+`
+
+// run is the whole program, with its inputs made explicit for tests.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		_, _ = fmt.Fprint(stdout, usage)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, getenv, stdout, stderr)
+	case "migrate":
+		return migrate(ctx, rest, getenv, stdout, stderr)
+	case "seed":
+		return seed(ctx, rest, getenv, stdout, stderr)
+	case "dispatch":
+		return dispatch(ctx, rest, getenv, stdout, stderr)
+	default:
+		_, _ = fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+func flags(name, summary string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		_, _ = fmt.Fprintf(stderr, "Usage: tsekh %s\n\n%s\n", name, summary)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// setup loads the configuration and makes the logger.
+func setup(getenv func(string) string, stderr io.Writer) (config.Config, *slog.Logger, error) {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return cfg, nil, err
+	}
+	level := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[cfg.LogLevel]
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(stderr, opts)
+	if cfg.LogFormat == "json" {
+		h = slog.NewJSONHandler(stderr, opts)
+	}
+	log := slog.New(h)
+	slog.SetDefault(log)
+	return cfg, log, nil
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flags("serve [--no-dispatch]", "Runs the HTTP API and, unless --no-dispatch, the event dispatcher.\nApplies pending migrations first. On a fresh SQLite database it loads the demo\ncatalog and prints an admin token.", stderr)
+	noDispatch := fs.Bool("no-dispatch", false, "serve the API only (for API-only replicas)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, log, err := setup(getenv, stderr)
+	if err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintln(stdout, "tsekh configuration:")
+	cfg.Print(stdout)
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = a.Close() }()
+	token, err := a.Bootstrap(ctx)
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		_, _ = fmt.Fprintf(stdout, "\nA new database with the demo catalog. Administrator's API token (shown once):\n\n    %s\n\nTry: curl -H 'Authorization: Bearer %s' http://localhost%s/api/v1/me\n\n", token, token, cfg.HTTPAddr)
+	}
+
+	dispatchCtx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopDispatch()
+	if !*noDispatch {
+		if err := a.StartDispatcher(dispatchCtx); err != nil {
+			return err
+		}
+	}
+	srv := api.HTTPServer(cfg.HTTPAddr, a.HTTP())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "dispatch", !*noDispatch, "swagger", "/swagger/index.html")
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Stop taking requests, let those in flight finish, then let the
+	// dispatcher finish the deliveries in hand.
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("http shutdown", "err", err)
+	}
+	stopDispatch()
+	a.WaitDispatcher()
+	log.Info("stopped")
+	return nil
+}
+
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flags("migrate", "Applies the pending database migrations and exits.", stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, log, err := setup(getenv, stderr)
+	if err != nil {
+		return err
+	}
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintln(stdout, "migrations are up to date")
+	return a.Close()
+}
+
+func seed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flags("seed --demo", "Loads the demo catalog: work centres, the routes \"Корпус ЛДСП (типовой)\" and\n\"Мягкая мебель (типовой)\", cabinets, wardrobes and a sofa. Does nothing if the\ncatalog has routes already.", stderr)
+	demo := fs.Bool("demo", false, "load the demo catalog")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !*demo {
+		fs.Usage()
+		return errUsage
+	}
+	cfg, log, err := setup(getenv, stderr)
+	if err != nil {
+		return err
+	}
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = a.Close() }()
+	seeded, err := a.Catalog.SeedDemo(ctx)
+	if err != nil {
+		return err
+	}
+	if seeded {
+		_, _ = fmt.Fprintln(stdout, "demo catalog loaded")
+	} else {
+		_, _ = fmt.Fprintln(stdout, "the catalog has routes already; nothing loaded")
+	}
+	return nil
+}
+
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flags("dispatch --once", "Runs one dispatcher pass (every pending event and every due retry) and exits.", stderr)
+	once := fs.Bool("once", false, "run one pass")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !*once {
+		fs.Usage()
+		return errUsage
+	}
+	cfg, log, err := setup(getenv, stderr)
+	if err != nil {
+		return err
+	}
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = a.Close() }()
+	var total struct{ events, delivered, failed int }
+	for {
+		st, err := a.Dispatcher.RunOnce(ctx)
+		if err != nil {
+			return err
+		}
+		total.events += st.Events
+		total.delivered += st.Delivered
+		total.failed += st.Failed
+		if st.Events == 0 && !st.Lagging {
+			break
+		}
+		if st.Events == 0 {
+			time.Sleep(5 * time.Millisecond) // a transaction in flight; wait for it
+		}
+	}
+	_, _ = fmt.Fprintf(stdout, "dispatched %d events: %d deliveries, %d failed\n", total.events, total.delivered, total.failed)
+	return nil
+}

@@ -1,0 +1,160 @@
+// Package app wires tsekh together: the database, the modules' services, the
+// event registry with every type and subscriber, the dispatcher and the HTTP
+// layer. The command line and the tests build the service through it.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/api"
+	"github.com/tsekh/tsekh/internal/auth"
+	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/platform/config"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/sales"
+)
+
+// App is the wired service.
+type App struct {
+	Config     config.Config
+	DB         *gorm.DB
+	Logger     *slog.Logger
+	Registry   *events.Registry
+	Journal    *events.Journal
+	Dispatcher *events.Dispatcher
+	Metrics    *prometheus.Registry
+
+	Auth    *auth.Service
+	Catalog *catalog.Service
+	Sales   *sales.Service
+	Plan    *plan.Service
+
+	runner *events.Runner
+}
+
+// Open connects to the configured database, applies the migrations and
+// wires the service.
+func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	db, err := database.Open(ctx, database.Options{PostgresURL: cfg.DatabaseURL, SQLitePath: cfg.SQLitePath})
+	if err != nil {
+		return nil, err
+	}
+	n, err := database.Migrate(ctx, db)
+	if err != nil {
+		_ = database.Close(db)
+		return nil, err
+	}
+	if n > 0 {
+		log.Info("migrations applied", "count", n)
+	}
+	return New(db, cfg, log), nil
+}
+
+// New wires the service over an open, migrated database.
+func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
+	if log == nil {
+		log = slog.Default()
+	}
+	a := &App{Config: cfg, DB: db, Logger: log, Registry: events.NewRegistry(), Metrics: prometheus.NewRegistry()}
+	a.Auth = auth.NewService(db)
+	a.Catalog = catalog.NewService(db)
+	a.Sales = sales.NewService(db)
+	a.Plan = plan.NewService(db)
+
+	a.Registry.AddTypes(auth.EventTypes()...)
+	a.Registry.AddTypes(catalog.EventTypes()...)
+	a.Registry.AddTypes(sales.EventTypes()...)
+	for _, s := range a.Plan.Subscribers() {
+		a.Registry.MustSubscribe(s)
+	}
+
+	a.Journal = events.NewJournal(db, a.Registry)
+	a.Dispatcher = events.NewDispatcher(db, a.Registry, events.DispatcherOptions{
+		BatchSize:   cfg.DispatchBatchSize,
+		MaxAttempts: cfg.DispatchMaxAttempts,
+		Timeout:     cfg.DispatchTimeout,
+		Logger:      log,
+	})
+	a.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Dispatcher.SetMetrics(events.NewMetrics(a.Metrics, db))
+	return a
+}
+
+// HTTP returns the Echo app.
+func (a *App) HTTP() *echo.Echo {
+	return api.New(api.Deps{
+		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan,
+		Journal: a.Journal, Registry: a.Registry, Metrics: a.Metrics, Logger: a.Logger,
+		OnCommit: a.WakeDispatcher,
+	})
+}
+
+// StartDispatcher runs the dispatcher in the background until ctx is
+// cancelled; WaitDispatcher waits for it to finish the pass in hand.
+func (a *App) StartDispatcher(ctx context.Context) error {
+	opt := events.RunnerOptions{Interval: a.Config.DispatchInterval}
+	if database.DialectOf(a.DB) == database.Postgres {
+		opt.ListenURL = a.Config.DatabaseURL
+	}
+	a.runner = events.NewRunner(a.Dispatcher, opt)
+	return a.runner.Start(ctx)
+}
+
+// WaitDispatcher blocks until the dispatcher started by StartDispatcher stops.
+func (a *App) WaitDispatcher() {
+	if a.runner != nil {
+		a.runner.Wait()
+	}
+}
+
+// WakeDispatcher asks the running dispatcher for a pass now; the HTTP layer
+// calls it after a request that wrote, so that on SQLite (which has no
+// NOTIFY) events are dispatched at once too.
+func (a *App) WakeDispatcher() {
+	if a.runner != nil {
+		a.runner.Wake()
+	}
+}
+
+// Bootstrap prepares a database for first use. With a token it ensures the
+// administrator "Администратор" logging in with it. On a fresh SQLite
+// database (no users yet) it also seeds the demo catalog and, with no token
+// given, creates one; the token it made (or "") is returned to be shown once.
+func (a *App) Bootstrap(ctx context.Context) (newToken string, err error) {
+	fresh := false
+	if database.DialectOf(a.DB) == database.SQLite {
+		has, err := a.Auth.HasUsers(ctx)
+		if err != nil {
+			return "", err
+		}
+		fresh = !has
+	}
+	token := a.Config.BootstrapAdminToken
+	if fresh {
+		if _, err := a.Catalog.SeedDemo(ctx); err != nil {
+			return "", fmt.Errorf("seed demo catalog: %w", err)
+		}
+		if token == "" {
+			token = auth.NewTokenSecret()
+			newToken = token
+		}
+	}
+	if token != "" {
+		if _, err := a.Auth.EnsureAdmin(ctx, token); err != nil {
+			return "", fmt.Errorf("bootstrap admin: %w", err)
+		}
+	}
+	return newToken, nil
+}
+
+// Close releases the database.
+func (a *App) Close() error { return database.Close(a.DB) }

@@ -1,0 +1,158 @@
+// Package apptest runs the whole service in tests: a fresh database of each
+// dialect, the wired app with its real Echo handler, an administrator's token
+// and helpers to send requests through the app and to dispatch events.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tsekh/tsekh/internal/app"
+	"github.com/tsekh/tsekh/internal/platform/config"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
+)
+
+// AdminToken logs in as the administrator in every Env.
+const AdminToken = "test-admin-token-0123456789"
+
+// Env is one running service over a fresh database.
+type Env struct {
+	T       testing.TB
+	App     *app.App
+	Echo    *echo.Echo
+	Dialect database.Dialect
+}
+
+// Each runs fn once on PostgreSQL and once on SQLite, each with a fresh
+// service whose catalog holds the demo data.
+func Each(t *testing.T, fn func(t *testing.T, env *Env)) {
+	t.Helper()
+	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			fn(t, New(t, d, nil))
+		})
+	}
+}
+
+// New starts a service on a fresh database of the dialect. configure, when
+// given, may change the configuration first.
+func New(t testing.TB, d database.Dialect, configure func(*config.Config)) *Env {
+	t.Helper()
+	db := dbtest.New(t, d)
+	cfg, err := config.Load(func(string) string { return "" })
+	require.NoError(t, err)
+	cfg.BootstrapAdminToken = AdminToken
+	if configure != nil {
+		configure(&cfg)
+	}
+	a := app.New(db, cfg, slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	_, err = a.Catalog.SeedDemo(ctx)
+	require.NoError(t, err)
+	_, err = a.Auth.EnsureAdmin(ctx, AdminToken)
+	require.NoError(t, err)
+	return &Env{T: t, App: a, Echo: a.HTTP(), Dialect: d}
+}
+
+// Response is what a request got back.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test when it cannot.
+func (r Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	require.NoError(t, json.Unmarshal(r.Body, v), "body: %s", r.Body)
+}
+
+// Map decodes the body as a JSON object.
+func (r Response) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.JSON(t, &m)
+	return m
+}
+
+// Do sends a request through the app. body may be nil, a []byte or string
+// (sent as is) or anything else (sent as JSON). token "" sends none.
+func (e *Env) Do(method, path string, body any, token string, headers ...string) Response {
+	e.T.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case string:
+		rd = bytes.NewReader([]byte(b))
+	default:
+		js, err := json.Marshal(b)
+		require.NoError(e.T, err)
+		rd = bytes.NewReader(js)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	rec := httptest.NewRecorder()
+	e.Echo.ServeHTTP(rec, req)
+	return Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}
+
+// Admin sends a request as the administrator.
+func (e *Env) Admin(method, path string, body any) Response {
+	e.T.Helper()
+	return e.Do(method, path, body, AdminToken)
+}
+
+// Dispatch runs dispatcher passes until nothing is due.
+func (e *Env) Dispatch() {
+	e.T.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		st, err := e.App.Dispatcher.RunOnce(context.Background())
+		require.NoError(e.T, err)
+		if st.Events == 0 && !st.Lagging {
+			return
+		}
+		if st.Events == 0 {
+			time.Sleep(time.Millisecond) // another transaction holds the horizon back
+		}
+	}
+	e.T.Fatal("apptest: the dispatcher did not settle in 30s")
+}
+
+// UserToken creates a user with the role and returns a token for them.
+func (e *Env) UserToken(name, role string) string {
+	e.T.Helper()
+	r := e.Admin(http.MethodPost, "/api/v1/users", map[string]any{"name": name, "role": role})
+	require.Equal(e.T, http.StatusCreated, r.Status, "%s", r.Body)
+	var u struct{ ID int64 }
+	r.JSON(e.T, &u)
+	r = e.Admin(http.MethodPost, "/api/v1/users/"+strconv.FormatInt(u.ID, 10)+"/tokens", map[string]any{"name": "test"})
+	require.Equal(e.T, http.StatusCreated, r.Status, "%s", r.Body)
+	var tok struct{ Token string }
+	r.JSON(e.T, &tok)
+	return tok.Token
+}
+

@@ -1,0 +1,152 @@
+// Package catalog owns what the factory makes and how: work centres with
+// their capacity and calendar, route templates with ordered operations, and
+// products with their parts specification.
+package catalog
+
+import (
+	"context"
+	"errors"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/page"
+)
+
+// Product kinds.
+const (
+	KindCase        = "case"        // case furniture from laminated chipboard (Корпус ЛДСП)
+	KindUpholstered = "upholstered" // upholstered furniture (Мягкая мебель)
+)
+
+// Operation scopes.
+const (
+	ScopePart = "part" // done once for every physical part
+	ScopeItem = "item" // done once per ordered unit
+)
+
+// WorkCenter is a machine or team with a daily capacity and a calendar.
+type WorkCenter struct {
+	ID                int64    `json:"id" gorm:"primaryKey"`
+	Code              string   `json:"code"`
+	Name              string   `json:"name"`
+	CapacityMinPerDay int      `json:"capacity_min_per_day"`
+	Calendar          Calendar `json:"calendar" gorm:"embedded"`
+}
+
+// TableName is the catalog's work-centre table.
+func (WorkCenter) TableName() string { return "catalog_work_centers" }
+
+// Calendar says on which days a work centre works.
+type Calendar struct {
+	Weekdays IntList    `json:"weekdays" gorm:"column:weekdays"` // ISO weekdays, 1 = Monday … 7 = Sunday
+	Holidays StringList `json:"holidays" gorm:"column:holidays"` // "YYYY-MM-DD"
+}
+
+// Route is a route template: the ordered operations that make a product.
+type Route struct {
+	ID         int64       `json:"id" gorm:"primaryKey"`
+	Name       string      `json:"name"`
+	Kind       string      `json:"kind"`
+	Operations []Operation `json:"operations" gorm:"foreignKey:RouteID"`
+}
+
+// TableName is the catalog's route table.
+func (Route) TableName() string { return "catalog_routes" }
+
+// Operation is one step of a route.
+type Operation struct {
+	RouteID      int64   `json:"-" gorm:"primaryKey"`
+	Seq          int     `json:"seq" gorm:"primaryKey"`
+	Name         string  `json:"name"`
+	WorkCenterID int64   `json:"work_center_id"`
+	Scope        string  `json:"scope"`
+	Minutes      float64 `json:"minutes"`
+}
+
+// TableName is the catalog's route-operation table.
+func (Operation) TableName() string { return "catalog_route_operations" }
+
+// Product is something the factory sells, with its default route and parts.
+type Product struct {
+	ID      int64  `json:"id" gorm:"primaryKey"`
+	SKU     string `json:"sku" gorm:"column:sku"`
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	RouteID int64  `json:"route_id"`
+	Parts   []Part `json:"parts" gorm:"foreignKey:ProductID"`
+}
+
+// TableName is the catalog's product table.
+func (Product) TableName() string { return "catalog_products" }
+
+// Part is one line of a product's parts specification.
+type Part struct {
+	ProductID   int64  `json:"-" gorm:"primaryKey"`
+	Seq         int    `json:"-" gorm:"primaryKey"`
+	Name        string `json:"name"`
+	Material    string `json:"material"`
+	LengthMM    int    `json:"length_mm" gorm:"column:length_mm"`
+	WidthMM     int    `json:"width_mm" gorm:"column:width_mm"`
+	ThicknessMM int    `json:"thickness_mm" gorm:"column:thickness_mm"`
+	Edging      string `json:"edging"`
+	Qty         int    `json:"qty"`
+}
+
+// TableName is the catalog's part table.
+func (Part) TableName() string { return "catalog_product_parts" }
+
+// PartsPerUnit is the number of physical parts in one unit of the product.
+func (p Product) PartsPerUnit() int {
+	n := 0
+	for _, part := range p.Parts {
+		n += part.Qty
+	}
+	return n
+}
+
+// Service reads and changes the catalog.
+type Service struct{ db *gorm.DB }
+
+// NewService returns the catalog service over db.
+func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+
+// Products returns a page of products in id order.
+func (s *Service) Products(ctx context.Context, pr page.Request) ([]Product, string, error) {
+	var ps []Product
+	err := s.db.WithContext(ctx).Preload("Parts", func(db *gorm.DB) *gorm.DB { return db.Order("seq") }).
+		Where("id > ?", pr.After).Order("id").Limit(pr.Limit + 1).Find(&ps).Error
+	if err != nil {
+		return nil, "", err
+	}
+	ps, next := page.Next(ps, pr.Limit, func(p Product) int64 { return p.ID })
+	return ps, next, nil
+}
+
+// Product returns the product with the id, or ENOTFOUND.
+func (s *Service) Product(ctx context.Context, id int64) (Product, error) {
+	var p Product
+	err := s.db.WithContext(ctx).Preload("Parts", func(db *gorm.DB) *gorm.DB { return db.Order("seq") }).First(&p, id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return p, apperr.NotFound("product %d does not exist", id)
+	}
+	return p, err
+}
+
+// ProductsBySKU returns the products with the SKUs, keyed by SKU; unknown
+// SKUs are simply absent. It reads through db, which may be the caller's
+// transaction.
+func ProductsBySKU(ctx context.Context, db *gorm.DB, skus []string) (map[string]Product, error) {
+	var ps []Product
+	if len(skus) == 0 {
+		return map[string]Product{}, nil
+	}
+	if err := db.WithContext(ctx).Where("sku IN ?", skus).Find(&ps).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[string]Product, len(ps))
+	for _, p := range ps {
+		out[p.SKU] = p
+	}
+	return out, nil
+}

@@ -1,0 +1,87 @@
+// Package plan owns production planning: its own backlog of sales-order items
+// waiting for production (fed by the sales module's events) and the
+// production orders launched from it.
+package plan
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/page"
+)
+
+// BacklogItem is a sales-order item waiting for production.
+type BacklogItem struct {
+	ItemID     int64         `json:"item_id" gorm:"primaryKey;autoIncrement:false"`
+	OrderID    int64         `json:"order_id"`
+	SKU        string        `json:"sku" gorm:"column:sku"`
+	Qty        int           `json:"qty"`
+	DueDate    database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	ReceivedAt time.Time     `json:"received_at"`
+	EventID    int64         `json:"event_id"`
+}
+
+// TableName is the plan module's backlog table.
+func (BacklogItem) TableName() string { return "plan_backlog" }
+
+// Service manages planning.
+type Service struct{ db *gorm.DB }
+
+// NewService returns the plan service over db.
+func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+
+// Subscribers are the plan module's subscribers to other modules' events.
+func (s *Service) Subscribers() []events.Subscriber {
+	return []events.Subscriber{{
+		Name:        "plan.backlog",
+		Types:       []string{"order.received"},
+		Description: "Adds the items of every received sales order to the planning backlog.",
+		HandleTx:    s.addToBacklog,
+	}}
+}
+
+// orderReceived is the part of the order.received payload the plan reads.
+type orderReceived struct {
+	OrderID int64  `json:"order_id"`
+	DueDate string `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	Items   []struct {
+		ItemID int64  `json:"item_id"`
+		SKU    string `json:"sku"`
+		Qty    int    `json:"qty"`
+	} `json:"items"`
+}
+
+// addToBacklog runs in the dispatcher's transaction: its rows and the record
+// of the delivery commit together.
+func (s *Service) addToBacklog(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+	var p orderReceived
+	if err := ev.Decode(&p); err != nil {
+		return err
+	}
+	if len(p.Items) == 0 {
+		return nil
+	}
+	due, _ := database.ParseDate(p.DueDate) // absent or invalid: no due date
+	rows := make([]BacklogItem, len(p.Items))
+	for i, it := range p.Items {
+		rows[i] = BacklogItem{ItemID: it.ItemID, OrderID: p.OrderID, SKU: it.SKU, Qty: it.Qty, DueDate: due, ReceivedAt: ev.CreatedAt, EventID: ev.ID}
+	}
+	// An item is in the backlog once, whatever happens.
+	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&rows).Error
+}
+
+// Backlog returns a page of the items waiting for production, oldest first.
+func (s *Service) Backlog(ctx context.Context, pr page.Request) ([]BacklogItem, string, error) {
+	var rows []BacklogItem
+	err := s.db.WithContext(ctx).Where("item_id > ?", pr.After).Order("item_id").Limit(pr.Limit + 1).Find(&rows).Error
+	if err != nil {
+		return nil, "", err
+	}
+	rows, next := page.Next(rows, pr.Limit, func(b BacklogItem) int64 { return b.ItemID })
+	return rows, next, nil
+}

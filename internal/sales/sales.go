@@ -1,0 +1,277 @@
+// Package sales owns sales orders and their items: manual orders, orders
+// pushed by the online shop and orders imported from the CRM, and their life
+// cycle.
+package sales
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/page"
+)
+
+// Order sources.
+const (
+	SourceShop   = "shop"
+	SourceCRM    = "crm"
+	SourceManual = "manual"
+)
+
+// Order states.
+const (
+	StatusReceived     = "received"
+	StatusInProduction = "in_production"
+	StatusReady        = "ready"
+	StatusShipped      = "shipped"
+	StatusCancelled    = "cancelled"
+)
+
+// Item states.
+const (
+	ItemNew          = "new"
+	ItemInProduction = "in_production"
+	ItemDone         = "done"
+)
+
+// Event types of the sales module.
+const (
+	EventOrderReceived = "order.received"
+)
+
+// EventTypes describes the sales module's events.
+func EventTypes() []events.Type {
+	return []events.Type{{
+		Type: EventOrderReceived, Owner: "sales", AggregateType: "sales_orders",
+		Description: "A sales order was received (manually, from the shop webhook or from the CRM).",
+		Schema: map[string]any{"type": "object", "required": []string{"order_id", "lines", "source", "items"}, "properties": map[string]any{
+			"order_id":     map[string]any{"type": "integer"},
+			"lines":        map[string]any{"type": "integer", "description": "number of items"},
+			"source":       map[string]any{"type": "string", "enum": []string{SourceShop, SourceCRM, SourceManual}},
+			"sync_id":      map[string]any{"type": "string", "description": "shop orders: \"shop-\" + the shop's order id"},
+			"crm_order_id": map[string]any{"type": "integer", "description": "CRM orders: the CRM's order number"},
+			"due_date":     map[string]any{"type": "string", "format": "date"},
+			"items": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"item_id", "sku", "qty"},
+				"properties": map[string]any{"item_id": map[string]any{"type": "integer"}, "sku": map[string]any{"type": "string"}, "qty": map[string]any{"type": "integer"}}}},
+		}},
+	}}
+}
+
+// Customer is who ordered.
+type Customer struct {
+	Name  string `json:"name"`
+	Phone string `json:"phone"`
+	Email string `json:"email"`
+}
+
+// Order is a sales order with its items.
+type Order struct {
+	ID         int64         `json:"id" gorm:"primaryKey"`
+	Status     string        `json:"status"`
+	Source     string        `json:"source"`
+	SyncID     *string       `json:"sync_id" extensions:"x-nullable"`
+	CRMOrderID *int64        `json:"crm_order_id" gorm:"column:crm_order_id" extensions:"x-nullable"`
+	Customer   Customer      `json:"customer" gorm:"embedded;embeddedPrefix:customer_"`
+	DueDate    database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	ETA        database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	Items      []Item        `json:"items" gorm:"foreignKey:OrderID"`
+	CreatedAt  time.Time     `json:"created_at" gorm:"->"`
+	UpdatedAt  time.Time     `json:"updated_at" gorm:"->"`
+}
+
+// TableName is the sales module's order table.
+func (Order) TableName() string { return "sales_orders" }
+
+// Item is one line of an order: a product and a quantity.
+type Item struct {
+	ID        int64  `json:"id" gorm:"primaryKey"`
+	OrderID   int64  `json:"-"`
+	ProductID int64  `json:"product_id"`
+	SKU       string `json:"sku" gorm:"column:sku"`
+	Qty       int    `json:"qty"`
+	Note      string `json:"note"`
+	Status    string `json:"status"`
+}
+
+// TableName is the sales module's item table.
+func (Item) TableName() string { return "sales_order_items" }
+
+// NewOrder is the input of CreateOrder.
+type NewOrder struct {
+	Customer   Customer
+	Items      []NewItem
+	DueDate    database.Date
+	Source     string  // manual when empty
+	SyncID     *string // shop orders
+	CRMOrderID *int64  // CRM orders
+}
+
+// NewItem is one line of a new order.
+type NewItem struct {
+	SKU  string
+	Qty  int
+	Note string
+}
+
+// MaxItems is the most lines one order may have.
+const MaxItems = 200
+
+// Service manages sales orders.
+type Service struct{ db *gorm.DB }
+
+// NewService returns the sales service over db.
+func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+
+// CreateOrder validates and stores an order with its items and its
+// order.received event, in one transaction. It returns EINVALID naming the
+// fields at fault (unknown SKUs included).
+func (s *Service) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
+	var o Order
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		o, err = createOrder(ctx, tx, in)
+		return err
+	})
+	return o, err
+}
+
+// Validate checks a new order's own fields (not its SKUs, which need the
+// catalog).
+func (in *NewOrder) Validate() error {
+	var fields []apperr.FieldError
+	in.Customer.Name = strings.TrimSpace(in.Customer.Name)
+	if in.Customer.Name == "" {
+		fields = append(fields, apperr.Field("customer.name", "is required"))
+	}
+	if len(in.Customer.Name) > 200 {
+		fields = append(fields, apperr.Field("customer.name", "must be at most 200 characters"))
+	}
+	if e := in.Customer.Email; e != "" && (!strings.Contains(e, "@") || len(e) > 200) {
+		fields = append(fields, apperr.Field("customer.email", "is not an email address"))
+	}
+	if len(in.Items) == 0 {
+		fields = append(fields, apperr.Field("items", "must list at least one item"))
+	}
+	if len(in.Items) > MaxItems {
+		fields = append(fields, apperr.Field("items", "must list at most %d items", MaxItems))
+	}
+	for i := range in.Items {
+		it := &in.Items[i]
+		it.SKU = strings.TrimSpace(it.SKU)
+		if it.SKU == "" {
+			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].sku", i), "is required"))
+		}
+		if it.Qty < 1 || it.Qty > 10000 {
+			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].qty", i), "must be a whole number from 1 to 10000"))
+		}
+	}
+	if len(fields) > 0 {
+		return apperr.Invalid("the order is not valid", fields...)
+	}
+	return nil
+}
+
+// createOrder does CreateOrder's work inside tx.
+func createOrder(ctx context.Context, tx *gorm.DB, in NewOrder) (Order, error) {
+	if in.Source == "" {
+		in.Source = SourceManual
+	}
+	if err := in.Validate(); err != nil {
+		return Order{}, err
+	}
+	skus := make([]string, 0, len(in.Items))
+	for _, it := range in.Items {
+		skus = append(skus, it.SKU)
+	}
+	products, err := catalog.ProductsBySKU(ctx, tx, skus)
+	if err != nil {
+		return Order{}, err
+	}
+	var unknown []apperr.FieldError
+	for i, it := range in.Items {
+		if _, ok := products[it.SKU]; !ok {
+			unknown = append(unknown, apperr.Field(fmt.Sprintf("items[%d].sku", i), "no product has the SKU %q", it.SKU))
+		}
+	}
+	if len(unknown) > 0 {
+		return Order{}, apperr.Invalid("the order names unknown products", unknown...)
+	}
+	o := Order{Status: StatusReceived, Source: in.Source, SyncID: in.SyncID, CRMOrderID: in.CRMOrderID, Customer: in.Customer, DueDate: in.DueDate}
+	if err := tx.Omit("ID", "Items", "ETA", "CreatedAt", "UpdatedAt").Create(&o).Error; err != nil {
+		return Order{}, err
+	}
+	o.Items = make([]Item, len(in.Items))
+	for i, it := range in.Items {
+		o.Items[i] = Item{OrderID: o.ID, ProductID: products[it.SKU].ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Status: ItemNew}
+	}
+	if err := tx.Omit("ID").Create(&o.Items).Error; err != nil {
+		return Order{}, err
+	}
+	items := make([]map[string]any, len(o.Items))
+	for i, it := range o.Items {
+		items[i] = map[string]any{"item_id": it.ID, "sku": it.SKU, "qty": it.Qty}
+	}
+	payload := map[string]any{"order_id": o.ID, "lines": len(o.Items), "source": o.Source, "items": items}
+	if o.SyncID != nil {
+		payload["sync_id"] = *o.SyncID
+	}
+	if o.CRMOrderID != nil {
+		payload["crm_order_id"] = *o.CRMOrderID
+	}
+	if !o.DueDate.IsZero() {
+		payload["due_date"] = o.DueDate.String()
+	}
+	if _, err := events.Add(ctx, tx, events.New{Type: EventOrderReceived, AggregateType: "sales_orders", AggregateID: o.ID, Payload: payload}); err != nil {
+		return Order{}, err
+	}
+	// Read back for the database's timestamps.
+	return order(ctx, tx, o.ID)
+}
+
+// Order returns the order with its items, or ENOTFOUND.
+func (s *Service) Order(ctx context.Context, id int64) (Order, error) {
+	return order(ctx, s.db, id)
+}
+
+func order(ctx context.Context, db *gorm.DB, id int64) (Order, error) {
+	var o Order
+	err := db.WithContext(ctx).Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") }).First(&o, id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return o, apperr.NotFound("order %d does not exist", id)
+	}
+	return o, err
+}
+
+// OrderFilter selects orders; zero fields do not filter.
+type OrderFilter struct {
+	Status string
+	Source string
+}
+
+// Orders returns a page of orders, newest first.
+func (s *Service) Orders(ctx context.Context, f OrderFilter, pr page.Request) ([]Order, string, error) {
+	q := s.db.WithContext(ctx).Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") })
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.Source != "" {
+		q = q.Where("source = ?", f.Source)
+	}
+	if pr.After != 0 {
+		q = q.Where("id < ?", pr.After)
+	}
+	var os []Order
+	if err := q.Order("id DESC").Limit(pr.Limit + 1).Find(&os).Error; err != nil {
+		return nil, "", err
+	}
+	os, next := page.Next(os, pr.Limit, func(o Order) int64 { return o.ID })
+	return os, next, nil
+}
