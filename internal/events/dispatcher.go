@@ -494,7 +494,8 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 		}
 		return s.Handle(ctx, *ev)
 	}
-	if !s.Local() {
+	switch {
+	case !s.Local():
 		// An outside call that ignores its context still gets cut off.
 		done := make(chan error, 1)
 		go func() { done <- call(nil) }()
@@ -503,9 +504,9 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 		case <-ctx.Done():
 			err = fmt.Errorf("subscriber timed out after %s", d.opt.Timeout)
 		}
-	} else if savepoint {
+	case savepoint:
 		err = tx.Transaction(func(sp *gorm.DB) error { return call(sp) })
-	} else {
+	default:
 		err = call(tx)
 	}
 	if err == nil && ctx.Err() != nil {

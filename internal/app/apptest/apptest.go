@@ -155,4 +155,3 @@ func (e *Env) UserToken(name, role string) string {
 	r.JSON(e.T, &tok)
 	return tok.Token
 }
-
