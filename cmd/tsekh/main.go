@@ -235,6 +235,9 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer func() { _ = a.Close() }()
 	var total struct{ events, delivered, failed int }
+	// Events committed above a transaction still in flight wait for it; give
+	// such a transaction a little time, not for ever.
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		st, err := a.Dispatcher.RunOnce(ctx)
 		if err != nil {
@@ -243,12 +246,13 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		total.events += st.Events
 		total.delivered += st.Delivered
 		total.failed += st.Failed
-		if st.Events == 0 && !st.Lagging {
+		if st.Events > 0 {
+			continue
+		}
+		if !st.Lagging || time.Now().After(deadline) || ctx.Err() != nil {
 			break
 		}
-		if st.Events == 0 {
-			time.Sleep(5 * time.Millisecond) // a transaction in flight; wait for it
-		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	_, _ = fmt.Fprintf(stdout, "dispatched %d events: %d deliveries, %d failed\n", total.events, total.delivered, total.failed)
 	return nil

@@ -42,9 +42,31 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
-		return c, fmt.Errorf("configuration: %w", err)
+		return c, readable(err)
 	}
 	return c, c.Validate()
+}
+
+// readable names the variable of each value that could not be parsed.
+func readable(err error) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	t := reflect.TypeOf(Config{})
+	var errs []error
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if errors.As(e, &pe) {
+			if f, ok := t.FieldByName(pe.Name); ok {
+				name := strings.Split(f.Tag.Get("env"), ",")[0]
+				errs = append(errs, fmt.Errorf("%s: cannot parse %s: %w", name, pe.Type, errors.Unwrap(pe.Err)))
+				continue
+			}
+		}
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
 }
 
 // Validate reports every invalid setting at once.

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func TestRun_Help(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"help"}, env(nil), &out, io.Discard))
+	require.Contains(t, out.String(), "tsekh serve")
+	for _, cmd := range []string{"serve", "migrate", "seed", "dispatch"} {
+		var stderr bytes.Buffer
+		err := run(context.Background(), []string{cmd, "--help"}, env(nil), io.Discard, &stderr)
+		require.Error(t, err, cmd)
+		require.Contains(t, stderr.String(), "Usage: tsekh "+cmd, cmd)
+	}
+	require.Error(t, run(context.Background(), []string{"frobnicate"}, env(nil), io.Discard, io.Discard))
+}
+
+func TestRun_RefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	err := run(context.Background(), []string{"migrate"}, env(map[string]string{"DISPATCH_INTERVAL": "soon", "LOG_FORMAT": "xml"}), io.Discard, io.Discard)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "DISPATCH_INTERVAL")
+}
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A newcomer's first run: serve on a fresh SQLite file prints an admin token
+// that works, the demo catalog is there, and the server stops cleanly.
+func TestRun_ServeOnFreshSQLite(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	vars := map[string]string{"SQLITE_PATH": filepath.Join(t.TempDir(), "tsekh.db"), "HTTP_ADDR": addr, "DISPATCH_INTERVAL": "1s", "SHOP_WEBHOOK_SECRET": "s3cret-value"}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, env(vars), &stdout, io.Discard) }()
+
+	token := regexp.MustCompile(`tsk_[a-z0-9]+`)
+	var tok string
+	require.Eventually(t, func() bool {
+		tok = token.FindString(stdout.String())
+		if tok == "" {
+			return false
+		}
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		_ = res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	}, 20*time.Second, 20*time.Millisecond, "serve did not come up: %s", stdout.String())
+	require.NotContains(t, stdout.String(), "s3cret-value", "secrets are masked when the configuration is printed")
+
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/api/v1/products", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode, "%s", body)
+	require.Contains(t, string(body), "SHK-KUPE-1600")
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+
+	// The same database again: no new token, and dispatch --once finds nothing to do.
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"dispatch", "--once"}, env(vars), &out, io.Discard))
+	require.True(t, strings.HasPrefix(out.String(), "dispatched "), out.String())
+	out.Reset()
+	require.NoError(t, run(context.Background(), []string{"seed", "--demo"}, env(vars), &out, io.Discard))
+	require.Contains(t, out.String(), "nothing loaded")
+	out.Reset()
+	require.NoError(t, run(context.Background(), []string{"migrate"}, env(vars), &out, io.Discard))
+	require.Contains(t, out.String(), "up to date")
+}

@@ -1,0 +1,51 @@
+package config_test
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tsekh/tsekh/internal/platform/config"
+)
+
+func vars(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoad_Defaults(t *testing.T) {
+	c, err := config.Load(vars(nil))
+	require.NoError(t, err)
+	require.Equal(t, ":8080", c.HTTPAddr)
+	require.Equal(t, time.Minute, c.DispatchInterval)
+	require.False(t, c.UsesPostgres())
+	require.Equal(t, "tsekh.db", c.SQLitePath)
+}
+
+func TestLoad_Errors(t *testing.T) {
+	_, err := config.Load(vars(map[string]string{"DISPATCH_INTERVAL": "soon"}))
+	require.ErrorContains(t, err, "DISPATCH_INTERVAL")
+	_, err = config.Load(vars(map[string]string{
+		"DATABASE_URL": "mysql://x", "LOG_FORMAT": "xml", "DISPATCH_INTERVAL": "10ms",
+		"SHOP_CALLBACK_URL": "ftp://shop", "BOOTSTRAP_ADMIN_TOKEN": "short",
+	}))
+	for _, name := range []string{"DATABASE_URL", "LOG_FORMAT", "DISPATCH_INTERVAL", "SHOP_CALLBACK_URL", "BOOTSTRAP_ADMIN_TOKEN"} {
+		require.ErrorContains(t, err, name)
+	}
+}
+
+func TestPrint_MasksSecrets(t *testing.T) {
+	c, err := config.Load(vars(map[string]string{
+		"DATABASE_URL":          "postgres://tsekh:hunter2@db:5432/tsekh",
+		"SHOP_WEBHOOK_SECRET":   "shop-secret",
+		"BOOTSTRAP_ADMIN_TOKEN": "admin-token-0123456789",
+	}))
+	require.NoError(t, err)
+	var b bytes.Buffer
+	c.Print(&b)
+	out := b.String()
+	for _, secret := range []string{"hunter2", "shop-secret", "admin-token-0123456789"} {
+		require.NotContains(t, out, secret)
+	}
+	require.Contains(t, out, "DATABASE_URL")
+	require.Contains(t, out, "tsekh:")
+}
