@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -82,6 +83,7 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 		BatchSize:   cfg.DispatchBatchSize,
 		MaxAttempts: cfg.DispatchMaxAttempts,
 		Timeout:     cfg.DispatchTimeout,
+		Lease:       cfg.DispatchLease,
 		Logger:      log,
 	})
 	a.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -104,6 +106,10 @@ func (a *App) StartDispatcher(ctx context.Context) error {
 	opt := events.RunnerOptions{Interval: a.Config.DispatchInterval}
 	if database.DialectOf(a.DB) == database.Postgres {
 		opt.ListenURL = a.Config.DatabaseURL
+	} else {
+		// No NOTIFY on SQLite: HTTP writes wake the dispatcher at once, and a
+		// cheap look at the journal's newest id catches every other writer.
+		opt.Poll = 250 * time.Millisecond
 	}
 	a.runner = events.NewRunner(a.Dispatcher, opt)
 	return a.runner.Start(ctx)

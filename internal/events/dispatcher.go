@@ -123,6 +123,13 @@ func (s *PassStats) add(o PassStats) {
 // claimed by another dispatcher are left to it. Passes in one process never
 // overlap; a call made during a pass waits for it.
 func (d *Dispatcher) RunOnce(ctx context.Context) (PassStats, error) {
+	return d.RunUntil(ctx, ctx)
+}
+
+// RunUntil is RunOnce for a process that is shutting down gracefully: the
+// deliveries in hand use ctx, while stop ends the pass between batches, so
+// that a batch whose subscribers have been called is always recorded.
+func (d *Dispatcher) RunUntil(ctx, stop context.Context) (PassStats, error) {
 	d.passMu.Lock()
 	defer d.passMu.Unlock()
 	var total PassStats
@@ -146,7 +153,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (PassStats, error) {
 		go func() {
 			defer wg.Done()
 			for p := range queue {
-				st, err := d.drainPartition(ctx, p, horizon)
+				st, err := d.drainPartition(ctx, stop, p, horizon)
 				mu.Lock()
 				total.add(st)
 				if err != nil {
@@ -157,6 +164,9 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (PassStats, error) {
 		}()
 	}
 	for _, p := range parts {
+		if stop.Err() != nil {
+			break
+		}
 		queue <- p
 	}
 	close(queue)
@@ -316,14 +326,15 @@ func (d *Dispatcher) renewLease(tx *gorm.DB, p int, setPosition *[2]int64) error
 }
 
 // drainPartition dispatches one partition until it has nothing due.
-func (d *Dispatcher) drainPartition(ctx context.Context, p int, horizon int64) (PassStats, error) {
+func (d *Dispatcher) drainPartition(ctx, stop context.Context, p int, horizon int64) (PassStats, error) {
 	var total PassStats
 	pos, ok, err := d.claim(ctx, p)
 	if err != nil || !ok {
 		return total, err
 	}
 	defer d.release(p)
-	for ctx.Err() == nil {
+	defer d.keepLease(ctx, p)()
+	for stop.Err() == nil {
 		st, next, err := d.dispatchBatch(ctx, p, pos, horizon)
 		total.add(st)
 		if err != nil {
@@ -334,9 +345,41 @@ func (d *Dispatcher) drainPartition(ctx context.Context, p int, horizon int64) (
 		}
 		pos = next
 	}
-	st, err := d.retryDue(ctx, p)
+	if stop.Err() != nil {
+		return total, nil
+	}
+	st, err := d.retryDue(ctx, stop, p)
 	total.add(st)
 	return total, err
+}
+
+// keepLease renews the partition's lease every third of its length while
+// the partition is being dispatched, so that slow subscribers in a long batch
+// do not let the lease run out; it returns the function that stops renewing.
+// A dispatcher that stalls (or dies) stops renewing, and another one takes the
+// partition once the lease has run out; the fencing in renewLease keeps the
+// stalled one from committing afterwards.
+func (d *Dispatcher) keepLease(ctx context.Context, p int) (stopRenewing func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d.opt.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			res := d.db.WithContext(ctx).Exec(`UPDATE events_partitions SET lease_until = `+database.NowPlus(d.db, d.opt.Lease)+`
+WHERE partition = ? AND owner = ?`, p, d.opt.Owner)
+			if res.Error == nil && res.RowsAffected == 0 {
+				return // taken over: the commit will fail on its fence
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 type objectKey struct {
@@ -652,7 +695,7 @@ func (d *Dispatcher) readEvents(_ context.Context, q *gorm.DB) ([]Event, error) 
 
 // retryDue runs the partition's retries whose time has come, and after each
 // success the deliveries held behind it, in order.
-func (d *Dispatcher) retryDue(ctx context.Context, p int) (PassStats, error) {
+func (d *Dispatcher) retryDue(ctx, stop context.Context, p int) (PassStats, error) {
 	var st PassStats
 	type due struct {
 		EventID  int64
@@ -666,7 +709,7 @@ WHERE partition = ? AND status = 'retrying' AND next_attempt_at <= `+d.now()+` O
 		return st, err
 	}
 	for _, du := range dues {
-		if ctx.Err() != nil {
+		if stop.Err() != nil {
 			break
 		}
 		s := d.reg.Subscriber(du.Sub)
@@ -760,6 +803,20 @@ AND status = 'held' AND event_id > ?`, ev.ID, s.Name, ev.AggregateType, ev.Aggre
 	}
 	st.Delivered++
 	return true, nil
+}
+
+// NextRetryIn tells how long until the earliest retry is due (zero or less:
+// due now); ok is false when no delivery is waiting for a retry.
+func (d *Dispatcher) NextRetryIn(ctx context.Context) (due time.Duration, ok bool, err error) {
+	q := `SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM events_deliveries WHERE status = 'retrying'`
+	if d.dialect == database.SQLite {
+		q = `SELECT (julianday(min(next_attempt_at)) - julianday('now')) * 86400.0 FROM events_deliveries WHERE status = 'retrying'`
+	}
+	var secs sql.NullFloat64
+	if err := d.db.WithContext(ctx).Raw(q).Scan(&secs).Error; err != nil || !secs.Valid {
+		return 0, false, err
+	}
+	return time.Duration(secs.Float64 * float64(time.Second)), true, nil
 }
 
 func (d *Dispatcher) event(ctx context.Context, id int64) (Event, error) {

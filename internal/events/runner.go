@@ -16,6 +16,11 @@ type RunnerOptions struct {
 	// ListenURL, on PostgreSQL, is the database URL to LISTEN on so that a
 	// commit wakes the dispatcher at once. Empty: no LISTEN.
 	ListenURL string
+	// Poll, when positive, is how often the runner looks at the journal's
+	// newest id and wakes the dispatcher when it has grown: on SQLite, which
+	// has no NOTIFY, it catches writers other than this process's HTTP
+	// requests (the CLI, subscribers, another process on the same file).
+	Poll time.Duration
 }
 
 // Runner runs the dispatcher: as a gocron job that never overlaps itself,
@@ -62,6 +67,9 @@ func (r *Runner) Start(ctx context.Context) error {
 	if r.opt.ListenURL != "" {
 		go r.listen(ctx)
 	}
+	if r.opt.Poll > 0 {
+		go r.poll(ctx)
+	}
 	go r.loop(ctx)
 	r.Wake() // what is pending from before the start
 	return nil
@@ -82,7 +90,10 @@ func (r *Runner) loop(ctx context.Context) {
 		}
 		// The pass finishes the deliveries in hand even when ctx is cancelled
 		// meanwhile: it stops between batches, not in the middle of one.
-		st, err := r.d.RunOnce(context.WithoutCancel(ctx))
+		st, err := r.d.RunUntil(context.WithoutCancel(ctx), ctx)
+		if ctx.Err() != nil {
+			return
+		}
 		if err != nil {
 			log.Warn("dispatch pass failed", "err", err)
 			r.wakeAfter(ctx, time.Second)
@@ -91,11 +102,42 @@ func (r *Runner) loop(ctx context.Context) {
 		if st.Events > 0 || st.Delivered > 0 || st.Failed > 0 {
 			log.Debug("dispatch pass", "events", st.Events, "delivered", st.Delivered, "failed", st.Failed)
 		}
-		if st.Lagging {
+		switch {
+		case st.Lagging:
 			// Events are visible above the safe horizon: a transaction that
 			// may still commit below them is in flight. Look again shortly.
 			r.wakeAfter(ctx, 2*time.Millisecond)
+		case st.Events > 0:
+			// Local subscribers may have written events of their own into
+			// partitions this pass had already left.
+			r.Wake()
 		}
+		// A retry due before the next tick gets a pass of its own.
+		if due, ok, err := r.d.NextRetryIn(ctx); err == nil && ok && due < r.opt.Interval {
+			r.wakeAfter(ctx, max(due, 10*time.Millisecond))
+		}
+	}
+}
+
+// poll wakes the runner whenever the journal's newest id has grown.
+func (r *Runner) poll(ctx context.Context) {
+	t := time.NewTicker(r.opt.Poll)
+	defer t.Stop()
+	var last int64 = -1
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var id int64
+		if err := r.d.db.WithContext(ctx).Raw("SELECT coalesce(max(id), 0) FROM events").Scan(&id).Error; err != nil {
+			continue
+		}
+		if last >= 0 && id > last {
+			r.Wake()
+		}
+		last = id
 	}
 }
 

@@ -24,6 +24,7 @@ type Config struct {
 	DispatchBatchSize   int           `env:"DISPATCH_BATCH_SIZE" envDefault:"1000"`
 	DispatchMaxAttempts int           `env:"DISPATCH_MAX_ATTEMPTS" envDefault:"10"`
 	DispatchTimeout     time.Duration `env:"DISPATCH_TIMEOUT" envDefault:"30s"`
+	DispatchLease       time.Duration `env:"DISPATCH_LEASE" envDefault:"1m"`
 	ShopWebhookSecret   string        `env:"SHOP_WEBHOOK_SECRET" secret:"true"`
 	ShopCallbackURL     string        `env:"SHOP_CALLBACK_URL"`
 	BootstrapAdminToken string        `env:"BOOTSTRAP_ADMIN_TOKEN" secret:"true"`
@@ -91,6 +92,9 @@ func (c Config) Validate() error {
 	}
 	if c.DispatchTimeout <= 0 {
 		errs = append(errs, errors.New("DISPATCH_TIMEOUT must be positive"))
+	}
+	if c.DispatchLease < time.Second {
+		errs = append(errs, errors.New("DISPATCH_LEASE must be at least 1s"))
 	}
 	if c.ShopCallbackURL != "" {
 		if u, err := url.Parse(c.ShopCallbackURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
