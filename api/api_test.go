@@ -416,3 +416,57 @@ func TestSpec_EveryRouteDocumented(t *testing.T) {
 	}
 	require.Empty(t, missing, "routes missing from docs/swagger.json: run make docs")
 }
+
+// The OpenAPI document is a contract clients generate code from: every
+// operation has an id, a summary and a description, uses only declared tags,
+// and answers its errors with the Problem schema.
+func TestSpec_OperationsAreComplete(t *testing.T) {
+	raw, err := os.ReadFile("../docs/swagger.json")
+	require.NoError(t, err)
+	var spec struct {
+		Tags  []struct{ Name string }
+		Paths map[string]map[string]struct {
+			OperationID string `json:"operationId"`
+			Summary     string
+			Description string
+			Tags        []string
+			Security    []map[string]any
+			Responses   map[string]struct {
+				Schema map[string]any
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(raw, &spec))
+	tags := map[string]bool{}
+	for _, tg := range spec.Tags {
+		tags[tg.Name] = true
+	}
+	ids := map[string]string{}
+	var problems []string
+	for path, ops := range spec.Paths {
+		for method, op := range ops {
+			where := method + " " + path
+			if op.OperationID == "" {
+				problems = append(problems, where+": no @ID")
+			} else if other, dup := ids[op.OperationID]; dup {
+				problems = append(problems, where+": @ID "+op.OperationID+" also used by "+other)
+			}
+			ids[op.OperationID] = where
+			if op.Summary == "" || op.Description == "" {
+				problems = append(problems, where+": needs @Summary and @Description")
+			}
+			for _, tg := range op.Tags {
+				if !tags[tg] {
+					problems = append(problems, where+": tag "+tg+" is not declared with @tag.name in api/server.go")
+				}
+			}
+			for code, res := range op.Responses {
+				if code >= "400" && fmt.Sprint(res.Schema["$ref"]) != "#/definitions/api.Problem" {
+					problems = append(problems, where+": response "+code+" must be {object} Problem")
+				}
+			}
+		}
+	}
+	sort.Strings(problems)
+	require.Empty(t, problems, "fix the swag annotations, then run make docs")
+}

@@ -55,6 +55,8 @@ func currentUser(c echo.Context) auth.User {
 // me godoc
 //
 //	@Summary	The caller
+//	@ID		getMe
+//	@Description	The user the bearer token belongs to, with the role.
 //	@Tags		auth
 //	@Produce	json
 //	@Security	BearerAuth
@@ -75,6 +77,8 @@ type CreateUserRequest struct {
 // createUser godoc
 //
 //	@Summary	Create a user (admin)
+//	@ID		createUser
+//	@Description	Creates a user with a display name and a role (admin, manager, planner, viewer). Writes user.created.
 //	@Tags		auth
 //	@Accept		json
 //	@Produce	json
@@ -107,6 +111,7 @@ type IssueTokenRequest struct {
 // issueToken godoc
 //
 //	@Summary		Issue an API token for a user (admin)
+//	@ID			issueToken
 //	@Description	The token is shown in this response only; tsekh stores its hash.
 //	@Tags			auth
 //	@Accept			json

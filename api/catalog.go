@@ -9,6 +9,8 @@ import (
 // listProducts godoc
 //
 //	@Summary	Products with their parts specification
+//	@ID		listProducts
+//	@Description	Products in id order, each with its default route and parts specification.
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
@@ -33,6 +35,8 @@ func (s *server) listProducts(c echo.Context) error {
 // getProduct godoc
 //
 //	@Summary	One product
+//	@ID		getProduct
+//	@Description	A product with its parts specification.
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth

@@ -13,6 +13,7 @@ import (
 // listEvents godoc
 //
 //	@Summary		The journal of events, newest first
+//	@ID			listEvents
 //	@Description	Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it.
 //	@Tags			events
 //	@Produce		json
@@ -70,6 +71,8 @@ func (s *server) listEvents(c echo.Context) error {
 // getEvent godoc
 //
 //	@Summary	One event with every subscriber's delivery
+//	@ID		getEvent
+//	@Description	The event with its status, processed_at and each subscriber's delivery: status, attempts, last error, next attempt, processed at, and the event it waits for when held.
 //	@Tags		events
 //	@Produce	json
 //	@Security	BearerAuth
@@ -99,6 +102,7 @@ type RetryResult struct {
 // retryEvent godoc
 //
 //	@Summary		Re-queue an event's failed deliveries (admin)
+//	@ID			retryEvent
 //	@Description	The deliveries are attempted again at the dispatcher's next pass, with a fresh count of attempts.
 //	@Tags			events
 //	@Produce		json
@@ -126,6 +130,8 @@ func (s *server) retryEvent(c echo.Context) error {
 // listEventTypes godoc
 //
 //	@Summary	The catalogue of event types, their owners and payload schemas
+//	@ID		listEventTypes
+//	@Description	Every event type with the module that writes it, the table of its objects and the JSON Schema of its payload.
 //	@Tags		events
 //	@Produce	json
 //	@Security	BearerAuth
@@ -139,6 +145,8 @@ func (s *server) listEventTypes(c echo.Context) error {
 // listSubscribers godoc
 //
 //	@Summary	Subscribers with their lag and failures
+//	@ID		listSubscribers
+//	@Description	Every registered subscriber with the event types it receives, its pending deliveries, retries, held and failed deliveries, and its lag.
 //	@Tags		events
 //	@Produce	json
 //	@Security	BearerAuth

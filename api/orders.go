@@ -50,6 +50,7 @@ func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
 // createOrder godoc
 //
 //	@Summary		Create a manual order (manager)
+//	@ID			createOrder
 //	@Description	Stores the order, its items and its order.received event in one transaction.
 //	@Tags			sales
 //	@Accept			json
@@ -84,6 +85,8 @@ var orderStatuses = []string{sales.StatusReceived, sales.StatusInProduction, sal
 // listOrders godoc
 //
 //	@Summary	Sales orders, newest first
+//	@ID		listOrders
+//	@Description	Orders with their items and states, newest first; the ETA once production is planned.
 //	@Tags		sales
 //	@Produce	json
 //	@Security	BearerAuth
@@ -117,6 +120,8 @@ func (s *server) listOrders(c echo.Context) error {
 // getOrder godoc
 //
 //	@Summary	One sales order with its items and their states
+//	@ID		getOrder
+//	@Description	The order with its items and their states, and its ETA once production is planned.
 //	@Tags		sales
 //	@Produce	json
 //	@Security	BearerAuth

@@ -9,6 +9,7 @@ import (
 // listBacklog godoc
 //
 //	@Summary		Sales-order items waiting for production
+//	@ID			listBacklog
 //	@Description	The plan module's own view, fed by order events; oldest first.
 //	@Tags			plan
 //	@Produce		json
