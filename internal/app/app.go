@@ -21,6 +21,7 @@ import (
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/config"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/relay"
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
@@ -40,6 +41,7 @@ type App struct {
 	Plan    *plan.Service
 
 	runner *events.Runner
+	relay  *relay.Relay
 }
 
 // Open connects to the configured database, applies the migrations and
@@ -76,6 +78,15 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 	a.Registry.AddTypes(sales.EventTypes()...)
 	for _, s := range a.Plan.Subscribers() {
 		a.Registry.MustSubscribe(s)
+	}
+	// The NATS relay subscribes to every type declared above: keep it last.
+	if cfg.NATSURL != "" {
+		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log})
+		types := make([]string, 0, len(a.Registry.Types()))
+		for _, t := range a.Registry.Types() {
+			types = append(types, t.Type)
+		}
+		a.Registry.MustSubscribe(a.relay.Subscriber(types))
 	}
 
 	a.Journal = events.NewJournal(db, a.Registry)
@@ -163,4 +174,9 @@ func (a *App) Bootstrap(ctx context.Context) (newToken string, err error) {
 }
 
 // Close releases the database.
-func (a *App) Close() error { return database.Close(a.DB) }
+func (a *App) Close() error {
+	if a.relay != nil {
+		a.relay.Close()
+	}
+	return database.Close(a.DB)
+}

@@ -1,0 +1,157 @@
+package relay_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
+	"github.com/tsekh/tsekh/internal/relay"
+)
+
+// natsURL is the NATS server of the tests (`nats-server -js`, started by .ci/run).
+func natsURL() string {
+	if u := os.Getenv("TEST_NATS_URL"); u != "" {
+		return u
+	}
+	return "nats://127.0.0.1:4222"
+}
+
+// testStream returns a relay on a stream and subjects of its own, removed
+// when the test ends, and a JetStream handle to read them.
+func testStream(t *testing.T) (*relay.Relay, jetstream.JetStream, string) {
+	t.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	suffix := hex.EncodeToString(b)
+	stream := "TSEKH_EVENTS_T" + strings.ToUpper(suffix)
+	r := relay.New(relay.Options{URL: natsURL(), Stream: stream, SubjectPrefix: "tsekh_t" + suffix + ".events", Duplicates: time.Hour})
+	t.Cleanup(r.Close)
+	nc, err := nats.Connect(natsURL())
+	require.NoError(t, err, "the NATS server (nats-server -js) must run at %s", natsURL())
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = js.DeleteStream(context.Background(), stream) })
+	return r, js, stream
+}
+
+func TestRelay_PublishesCloudEventsOnce(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		r, js, stream := testStream(t)
+		reg := events.NewRegistry()
+		reg.AddTypes(
+			events.Type{Type: "order.received", Owner: "sales", AggregateType: "sales_orders"},
+			events.Type{Type: "prod_order.launched", Owner: "plan", AggregateType: "plan_prod_orders"},
+		)
+		reg.MustSubscribe(r.Subscriber([]string{"order.received", "prod_order.launched"}))
+		disp := events.NewDispatcher(db, reg, events.DispatcherOptions{Timeout: 10 * time.Second})
+
+		var ids []int64
+		require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
+			actx := events.WithActor(ctx, events.Actor{ID: 1, Name: "Администратор"})
+			id, err := events.Add(actx, tx, events.New{Type: "order.received", AggregateType: "sales_orders", AggregateID: 22,
+				Payload: map[string]any{"order_id": 22, "lines": 1, "source": "shop"}})
+			ids = append(ids, id)
+			if err != nil {
+				return err
+			}
+			id, err = events.Add(ctx, tx, events.New{Type: "prod_order.launched", AggregateType: "plan_prod_orders", AggregateID: 5,
+				Payload: map[string]any{"prod_order_id": 5, "items": []int64{1}}})
+			ids = append(ids, id)
+			return err
+		}))
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			st, err := disp.RunOnce(ctx)
+			require.NoError(t, err)
+			if st.Events == 0 && !st.Lagging {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "the dispatcher did not settle")
+		}
+
+		s, err := js.Stream(ctx, stream)
+		require.NoError(t, err)
+		info, err := s.Info(ctx)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, info.State.Msgs)
+
+		// Different objects are dispatched in parallel, in no set order.
+		byID := map[string]*jetstream.RawStreamMsg{}
+		for seq := uint64(1); seq <= 2; seq++ {
+			m, err := s.GetMsg(ctx, seq)
+			require.NoError(t, err)
+			byID[m.Header.Get("Nats-Msg-Id")] = m
+		}
+		raw := byID[strconv.FormatInt(ids[0], 10)]
+		require.NotNil(t, raw, "message id = event id")
+		require.Equal(t, r.Subject("order.received"), raw.Subject)
+		require.Equal(t, strconv.FormatInt(ids[0], 10), raw.Header.Get("Nats-Msg-Id"))
+		var ce map[string]any
+		require.NoError(t, json.Unmarshal(raw.Data, &ce))
+		require.Equal(t, "1.0", ce["specversion"])
+		require.Equal(t, strconv.FormatInt(ids[0], 10), ce["id"])
+		require.Equal(t, "tsekh", ce["source"])
+		require.Equal(t, "order.received", ce["type"])
+		require.Equal(t, "sales_orders/22", ce["subject"])
+		require.Equal(t, "application/json", ce["datacontenttype"])
+		require.Equal(t, "Администратор", ce["tsekhactor"])
+		require.Equal(t, map[string]any{"order_id": 22.0, "lines": 1.0, "source": "shop"}, ce["data"])
+		created, err := time.Parse(time.RFC3339Nano, ce["time"].(string))
+		require.NoError(t, err)
+		require.WithinDuration(t, time.Now(), created, time.Minute)
+
+		raw = byID[strconv.FormatInt(ids[1], 10)]
+		require.NotNil(t, raw)
+		require.Equal(t, r.Subject("prod_order.launched"), raw.Subject)
+		ce = nil
+		require.NoError(t, json.Unmarshal(raw.Data, &ce))
+		require.Equal(t, "plan_prod_orders/5", ce["subject"])
+		require.NotContains(t, ce, "tsekhactor", "the system has no actor")
+
+		// At least once means the same event may be delivered again (a crash
+		// between publishing and recording): JetStream drops the repeat.
+		evs := []events.Event{{ID: ids[0], Type: "order.received", AggregateType: "sales_orders", AggregateID: 22,
+			Payload: json.RawMessage(`{"order_id":22}`), CreatedAt: created}}
+		dup, err := r.Publish(ctx, evs[0])
+		require.NoError(t, err)
+		require.True(t, dup)
+		sub := r.Subscriber([]string{"order.received"})
+		require.NoError(t, sub.Handle(ctx, evs[0]))
+		info, err = s.Info(ctx)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, info.State.Msgs, "a redelivered event is not published twice")
+	})
+}
+
+func TestRelay_UnreachableServerFailsTheDelivery(t *testing.T) {
+	t.Parallel()
+	r := relay.New(relay.Options{URL: "nats://127.0.0.1:1"})
+	t.Cleanup(r.Close)
+	_, err := r.Publish(context.Background(), events.Event{ID: 1, Type: "order.received", AggregateType: "sales_orders", AggregateID: 1})
+	require.Error(t, err, "an error makes the dispatcher retry the delivery later")
+}
+
+func TestCloudEvent_Envelope(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 13, 17, 20, 4, 0, time.UTC)
+	b, err := relay.CloudEvent(events.Event{ID: 132, Type: "order.received", AggregateType: "sales_orders", AggregateID: 22,
+		Payload: json.RawMessage(`{"lines":1}`), Actor: &events.Actor{ID: 1, Name: "Администратор"}, CreatedAt: at}, "tsekh")
+	require.NoError(t, err)
+	require.JSONEq(t, `{"specversion":"1.0","id":"132","source":"tsekh","type":"order.received","subject":"sales_orders/22",
+"time":"2026-11-13T17:20:04Z","datacontenttype":"application/json","data":{"lines":1},"tsekhactor":"Администратор","tsekhactorid":1}`, string(b))
+}
