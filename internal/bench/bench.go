@@ -1,0 +1,283 @@
+// Package bench measures what tsekh's outbox costs and how fast it goes, on
+// the PostgreSQL server it is pointed at: the cost of the event in an order's
+// write, the dispatcher's throughput and memory on a backlog, the delay from
+// commit to subscriber, and the journal's deep pages. It works in a schema of
+// its own (bench_<random>), created, migrated and dropped for the run, so it
+// never touches real data. `tsekh bench` is its command line.
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// Options are the sizes of a run; zero values take the defaults, which are
+// the sizes the targets are stated for.
+type Options struct {
+	DatabaseURL   string // PostgreSQL; required
+	Events        int    // dispatch backlog (100,000 events, 2 subscribers: 200,000 deliveries)
+	Journal       int    // journal size for the deep page and the claim plan (1,000,000)
+	LatencyEvents int    // events written one by one for the latency (1,000)
+	LatencyPace   time.Duration
+	Writes        int  // orders per round and variant for the write overhead (500)
+	Rounds        int  // rounds of the write overhead; the median is reported (5)
+	Keep          bool // keep the schema after the run
+	Progress      io.Writer
+	Logger        *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.Events <= 0 {
+		o.Events = 100_000
+	}
+	if o.Journal <= 0 {
+		o.Journal = 1_000_000
+	}
+	if o.LatencyEvents <= 0 {
+		o.LatencyEvents = 1000
+	}
+	if o.LatencyPace <= 0 {
+		o.LatencyPace = 5 * time.Millisecond
+	}
+	if o.Writes <= 0 {
+		o.Writes = 500
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 5
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Result is what a run measured. The figures the targets name come first.
+type Result struct {
+	WriteOverheadRatio float64 `json:"write_overhead_ratio"`
+	DispatchPerS       float64 `json:"dispatch_per_s"`
+	LatencyP50Ms       float64 `json:"latency_p50_ms"`
+	LatencyP99Ms       float64 `json:"latency_p99_ms"`
+	JournalPageMs      float64 `json:"journal_page_ms"`
+	DispatchHeapPeakMB float64 `json:"dispatch_heap_peak_mb"`
+
+	Write    WriteResult    `json:"write"`
+	Dispatch DispatchResult `json:"dispatch"`
+	Latency  LatencyResult  `json:"latency"`
+	JournalR JournalResult  `json:"journal"`
+	Claim    ClaimResult    `json:"claim"`
+	Machine  Machine        `json:"machine"`
+	Schema   string         `json:"schema"`
+	Seconds  float64        `json:"seconds"`
+}
+
+// Machine describes where the figures come from.
+type Machine struct {
+	CPUs       int    `json:"cpus"`
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	Go         string `json:"go"`
+	Postgres   string `json:"postgres"`
+	SyncCommit string `json:"synchronous_commit"`
+}
+
+// Run creates a fresh schema, runs every measurement in it and drops it
+// (unless Keep). It refuses anything but PostgreSQL.
+func Run(ctx context.Context, opt Options) (Result, error) {
+	opt.defaults()
+	var res Result
+	if opt.DatabaseURL == "" {
+		return res, errors.New("tsekh bench needs PostgreSQL: set DATABASE_URL to a postgres:// URL " +
+			"(it works in a schema of its own, created and dropped for the run); the embedded SQLite is not benchmarked")
+	}
+	start := time.Now()
+	p := newProgress(opt.Progress)
+	defer p.stop()
+
+	schema := "bench_" + randomHex(6)
+	res.Schema = schema
+	admin, err := database.Open(ctx, database.Options{PostgresURL: opt.DatabaseURL, MaxConns: 1})
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = database.Close(admin) }()
+	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
+		return res, fmt.Errorf("create schema %s: %w", schema, err)
+	}
+	if !opt.Keep {
+		defer func() {
+			p.set("dropping schema "+schema, 0, 0)
+			if err := admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error; err != nil {
+				opt.Logger.Warn("drop bench schema", "schema", schema, "err", err)
+			}
+		}()
+	}
+	url, err := withSearchPath(opt.DatabaseURL, schema)
+	if err != nil {
+		return res, err
+	}
+	db, err := database.Open(ctx, database.Options{PostgresURL: url})
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = database.Close(db) }()
+	p.set("migrating "+schema, 0, 0)
+	if _, err := database.Migrate(ctx, db); err != nil {
+		return res, err
+	}
+	res.Machine, err = machine(ctx, db)
+	if err != nil {
+		return res, err
+	}
+
+	r := &runner{opt: opt, db: db, url: url, p: p}
+	steps := []struct {
+		name string
+		fn   func(context.Context, *Result) error
+	}{
+		{"write overhead", r.writeOverhead},
+		{"dispatch", r.dispatch},
+		{"latency", r.latency},
+		{"journal", r.journal},
+	}
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if err := r.reset(ctx); err != nil {
+			return res, err
+		}
+		if err := s.fn(ctx, &res); err != nil {
+			return res, fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	res.Seconds = round(time.Since(start).Seconds(), 1)
+	return res, nil
+}
+
+// runner carries what every measurement needs.
+type runner struct {
+	opt Options
+	db  *gorm.DB
+	url string // the bench schema's URL (for LISTEN)
+	p   *progress
+}
+
+// reset empties the journal between measurements, so that each starts from
+// a journal of its own size.
+func (r *runner) reset(ctx context.Context) error {
+	return r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("TRUNCATE events_deliveries, events_batches, events CASCADE").Error; err != nil {
+			return err
+		}
+		return tx.Exec("UPDATE events_partitions SET position = 0, owner = NULL, lease_until = NULL").Error
+	})
+}
+
+func machine(ctx context.Context, db *gorm.DB) (Machine, error) {
+	m := Machine{CPUs: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Go: runtime.Version()}
+	err := db.WithContext(ctx).Raw("SELECT current_setting('server_version')").Scan(&m.Postgres).Error
+	if err != nil {
+		return m, err
+	}
+	err = db.WithContext(ctx).Raw("SELECT current_setting('synchronous_commit')").Scan(&m.SyncCommit).Error
+	return m, err
+}
+
+func withSearchPath(rawURL, schema string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("bad DATABASE_URL: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// median returns the median of xs (which it sorts).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// percentile returns the p-th percentile (0..100) of sorted durations, in ms.
+func percentile(sorted []time.Duration, p int) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := len(sorted) * p / 100
+	if i >= len(sorted) {
+		i = len(sorted) - 1
+	}
+	return ms(sorted[i])
+}
+
+func ms(d time.Duration) float64 { return round(float64(d.Nanoseconds())/1e6, 3) }
+
+func round(x float64, digits int) float64 {
+	f := 1.0
+	for range digits {
+		f *= 10
+	}
+	if x < 0 {
+		return -float64(int64(-x*f+0.5)) / f
+	}
+	return float64(int64(x*f+0.5)) / f
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// Summary is a short human reading of a result.
+func Summary(r Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tsekh bench (%d CPUs, PostgreSQL %s, synchronous_commit=%s, %s) in %.0fs\n",
+		r.Machine.CPUs, r.Machine.Postgres, r.Machine.SyncCommit, r.Machine.Go, r.Seconds)
+	fmt.Fprintf(&b, "  write overhead    %.3f  (%.3f ms per order with its event, %.3f ms without; median of %d rounds of %d)\n",
+		r.WriteOverheadRatio, r.Write.WithMs, r.Write.WithoutMs, r.Write.Rounds, r.Write.Orders)
+	fmt.Fprintf(&b, "  dispatch          %.0f events/s  (%d events, %d deliveries in %.2fs; %.0f deliveries/s)\n",
+		r.DispatchPerS, r.Dispatch.Events, r.Dispatch.Deliveries, r.Dispatch.Seconds, r.Dispatch.DeliveriesPS)
+	fmt.Fprintf(&b, "  dispatcher heap   %.1f MB peak at %d events, %.1f MB at a tenth\n",
+		r.Dispatch.HeapPeakMB, r.Dispatch.Events, r.Dispatch.HeapPeakMBTen)
+	fmt.Fprintf(&b, "  latency           p50 %.2f ms, p99 %.2f ms  (%d events, one every %.0f ms)\n",
+		r.LatencyP50Ms, r.LatencyP99Ms, r.Latency.Events, r.Latency.PaceMs)
+	fmt.Fprintf(&b, "  journal page      %.2f ms  (median; type filter, cursor 90%% deep in %d events; first page %.2f ms)\n",
+		r.JournalPageMs, r.JournalR.Events, r.JournalR.FirstMs)
+	fmt.Fprintf(&b, "  batch read        %.3f ms with 0 processed events, %.3f ms with %d\n",
+		r.Claim.EmptyMs, r.Claim.FullMs, r.JournalR.Events)
+	if r.Claim.Plan != "" {
+		for _, l := range strings.Split(r.Claim.Plan, "\n") {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+	}
+	return b.String()
+}

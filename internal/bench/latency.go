@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/events"
+)
+
+// LatencyResult is the delay from an event's write to its subscriber.
+type LatencyResult struct {
+	Events int     `json:"events"`
+	PaceMs float64 `json:"pace_ms"`
+	P50Ms  float64 `json:"p50_ms"`
+	P90Ms  float64 `json:"p90_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	MaxMs  float64 `json:"max_ms"`
+	// Measured from the start of the writing transaction (as the peers
+	// measure theirs) to the call of the local subscriber, the later of the
+	// two in a pass.
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// latency writes events one by one at a steady pace, each in its own
+// transaction, with the real Runner (woken by LISTEN/NOTIFY) dispatching
+// them, and records how long each took to reach the local subscriber.
+func (r *runner) latency(ctx context.Context, res *Result) error {
+	n := r.opt.LatencyEvents
+	var mu sync.Mutex
+	lats := make([]time.Duration, 0, n)
+	got := make(chan struct{}, n)
+	reg := benchRegistry(func(sub string, ev events.Event) {
+		if sub != "bench.local" {
+			return
+		}
+		var p struct {
+			At int64 `json:"at"`
+		}
+		if err := json.Unmarshal(ev.Payload, &p); err != nil || p.At == 0 {
+			return
+		}
+		mu.Lock()
+		lats = append(lats, time.Since(time.Unix(0, p.At)))
+		mu.Unlock()
+		select {
+		case got <- struct{}{}:
+		default:
+		}
+	})
+	d := events.NewDispatcher(r.db, reg, events.DispatcherOptions{Logger: r.opt.Logger})
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	runner := events.NewRunner(d, events.RunnerOptions{Interval: time.Minute, ListenURL: r.url})
+	if err := runner.Start(runCtx); err != nil {
+		return err
+	}
+	defer runner.Wait()
+	defer stop()
+	time.Sleep(300 * time.Millisecond) // let the listener connect
+
+	r.p.set("latency: events written one by one", 0, int64(n))
+	tick := time.NewTicker(r.opt.LatencyPace)
+	defer tick.Stop()
+	for i := range n {
+		at := time.Now().UnixNano()
+		err := r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			_, err := events.Add(ctx, tx, events.New{Type: benchType, AggregateType: benchAggType, AggregateID: int64(i + 1),
+				Payload: map[string]any{"n": i, "at": at}})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		r.p.add(1)
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	deadline := time.After(30 * time.Second)
+	for {
+		mu.Lock()
+		k := len(lats)
+		mu.Unlock()
+		if k >= n {
+			break
+		}
+		select {
+		case <-got:
+		case <-deadline:
+			return fmt.Errorf("%d of %d events reached the subscriber in 30s", k, n)
+		}
+	}
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(lats)
+	out := LatencyResult{Events: n, PaceMs: ms(r.opt.LatencyPace),
+		P50Ms: percentile(lats, 50), P90Ms: percentile(lats, 90), P99Ms: percentile(lats, 99), MaxMs: ms(lats[len(lats)-1]),
+		From: "start of the writing transaction", To: "the local subscriber's call"}
+	res.Latency = out
+	res.LatencyP50Ms, res.LatencyP99Ms = out.P50Ms, out.P99Ms
+	return nil
+}
