@@ -4,6 +4,8 @@
 //	tsekh migrate                 apply the database migrations
 //	tsekh seed --demo             load the demo catalog
 //	tsekh dispatch --once         one dispatcher pass, for an external cron
+//	tsekh import crm FILE.json    import CRM orders from a file
+//	tsekh bench                   measure the outbox on PostgreSQL (see README.md)
 //
 // Settings come from the environment; see README.md.
 package main
@@ -54,6 +56,8 @@ Usage:
   tsekh migrate                 apply the database migrations and exit
   tsekh seed --demo             load the demo catalog (work centres, routes, products)
   tsekh dispatch --once         run one dispatcher pass and exit (for an external cron)
+  tsekh import crm FILE.json    import CRM orders from a file, once per crm_order_id
+  tsekh bench [flags]           measure the outbox on the PostgreSQL at DATABASE_URL
 
 Settings come from the environment (DATABASE_URL, HTTP_ADDR, DISPATCH_INTERVAL, ...);
 see README.md. "tsekh COMMAND --help" describes a command.
@@ -78,6 +82,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return seed(ctx, rest, getenv, stdout, stderr)
 	case "dispatch":
 		return dispatch(ctx, rest, getenv, stdout, stderr)
+	case "import":
+		return importCmd(ctx, rest, getenv, stdout, stderr)
+	case "bench":
+		return runBench(ctx, rest, getenv, stdout, stderr)
 	default:
 		_, _ = fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
