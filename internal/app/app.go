@@ -76,7 +76,9 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 	a.Registry.AddTypes(auth.EventTypes()...)
 	a.Registry.AddTypes(catalog.EventTypes()...)
 	a.Registry.AddTypes(sales.EventTypes()...)
-	for _, s := range a.Plan.Subscribers() {
+	a.Registry.AddTypes(plan.EventTypes()...)
+	// plan.backlog-cancel waits for sales to declare order.cancelled.
+	for _, s := range a.Plan.Subscribers(a.Registry.HasType) {
 		a.Registry.MustSubscribe(s)
 	}
 	// The NATS relay subscribes to every type declared above: keep it last.

@@ -5,6 +5,7 @@ package plan
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -30,19 +31,59 @@ type BacklogItem struct {
 func (BacklogItem) TableName() string { return "plan_backlog" }
 
 // Service manages planning.
-type Service struct{ db *gorm.DB }
+type Service struct {
+	db    *gorm.DB
+	today func() time.Time // nil: the database clock's date
+}
 
 // NewService returns the plan service over db.
 func NewService(db *gorm.DB) *Service { return &Service{db: db} }
 
-// Subscribers are the plan module's subscribers to other modules' events.
-func (s *Service) Subscribers() []events.Subscriber {
-	return []events.Subscriber{{
+// SetToday makes the service plan from the day f returns instead of the
+// database clock's date; for tests. Call it before the service is used.
+func (s *Service) SetToday(f func() time.Time) { s.today = f }
+
+// Today returns the day planning starts from: the database clock's date (UTC).
+func (s *Service) Today(ctx context.Context) (time.Time, error) {
+	return s.todayIn(ctx, s.db)
+}
+
+func (s *Service) todayIn(ctx context.Context, db *gorm.DB) (time.Time, error) {
+	if s.today != nil {
+		return midnight(s.today()), nil
+	}
+	q := "SELECT date('now')"
+	if database.DialectOf(db) == database.Postgres {
+		q = "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
+	}
+	var d string
+	if err := db.WithContext(ctx).Raw(q).Scan(&d).Error; err != nil {
+		return time.Time{}, err
+	}
+	return time.Parse(database.DateLayout, d)
+}
+
+// Subscribers are the plan module's subscribers to other modules' events,
+// those whose event types are declared (declared tells; nil: all).
+func (s *Service) Subscribers(declared func(eventType string) bool) []events.Subscriber {
+	all := []events.Subscriber{{
 		Name:        "plan.backlog",
 		Types:       []string{"order.received"},
 		Description: "Adds the items of every received sales order to the planning backlog.",
 		HandleTx:    s.addToBacklog,
+	}, {
+		Name:        "plan.backlog-cancel",
+		Types:       []string{"order.cancelled"},
+		Description: "Takes the items of a cancelled sales order out of the planning backlog, for good.",
+		HandleTx:    s.dropFromBacklog,
 	}}
+	var out []events.Subscriber
+	for _, sub := range all {
+		if declared == nil || !slices.ContainsFunc(sub.Types, func(t string) bool { return !declared(t) }) {
+			out = append(out, sub)
+		}
+	}
+	return out
 }
 
 // orderReceived is the part of the order.received payload the plan reads.

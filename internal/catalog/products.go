@@ -1,0 +1,188 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// Limits of a product.
+const (
+	MaxSKULen    = 64
+	MaxPartLines = 200
+	MaxPartQty   = 1000
+	MaxDimension = 10000 // millimetres
+)
+
+// ProductInput is the content of a product, for creating or replacing one.
+type ProductInput struct {
+	SKU     string
+	Name    string
+	Kind    string
+	RouteID int64
+	Parts   []PartInput
+}
+
+// PartInput is one line of a ProductInput's parts specification.
+type PartInput struct {
+	Name        string
+	Material    string
+	LengthMM    int
+	WidthMM     int
+	ThicknessMM int
+	Edging      string
+	Qty         int
+}
+
+func (in *ProductInput) validate(ctx context.Context, tx *gorm.DB) error {
+	var fields []apperr.FieldError
+	in.SKU, in.Name = strings.TrimSpace(in.SKU), strings.TrimSpace(in.Name)
+	switch {
+	case in.SKU == "":
+		fields = append(fields, apperr.Field("sku", "is required"))
+	case len(in.SKU) > MaxSKULen:
+		fields = append(fields, apperr.Field("sku", "must be at most %d characters", MaxSKULen))
+	}
+	fields = append(fields, checkName("name", in.Name)...)
+	if !validKind(in.Kind) {
+		fields = append(fields, apperr.Field("kind", "must be %s", strings.Join(Kinds, " or ")))
+	}
+	var r Route
+	switch err := tx.WithContext(ctx).First(&r, in.RouteID).Error; {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		fields = append(fields, apperr.Field("route_id", "no route has the id %d", in.RouteID))
+	case err != nil:
+		return err
+	case validKind(in.Kind) && r.Kind != in.Kind:
+		fields = append(fields, apperr.Field("route_id", "route %q is for %s products, not %s", r.Name, r.Kind, in.Kind))
+	}
+	switch {
+	case len(in.Parts) == 0:
+		fields = append(fields, apperr.Field("parts", "must list at least one part"))
+	case len(in.Parts) > MaxPartLines:
+		fields = append(fields, apperr.Field("parts", "must list at most %d parts", MaxPartLines))
+	}
+	for i := range in.Parts {
+		p := &in.Parts[i]
+		at := func(f string) string { return fmt.Sprintf("parts[%d].%s", i, f) }
+		p.Name, p.Material, p.Edging = strings.TrimSpace(p.Name), strings.TrimSpace(p.Material), strings.TrimSpace(p.Edging)
+		fields = append(fields, checkName(at("name"), p.Name)...)
+		fields = append(fields, checkName(at("material"), p.Material)...)
+		if len(p.Edging) > MaxNameLen {
+			fields = append(fields, apperr.Field(at("edging"), "must be at most %d characters", MaxNameLen))
+		}
+		for f, v := range map[string]int{"length_mm": p.LengthMM, "width_mm": p.WidthMM, "thickness_mm": p.ThicknessMM} {
+			if v < 1 || v > MaxDimension {
+				fields = append(fields, apperr.Field(at(f), "must be a whole number of millimetres from 1 to %d", MaxDimension))
+			}
+		}
+		if p.Qty < 1 || p.Qty > MaxPartQty {
+			fields = append(fields, apperr.Field(at("qty"), "must be a whole number from 1 to %d", MaxPartQty))
+		}
+	}
+	if len(fields) > 0 {
+		return apperr.Invalid("the product is not valid", fields...)
+	}
+	return nil
+}
+
+func (in ProductInput) parts(productID int64) []Part {
+	out := make([]Part, len(in.Parts))
+	for i, p := range in.Parts {
+		out[i] = Part{ProductID: productID, Seq: i + 1, Name: p.Name, Material: p.Material, LengthMM: p.LengthMM,
+			WidthMM: p.WidthMM, ThicknessMM: p.ThicknessMM, Edging: p.Edging, Qty: p.Qty}
+	}
+	return out
+}
+
+// CreateProduct validates and stores a product with its parts specification
+// and its product.created event. It returns EINVALID for bad input (an
+// unknown route, or a route of another kind, included) and ECONFLICT when the
+// SKU is taken.
+func (s *Service) CreateProduct(ctx context.Context, in ProductInput) (Product, error) {
+	var p Product
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := in.validate(ctx, tx); err != nil {
+			return err
+		}
+		p = Product{SKU: in.SKU, Name: in.Name, Kind: in.Kind, RouteID: in.RouteID}
+		if err := tx.Omit("ID", "Parts").Create(&p).Error; err != nil {
+			return skuTaken(err, in.SKU)
+		}
+		p.Parts = in.parts(p.ID)
+		if err := tx.Create(&p.Parts).Error; err != nil {
+			return err
+		}
+		return add(ctx, tx, EventProductCreated, "catalog_products", p.ID, productPayload(p))
+	})
+	return p, err
+}
+
+// UpdateProduct replaces the product's content and parts and writes
+// product.updated. It returns ENOTFOUND, EINVALID, or ECONFLICT when the SKU
+// is another product's. Items launched already keep the parts they were
+// exploded into; items still waiting are exploded with the new parts.
+func (s *Service) UpdateProduct(ctx context.Context, id int64, in ProductInput) (Product, error) {
+	var p Product
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.First(&p, id).Error; errors.Is(err, gorm.ErrRecordNotFound) {
+			return apperr.NotFound("product %d does not exist", id)
+		} else if err != nil {
+			return err
+		}
+		if err := in.validate(ctx, tx); err != nil {
+			return err
+		}
+		p.SKU, p.Name, p.Kind, p.RouteID = in.SKU, in.Name, in.Kind, in.RouteID
+		if err := tx.Omit("Parts").Save(&p).Error; err != nil {
+			return skuTaken(err, in.SKU)
+		}
+		if err := tx.Where("product_id = ?", id).Delete(&Part{}).Error; err != nil {
+			return err
+		}
+		p.Parts = in.parts(p.ID)
+		if err := tx.Create(&p.Parts).Error; err != nil {
+			return err
+		}
+		return add(ctx, tx, EventProductUpdated, "catalog_products", p.ID, productPayload(p))
+	})
+	return p, err
+}
+
+func productPayload(p Product) map[string]any {
+	return map[string]any{"product_id": p.ID, "sku": p.SKU, "name": p.Name, "kind": p.Kind, "route_id": p.RouteID,
+		"parts": len(p.Parts), "parts_per_unit": p.PartsPerUnit()}
+}
+
+func skuTaken(err error, sku string) error {
+	if database.IsUniqueViolation(err) {
+		return apperr.Conflict("a product with the SKU %q exists already", sku)
+	}
+	return err
+}
+
+// ProductSpecs returns the products with the SKUs and their parts in order,
+// keyed by SKU, read through db (which may be the caller's transaction);
+// unknown SKUs are absent.
+func ProductSpecs(ctx context.Context, db *gorm.DB, skus []string) (map[string]Product, error) {
+	out := map[string]Product{}
+	if len(skus) == 0 {
+		return out, nil
+	}
+	var ps []Product
+	err := db.WithContext(ctx).Preload("Parts", func(db *gorm.DB) *gorm.DB { return db.Order("seq") }).
+		Where("sku IN ?", skus).Find(&ps).Error
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		out[p.SKU] = p
+	}
+	return out, nil
+}

@@ -1,0 +1,178 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/page"
+)
+
+// Limits of catalog input.
+const (
+	MaxNameLen        = 200
+	MaxCodeLen        = 32
+	MaxCapacityPerDay = 100000 // minutes: a work centre may be many machines or teams
+	MaxHolidays       = 1000
+)
+
+// WorkCenterInput is the content of a work centre, for creating or replacing one.
+type WorkCenterInput struct {
+	Code              string   `json:"code" example:"CUT"`
+	Name              string   `json:"name" example:"Раскрой"`
+	CapacityMinPerDay int      `json:"capacity_min_per_day" example:"960"`
+	Calendar          Calendar `json:"calendar"`
+}
+
+// Validate normalises the input and returns EINVALID naming every field at fault.
+func (in *WorkCenterInput) Validate() error {
+	var fields []apperr.FieldError
+	in.Code = strings.TrimSpace(in.Code)
+	in.Name = strings.TrimSpace(in.Name)
+	switch {
+	case in.Code == "":
+		fields = append(fields, apperr.Field("code", "is required"))
+	case len(in.Code) > MaxCodeLen:
+		fields = append(fields, apperr.Field("code", "must be at most %d characters", MaxCodeLen))
+	}
+	fields = append(fields, checkName("name", in.Name)...)
+	if in.CapacityMinPerDay < 1 || in.CapacityMinPerDay > MaxCapacityPerDay {
+		fields = append(fields, apperr.Field("capacity_min_per_day", "must be a whole number of minutes from 1 to %d", MaxCapacityPerDay))
+	}
+	if in.Calendar.Weekdays == nil {
+		in.Calendar.Weekdays = IntList{1, 2, 3, 4, 5}
+	}
+	if len(in.Calendar.Weekdays) == 0 {
+		fields = append(fields, apperr.Field("calendar.weekdays", "must list at least one working day"))
+	}
+	for i, d := range in.Calendar.Weekdays {
+		if d < 1 || d > 7 {
+			fields = append(fields, apperr.Field(fmt.Sprintf("calendar.weekdays[%d]", i), "must be an ISO weekday from 1 (Monday) to 7 (Sunday)"))
+		} else if slices.Contains(in.Calendar.Weekdays[:i], d) {
+			fields = append(fields, apperr.Field(fmt.Sprintf("calendar.weekdays[%d]", i), "repeats %d", d))
+		}
+	}
+	if in.Calendar.Holidays == nil {
+		in.Calendar.Holidays = StringList{}
+	}
+	if len(in.Calendar.Holidays) > MaxHolidays {
+		fields = append(fields, apperr.Field("calendar.holidays", "must list at most %d days", MaxHolidays))
+	}
+	for i, h := range in.Calendar.Holidays {
+		if _, err := time.Parse(database.DateLayout, h); err != nil {
+			fields = append(fields, apperr.Field(fmt.Sprintf("calendar.holidays[%d]", i), "must be a date of the form YYYY-MM-DD"))
+		}
+	}
+	if len(fields) > 0 {
+		return apperr.Invalid("the work centre is not valid", fields...)
+	}
+	slices.Sort(in.Calendar.Weekdays)
+	slices.Sort(in.Calendar.Holidays)
+	in.Calendar.Holidays = slices.Compact(in.Calendar.Holidays)
+	return nil
+}
+
+func checkName(field, name string) []apperr.FieldError {
+	switch {
+	case name == "":
+		return []apperr.FieldError{apperr.Field(field, "is required")}
+	case len(name) > MaxNameLen:
+		return []apperr.FieldError{apperr.Field(field, "must be at most %d characters", MaxNameLen)}
+	}
+	return nil
+}
+
+// WorkCenters returns a page of work centres in id order.
+func (s *Service) WorkCenters(ctx context.Context, pr page.Request) ([]WorkCenter, string, error) {
+	var wcs []WorkCenter
+	err := s.db.WithContext(ctx).Where("id > ?", pr.After).Order("id").Limit(pr.Limit + 1).Find(&wcs).Error
+	if err != nil {
+		return nil, "", err
+	}
+	wcs, next := page.Next(wcs, pr.Limit, func(w WorkCenter) int64 { return w.ID })
+	return wcs, next, nil
+}
+
+// WorkCenter returns the work centre with the id, or ENOTFOUND.
+func (s *Service) WorkCenter(ctx context.Context, id int64) (WorkCenter, error) {
+	var wc WorkCenter
+	err := s.db.WithContext(ctx).First(&wc, id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return wc, apperr.NotFound("work centre %d does not exist", id)
+	}
+	return wc, err
+}
+
+// AllWorkCenters returns every work centre keyed by id, read through db
+// (which may be the caller's transaction).
+func AllWorkCenters(ctx context.Context, db *gorm.DB) (map[int64]WorkCenter, error) {
+	var wcs []WorkCenter
+	if err := db.WithContext(ctx).Order("id").Find(&wcs).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[int64]WorkCenter, len(wcs))
+	for _, w := range wcs {
+		out[w.ID] = w
+	}
+	return out, nil
+}
+
+// CreateWorkCenter validates and stores a work centre with its
+// work_center.created event. It returns EINVALID for bad input and ECONFLICT
+// when the code is taken.
+func (s *Service) CreateWorkCenter(ctx context.Context, in WorkCenterInput) (WorkCenter, error) {
+	if err := in.Validate(); err != nil {
+		return WorkCenter{}, err
+	}
+	wc := WorkCenter{Code: in.Code, Name: in.Name, CapacityMinPerDay: in.CapacityMinPerDay, Calendar: in.Calendar}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Omit("ID").Create(&wc).Error; err != nil {
+			return codeTaken(err, in.Code)
+		}
+		return add(ctx, tx, EventWorkCenterCreated, "catalog_work_centers", wc.ID, workCenterPayload(wc))
+	})
+	return wc, err
+}
+
+// UpdateWorkCenter replaces the work centre's content and writes
+// work_center.updated. It returns ENOTFOUND, EINVALID, or ECONFLICT when the
+// code is another centre's. Production orders already launched keep their
+// planned slots; new launches plan with the new capacity and calendar.
+func (s *Service) UpdateWorkCenter(ctx context.Context, id int64, in WorkCenterInput) (WorkCenter, error) {
+	if err := in.Validate(); err != nil {
+		return WorkCenter{}, err
+	}
+	var wc WorkCenter
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.First(&wc, id).Error; errors.Is(err, gorm.ErrRecordNotFound) {
+			return apperr.NotFound("work centre %d does not exist", id)
+		} else if err != nil {
+			return err
+		}
+		wc.Code, wc.Name, wc.CapacityMinPerDay, wc.Calendar = in.Code, in.Name, in.CapacityMinPerDay, in.Calendar
+		if err := tx.Save(&wc).Error; err != nil {
+			return codeTaken(err, in.Code)
+		}
+		return add(ctx, tx, EventWorkCenterUpdated, "catalog_work_centers", wc.ID, workCenterPayload(wc))
+	})
+	return wc, err
+}
+
+func workCenterPayload(wc WorkCenter) map[string]any {
+	return map[string]any{"work_center_id": wc.ID, "code": wc.Code, "name": wc.Name,
+		"capacity_min_per_day": wc.CapacityMinPerDay, "weekdays": wc.Calendar.Weekdays, "holidays": wc.Calendar.Holidays}
+}
+
+func codeTaken(err error, code string) error {
+	if database.IsUniqueViolation(err) {
+		return apperr.Conflict("a work centre with the code %q exists already", code)
+	}
+	return err
+}

@@ -1,0 +1,208 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// OperationChange is the result of starting or completing an operation: the
+// operation and its production order as they are now.
+type OperationChange struct {
+	Operation Operation `json:"operation"`
+	ProdOrder ProdOrder `json:"prod_order"`
+}
+
+// StartOperation marks a pending operation of the production order in
+// progress. The order's first started operation moves the order from
+// launched to in_progress and writes prod_order.started. It returns
+// ENOTFOUND for an unknown order or operation, ECONFLICT when the operation
+// is not pending or the order is cancelled or done.
+//
+// The shop floor reports what happened: an operation may be started before
+// the operations planned ahead of it are reported done.
+func (s *Service) StartOperation(ctx context.Context, orderID, opID int64) (OperationChange, error) {
+	return s.changeOperation(ctx, orderID, opID, OpPending, OpInProgress)
+}
+
+// CompleteOperation marks an operation in progress done. The order's last
+// operation done moves the order to done and writes prod_order.completed. It
+// returns ENOTFOUND for an unknown order or operation, ECONFLICT when the
+// operation is not in progress.
+func (s *Service) CompleteOperation(ctx context.Context, orderID, opID int64) (OperationChange, error) {
+	return s.changeOperation(ctx, orderID, opID, OpInProgress, OpDone)
+}
+
+func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from, to string) (OperationChange, error) {
+	var out OperationChange
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		o, err := prodOrder(ctx, tx, orderID, true)
+		if err != nil {
+			return err
+		}
+		if o.Status == StatusCancelled || o.Status == StatusDone {
+			return apperr.Conflict("%s is %s: its operations cannot change", describe(o), o.Status)
+		}
+		var op Operation
+		err = tx.Where("id = ? AND prod_order_id = ?", opID, orderID).First(&op).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return apperr.NotFound("production order %d has no operation %d", orderID, opID)
+		} else if err != nil {
+			return err
+		}
+		if op.Status != from {
+			if to == OpInProgress {
+				return apperr.Conflict("operation %d is %s; only a pending operation can be started", opID, op.Status)
+			}
+			return apperr.Conflict("operation %d is %s; only an operation in progress can be completed", opID, op.Status)
+		}
+		now := gorm.Expr(database.Now(tx))
+		set := map[string]any{"status": to}
+		if to == OpInProgress {
+			set["started_at"] = now
+		} else {
+			set["completed_at"] = now
+		}
+		res := tx.Model(&Operation{}).Where("id = ? AND status = ?", opID, from).Updates(set)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return apperr.Conflict("operation %d changed at the same time; read it again", opID)
+		}
+		switch {
+		case to == OpInProgress && o.Status == StatusLaunched:
+			if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusInProgress, "started_at", EventProdOrderStarted); err != nil {
+				return err
+			}
+		case to == OpDone:
+			var left int64
+			if err := tx.Model(&Operation{}).Where("prod_order_id = ? AND status <> ?", orderID, OpDone).Count(&left).Error; err != nil {
+				return err
+			}
+			if left == 0 {
+				if err := s.moveOrder(ctx, tx, o, StatusInProgress, StatusDone, "completed_at", EventProdOrderCompleted); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.First(&out.Operation, opID).Error; err != nil {
+			return err
+		}
+		out.ProdOrder, err = prodOrder(ctx, tx, orderID, false)
+		return err
+	})
+	return out, err
+}
+
+// moveOrder changes the order's state and writes its event, in tx.
+func (s *Service) moveOrder(ctx context.Context, tx *gorm.DB, o ProdOrder, from, to, stamp, eventType string) error {
+	res := tx.Model(&ProdOrder{}).Where("id = ? AND status = ?", o.ID, from).
+		Updates(map[string]any{"status": to, stamp: gorm.Expr(database.Now(tx))})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return apperr.Conflict("%s changed at the same time; read it again", describe(o))
+	}
+	_, err := events.Add(ctx, tx, events.New{Type: eventType, AggregateType: AggregateType, AggregateID: o.ID,
+		Payload: map[string]any{"prod_order_id": o.ID, "items": o.ItemIDs()}})
+	return err
+}
+
+// CancelProdOrder cancels a production order on which no operation has
+// started: its items are released and go back to the planning backlog
+// (unless their sales order was cancelled meanwhile), its operations no
+// longer load the work centres, and prod_order.cancelled is written. It
+// returns ENOTFOUND, or ECONFLICT when work has started or the order is
+// cancelled already.
+func (s *Service) CancelProdOrder(ctx context.Context, id int64) (ProdOrder, error) {
+	var o ProdOrder
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		o, err = prodOrder(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if o.Status != StatusLaunched {
+			return apperr.Conflict("%s is %s; only an order on which no work has started can be cancelled", describe(o), o.Status)
+		}
+		if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusCancelled, "cancelled_at", EventProdOrderCancelled); err != nil {
+			return err
+		}
+		if err := tx.Model(&ProdItem{}).Where("prod_order_id = ?", id).Update("released", true).Error; err != nil {
+			return err
+		}
+		var cancelled []int64
+		if err := tx.Model(&cancelledOrder{}).Where("order_id IN ?", orderIDs(o)).Pluck("order_id", &cancelled).Error; err != nil {
+			return err
+		}
+		var back []BacklogItem
+		for _, it := range o.Items {
+			if !slices.Contains(cancelled, it.OrderID) {
+				back = append(back, BacklogItem{ItemID: it.ItemID, OrderID: it.OrderID, SKU: it.SKU, Qty: it.Qty,
+					DueDate: it.DueDate, ReceivedAt: it.ReceivedAt, EventID: it.EventID})
+			}
+		}
+		if len(back) > 0 {
+			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&back).Error; err != nil {
+				return err
+			}
+		}
+		o, err = prodOrder(ctx, tx, id, false)
+		return err
+	})
+	return o, err
+}
+
+func orderIDs(o ProdOrder) []int64 {
+	var ids []int64
+	for _, it := range o.Items {
+		if !slices.Contains(ids, it.OrderID) {
+			ids = append(ids, it.OrderID)
+		}
+	}
+	return ids
+}
+
+// cancelledOrder remembers a sales order the plan saw cancelled.
+type cancelledOrder struct {
+	OrderID int64 `gorm:"primaryKey;autoIncrement:false"`
+	EventID int64
+}
+
+func (cancelledOrder) TableName() string { return "plan_cancelled_orders" }
+
+// orderCancelled is the part of the order.cancelled payload the plan reads.
+type orderCancelled struct {
+	OrderID int64   `json:"order_id"`
+	Items   []int64 `json:"items"`
+}
+
+// dropFromBacklog runs in the dispatcher's transaction: a cancelled sales
+// order's items leave the backlog, and the plan remembers the order so that
+// a cancelled production order never puts them back.
+func (s *Service) dropFromBacklog(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+	var p orderCancelled
+	if err := ev.Decode(&p); err != nil {
+		return err
+	}
+	if p.OrderID == 0 {
+		return nil
+	}
+	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&cancelledOrder{OrderID: p.OrderID, EventID: ev.ID}).Error; err != nil {
+		return err
+	}
+	q := tx.Where("order_id = ?", p.OrderID)
+	if len(p.Items) > 0 {
+		q = tx.Where("order_id = ? OR item_id IN ?", p.OrderID, p.Items)
+	}
+	return q.Delete(&BacklogItem{}).Error
+}

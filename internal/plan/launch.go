@@ -1,0 +1,415 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// Limits of one launch.
+const (
+	MaxLaunchItems = 100
+	MaxLaunchParts = 5000  // physical parts
+	MaxLaunchOps   = 20000 // operations
+)
+
+// launchLock is the PostgreSQL advisory lock that serialises launches, so
+// that each one plans on the load of every launch before it.
+const launchLock = 0x7473656b // "tsek"
+
+// Launch is the input of LaunchProdOrder.
+type Launch struct {
+	Items   []int64       // sales-order item ids, waiting in the backlog
+	RouteID int64         // 0: the products' default route
+	ETA     database.Date // zero: the computed ETA
+}
+
+// LaunchProdOrder launches a production order for the items: in one
+// transaction it takes them out of the backlog, writes the order, its
+// physical parts and operations with their planned slots, and the
+// prod_order.launched event.
+//
+// It returns EINVALID when the input is bad, an item is not in the backlog
+// (unknown, not yet received by the plan, or its order was cancelled), the
+// items' routes differ, the route given does not exist or is for another
+// kind of product, or the launch is too large; ECONFLICT when an item is in a
+// live production order already (also to the loser of two launches racing
+// for an item).
+func (s *Service) LaunchProdOrder(ctx context.Context, in Launch) (ProdOrderDetail, error) {
+	if err := in.validate(); err != nil {
+		return ProdOrderDetail{}, err
+	}
+	var id int64
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		id, err = s.launch(ctx, tx, in)
+		return err
+	})
+	if err != nil {
+		if database.IsUniqueViolation(err) {
+			return ProdOrderDetail{}, apperr.Conflict("an item was launched by another production order at the same time")
+		}
+		return ProdOrderDetail{}, err
+	}
+	return s.ProdOrder(ctx, id)
+}
+
+func (in *Launch) validate() error {
+	var fields []apperr.FieldError
+	switch {
+	case len(in.Items) == 0:
+		fields = append(fields, apperr.Field("items", "must list at least one sales-order item id"))
+	case len(in.Items) > MaxLaunchItems:
+		fields = append(fields, apperr.Field("items", "must list at most %d items", MaxLaunchItems))
+	}
+	for i, id := range in.Items {
+		switch {
+		case id <= 0:
+			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d]", i), "must be a positive item id"))
+		case slices.Contains(in.Items[:i], id):
+			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d]", i), "repeats item %d", id))
+		}
+	}
+	if in.RouteID < 0 {
+		fields = append(fields, apperr.Field("route_id", "must be a positive route id"))
+	}
+	if len(fields) > 0 {
+		return apperr.Invalid("the launch is not valid", fields...)
+	}
+	return nil
+}
+
+// launch does LaunchProdOrder's work inside tx and returns the new order's id.
+func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, error) {
+	if database.DialectOf(tx) == database.Postgres {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", launchLock).Error; err != nil {
+			return 0, err
+		}
+	}
+	today, err := s.todayIn(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	if !in.ETA.IsZero() && in.ETA.Before(today) {
+		return 0, apperr.Invalid("the launch is not valid", apperr.Field("eta", "must not be before today, %s", today.Format(time.DateOnly)))
+	}
+	backlog, err := s.takeable(ctx, tx, in.Items)
+	if err != nil {
+		return 0, err
+	}
+	skus := make([]string, 0, len(backlog))
+	for _, b := range backlog {
+		skus = append(skus, b.SKU)
+	}
+	products, err := catalog.ProductSpecs(ctx, tx, skus)
+	if err != nil {
+		return 0, err
+	}
+	route, err := chooseRoute(ctx, tx, in, backlog, products)
+	if err != nil {
+		return 0, err
+	}
+	x := explode(backlog, products, route)
+	if x.partsCount > MaxLaunchParts || len(x.ops) > MaxLaunchOps {
+		return 0, apperr.Invalid("the launch is too large", apperr.Field("items",
+			"make %d parts and %d operations; one launch may make at most %d parts and %d operations: launch fewer items",
+			x.partsCount, len(x.ops), MaxLaunchParts, MaxLaunchOps))
+	}
+	centers, err := catalog.AllWorkCenters(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	problem, err := s.problem(ctx, tx, today, centers)
+	if err != nil {
+		return 0, err
+	}
+	lead := len(problem.Tasks) // overdue work goes first; its slots are not stored
+	for _, t := range x.tasks {
+		for i := range t.After {
+			t.After[i] += lead
+		}
+		problem.Tasks = append(problem.Tasks, t)
+	}
+	plan, err := Schedule(problem)
+	if err != nil {
+		return 0, fmt.Errorf("plan: schedule: %w", err)
+	}
+	eta := database.DateOf(plan.ETA)
+	if len(x.tasks) > 0 {
+		eta = database.DateOf(slices.MaxFunc(plan.Slots[lead:], func(a, b Slot) int { return a.End.Day.Compare(b.End.Day) }).End.Day)
+	}
+
+	o := ProdOrder{Status: StatusLaunched, Route: RouteRef{ID: route.ID, Name: route.Name},
+		PartsCount: x.partsCount, OpsCount: len(x.ops), ETA: eta, PlannedETA: eta}
+	if !in.ETA.IsZero() {
+		o.ETA = in.ETA
+	}
+	if err := tx.Omit("ID", "Items", "CreatedAt", "StartedAt", "CompletedAt", "CancelledAt").Create(&o).Error; err != nil {
+		return 0, err
+	}
+	items := make([]ProdItem, len(backlog))
+	for i, b := range backlog {
+		items[i] = ProdItem{ProdOrderID: o.ID, ItemID: b.ItemID, OrderID: b.OrderID, ProductID: products[b.SKU].ID,
+			SKU: b.SKU, Qty: b.Qty, DueDate: b.DueDate, ReceivedAt: b.ReceivedAt, EventID: b.EventID}
+	}
+	if err := tx.Create(&items).Error; err != nil {
+		return 0, err
+	}
+	for i := range x.parts {
+		x.parts[i].ProdOrderID = o.ID
+	}
+	if len(x.parts) > 0 {
+		if err := tx.Omit("ID").CreateInBatches(&x.parts, 500).Error; err != nil {
+			return 0, err
+		}
+	}
+	for i := range x.ops {
+		op := &x.ops[i]
+		op.ProdOrderID = o.ID
+		if p := x.opPart[i]; p >= 0 {
+			op.PartID = &x.parts[p].ID
+		}
+		sl := plan.Slots[lead+i]
+		op.StartDay, op.StartMin = database.DateOf(sl.Start.Day), sl.Start.Min
+		op.EndDay, op.EndMin = database.DateOf(sl.End.Day), sl.End.Min
+	}
+	if len(x.ops) > 0 {
+		if err := tx.Omit("ID", "StartedAt", "CompletedAt").CreateInBatches(&x.ops, 500).Error; err != nil {
+			return 0, err
+		}
+	}
+	res := tx.Where("item_id IN ?", in.Items).Delete(&BacklogItem{})
+	if res.Error != nil {
+		return 0, res.Error
+	}
+	if res.RowsAffected != int64(len(in.Items)) {
+		return 0, apperr.Conflict("an item left the backlog while it was being launched; try again")
+	}
+	_, err = events.Add(ctx, tx, events.New{Type: EventProdOrderLaunched, AggregateType: AggregateType, AggregateID: o.ID,
+		Payload: map[string]any{"prod_order_id": o.ID, "items": in.Items, "route": route.Name,
+			"parts_count": o.PartsCount, "ops_count": o.OpsCount, "eta": o.ETA.String()}})
+	return o.ID, err
+}
+
+// takeable returns the items' backlog rows in the order asked, or the error
+// that says why an item cannot be launched.
+func (s *Service) takeable(ctx context.Context, tx *gorm.DB, ids []int64) ([]BacklogItem, error) {
+	var rows []BacklogItem
+	if err := tx.WithContext(ctx).Where("item_id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]BacklogItem, len(rows))
+	for _, r := range rows {
+		byID[r.ItemID] = r
+	}
+	var missing []int64
+	for _, id := range ids {
+		if _, ok := byID[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		var live []ProdItem
+		if err := tx.WithContext(ctx).Where("item_id IN ? AND NOT released", missing).Find(&live).Error; err != nil {
+			return nil, err
+		}
+		if len(live) > 0 {
+			return nil, apperr.Conflict("item %d is already in production order %d", live[0].ItemID, live[0].ProdOrderID)
+		}
+		var fields []apperr.FieldError
+		for i, id := range ids {
+			if slices.Contains(missing, id) {
+				fields = append(fields, apperr.Field(fmt.Sprintf("items[%d]", i),
+					"item %d is not in the planning backlog: unknown, not received by planning yet, or its order was cancelled", id))
+			}
+		}
+		return nil, apperr.Invalid("items are not waiting for production", fields...)
+	}
+	out := make([]BacklogItem, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out, nil
+}
+
+// chooseRoute returns the route the items are launched along: the one
+// given, or their products' shared default route.
+func chooseRoute(ctx context.Context, tx *gorm.DB, in Launch, backlog []BacklogItem, products map[string]catalog.Product) (catalog.Route, error) {
+	var fields []apperr.FieldError
+	for i, b := range backlog {
+		if _, ok := products[b.SKU]; !ok {
+			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d]", i), "no product has the SKU %q", b.SKU))
+		}
+	}
+	if len(fields) > 0 {
+		return catalog.Route{}, apperr.Invalid("items name unknown products", fields...)
+	}
+	routeID := in.RouteID
+	if routeID == 0 {
+		routeID = products[backlog[0].SKU].RouteID
+		for i, b := range backlog {
+			if r := products[b.SKU].RouteID; r != routeID {
+				fields = append(fields, apperr.Field(fmt.Sprintf("items[%d]", i), "%s follows route %d, not route %d as items[0] does", b.SKU, r, routeID))
+			}
+		}
+		if len(fields) > 0 {
+			return catalog.Route{}, apperr.Invalid("the items have different routes: launch them separately, or give route_id", fields...)
+		}
+	}
+	route, err := catalog.RouteByID(ctx, tx, routeID)
+	if apperr.Code(err) == apperr.ENOTFOUND {
+		return route, apperr.Invalid("the launch is not valid", apperr.Field("route_id", "no route has the id %d", routeID))
+	}
+	if err != nil {
+		return route, err
+	}
+	for i, b := range backlog {
+		if k := products[b.SKU].Kind; k != route.Kind {
+			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d]", i), "%s is a %s product; route %q is for %s products", b.SKU, k, route.Name, route.Kind))
+		}
+	}
+	if len(route.Operations) == 0 {
+		fields = append(fields, apperr.Field("route_id", "route %q has no operations", route.Name))
+	}
+	if len(fields) > 0 {
+		return route, apperr.Invalid("the items cannot follow the route", fields...)
+	}
+	return route, nil
+}
+
+// exploded is a launch broken down into physical parts and operations.
+type exploded struct {
+	parts      []Part
+	ops        []Operation
+	opPart     []int  // index into parts of each operation's part; -1 for item scope
+	tasks      []Task // one per operation, for Schedule
+	partsCount int
+}
+
+// explode breaks the items down: a physical part for every unit of every
+// item and every piece of every line of its product's parts; a part-scope
+// operation of the route for every physical part; an item-scope one for
+// every unit. Operations come in route order; each follows the operation
+// before it in the route on the same part (or, after an item-scope
+// operation, on the same unit), and an item-scope operation follows every
+// operation of its unit before it in the route.
+func explode(backlog []BacklogItem, products map[string]catalog.Product, route catalog.Route) exploded {
+	type unit struct {
+		item       int64
+		n          int
+		firstPart  int // its physical parts are parts[firstPart:endPart]
+		endPart    int
+		lastOps    []int // the unit's tasks of the previous route operation
+		lastOfPart map[int]int
+	}
+	var x exploded
+	var units []*unit
+	for _, b := range backlog {
+		p := products[b.SKU]
+		for n := 1; n <= b.Qty; n++ {
+			u := &unit{item: b.ItemID, n: n, firstPart: len(x.parts), lastOfPart: map[int]int{}}
+			for _, line := range p.Parts {
+				for range line.Qty {
+					x.parts = append(x.parts, Part{ItemID: b.ItemID, Unit: n, Seq: line.Seq, Name: line.Name, Material: line.Material,
+						LengthMM: line.LengthMM, WidthMM: line.WidthMM, ThicknessMM: line.ThicknessMM, Edging: line.Edging})
+				}
+			}
+			u.endPart = len(x.parts)
+			units = append(units, u)
+		}
+	}
+	x.partsCount = len(x.parts)
+	if x.partsCount > MaxLaunchParts {
+		return x // too large: the caller refuses it without planning
+	}
+	add := func(u *unit, op catalog.Operation, part int, after []int) int {
+		x.ops = append(x.ops, Operation{ItemID: u.item, Unit: u.n, Seq: op.Seq, Name: op.Name, WorkCenterID: op.WorkCenterID,
+			Scope: op.Scope, Minutes: op.Minutes, Status: OpPending})
+		x.opPart = append(x.opPart, part)
+		x.tasks = append(x.tasks, Task{Center: op.WorkCenterID, Minutes: op.Minutes, After: after})
+		return len(x.ops) - 1
+	}
+	prevScope := ""
+	for _, op := range route.Operations {
+		for _, u := range units {
+			var last []int
+			if op.Scope == catalog.ScopePart {
+				for p := u.firstPart; p < u.endPart; p++ {
+					var after []int
+					if prev, ok := u.lastOfPart[p]; ok && prevScope == catalog.ScopePart {
+						after = []int{prev}
+					} else {
+						after = slices.Clone(u.lastOps)
+					}
+					i := add(u, op, p, after)
+					u.lastOfPart[p] = i
+					last = append(last, i)
+				}
+			} else {
+				last = []int{add(u, op, -1, slices.Clone(u.lastOps))}
+			}
+			u.lastOps = last
+		}
+		prevScope = op.Scope
+	}
+	return x
+}
+
+// problem gathers what Schedule needs besides the new tasks: the centres and
+// the work already launched. Open operations planned for today or later are
+// load on their days; open operations planned to end before today (overdue)
+// are placed again from today, ahead of the new work.
+func (s *Service) problem(ctx context.Context, tx *gorm.DB, today time.Time, wcs map[int64]catalog.WorkCenter) (Problem, error) {
+	p := Problem{Today: today, Centers: centersOf(wcs)}
+	var open []Operation
+	err := tx.WithContext(ctx).Model(&Operation{}).
+		Select("plan_operations.work_center_id, plan_operations.minutes, plan_operations.start_day, plan_operations.start_min, plan_operations.end_day, plan_operations.end_min").
+		Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
+		Where("plan_operations.status <> ? AND plan_prod_orders.status IN ?", OpDone, []string{StatusLaunched, StatusInProgress}).
+		Order("plan_operations.id").Find(&open).Error
+	if err != nil {
+		return p, err
+	}
+	for _, op := range open {
+		c, ok := p.Centers[op.WorkCenterID]
+		if !ok {
+			continue
+		}
+		if op.EndDay.Before(today) {
+			p.Tasks = append(p.Tasks, Task{Center: op.WorkCenterID, Minutes: op.Minutes})
+			continue
+		}
+		p.Load = append(p.Load, Bookings(op.WorkCenterID, c, slotOf(op))...)
+	}
+	return p, nil
+}
+
+func slotOf(op Operation) Slot {
+	return Slot{Start: Moment{Day: op.StartDay.Time, Min: op.StartMin}, End: Moment{Day: op.EndDay.Time, Min: op.EndMin}}
+}
+
+func centersOf(wcs map[int64]catalog.WorkCenter) map[int64]Center {
+	out := make(map[int64]Center, len(wcs))
+	for id, w := range wcs {
+		out[id] = Center{Capacity: float64(w.CapacityMinPerDay), Weekdays: w.Calendar.Weekdays, Holidays: w.Calendar.Holidays}
+	}
+	return out
+}
+
+// describe is a short human name of a production order, for messages.
+func describe(o ProdOrder) string {
+	ids := make([]string, len(o.Items))
+	for i, it := range o.Items {
+		ids[i] = fmt.Sprint(it.ItemID)
+	}
+	return fmt.Sprintf("production order %d (items %s)", o.ID, strings.Join(ids, ", "))
+}

@@ -1,0 +1,285 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/page"
+)
+
+// Production-order states.
+const (
+	StatusLaunched   = "launched"
+	StatusInProgress = "in_progress"
+	StatusDone       = "done"
+	StatusCancelled  = "cancelled"
+)
+
+// Operation states.
+const (
+	OpPending    = "pending"
+	OpInProgress = "in_progress"
+	OpDone       = "done"
+)
+
+// RouteRef names the route a production order follows.
+type RouteRef struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// ProdOrder is a production order: sales-order items made together along one route.
+type ProdOrder struct {
+	ID     int64    `json:"id" gorm:"primaryKey"`
+	Status string   `json:"status" enums:"launched,in_progress,done,cancelled"`
+	Route  RouteRef `json:"route" gorm:"embedded;embeddedPrefix:route_"`
+	// Items are the sales-order items it makes.
+	Items      []ProdItem `json:"items" gorm:"foreignKey:ProdOrderID"`
+	PartsCount int        `json:"parts_count"`
+	OpsCount   int        `json:"ops_count"`
+	// ETA is the day it is promised for: the planned ETA, or the planner's.
+	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date"`
+	// PlannedETA is the day the schedule computed at launch.
+	PlannedETA  database.Date `json:"planned_eta" gorm:"column:planned_eta" swaggertype:"string" format:"date"`
+	Progress    Progress      `json:"progress" gorm:"-"`
+	CreatedAt   time.Time     `json:"created_at" gorm:"->"`
+	StartedAt   *time.Time    `json:"started_at" extensions:"x-nullable"`
+	CompletedAt *time.Time    `json:"completed_at" extensions:"x-nullable"`
+	CancelledAt *time.Time    `json:"cancelled_at" extensions:"x-nullable"`
+}
+
+// TableName is the plan module's production-order table.
+func (ProdOrder) TableName() string { return "plan_prod_orders" }
+
+// ItemIDs returns the ids of the order's sales-order items.
+func (o ProdOrder) ItemIDs() []int64 {
+	ids := make([]int64, len(o.Items))
+	for i, it := range o.Items {
+		ids[i] = it.ItemID
+	}
+	return ids
+}
+
+// Progress counts a production order's operations by state.
+type Progress struct {
+	OpsTotal      int `json:"ops_total"`
+	OpsInProgress int `json:"ops_in_progress"`
+	OpsDone       int `json:"ops_done"`
+	// Percent is the share of the planned minutes done, 0 to 100.
+	Percent float64 `json:"percent"`
+}
+
+// ProdItem is a sales-order item of a production order, with what the
+// backlog knew of it.
+type ProdItem struct {
+	ProdOrderID int64         `json:"-" gorm:"primaryKey;autoIncrement:false"`
+	ItemID      int64         `json:"item_id" gorm:"primaryKey;autoIncrement:false"`
+	OrderID     int64         `json:"order_id"`
+	ProductID   int64         `json:"product_id"`
+	SKU         string        `json:"sku" gorm:"column:sku"`
+	Qty         int           `json:"qty"`
+	DueDate     database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	ReceivedAt  time.Time     `json:"-"`
+	EventID     int64         `json:"-"`
+	Released    bool          `json:"-"` // the order was cancelled and the item let go
+}
+
+// TableName is the plan module's production-order item table.
+func (ProdItem) TableName() string { return "plan_prod_order_items" }
+
+// Part is one physical part to make: unit Unit of an item, line Seq of the
+// product's parts specification.
+type Part struct {
+	ID          int64  `json:"id" gorm:"primaryKey"`
+	ProdOrderID int64  `json:"-"`
+	ItemID      int64  `json:"item_id"`
+	Unit        int    `json:"unit"`
+	Seq         int    `json:"line"`
+	Name        string `json:"name"`
+	Material    string `json:"material"`
+	LengthMM    int    `json:"length_mm" gorm:"column:length_mm"`
+	WidthMM     int    `json:"width_mm" gorm:"column:width_mm"`
+	ThicknessMM int    `json:"thickness_mm" gorm:"column:thickness_mm"`
+	Edging      string `json:"edging"`
+}
+
+// TableName is the plan module's part table.
+func (Part) TableName() string { return "plan_parts" }
+
+// Operation is one operation to do: a part-scope route operation on a
+// physical part, or an item-scope one on a unit, with its planned slot (from
+// minute StartMin of StartDay's capacity to minute EndMin of EndDay's).
+type Operation struct {
+	ID           int64         `json:"id" gorm:"primaryKey"`
+	ProdOrderID  int64         `json:"prod_order_id"`
+	ItemID       int64         `json:"item_id"`
+	Unit         int           `json:"unit"`
+	PartID       *int64        `json:"part_id" extensions:"x-nullable"` // part-scope operations
+	Seq          int           `json:"seq"`                             // the route operation
+	Name         string        `json:"name"`
+	WorkCenterID int64         `json:"work_center_id"`
+	Scope        string        `json:"scope" enums:"part,item"`
+	Minutes      float64       `json:"minutes"`
+	Status       string        `json:"status" enums:"pending,in_progress,done"`
+	StartDay     database.Date `json:"planned_start_day" swaggertype:"string" format:"date"`
+	StartMin     float64       `json:"planned_start_min"`
+	EndDay       database.Date `json:"planned_end_day" swaggertype:"string" format:"date"`
+	EndMin       float64       `json:"planned_end_min"`
+	StartedAt    *time.Time    `json:"started_at" extensions:"x-nullable"`
+	CompletedAt  *time.Time    `json:"completed_at" extensions:"x-nullable"`
+}
+
+// TableName is the plan module's operation table.
+func (Operation) TableName() string { return "plan_operations" }
+
+// ProdOrderDetail is a production order with its parts and operations.
+type ProdOrderDetail struct {
+	ProdOrder
+	Parts      []Part      `json:"parts"`
+	Operations []Operation `json:"operations"`
+}
+
+func withItems(db *gorm.DB) *gorm.DB {
+	return db.Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("item_id") })
+}
+
+// ProdOrders returns a page of production orders, newest first, with their
+// items and progress; status, when not empty, filters by state.
+func (s *Service) ProdOrders(ctx context.Context, pr page.Request, status string) ([]ProdOrder, string, error) {
+	q := withItems(s.db.WithContext(ctx)).Order("id DESC").Limit(pr.Limit + 1)
+	if pr.After > 0 {
+		q = q.Where("id < ?", pr.After)
+	}
+	if status != "" {
+		switch status {
+		case StatusLaunched, StatusInProgress, StatusDone, StatusCancelled:
+		default:
+			return nil, "", apperr.Invalid("invalid query", apperr.Field("status", "must be launched, in_progress, done or cancelled"))
+		}
+		q = q.Where("status = ?", status)
+	}
+	var os []ProdOrder
+	if err := q.Find(&os).Error; err != nil {
+		return nil, "", err
+	}
+	os, next := page.Next(os, pr.Limit, func(o ProdOrder) int64 { return o.ID })
+	if err := fillProgress(ctx, s.db, os); err != nil {
+		return nil, "", err
+	}
+	return os, next, nil
+}
+
+// ProdOrder returns the production order with its items, parts, operations
+// and progress, or ENOTFOUND.
+func (s *Service) ProdOrder(ctx context.Context, id int64) (ProdOrderDetail, error) {
+	return prodOrderDetail(ctx, s.db, id)
+}
+
+func prodOrderDetail(ctx context.Context, db *gorm.DB, id int64) (ProdOrderDetail, error) {
+	var d ProdOrderDetail
+	o, err := prodOrder(ctx, db, id, false)
+	if err != nil {
+		return d, err
+	}
+	d.ProdOrder = o
+	if err := db.WithContext(ctx).Where("prod_order_id = ?", id).Order("id").Find(&d.Parts).Error; err != nil {
+		return d, err
+	}
+	if err := db.WithContext(ctx).Where("prod_order_id = ?", id).Order("id").Find(&d.Operations).Error; err != nil {
+		return d, err
+	}
+	if d.Parts == nil {
+		d.Parts = []Part{}
+	}
+	d.Progress = progressOf(d.Operations)
+	return d, nil
+}
+
+// prodOrder reads one production order with its items and progress; with
+// lock, it locks the row (on PostgreSQL) for a change of state.
+func prodOrder(ctx context.Context, db *gorm.DB, id int64, lock bool) (ProdOrder, error) {
+	var o ProdOrder
+	q := withItems(db.WithContext(ctx))
+	if lock && database.DialectOf(db) == database.Postgres {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	err := q.First(&o, id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return o, apperr.NotFound("production order %d does not exist", id)
+	}
+	if err != nil {
+		return o, err
+	}
+	os := []ProdOrder{o}
+	if err := fillProgress(ctx, db, os); err != nil {
+		return o, err
+	}
+	return os[0], nil
+}
+
+// tally is the number and minutes of a production order's operations in one state.
+type tally struct {
+	ProdOrderID int64
+	Status      string
+	N           int
+	Minutes     float64
+}
+
+func progressOf(ops []Operation) Progress {
+	ts := make([]tally, len(ops))
+	for i, op := range ops {
+		ts[i] = tally{Status: op.Status, N: 1, Minutes: op.Minutes}
+	}
+	return progressFrom(ts)
+}
+
+func progressFrom(ts []tally) Progress {
+	var p Progress
+	var total, done float64
+	for _, t := range ts {
+		p.OpsTotal += t.N
+		total += t.Minutes
+		switch t.Status {
+		case OpDone:
+			p.OpsDone += t.N
+			done += t.Minutes
+		case OpInProgress:
+			p.OpsInProgress += t.N
+		}
+	}
+	if total > 0 {
+		p.Percent = math.Round(done/total*1000) / 10
+	}
+	return p
+}
+
+func fillProgress(ctx context.Context, db *gorm.DB, os []ProdOrder) error {
+	if len(os) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(os))
+	for i, o := range os {
+		ids[i] = o.ID
+	}
+	var rows []tally
+	err := db.WithContext(ctx).Model(&Operation{}).Select("prod_order_id, status, count(*) AS n, sum(minutes) AS minutes").
+		Where("prod_order_id IN ?", ids).Group("prod_order_id, status").Scan(&rows).Error
+	if err != nil {
+		return err
+	}
+	by := map[int64][]tally{}
+	for _, r := range rows {
+		by[r.ProdOrderID] = append(by[r.ProdOrderID], r)
+	}
+	for i := range os {
+		os[i].Progress = progressFrom(by[os[i].ID])
+	}
+	return nil
+}

@@ -1,0 +1,224 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// This file is the ETA computation: a forward, finite-capacity schedule. It
+// is a pure function of its input (no database, no clock), so that it can be
+// tested as a table.
+//
+// The model: every work centre has a capacity in minutes per working day
+// (a day is working when its ISO weekday is in the centre's weekdays and it
+// is not one of its holidays). A day's capacity is used from minute 0 up, and
+// the centre's "level" on a day is the minute up to which it is taken. An
+// operation starts at the latest of: the end of its predecessors, the
+// centre's level on that day, and the start of today; it takes the free
+// minutes of that day and, when they are not enough, continues on the
+// centre's next working days. A predecessor that ends at or past the
+// centre's capacity of the day pushes the operation to the centre's next
+// working day. Operations are placed in the order given, each on the
+// centre's level as the ones before left it; minutes skipped by a late
+// predecessor are not filled later.
+
+// Center is what the scheduler knows of a work centre.
+type Center struct {
+	Capacity float64  // minutes per working day, > 0
+	Weekdays []int    // ISO weekdays it works, 1 = Monday … 7 = Sunday
+	Holidays []string // days off, "YYYY-MM-DD"
+}
+
+// Works tells whether the centre works on day d.
+func (c Center) Works(d time.Time) bool {
+	wd := int(d.Weekday())
+	if wd == 0 {
+		wd = 7
+	}
+	return slices.Contains(c.Weekdays, wd) && !slices.Contains(c.Holidays, d.Format(time.DateOnly))
+}
+
+// Moment is a point on a work centre's timeline: minute Min of day Day's
+// capacity.
+type Moment struct {
+	Day time.Time // midnight UTC
+	Min float64
+}
+
+// Before tells whether m is earlier than o.
+func (m Moment) Before(o Moment) bool {
+	return m.Day.Before(o.Day) || (m.Day.Equal(o.Day) && m.Min < o.Min)
+}
+
+// Slot is where an operation was placed: from Start to End.
+type Slot struct {
+	Start, End Moment
+}
+
+// Task is one operation to place: Minutes on work centre Center, after the
+// tasks whose indices are listed in After (all lower than its own).
+type Task struct {
+	Center  int64
+	Minutes float64
+	After   []int
+}
+
+// Booking is load already on a centre: its capacity on Day is used up to Level minutes.
+type Booking struct {
+	Center int64
+	Day    time.Time
+	Level  float64
+}
+
+// Problem is the input of Schedule.
+type Problem struct {
+	Today   time.Time        // nothing starts before this day
+	Centers map[int64]Center // every centre the tasks and bookings name
+	Load    []Booking        // the work already launched
+	Tasks   []Task           // in an order where predecessors come first
+}
+
+// Plan is the output of Schedule.
+type Plan struct {
+	Slots []Slot    // one per task, in the same order
+	ETA   time.Time // the day the last task ends (Today when there are none)
+}
+
+// maxSearchDays bounds the search for a centre's next working day.
+const maxSearchDays = 3 * 366
+
+const epsilon = 1e-9
+
+// ErrNeverWorks is returned when a centre has no working day within three
+// years of the day an operation is to start.
+var ErrNeverWorks = errors.New("plan: a work centre has no working day within three years")
+
+// Schedule places every task forward on its centre's free capacity and
+// returns the slots and the ETA. It returns an error when a task names an
+// unknown centre or a predecessor that does not come before it, and
+// ErrNeverWorks when a centre never works.
+func Schedule(p Problem) (Plan, error) {
+	today := midnight(p.Today)
+	levels := map[int64]map[time.Time]float64{}
+	level := func(c int64) map[time.Time]float64 {
+		l := levels[c]
+		if l == nil {
+			l = map[time.Time]float64{}
+			levels[c] = l
+		}
+		return l
+	}
+	for _, b := range p.Load {
+		l := level(b.Center)
+		d := midnight(b.Day)
+		l[d] = max(l[d], b.Level)
+	}
+	out := Plan{Slots: make([]Slot, len(p.Tasks)), ETA: today}
+	for i, t := range p.Tasks {
+		c, ok := p.Centers[t.Center]
+		if !ok || c.Capacity <= 0 {
+			return Plan{}, fmt.Errorf("plan: task %d: work centre %d is unknown or has no capacity", i, t.Center)
+		}
+		earliest := Moment{Day: today}
+		for _, a := range t.After {
+			if a < 0 || a >= i {
+				return Plan{}, fmt.Errorf("plan: task %d: predecessor %d does not come before it", i, a)
+			}
+			if end := out.Slots[a].End; earliest.Before(end) {
+				earliest = end
+			}
+		}
+		s, err := place(c, level(t.Center), earliest, t.Minutes)
+		if err != nil {
+			return Plan{}, err
+		}
+		out.Slots[i] = s
+		if s.End.Day.After(out.ETA) {
+			out.ETA = s.End.Day
+		}
+	}
+	return out, nil
+}
+
+// place puts minutes of work on the centre from the moment earliest on,
+// raising the centre's levels.
+func place(c Center, level map[time.Time]float64, earliest Moment, minutes float64) (Slot, error) {
+	var s Slot
+	day, from := earliest.Day, earliest.Min
+	started := false
+	remaining := minutes
+	for searched := 0; ; searched++ {
+		if searched > maxSearchDays {
+			return Slot{}, ErrNeverWorks
+		}
+		if !c.Works(day) {
+			day, from = day.AddDate(0, 0, 1), 0
+			continue
+		}
+		start := max(level[day], from)
+		if start >= c.Capacity-epsilon {
+			day, from = day.AddDate(0, 0, 1), 0
+			continue
+		}
+		searched = 0
+		take := min(remaining, c.Capacity-start)
+		if !started {
+			s.Start, started = Moment{Day: day, Min: start}, true
+		}
+		level[day] = start + take
+		remaining -= take
+		if remaining <= epsilon {
+			s.End = Moment{Day: day, Min: start + take}
+			return s, nil
+		}
+		day, from = day.AddDate(0, 0, 1), 0
+	}
+}
+
+// Portions splits a slot planned on a centre into the minutes it takes on
+// each of the centre's working days, as the schedule view shows the load.
+func Portions(c Center, s Slot) map[time.Time]float64 {
+	out := map[time.Time]float64{}
+	if c.Capacity <= 0 {
+		return out
+	}
+	start, end := midnight(s.Start.Day), midnight(s.End.Day)
+	if start.Equal(end) {
+		out[start] = max(s.End.Min-s.Start.Min, 0)
+		return out
+	}
+	for d := start; !d.After(end); d = d.AddDate(0, 0, 1) {
+		switch {
+		case d.Equal(start):
+			out[d] = max(c.Capacity-s.Start.Min, 0)
+		case d.Equal(end):
+			out[d] = s.End.Min
+		case c.Works(d):
+			out[d] = c.Capacity
+		}
+	}
+	return out
+}
+
+// Bookings turns a slot planned on a centre into the levels it holds on
+// each day: the schedule of work already launched, as Schedule takes it.
+func Bookings(center int64, c Center, s Slot) []Booking {
+	start, end := midnight(s.Start.Day), midnight(s.End.Day)
+	var out []Booking
+	for d := start; !d.After(end); d = d.AddDate(0, 0, 1) {
+		switch {
+		case d.Equal(end):
+			out = append(out, Booking{Center: center, Day: d, Level: s.End.Min})
+		case c.Works(d):
+			out = append(out, Booking{Center: center, Day: d, Level: c.Capacity})
+		}
+	}
+	return out
+}
+
+func midnight(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
