@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -50,34 +51,77 @@ func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
 // createOrder godoc
 //
 //	@Summary		Create a manual order (manager)
-//	@ID			createOrder
+//	@ID				createOrder
 //	@Description	Stores the order, its items and its order.received event in one transaction.
+//	@Description
+//	@Description	With an `Idempotency-Key` header (1 to 255 visible ASCII characters, scoped to the caller) a retried request
+//	@Description	cannot create a second order: a repeat with the same body (compared as JSON: spacing and key order do not matter)
+//	@Description	gets the stored response again, the same status and body, with `Idempotent-Replayed: true`; the same key with
+//	@Description	another body is refused (422); while the first request with the key is still in flight, a repeat gets 409.
+//	@Description	A request that fails (for instance 422) does not keep its key.
 //	@Tags			sales
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			body	body		CreateOrderRequest	true	"the order"
-//	@Success		201		{object}	sales.Order
-//	@Failure		400		{object}	Problem
-//	@Failure		401		{object}	Problem
-//	@Failure		403		{object}	Problem
-//	@Failure		413		{object}	Problem
-//	@Failure		422		{object}	Problem
+//	@Param			Idempotency-Key	header		string				false	"a key the client makes up for this request, e.g. a UUID"
+//	@Param			body			body		CreateOrderRequest	true	"the order"
+//	@Success		201				{object}	sales.Order
+//	@Header			201				{string}	Idempotent-Replayed	"true when this is the stored response of an earlier request with the key"
+//	@Failure		400				{object}	Problem
+//	@Failure		401				{object}	Problem
+//	@Failure		403				{object}	Problem
+//	@Failure		409				{object}	Problem	"a request with this Idempotency-Key is still in flight"
+//	@Failure		413				{object}	Problem
+//	@Failure		422				{object}	Problem	"invalid order, or the Idempotency-Key was used with another body"
 //	@Router			/api/v1/orders [post]
 func (s *server) createOrder(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
 	var req CreateOrderRequest
-	if err := bindJSON(c, &req); err != nil {
+	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
 	in, err := req.toNewOrder()
 	if err != nil {
 		return err
 	}
-	o, err := s.Sales.CreateOrder(c.Request().Context(), in)
+	ctx := c.Request().Context()
+	if key, ok := c.Request().Header[headerIdempotencyKey]; ok {
+		k := sales.IdempotencyKey{UserID: currentUser(c).ID, Key: strings.Join(key, ","), RequestHash: sales.RequestHash(body)}
+		if err := checkIdempotencyKey(k.Key); err != nil {
+			return err
+		}
+		res, err := s.Sales.CreateOrderOnce(ctx, k, in)
+		if err != nil {
+			return err
+		}
+		if res.Replayed {
+			c.Response().Header().Set("Idempotent-Replayed", "true")
+		}
+		return c.JSONBlob(res.Status, res.Body)
+	}
+	o, err := s.Sales.CreateOrder(ctx, in)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, o)
+}
+
+const headerIdempotencyKey = "Idempotency-Key"
+
+// checkIdempotencyKey refuses keys that are empty, too long or not visible ASCII.
+func checkIdempotencyKey(k string) error {
+	if k == "" || len(k) > 255 {
+		return apperr.Errorf(apperr.EBADREQUEST, "the Idempotency-Key header must be 1 to 255 characters long")
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return apperr.Errorf(apperr.EBADREQUEST, "the Idempotency-Key header must be visible ASCII characters without spaces")
+		}
+	}
+	return nil
 }
 
 var orderStatuses = []string{sales.StatusReceived, sales.StatusInProduction, sales.StatusReady, sales.StatusShipped, sales.StatusCancelled}
@@ -137,6 +181,35 @@ func (s *server) getOrder(c echo.Context) error {
 		return err
 	}
 	o, err := s.Sales.Order(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, o)
+}
+
+// cancelOrder godoc
+//
+//	@Summary		Cancel a received order (manager)
+//	@ID				cancelOrder
+//	@Description	Only a received order can be cancelled (409 once production has taken it up, or when it is cancelled already).
+//	@Description	Writes order.cancelled (the plan drops the order's items from its backlog) and order.status_changed.
+//	@Tags			sales
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id	path		int	true	"order id"
+//	@Success		200	{object}	sales.Order
+//	@Failure		401	{object}	Problem
+//	@Failure		403	{object}	Problem
+//	@Failure		404	{object}	Problem
+//	@Failure		409	{object}	Problem
+//	@Failure		422	{object}	Problem
+//	@Router			/api/v1/orders/{id}/cancel [post]
+func (s *server) cancelOrder(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.Sales.CancelOrder(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,9 @@ type Deps struct {
 	Metrics  prometheus.Gatherer // served at /metrics; nil: none
 	Logger   *slog.Logger
 	OnCommit func() // called after a request that may have written (a POST or PUT that succeeded)
+	// ShopWebhookSecret signs the shop's webhook deliveries; empty: the
+	// webhook answers 503 (not configured).
+	ShopWebhookSecret string
 }
 
 type server struct{ Deps }
@@ -102,6 +105,9 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/orders", s.createOrder, authed(auth.RoleManager)...)
 	v1.GET("/orders", s.listOrders, authed()...)
 	v1.GET("/orders/:id", s.getOrder, authed()...)
+	v1.POST("/orders/:id/cancel", s.cancelOrder, authed(auth.RoleManager)...)
+	v1.POST("/webhooks/shop/orders", s.shopWebhook()) // authenticated by its signature
+	v1.POST("/imports/crm/orders", s.importCRMOrders, authed(auth.RoleManager)...)
 
 	v1.GET("/plan/backlog", s.listBacklog, authed()...)
 

@@ -9,7 +9,12 @@ const docTemplate = `{
     "info": {
         "description": "{{escape .Description}}",
         "title": "{{.Title}}",
-        "contact": {},
+        "contact": {
+            "name": "tsekh engineers"
+        },
+        "license": {
+            "name": "Proprietary"
+        },
         "version": "{{.Version}}"
     },
     "host": "{{.Host}}",
@@ -22,6 +27,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "Every event type with the module that writes it, the table of its objects and the JSON Schema of its payload.",
                 "produces": [
                     "application/json"
                 ],
@@ -29,6 +35,7 @@ const docTemplate = `{
                     "events"
                 ],
                 "summary": "The catalogue of event types, their owners and payload schemas",
+                "operationId": "listEventTypes",
                 "responses": {
                     "200": {
                         "description": "OK",
@@ -60,6 +67,7 @@ const docTemplate = `{
                     "events"
                 ],
                 "summary": "The journal of events, newest first",
+                "operationId": "listEvents",
                 "parameters": [
                     {
                         "type": "string",
@@ -152,6 +160,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "The event with its status, processed_at and each subscriber's delivery: status, attempts, last error, next attempt, processed at, and the event it waits for when held.",
                 "produces": [
                     "application/json"
                 ],
@@ -159,6 +168,7 @@ const docTemplate = `{
                     "events"
                 ],
                 "summary": "One event with every subscriber's delivery",
+                "operationId": "getEvent",
                 "parameters": [
                     {
                         "type": "integer",
@@ -211,6 +221,7 @@ const docTemplate = `{
                     "events"
                 ],
                 "summary": "Re-queue an event's failed deliveries (admin)",
+                "operationId": "retryEvent",
                 "parameters": [
                     {
                         "type": "integer",
@@ -260,6 +271,76 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/imports/crm/orders": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Each row is imported in its own transaction and reported: ` + "`" + `created` + "`" + ` (with its order_id), ` + "`" + `exists` + "`" + `\n(an order with that crm_order_id was imported before; its order_id) or ` + "`" + `refused` + "`" + ` (with the fields at fault,\nnamed within the row, e.g. ` + "`" + `items[0].sku` + "`" + `). A bad row spoils no other. The orders' events name the caller\nas their actor. At most 1000 rows per request; ` + "`" + `tsekh import crm FILE.json` + "`" + ` streams files of any size.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "Import a batch of CRM orders (manager)",
+                "operationId": "importCRMOrders",
+                "parameters": [
+                    {
+                        "description": "the orders",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.CRMImportRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/sales.ImportReport"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/me": {
             "get": {
                 "security": [
@@ -267,6 +348,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "The user the bearer token belongs to, with the role.",
                 "produces": [
                     "application/json"
                 ],
@@ -274,6 +356,7 @@ const docTemplate = `{
                     "auth"
                 ],
                 "summary": "The caller",
+                "operationId": "getMe",
                 "responses": {
                     "200": {
                         "description": "OK",
@@ -297,6 +380,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "Orders with their items and states, newest first; the ETA once production is planned.",
                 "produces": [
                     "application/json"
                 ],
@@ -304,6 +388,7 @@ const docTemplate = `{
                     "sales"
                 ],
                 "summary": "Sales orders, newest first",
+                "operationId": "listOrders",
                 "parameters": [
                     {
                         "enum": [
@@ -369,7 +454,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Stores the order, its items and its order.received event in one transaction.",
+                "description": "Stores the order, its items and its order.received event in one transaction.\n\nWith an ` + "`" + `Idempotency-Key` + "`" + ` header (1 to 255 visible ASCII characters, scoped to the caller) a retried request\ncannot create a second order: a repeat with the same body (compared as JSON: spacing and key order do not matter)\ngets the stored response again, the same status and body, with ` + "`" + `Idempotent-Replayed: true` + "`" + `; the same key with\nanother body is refused (422); while the first request with the key is still in flight, a repeat gets 409.\nA request that fails (for instance 422) does not keep its key.",
                 "consumes": [
                     "application/json"
                 ],
@@ -380,7 +465,14 @@ const docTemplate = `{
                     "sales"
                 ],
                 "summary": "Create a manual order (manager)",
+                "operationId": "createOrder",
                 "parameters": [
+                    {
+                        "type": "string",
+                        "description": "a key the client makes up for this request, e.g. a UUID",
+                        "name": "Idempotency-Key",
+                        "in": "header"
+                    },
                     {
                         "description": "the order",
                         "name": "body",
@@ -396,6 +488,12 @@ const docTemplate = `{
                         "description": "Created",
                         "schema": {
                             "$ref": "#/definitions/sales.Order"
+                        },
+                        "headers": {
+                            "Idempotent-Replayed": {
+                                "type": "string",
+                                "description": "true when this is the stored response of an earlier request with the key"
+                            }
                         }
                     },
                     "400": {
@@ -416,6 +514,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "409": {
+                        "description": "a request with this Idempotency-Key is still in flight",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "413": {
                         "description": "Request Entity Too Large",
                         "schema": {
@@ -423,7 +527,7 @@ const docTemplate = `{
                         }
                     },
                     "422": {
-                        "description": "Unprocessable Entity",
+                        "description": "invalid order, or the Idempotency-Key was used with another body",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -438,6 +542,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "The order with its items and their states, and its ETA once production is planned.",
                 "produces": [
                     "application/json"
                 ],
@@ -445,6 +550,7 @@ const docTemplate = `{
                     "sales"
                 ],
                 "summary": "One sales order with its items and their states",
+                "operationId": "getOrder",
                 "parameters": [
                     {
                         "type": "integer",
@@ -482,6 +588,71 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/orders/{id}/cancel": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Only a received order can be cancelled (409 once production has taken it up, or when it is cancelled already).\nWrites order.cancelled (the plan drops the order's items from its backlog) and order.status_changed.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "Cancel a received order (manager)",
+                "operationId": "cancelOrder",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/sales.Order"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "Conflict",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/plan/backlog": {
             "get": {
                 "security": [
@@ -497,6 +668,7 @@ const docTemplate = `{
                     "plan"
                 ],
                 "summary": "Sales-order items waiting for production",
+                "operationId": "listBacklog",
                 "parameters": [
                     {
                         "type": "integer",
@@ -533,7 +705,61 @@ const docTemplate = `{
                 }
             }
         },
-        "/api/v1/products": {
+        "/api/v1/plan/schedule": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every work centre's days (capacity, planned load, overload) and the production orders planned on it, for the days from..to (at most 92).\nWith ` + "`" + `Accept: image/svg+xml` + "`" + ` the same as a Gantt chart to open in a browser: one lane per work centre, a bar per production order, the days on the axis, days off shaded and overloaded days in red.",
+                "produces": [
+                    "application/json",
+                    "image/svg+xml"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "Work centres' planned operations and daily load",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "format": "date",
+                        "description": "first day, YYYY-MM-DD (default today)",
+                        "name": "from",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "format": "date",
+                        "description": "last day, YYYY-MM-DD (default from + 13 days)",
+                        "name": "to",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.ScheduleView"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/production-orders": {
             "get": {
                 "security": [
                     {
@@ -544,9 +770,403 @@ const docTemplate = `{
                     "application/json"
                 ],
                 "tags": [
+                    "production"
+                ],
+                "summary": "Production orders, newest first, with their items and progress",
+                "parameters": [
+                    {
+                        "enum": [
+                            "launched",
+                            "in_progress",
+                            "done",
+                            "cancelled"
+                        ],
+                        "type": "string",
+                        "description": "only orders in this state",
+                        "name": "status",
+                        "in": "query"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.ProdOrderList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Takes the items out of the planning backlog and, in one transaction, writes the production order, its physical parts (part quantity × item quantity) and operations (a part-scope route operation per physical part, an item-scope one per unit) with their planned slots, and prod_order.launched {\"prod_order_id\", \"items\", \"route\", \"parts_count\", \"ops_count\", \"eta\"}.\nThe ETA is computed by a forward finite-capacity schedule (see the README, \"Planning\") unless eta is given.\n422 when an item is not in the backlog (unknown, not yet received by planning, or its sales order was cancelled), the items' routes differ, the route does not fit the products, or the launch is too large; 409 when an item is in a live production order already (also to the loser of two launches racing for the same item).",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "production"
+                ],
+                "summary": "Launch a production order (admin, planner)",
+                "parameters": [
+                    {
+                        "description": "the items to launch",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.LaunchRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/plan.ProdOrderDetail"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "an item is launched already",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/production-orders/{id}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "production"
+                ],
+                "summary": "One production order with its items, parts, operations and progress",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.ProdOrderDetail"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/production-orders/{id}/cancel": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "launched → cancelled, while no operation has started. Its items go back to the planning backlog (unless their sales order was cancelled meanwhile), its operations no longer load the work centres, and prod_order.cancelled is written.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "production"
+                ],
+                "summary": "Cancel a production order before work starts (admin, planner)",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.ProdOrder"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "work has started, or it is cancelled already",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/production-orders/{id}/operations/{op_id}/complete": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "in_progress → done. The last operation done moves the production order to done and writes prod_order.completed.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "production"
+                ],
+                "summary": "Complete an operation (admin, planner)",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "integer",
+                        "description": "operation id",
+                        "name": "op_id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.OperationChange"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the operation is not in progress, or the order is cancelled or done",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/production-orders/{id}/operations/{op_id}/start": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "pending → in_progress. The first operation started moves the production order from launched to in_progress and writes prod_order.started.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "production"
+                ],
+                "summary": "Start an operation (admin, planner)",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "integer",
+                        "description": "operation id",
+                        "name": "op_id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.OperationChange"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the operation is not pending, or the order is cancelled or done",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/products": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Products in id order, each with its default route and parts specification.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
                     "catalog"
                 ],
                 "summary": "Products with their parts specification",
+                "operationId": "listProducts",
                 "parameters": [
                     {
                         "type": "integer",
@@ -581,6 +1201,79 @@ const docTemplate = `{
                         }
                     }
                 }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes product.created. The SKU is unique; the default route must be one for the product's kind.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "Create a product (admin, planner)",
+                "parameters": [
+                    {
+                        "description": "the product",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.ProductRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/catalog.Product"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the SKU is taken",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
             }
         },
         "/api/v1/products/{id}": {
@@ -590,6 +1283,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "A product with its parts specification.",
                 "produces": [
                     "application/json"
                 ],
@@ -597,6 +1291,7 @@ const docTemplate = `{
                     "catalog"
                 ],
                 "summary": "One product",
+                "operationId": "getProduct",
                 "parameters": [
                     {
                         "type": "integer",
@@ -632,9 +1327,95 @@ const docTemplate = `{
                         }
                     }
                 }
+            },
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes product.updated. Items launched already keep the parts they were exploded into; items still waiting are launched with the new parts.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "Replace a product (admin, planner)",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "product id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the product",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.ProductRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/catalog.Product"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the SKU is another product's",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
             }
         },
-        "/api/v1/subscribers": {
+        "/api/v1/routes": {
             "get": {
                 "security": [
                     {
@@ -645,9 +1426,271 @@ const docTemplate = `{
                     "application/json"
                 ],
                 "tags": [
+                    "catalog"
+                ],
+                "summary": "Route templates with their operations",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.RouteList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes route.created. An operation's scope is part (done once for every physical part) or item (once per ordered unit).",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "Create a route template (admin, planner)",
+                "parameters": [
+                    {
+                        "description": "the route",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.RouteRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/catalog.Route"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the name is taken",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/routes/{id}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "One route template",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "route id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/catalog.Route"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes route.updated. Production orders launched already keep the operations they were exploded into.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "Replace a route template (admin, planner)",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "route id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the route",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.RouteRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/catalog.Route"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the name is another route's",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/subscribers": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every registered subscriber with the event types it receives, its pending deliveries, retries, held and failed deliveries, and its lag.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
                     "events"
                 ],
                 "summary": "Subscribers with their lag and failures",
+                "operationId": "listSubscribers",
                 "responses": {
                     "200": {
                         "description": "OK",
@@ -671,6 +1714,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "Creates a user with a display name and a role (admin, manager, planner, viewer). Writes user.created.",
                 "consumes": [
                     "application/json"
                 ],
@@ -681,6 +1725,7 @@ const docTemplate = `{
                     "auth"
                 ],
                 "summary": "Create a user (admin)",
+                "operationId": "createUser",
                 "parameters": [
                     {
                         "description": "the user",
@@ -750,6 +1795,7 @@ const docTemplate = `{
                     "auth"
                 ],
                 "summary": "Issue an API token for a user (admin)",
+                "operationId": "issueToken",
                 "parameters": [
                     {
                         "type": "integer",
@@ -801,8 +1847,354 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/webhooks/shop/orders": {
+            "post": {
+                "description": "Authenticated by its signature: ` + "`" + `X-Shop-Timestamp` + "`" + ` is the Unix time of sending and\n` + "`" + `X-Shop-Signature` + "`" + ` is ` + "`" + `sha256=` + "`" + ` + hex HMAC-SHA256(SHOP_WEBHOOK_SECRET, timestamp + \".\" + raw body).\nA timestamp more than 5 minutes from the server's clock is refused, so a captured request cannot be replayed later;\nthe shop re-signs each retry. Bodies over 1 MiB are refused.\n\nIdempotent by the shop's order id: the first delivery creates the order (sync_id \"shop-\" + id),\nits items and its order.received event, and answers 201; every later delivery of that id, even many at once,\nanswers 200 with the same order_id and writes nothing. The orders are recorded under the user \"Интернет-магазин\".\nNothing is stored when a delivery is refused. Answers 503 while SHOP_WEBHOOK_SECRET is not set.\n\nA signed example (secret ` + "`" + `demo-shop-secret` + "`" + `, timestamp 1795000000, the body exactly as sent):\n` + "`" + `` + "`" + `` + "`" + `\nX-Shop-Timestamp: 1795000000\nX-Shop-Signature: sha256=4c987eb596f072010c05aa0e1e11703d601a0f756756edabd1270b473328b4c8\n{\"id\":\"7826d8468b3d\",\"customer\":{\"name\":\"Иван Петров\",\"phone\":\"+7 900 123-45-67\"},\"items\":[{\"sku\":\"SHK-KUPE-1600\",\"qty\":1}]}\n` + "`" + `` + "`" + `` + "`" + `\nSigning from a shell:\n` + "`" + `` + "`" + `` + "`" + `\nTS=$(date +%s)\nSIG=$(printf '%s.%s' \"$TS\" \"$BODY\" | openssl dgst -sha256 -hmac \"$SHOP_WEBHOOK_SECRET\" | sed 's/^.* //')\ncurl -X POST http://localhost:8080/api/v1/webhooks/shop/orders -H 'Content-Type: application/json' -H \"X-Shop-Timestamp: $TS\" -H \"X-Shop-Signature: sha256=$SIG\" --data-binary \"$BODY\"\n` + "`" + `` + "`" + `` + "`" + `",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "The online shop's webhook: a new order (signed, no bearer token)",
+                "operationId": "receiveShopOrder",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "Unix seconds when the shop sent the request",
+                        "name": "X-Shop-Timestamp",
+                        "in": "header",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "sha256=\u003chex HMAC-SHA256 of timestamp + '.' + body\u003e",
+                        "name": "X-Shop-Signature",
+                        "in": "header",
+                        "required": true
+                    },
+                    {
+                        "description": "the shop's order",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.ShopOrderRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the order existed already (a repeated delivery)",
+                        "schema": {
+                            "$ref": "#/definitions/api.ShopWebhookResponse"
+                        }
+                    },
+                    "201": {
+                        "description": "the order was created",
+                        "schema": {
+                            "$ref": "#/definitions/api.ShopWebhookResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "Service Unavailable",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/work-centers": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "Work centres with their daily capacity and calendar",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.WorkCenterList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes work_center.created. The code is unique.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "Create a work centre (admin, planner)",
+                "parameters": [
+                    {
+                        "description": "the work centre",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.WorkCenterRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/catalog.WorkCenter"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the code is taken",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/work-centers/{id}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "One work centre",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "work centre id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/catalog.WorkCenter"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes work_center.updated. Production orders launched already keep their planned slots; later launches plan with the new capacity and calendar.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "Replace a work centre (admin, planner)",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "work centre id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the work centre",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.WorkCenterRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/catalog.WorkCenter"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the code is another work centre's",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/healthz": {
             "get": {
+                "description": "Always 200 while the process runs.",
                 "produces": [
                     "application/json"
                 ],
@@ -810,6 +2202,7 @@ const docTemplate = `{
                     "operations"
                 ],
                 "summary": "Liveness: the process answers",
+                "operationId": "healthz",
                 "responses": {
                     "200": {
                         "description": "OK",
@@ -822,6 +2215,7 @@ const docTemplate = `{
         },
         "/readyz": {
             "get": {
+                "description": "503 while the database is unreachable or migrations are pending.",
                 "produces": [
                     "application/json"
                 ],
@@ -829,6 +2223,7 @@ const docTemplate = `{
                     "operations"
                 ],
                 "summary": "Readiness: the database answers and every migration is applied",
+                "operationId": "readyz",
                 "responses": {
                     "200": {
                         "description": "OK",
@@ -862,6 +2257,79 @@ const docTemplate = `{
                 },
                 "next_cursor": {
                     "type": "string"
+                }
+            }
+        },
+        "api.CRMImportRequest": {
+            "type": "object",
+            "required": [
+                "orders"
+            ],
+            "properties": {
+                "orders": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.CRMOrderRequest"
+                    }
+                }
+            }
+        },
+        "api.CRMOrderRequest": {
+            "type": "object",
+            "required": [
+                "crm_order_id",
+                "customer",
+                "items"
+            ],
+            "properties": {
+                "crm_order_id": {
+                    "description": "The CRM's order number; an order is imported once per number.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 10452
+                },
+                "customer": {
+                    "$ref": "#/definitions/api.CustomerRequest"
+                },
+                "due_date": {
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-20"
+                },
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.OrderItemRequest"
+                    }
+                }
+            }
+        },
+        "api.CalendarRequest": {
+            "type": "object",
+            "properties": {
+                "holidays": {
+                    "description": "Days off, YYYY-MM-DD.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "2026-12-31"
+                    ]
+                },
+                "weekdays": {
+                    "description": "ISO weekdays, 1 = Monday … 7 = Sunday; Monday to Friday when absent.",
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    },
+                    "example": [
+                        1,
+                        2,
+                        3,
+                        4,
+                        5
+                    ]
                 }
             }
         },
@@ -980,6 +2448,36 @@ const docTemplate = `{
                 }
             }
         },
+        "api.LaunchRequest": {
+            "type": "object",
+            "required": [
+                "items"
+            ],
+            "properties": {
+                "eta": {
+                    "description": "The promised day, instead of the one the schedule computes.",
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-11-20"
+                },
+                "items": {
+                    "description": "Sales-order item ids, waiting in the planning backlog.",
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    },
+                    "example": [
+                        53,
+                        54
+                    ]
+                },
+                "route_id": {
+                    "description": "The route to follow; by default the items' products' default route, which must then be the same for all.",
+                    "type": "integer",
+                    "example": 1
+                }
+            }
+        },
         "api.OrderItemRequest": {
             "type": "object",
             "required": [
@@ -1018,6 +2516,47 @@ const docTemplate = `{
                 },
                 "next_cursor": {
                     "type": "string"
+                }
+            }
+        },
+        "api.PartRequest": {
+            "type": "object",
+            "required": [
+                "length_mm",
+                "material",
+                "name",
+                "qty",
+                "thickness_mm",
+                "width_mm"
+            ],
+            "properties": {
+                "edging": {
+                    "type": "string",
+                    "example": "ПВХ 2 мм, 1 сторона"
+                },
+                "length_mm": {
+                    "type": "integer",
+                    "example": 2200
+                },
+                "material": {
+                    "type": "string",
+                    "example": "ЛДСП 16 мм"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "Боковина"
+                },
+                "qty": {
+                    "type": "integer",
+                    "example": 2
+                },
+                "thickness_mm": {
+                    "type": "integer",
+                    "example": 16
+                },
+                "width_mm": {
+                    "type": "integer",
+                    "example": 600
                 }
             }
         },
@@ -1068,6 +2607,24 @@ const docTemplate = `{
                 }
             }
         },
+        "api.ProdOrderList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.ProdOrder"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
         "api.ProductList": {
             "type": "object",
             "required": [
@@ -1086,6 +2643,44 @@ const docTemplate = `{
                 }
             }
         },
+        "api.ProductRequest": {
+            "type": "object",
+            "required": [
+                "kind",
+                "name",
+                "parts",
+                "route_id",
+                "sku"
+            ],
+            "properties": {
+                "kind": {
+                    "type": "string",
+                    "enum": [
+                        "case",
+                        "upholstered"
+                    ],
+                    "example": "case"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "Шкаф-купе двухдверный 1600"
+                },
+                "parts": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.PartRequest"
+                    }
+                },
+                "route_id": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "sku": {
+                    "type": "string",
+                    "example": "SHK-KUPE-1600"
+                }
+            }
+        },
         "api.RetryResult": {
             "type": "object",
             "required": [
@@ -1095,6 +2690,125 @@ const docTemplate = `{
                 "requeued": {
                     "type": "integer",
                     "example": 1
+                }
+            }
+        },
+        "api.RouteList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/catalog.Route"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
+        "api.RouteOperationRequest": {
+            "type": "object",
+            "required": [
+                "minutes",
+                "name",
+                "scope",
+                "work_center_id"
+            ],
+            "properties": {
+                "minutes": {
+                    "type": "number",
+                    "example": 4
+                },
+                "name": {
+                    "type": "string",
+                    "example": "Раскрой ЛДСП"
+                },
+                "scope": {
+                    "type": "string",
+                    "enum": [
+                        "part",
+                        "item"
+                    ],
+                    "example": "part"
+                },
+                "work_center_id": {
+                    "type": "integer",
+                    "example": 1
+                }
+            }
+        },
+        "api.RouteRequest": {
+            "type": "object",
+            "required": [
+                "kind",
+                "name",
+                "operations"
+            ],
+            "properties": {
+                "kind": {
+                    "type": "string",
+                    "enum": [
+                        "case",
+                        "upholstered"
+                    ],
+                    "example": "case"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "Корпус ЛДСП (типовой)"
+                },
+                "operations": {
+                    "description": "In order: an operation's seq is its position, from 1.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.RouteOperationRequest"
+                    }
+                }
+            }
+        },
+        "api.ShopOrderRequest": {
+            "type": "object",
+            "required": [
+                "customer",
+                "id",
+                "items"
+            ],
+            "properties": {
+                "customer": {
+                    "$ref": "#/definitions/api.CustomerRequest"
+                },
+                "due_date": {
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-20"
+                },
+                "id": {
+                    "description": "The shop's order id (a string or a whole number); the order's sync_id is \"shop-\" + id.",
+                    "type": "string",
+                    "example": "7826d8468b3d"
+                },
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.OrderItemRequest"
+                    }
+                }
+            }
+        },
+        "api.ShopWebhookResponse": {
+            "type": "object",
+            "required": [
+                "order_id"
+            ],
+            "properties": {
+                "order_id": {
+                    "type": "integer",
+                    "example": 22
                 }
             }
         },
@@ -1125,6 +2839,49 @@ const docTemplate = `{
                 },
                 "next_cursor": {
                     "type": "string"
+                }
+            }
+        },
+        "api.WorkCenterList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/catalog.WorkCenter"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
+        "api.WorkCenterRequest": {
+            "type": "object",
+            "required": [
+                "capacity_min_per_day",
+                "code",
+                "name"
+            ],
+            "properties": {
+                "calendar": {
+                    "$ref": "#/definitions/api.CalendarRequest"
+                },
+                "capacity_min_per_day": {
+                    "type": "integer",
+                    "example": 960
+                },
+                "code": {
+                    "type": "string",
+                    "example": "CUT"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "Раскрой (форматно-раскроечный станок)"
                 }
             }
         },
@@ -1194,6 +2951,56 @@ const docTemplate = `{
                 }
             }
         },
+        "catalog.Calendar": {
+            "type": "object",
+            "required": [
+                "holidays",
+                "weekdays"
+            ],
+            "properties": {
+                "holidays": {
+                    "description": "\"YYYY-MM-DD\"",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
+                "weekdays": {
+                    "description": "ISO weekdays, 1 = Monday … 7 = Sunday",
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    }
+                }
+            }
+        },
+        "catalog.Operation": {
+            "type": "object",
+            "required": [
+                "minutes",
+                "name",
+                "scope",
+                "seq",
+                "work_center_id"
+            ],
+            "properties": {
+                "minutes": {
+                    "type": "number"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "scope": {
+                    "type": "string"
+                },
+                "seq": {
+                    "type": "integer"
+                },
+                "work_center_id": {
+                    "type": "integer"
+                }
+            }
+        },
         "catalog.Part": {
             "type": "object",
             "required": [
@@ -1259,6 +3066,59 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "sku": {
+                    "type": "string"
+                }
+            }
+        },
+        "catalog.Route": {
+            "type": "object",
+            "required": [
+                "id",
+                "kind",
+                "name",
+                "operations"
+            ],
+            "properties": {
+                "id": {
+                    "type": "integer"
+                },
+                "kind": {
+                    "type": "string"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "operations": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/catalog.Operation"
+                    }
+                }
+            }
+        },
+        "catalog.WorkCenter": {
+            "type": "object",
+            "required": [
+                "calendar",
+                "capacity_min_per_day",
+                "code",
+                "id",
+                "name"
+            ],
+            "properties": {
+                "calendar": {
+                    "$ref": "#/definitions/catalog.Calendar"
+                },
+                "capacity_min_per_day": {
+                    "type": "integer"
+                },
+                "code": {
+                    "type": "string"
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "name": {
                     "type": "string"
                 }
             }
@@ -1516,6 +3376,539 @@ const docTemplate = `{
                 }
             }
         },
+        "plan.CenterSchedule": {
+            "type": "object",
+            "required": [
+                "capacity_min_per_day",
+                "code",
+                "days",
+                "id",
+                "name",
+                "orders"
+            ],
+            "properties": {
+                "capacity_min_per_day": {
+                    "type": "integer"
+                },
+                "code": {
+                    "type": "string"
+                },
+                "days": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.DayLoad"
+                    }
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "orders": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.OrderBar"
+                    }
+                }
+            }
+        },
+        "plan.DayLoad": {
+            "type": "object",
+            "required": [
+                "capacity_min",
+                "date",
+                "load_min",
+                "overload",
+                "working"
+            ],
+            "properties": {
+                "capacity_min": {
+                    "description": "0 on a day off",
+                    "type": "number"
+                },
+                "date": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "load_min": {
+                    "description": "planned minutes of live production orders",
+                    "type": "number"
+                },
+                "overload": {
+                    "description": "more load than capacity",
+                    "type": "boolean"
+                },
+                "working": {
+                    "type": "boolean"
+                }
+            }
+        },
+        "plan.Operation": {
+            "type": "object",
+            "required": [
+                "completed_at",
+                "id",
+                "item_id",
+                "minutes",
+                "name",
+                "part_id",
+                "planned_end_day",
+                "planned_end_min",
+                "planned_start_day",
+                "planned_start_min",
+                "prod_order_id",
+                "scope",
+                "seq",
+                "started_at",
+                "status",
+                "unit",
+                "work_center_id"
+            ],
+            "properties": {
+                "completed_at": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "item_id": {
+                    "type": "integer"
+                },
+                "minutes": {
+                    "type": "number"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "part_id": {
+                    "description": "part-scope operations",
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "planned_end_day": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "planned_end_min": {
+                    "type": "number"
+                },
+                "planned_start_day": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "planned_start_min": {
+                    "type": "number"
+                },
+                "prod_order_id": {
+                    "type": "integer"
+                },
+                "scope": {
+                    "type": "string",
+                    "enum": [
+                        "part",
+                        "item"
+                    ]
+                },
+                "seq": {
+                    "description": "the route operation",
+                    "type": "integer"
+                },
+                "started_at": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "pending",
+                        "in_progress",
+                        "done"
+                    ]
+                },
+                "unit": {
+                    "type": "integer"
+                },
+                "work_center_id": {
+                    "type": "integer"
+                }
+            }
+        },
+        "plan.OperationChange": {
+            "type": "object",
+            "required": [
+                "operation",
+                "prod_order"
+            ],
+            "properties": {
+                "operation": {
+                    "$ref": "#/definitions/plan.Operation"
+                },
+                "prod_order": {
+                    "$ref": "#/definitions/plan.ProdOrder"
+                }
+            }
+        },
+        "plan.OrderBar": {
+            "type": "object",
+            "required": [
+                "end_day",
+                "end_min",
+                "minutes",
+                "operations",
+                "ops_done",
+                "prod_order_id",
+                "start_day",
+                "start_min",
+                "status"
+            ],
+            "properties": {
+                "end_day": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "end_min": {
+                    "type": "number"
+                },
+                "minutes": {
+                    "type": "number"
+                },
+                "operations": {
+                    "type": "integer"
+                },
+                "ops_done": {
+                    "type": "integer"
+                },
+                "prod_order_id": {
+                    "type": "integer"
+                },
+                "start_day": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "start_min": {
+                    "type": "number"
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "launched",
+                        "in_progress",
+                        "done"
+                    ]
+                }
+            }
+        },
+        "plan.Part": {
+            "type": "object",
+            "required": [
+                "edging",
+                "id",
+                "item_id",
+                "length_mm",
+                "line",
+                "material",
+                "name",
+                "thickness_mm",
+                "unit",
+                "width_mm"
+            ],
+            "properties": {
+                "edging": {
+                    "type": "string"
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "item_id": {
+                    "type": "integer"
+                },
+                "length_mm": {
+                    "type": "integer"
+                },
+                "line": {
+                    "type": "integer"
+                },
+                "material": {
+                    "type": "string"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "thickness_mm": {
+                    "type": "integer"
+                },
+                "unit": {
+                    "type": "integer"
+                },
+                "width_mm": {
+                    "type": "integer"
+                }
+            }
+        },
+        "plan.ProdItem": {
+            "type": "object",
+            "required": [
+                "due_date",
+                "item_id",
+                "order_id",
+                "product_id",
+                "qty",
+                "sku"
+            ],
+            "properties": {
+                "due_date": {
+                    "type": "string",
+                    "format": "date",
+                    "x-nullable": true
+                },
+                "item_id": {
+                    "type": "integer"
+                },
+                "order_id": {
+                    "type": "integer"
+                },
+                "product_id": {
+                    "type": "integer"
+                },
+                "qty": {
+                    "type": "integer"
+                },
+                "sku": {
+                    "type": "string"
+                }
+            }
+        },
+        "plan.ProdOrder": {
+            "type": "object",
+            "required": [
+                "cancelled_at",
+                "completed_at",
+                "created_at",
+                "eta",
+                "id",
+                "items",
+                "ops_count",
+                "parts_count",
+                "planned_eta",
+                "progress",
+                "route",
+                "started_at",
+                "status"
+            ],
+            "properties": {
+                "cancelled_at": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "completed_at": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "created_at": {
+                    "type": "string"
+                },
+                "eta": {
+                    "description": "ETA is the day it is promised for: the planned ETA, or the planner's.",
+                    "type": "string",
+                    "format": "date"
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "items": {
+                    "description": "Items are the sales-order items it makes.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.ProdItem"
+                    }
+                },
+                "ops_count": {
+                    "type": "integer"
+                },
+                "parts_count": {
+                    "type": "integer"
+                },
+                "planned_eta": {
+                    "description": "PlannedETA is the day the schedule computed at launch.",
+                    "type": "string",
+                    "format": "date"
+                },
+                "progress": {
+                    "$ref": "#/definitions/plan.Progress"
+                },
+                "route": {
+                    "$ref": "#/definitions/plan.RouteRef"
+                },
+                "started_at": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "launched",
+                        "in_progress",
+                        "done",
+                        "cancelled"
+                    ]
+                }
+            }
+        },
+        "plan.ProdOrderDetail": {
+            "type": "object",
+            "required": [
+                "cancelled_at",
+                "completed_at",
+                "created_at",
+                "eta",
+                "id",
+                "items",
+                "operations",
+                "ops_count",
+                "parts",
+                "parts_count",
+                "planned_eta",
+                "progress",
+                "route",
+                "started_at",
+                "status"
+            ],
+            "properties": {
+                "cancelled_at": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "completed_at": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "created_at": {
+                    "type": "string"
+                },
+                "eta": {
+                    "description": "ETA is the day it is promised for: the planned ETA, or the planner's.",
+                    "type": "string",
+                    "format": "date"
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "items": {
+                    "description": "Items are the sales-order items it makes.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.ProdItem"
+                    }
+                },
+                "operations": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Operation"
+                    }
+                },
+                "ops_count": {
+                    "type": "integer"
+                },
+                "parts": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Part"
+                    }
+                },
+                "parts_count": {
+                    "type": "integer"
+                },
+                "planned_eta": {
+                    "description": "PlannedETA is the day the schedule computed at launch.",
+                    "type": "string",
+                    "format": "date"
+                },
+                "progress": {
+                    "$ref": "#/definitions/plan.Progress"
+                },
+                "route": {
+                    "$ref": "#/definitions/plan.RouteRef"
+                },
+                "started_at": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "launched",
+                        "in_progress",
+                        "done",
+                        "cancelled"
+                    ]
+                }
+            }
+        },
+        "plan.Progress": {
+            "type": "object",
+            "required": [
+                "ops_done",
+                "ops_in_progress",
+                "ops_total",
+                "percent"
+            ],
+            "properties": {
+                "ops_done": {
+                    "type": "integer"
+                },
+                "ops_in_progress": {
+                    "type": "integer"
+                },
+                "ops_total": {
+                    "type": "integer"
+                },
+                "percent": {
+                    "description": "Percent is the share of the planned minutes done, 0 to 100.",
+                    "type": "number"
+                }
+            }
+        },
+        "plan.RouteRef": {
+            "type": "object",
+            "required": [
+                "id",
+                "name"
+            ],
+            "properties": {
+                "id": {
+                    "type": "integer"
+                },
+                "name": {
+                    "type": "string"
+                }
+            }
+        },
+        "plan.ScheduleView": {
+            "type": "object",
+            "required": [
+                "from",
+                "to",
+                "work_centers"
+            ],
+            "properties": {
+                "from": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "to": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "work_centers": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.CenterSchedule"
+                    }
+                }
+            }
+        },
         "sales.Customer": {
             "type": "object",
             "required": [
@@ -1535,22 +3928,101 @@ const docTemplate = `{
                 }
             }
         },
+        "sales.ImportReport": {
+            "type": "object",
+            "required": [
+                "created",
+                "exists",
+                "refused",
+                "rows"
+            ],
+            "properties": {
+                "created": {
+                    "type": "integer"
+                },
+                "exists": {
+                    "type": "integer"
+                },
+                "refused": {
+                    "type": "integer"
+                },
+                "rows": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/sales.ImportRow"
+                    }
+                }
+            }
+        },
+        "sales.ImportRow": {
+            "type": "object",
+            "required": [
+                "crm_order_id",
+                "order_id",
+                "result",
+                "row"
+            ],
+            "properties": {
+                "crm_order_id": {
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "detail": {
+                    "type": "string"
+                },
+                "errors": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/apperr.FieldError"
+                    }
+                },
+                "order_id": {
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "result": {
+                    "type": "string",
+                    "enum": [
+                        "created",
+                        "exists",
+                        "refused"
+                    ]
+                },
+                "row": {
+                    "description": "Row is the row's position in the batch or file, from 0.",
+                    "type": "integer"
+                }
+            }
+        },
         "sales.Item": {
             "type": "object",
             "required": [
+                "eta",
                 "id",
                 "note",
+                "prod_order_id",
                 "product_id",
                 "qty",
                 "sku",
                 "status"
             ],
             "properties": {
+                "eta": {
+                    "description": "ETA is the day production promised for the item, once launched.",
+                    "type": "string",
+                    "format": "date",
+                    "x-nullable": true
+                },
                 "id": {
                     "type": "integer"
                 },
                 "note": {
                     "type": "string"
+                },
+                "prod_order_id": {
+                    "description": "ProdOrderID is the production order making the item, once launched.",
+                    "type": "integer",
+                    "x-nullable": true
                 },
                 "product_id": {
                     "type": "integer"
@@ -1562,7 +4034,12 @@ const docTemplate = `{
                     "type": "string"
                 },
                 "status": {
-                    "type": "string"
+                    "type": "string",
+                    "enum": [
+                        "new",
+                        "in_production",
+                        "done"
+                    ]
                 }
             }
         },
@@ -1612,10 +4089,22 @@ const docTemplate = `{
                     }
                 },
                 "source": {
-                    "type": "string"
+                    "type": "string",
+                    "enum": [
+                        "shop",
+                        "crm",
+                        "manual"
+                    ]
                 },
                 "status": {
-                    "type": "string"
+                    "type": "string",
+                    "enum": [
+                        "received",
+                        "in_production",
+                        "ready",
+                        "shipped",
+                        "cancelled"
+                    ]
                 },
                 "sync_id": {
                     "type": "string",
@@ -1634,15 +4123,41 @@ const docTemplate = `{
             "name": "Authorization",
             "in": "header"
         }
-    }
+    },
+    "tags": [
+        {
+            "description": "Sales orders and their items: manual orders, the shop's webhook, the CRM import, the order life cycle.",
+            "name": "sales"
+        },
+        {
+            "description": "Production planning: the backlog, production orders, the shop floor and the schedule.",
+            "name": "plan"
+        },
+        {
+            "description": "Work centres, route templates and products with their parts.",
+            "name": "catalog"
+        },
+        {
+            "description": "The journal of events, their deliveries to subscribers, event types and subscribers.",
+            "name": "events"
+        },
+        {
+            "description": "The caller, users and API tokens.",
+            "name": "auth"
+        },
+        {
+            "description": "Health and readiness.",
+            "name": "operations"
+        }
+    ]
 }`
 
 // SwaggerInfo holds exported Swagger Info so clients can modify it
 var SwaggerInfo = &swag.Spec{
 	Version:          "1.0",
-	Host:             "",
+	Host:             "localhost:8080",
 	BasePath:         "/",
-	Schemes:          []string{},
+	Schemes:          []string{"http", "https"},
 	Title:            "tsekh API",
 	Description:      "Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.\nEvery error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`.",
 	InfoInstanceName: "swagger",

@@ -81,6 +81,16 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 	for _, s := range a.Plan.Subscribers(a.Registry.HasType) {
 		a.Registry.MustSubscribe(s)
 	}
+	// Sales follows production through the plan's prod_order.* events, once
+	// the plan module declares them (keep this after every AddTypes).
+	if hasTypes(a.Registry, sales.ProductionEventTypes...) {
+		for _, s := range a.Sales.Subscribers() {
+			a.Registry.MustSubscribe(s)
+		}
+	}
+	if cfg.ShopCallbackURL != "" {
+		a.Registry.MustSubscribe(sales.ShopCallback(cfg.ShopCallbackURL, cfg.ShopWebhookSecret, nil))
+	}
 	// The NATS relay subscribes to every type declared above: keep it last.
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log})
@@ -104,12 +114,21 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 	return a
 }
 
+func hasTypes(r *events.Registry, types ...string) bool {
+	for _, t := range types {
+		if !r.HasType(t) {
+			return false
+		}
+	}
+	return true
+}
+
 // HTTP returns the Echo app.
 func (a *App) HTTP() *echo.Echo {
 	return api.New(api.Deps{
 		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan,
 		Journal: a.Journal, Registry: a.Registry, Metrics: a.Metrics, Logger: a.Logger,
-		OnCommit: a.WakeDispatcher,
+		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret,
 	})
 }
 

@@ -227,6 +227,35 @@ func (s *Service) EnsureAdmin(ctx context.Context, secret string) (User, error) 
 	return admin, err
 }
 
+// EnsureUser returns the user with the name and role, creating them (and
+// their user.created event) when there is none: integrations act as users of
+// their own, such as the shop webhook's "Интернет-магазин". It is idempotent;
+// on PostgreSQL concurrent callers are serialised by an advisory lock, on
+// SQLite by its single writer.
+func (s *Service) EnsureUser(ctx context.Context, name, role string) (User, error) {
+	if strings.TrimSpace(name) == "" {
+		return User{}, apperr.Invalid("the user is not valid", apperr.Field("name", "is required"))
+	}
+	if !slices.Contains(Roles, role) {
+		return User{}, apperr.Invalid("the user is not valid", apperr.Field("role", "must be one of %s", strings.Join(Roles, ", ")))
+	}
+	var u User
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if database.DialectOf(tx) == database.Postgres {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", "auth.user:"+role+":"+name).Error; err != nil {
+				return err
+			}
+		}
+		err := tx.Where("name = ? AND role = ?", name, role).Order("id").First(&u).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			u = User{Name: name, Role: role}
+			return createUser(ctx, tx, &u)
+		}
+		return err
+	})
+	return u, err
+}
+
 // HasUsers tells whether any user exists (a fresh database has none).
 func (s *Service) HasUsers(ctx context.Context) (bool, error) {
 	var n int64

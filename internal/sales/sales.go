@@ -49,7 +49,7 @@ const (
 
 // EventTypes describes the sales module's events.
 func EventTypes() []events.Type {
-	return []events.Type{{
+	return append([]events.Type{{
 		Type: EventOrderReceived, Owner: "sales", AggregateType: "sales_orders",
 		Description: "A sales order was received (manually, from the shop webhook or from the CRM).",
 		Schema: map[string]any{"type": "object", "required": []string{"order_id", "lines", "source", "items"}, "properties": map[string]any{
@@ -62,7 +62,7 @@ func EventTypes() []events.Type {
 			"items": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"item_id", "sku", "qty"},
 				"properties": map[string]any{"item_id": map[string]any{"type": "integer"}, "sku": map[string]any{"type": "string"}, "qty": map[string]any{"type": "integer"}}}},
 		}},
-	}}
+	}}, lifecycleEventTypes()...)
 }
 
 // Customer is who ordered.
@@ -75,8 +75,8 @@ type Customer struct {
 // Order is a sales order with its items.
 type Order struct {
 	ID         int64         `json:"id" gorm:"primaryKey"`
-	Status     string        `json:"status"`
-	Source     string        `json:"source"`
+	Status     string        `json:"status" enums:"received,in_production,ready,shipped,cancelled"`
+	Source     string        `json:"source" enums:"shop,crm,manual"`
 	SyncID     *string       `json:"sync_id" extensions:"x-nullable"`
 	CRMOrderID *int64        `json:"crm_order_id" gorm:"column:crm_order_id" extensions:"x-nullable"`
 	Customer   Customer      `json:"customer" gorm:"embedded;embeddedPrefix:customer_"`
@@ -98,7 +98,11 @@ type Item struct {
 	SKU       string `json:"sku" gorm:"column:sku"`
 	Qty       int    `json:"qty"`
 	Note      string `json:"note"`
-	Status    string `json:"status"`
+	Status    string `json:"status" enums:"new,in_production,done"`
+	// ETA is the day production promised for the item, once launched.
+	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	// ProdOrderID is the production order making the item, once launched.
+	ProdOrderID *int64 `json:"prod_order_id" extensions:"x-nullable"`
 }
 
 // TableName is the sales module's item table.
@@ -181,19 +185,52 @@ func (in *NewOrder) Validate() error {
 
 // createOrder does CreateOrder's work inside tx.
 func createOrder(ctx context.Context, tx *gorm.DB, in NewOrder) (Order, error) {
+	o, _, err := createOrderOnce(ctx, tx, in, "")
+	return o, err
+}
+
+// createOrderOnce validates and stores a new order, its items and its
+// order.received event inside tx. With uniqueBy ("sync_id" or "crm_order_id")
+// the order is created once per value of that column: the database's unique
+// key decides, by an insert that tolerates the conflict, so that concurrent
+// deliveries of one order cannot both create it. An existing order is
+// returned as it is, with created false and no event.
+func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy string) (o Order, created bool, err error) {
 	if in.Source == "" {
 		in.Source = SourceManual
 	}
 	if err := in.Validate(); err != nil {
-		return Order{}, err
+		return Order{}, false, err
 	}
+	o = Order{Status: StatusReceived, Source: in.Source, SyncID: in.SyncID, CRMOrderID: in.CRMOrderID, Customer: in.Customer, DueDate: in.DueDate}
+	id, err := insertOrderRow(ctx, tx, &o, uniqueBy)
+	if err != nil {
+		return Order{}, false, err
+	}
+	if id == 0 { // the key is taken: the order exists already
+		var existing int64
+		key := any(o.SyncID)
+		if uniqueBy == "crm_order_id" {
+			key = o.CRMOrderID
+		}
+		if err := tx.WithContext(ctx).Raw("SELECT id FROM sales_orders WHERE "+uniqueBy+" = ?", key).Scan(&existing).Error; err != nil {
+			return Order{}, false, err
+		}
+		if existing == 0 {
+			return Order{}, false, fmt.Errorf("sales: order by %s neither inserted nor found", uniqueBy)
+		}
+		o, err = order(ctx, tx, existing)
+		return o, false, err
+	}
+	o.ID = id
+
 	skus := make([]string, 0, len(in.Items))
 	for _, it := range in.Items {
 		skus = append(skus, it.SKU)
 	}
 	products, err := catalog.ProductsBySKU(ctx, tx, skus)
 	if err != nil {
-		return Order{}, err
+		return Order{}, false, err
 	}
 	var unknown []apperr.FieldError
 	for i, it := range in.Items {
@@ -202,18 +239,14 @@ func createOrder(ctx context.Context, tx *gorm.DB, in NewOrder) (Order, error) {
 		}
 	}
 	if len(unknown) > 0 {
-		return Order{}, apperr.Invalid("the order names unknown products", unknown...)
-	}
-	o := Order{Status: StatusReceived, Source: in.Source, SyncID: in.SyncID, CRMOrderID: in.CRMOrderID, Customer: in.Customer, DueDate: in.DueDate}
-	if err := tx.Omit("ID", "Items", "ETA", "CreatedAt", "UpdatedAt").Create(&o).Error; err != nil {
-		return Order{}, err
+		return Order{}, false, apperr.Invalid("the order names unknown products", unknown...)
 	}
 	o.Items = make([]Item, len(in.Items))
 	for i, it := range in.Items {
 		o.Items[i] = Item{OrderID: o.ID, ProductID: products[it.SKU].ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Status: ItemNew}
 	}
 	if err := tx.Omit("ID").Create(&o.Items).Error; err != nil {
-		return Order{}, err
+		return Order{}, false, err
 	}
 	items := make([]map[string]any, len(o.Items))
 	for i, it := range o.Items {
@@ -230,10 +263,30 @@ func createOrder(ctx context.Context, tx *gorm.DB, in NewOrder) (Order, error) {
 		payload["due_date"] = o.DueDate.String()
 	}
 	if _, err := events.Add(ctx, tx, events.New{Type: EventOrderReceived, AggregateType: "sales_orders", AggregateID: o.ID, Payload: payload}); err != nil {
-		return Order{}, err
+		return Order{}, false, err
 	}
 	// Read back for the database's timestamps.
-	return order(ctx, tx, o.ID)
+	o, err = order(ctx, tx, o.ID)
+	return o, true, err
+}
+
+// insertOrderRow inserts the order row and returns its id; with uniqueBy it
+// returns 0 when an order with that key exists (ON CONFLICT DO NOTHING, which
+// PostgreSQL and SQLite both speak).
+func insertOrderRow(ctx context.Context, tx *gorm.DB, o *Order, uniqueBy string) (int64, error) {
+	conflict := ""
+	switch uniqueBy {
+	case "":
+	case "sync_id", "crm_order_id":
+		conflict = " ON CONFLICT (" + uniqueBy + ") DO NOTHING"
+	default:
+		return 0, fmt.Errorf("sales: no unique key %q", uniqueBy)
+	}
+	var id int64
+	err := tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, due_date)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`+conflict+` RETURNING id`,
+		o.Status, o.Source, o.SyncID, o.CRMOrderID, o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.DueDate).Scan(&id).Error
+	return id, err
 }
 
 // Order returns the order with its items, or ENOTFOUND.

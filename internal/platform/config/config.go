@@ -100,6 +100,9 @@ func (c Config) Validate() error {
 		if u, err := url.Parse(c.ShopCallbackURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, errors.New("SHOP_CALLBACK_URL must be an http(s) URL"))
 		}
+		if c.ShopWebhookSecret == "" {
+			errs = append(errs, errors.New("SHOP_CALLBACK_URL needs SHOP_WEBHOOK_SECRET, which signs the callbacks"))
+		}
 	}
 	switch c.LogFormat {
 	case "text", "json":

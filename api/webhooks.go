@@ -1,0 +1,129 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tsekh/tsekh/internal/auth"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/sales"
+)
+
+// ShopOrderRequest is the body the online shop posts to its webhook.
+type ShopOrderRequest struct {
+	// The shop's order id (a string or a whole number); the order's sync_id is "shop-" + id.
+	ID       string             `json:"id" validate:"required" example:"7826d8468b3d"`
+	Customer CustomerRequest    `json:"customer" validate:"required"`
+	Items    []OrderItemRequest `json:"items" validate:"required"`
+	DueDate  string             `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
+}
+
+// ShopWebhookResponse names the order a delivery created or found.
+type ShopWebhookResponse struct {
+	OrderID int64 `json:"order_id" validate:"required" example:"22"`
+}
+
+// shopWebhook receives the shop's orders; it remembers the shop's own user
+// once it has made sure it exists.
+type shopWebhook struct {
+	*server
+	mu    sync.Mutex
+	actor *events.Actor
+}
+
+func (s *server) shopWebhook() echo.HandlerFunc {
+	w := &shopWebhook{server: s}
+	return w.receive
+}
+
+// receive godoc
+//
+//	@Summary		The online shop's webhook: a new order (signed, no bearer token)
+//	@ID				receiveShopOrder
+//	@Description	Authenticated by its signature: `X-Shop-Timestamp` is the Unix time of sending and
+//	@Description	`X-Shop-Signature` is `sha256=` + hex HMAC-SHA256(SHOP_WEBHOOK_SECRET, timestamp + "." + raw body).
+//	@Description	A timestamp more than 5 minutes from the server's clock is refused, so a captured request cannot be replayed later;
+//	@Description	the shop re-signs each retry. Bodies over 1 MiB are refused.
+//	@Description
+//	@Description	Idempotent by the shop's order id: the first delivery creates the order (sync_id "shop-" + id),
+//	@Description	its items and its order.received event, and answers 201; every later delivery of that id, even many at once,
+//	@Description	answers 200 with the same order_id and writes nothing. The orders are recorded under the user "Интернет-магазин".
+//	@Description	Nothing is stored when a delivery is refused. Answers 503 while SHOP_WEBHOOK_SECRET is not set.
+//	@Description
+//	@Description	A signed example (secret `demo-shop-secret`, timestamp 1795000000, the body exactly as sent):
+//	@Description	```
+//	@Description	X-Shop-Timestamp: 1795000000
+//	@Description	X-Shop-Signature: sha256=4c987eb596f072010c05aa0e1e11703d601a0f756756edabd1270b473328b4c8
+//	@Description	{"id":"7826d8468b3d","customer":{"name":"Иван Петров","phone":"+7 900 123-45-67"},"items":[{"sku":"SHK-KUPE-1600","qty":1}]}
+//	@Description	```
+//	@Description	Signing from a shell:
+//	@Description	```
+//	@Description	TS=$(date +%s)
+//	@Description	SIG=$(printf '%s.%s' "$TS" "$BODY" | openssl dgst -sha256 -hmac "$SHOP_WEBHOOK_SECRET" | sed 's/^.* //')
+//	@Description	curl -X POST http://localhost:8080/api/v1/webhooks/shop/orders -H 'Content-Type: application/json' \
+//	@Description	  -H "X-Shop-Timestamp: $TS" -H "X-Shop-Signature: sha256=$SIG" --data-binary "$BODY"
+//	@Description	```
+//	@Tags			sales
+//	@Accept			json
+//	@Produce		json
+//	@Param			X-Shop-Timestamp	header		string				true	"Unix seconds when the shop sent the request"
+//	@Param			X-Shop-Signature	header		string				true	"sha256=<hex HMAC-SHA256 of timestamp + '.' + body>"
+//	@Param			body				body		ShopOrderRequest	true	"the shop's order"
+//	@Success		201					{object}	ShopWebhookResponse	"the order was created"
+//	@Success		200					{object}	ShopWebhookResponse	"the order existed already (a repeated delivery)"
+//	@Failure		400					{object}	Problem
+//	@Failure		401					{object}	Problem
+//	@Failure		413					{object}	Problem
+//	@Failure		422					{object}	Problem
+//	@Failure		503					{object}	Problem
+//	@Router			/api/v1/webhooks/shop/orders [post]
+func (w *shopWebhook) receive(c echo.Context) error {
+	if w.ShopWebhookSecret == "" {
+		return apperr.Errorf(apperr.EUNAVAILABLE, "the shop webhook is not configured: SHOP_WEBHOOK_SECRET is not set")
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	h := c.Request().Header
+	in, err := sales.VerifyShopWebhook(w.ShopWebhookSecret, h.Get(sales.HeaderShopTimestamp), h.Get(sales.HeaderShopSignature), body, time.Now())
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	actor, err := w.shopActor(ctx)
+	if err != nil {
+		return err
+	}
+	o, created, err := w.Sales.ReceiveShopOrder(events.WithActor(ctx, actor), in)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, ShopWebhookResponse{OrderID: o.ID})
+}
+
+// shopActor returns the shop's user, "Интернет-магазин" (role manager),
+// creating it on the first delivery.
+func (w *shopWebhook) shopActor(ctx context.Context) (events.Actor, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.actor != nil {
+		return *w.actor, nil
+	}
+	u, err := w.Auth.EnsureUser(ctx, sales.ShopActorName, auth.RoleManager)
+	if err != nil {
+		return events.Actor{}, err
+	}
+	a := u.Actor()
+	w.actor = &a
+	return a, nil
+}

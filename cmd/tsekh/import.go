@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/tsekh/tsekh/internal/app"
+	"github.com/tsekh/tsekh/internal/auth"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/sales"
+)
+
+const importSummary = `Imports CRM orders from FILE.json: a JSON array of orders, or {"orders": [...]}
+as POST /api/v1/imports/crm/orders takes it, each
+  {"crm_order_id": 10452, "customer": {"name": ...}, "items": [{"sku": ..., "qty": ...}], "due_date": "2026-12-20"}.
+The file is read as a stream, so it may be of any size; a progress bar is drawn
+on a terminal. Each order is imported in its own transaction, once per
+crm_order_id: running the import again creates nothing twice. Refused rows are
+printed with their reasons, and the command then exits with status 1.
+The orders are recorded under the administrator "Администратор" (created if
+missing), or under the user given with --user.`
+
+// importCmd is "tsekh import crm FILE.json".
+func importCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flags("import crm [--user ID] [--verbose] FILE.json", importSummary, stderr)
+	userID := fs.Int64("user", 0, "the id of the user the import acts as (default: the administrator)")
+	verbose := fs.Bool("verbose", false, "print every row, not only the refused ones")
+	if len(args) == 0 || args[0] != "crm" { // crm is the one source so far
+		fs.Usage()
+		return errUsage
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	path := fs.Arg(0)
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+
+	cfg, log, err := setup(getenv, stderr)
+	if err != nil {
+		return err
+	}
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = a.Close() }()
+	var u auth.User
+	if *userID > 0 {
+		u, err = a.Auth.User(ctx, *userID)
+	} else {
+		u, err = a.Auth.EnsureUser(ctx, auth.AdminName, auth.RoleAdmin)
+	}
+	if err != nil {
+		return err
+	}
+	ctx = events.WithActor(ctx, u.Actor())
+
+	rows := newCRMStream(f)
+	bar := newProgressBar(stderr, path, info.Size())
+	var rep sales.ImportReport
+	for i := 0; ; i++ {
+		raw, err := rows.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			bar.finish(rows.offset(), i)
+			return fmt.Errorf("%s: %w (the rows before it are imported)", path, err)
+		}
+		row, err := a.Sales.ImportCRMOrder(ctx, i, raw)
+		if err != nil {
+			bar.finish(rows.offset(), i)
+			return fmt.Errorf("%s: row %d: %w (the rows before it are imported)", path, i, err)
+		}
+		rep.Add(row)
+		rep.Rows = rep.Rows[:0] // counts only: a large file's report is not kept in memory
+		if row.Result == sales.ImportRefused || *verbose {
+			bar.clear()
+			_, _ = fmt.Fprintln(stdout, describeRow(row))
+		}
+		bar.update(rows.offset(), i+1)
+	}
+	bar.finish(rows.offset(), rep.Created+rep.Exists+rep.Refused)
+	a.WakeDispatcher()
+	_, _ = fmt.Fprintf(stdout, "%s: %d rows: %d created, %d already present, %d refused\n",
+		path, rep.Created+rep.Exists+rep.Refused, rep.Created, rep.Exists, rep.Refused)
+	if rep.Refused > 0 {
+		return fmt.Errorf("%d rows refused", rep.Refused)
+	}
+	return nil
+}
+
+func describeRow(r sales.ImportRow) string {
+	s := fmt.Sprintf("row %d", r.Row)
+	if r.CRMOrderID != nil {
+		s += fmt.Sprintf(" (crm_order_id %d)", *r.CRMOrderID)
+	}
+	s += ": " + r.Result
+	if r.OrderID != nil {
+		s += fmt.Sprintf(", order %d", *r.OrderID)
+	}
+	if r.Detail != "" {
+		s += ": " + r.Detail
+	}
+	for _, e := range r.Errors {
+		s += fmt.Sprintf("; %s %s", e.Field, e.Message)
+	}
+	return s
+}
+
+// crmStream reads the orders of a CRM file one at a time: a JSON array, or
+// an object whose "orders" member is one.
+type crmStream struct {
+	dec     *json.Decoder
+	started bool
+	done    bool
+}
+
+func newCRMStream(r io.Reader) *crmStream {
+	return &crmStream{dec: json.NewDecoder(bufio.NewReaderSize(r, 1<<16))}
+}
+
+func (s *crmStream) offset() int64 { return s.dec.InputOffset() }
+
+func (s *crmStream) next() (json.RawMessage, error) {
+	if s.done {
+		return nil, io.EOF
+	}
+	if !s.started {
+		s.started = true
+		if err := s.open(); err != nil {
+			return nil, err
+		}
+	}
+	if !s.dec.More() {
+		s.done = true
+		if _, err := s.dec.Token(); err != nil { // the closing ]
+			return nil, fmt.Errorf("not valid JSON at byte %d: %w", s.dec.InputOffset(), err)
+		}
+		return nil, io.EOF
+	}
+	var raw json.RawMessage
+	if err := s.dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("not valid JSON at byte %d: %w", s.dec.InputOffset(), err)
+	}
+	return raw, nil
+}
+
+// open reads up to the opening [ of the orders.
+func (s *crmStream) open() error {
+	tok, err := s.dec.Token()
+	if errors.Is(err, io.EOF) {
+		return errors.New("the file is empty; a JSON array of orders or {\"orders\": [...]} is expected")
+	}
+	if err != nil {
+		return fmt.Errorf("not valid JSON: %w", err)
+	}
+	switch tok {
+	case json.Delim('['):
+		return nil
+	case json.Delim('{'):
+		for s.dec.More() {
+			key, err := s.dec.Token()
+			if err != nil {
+				return fmt.Errorf("not valid JSON: %w", err)
+			}
+			if key == "orders" {
+				tok, err := s.dec.Token()
+				if err != nil || tok != json.Delim('[') {
+					return errors.New(`"orders" must be an array`)
+				}
+				return nil
+			}
+			var skip json.RawMessage
+			if err := s.dec.Decode(&skip); err != nil {
+				return fmt.Errorf("not valid JSON: %w", err)
+			}
+		}
+		return errors.New(`the object has no "orders" array`)
+	}
+	return errors.New("a JSON array of orders or {\"orders\": [...]} is expected")
+}
+
+// progressBar draws "importing FILE [=====>    ] 45% 12.3/27.1 MB, 10234 rows,
+// 2100 rows/s" on a terminal, redrawn at most five times a second; elsewhere
+// it stays silent.
+type progressBar struct {
+	w        io.Writer
+	name     string
+	size     int64
+	tty      bool
+	start    time.Time
+	last     time.Time
+	drawn    bool
+	finished bool
+}
+
+func newProgressBar(w io.Writer, name string, size int64) *progressBar {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	return &progressBar{w: w, name: name, size: size, tty: tty, start: time.Now()}
+}
+
+func (p *progressBar) update(done int64, rows int) {
+	if !p.tty || time.Since(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	p.draw(done, rows)
+}
+
+func (p *progressBar) draw(done int64, rows int) {
+	const width = 30
+	frac := 1.0
+	if p.size > 0 {
+		frac = min(float64(done)/float64(p.size), 1)
+	}
+	filled := int(frac * width)
+	bar := make([]byte, width)
+	for i := range bar {
+		switch {
+		case i < filled:
+			bar[i] = '='
+		case i == filled:
+			bar[i] = '>'
+		default:
+			bar[i] = ' '
+		}
+	}
+	rate := float64(rows) / max(time.Since(p.start).Seconds(), 0.001)
+	_, _ = fmt.Fprintf(p.w, "\rimporting %s [%s] %3.0f%% %.1f/%.1f MB, %d rows, %.0f rows/s ",
+		p.name, bar, frac*100, float64(done)/1e6, float64(p.size)/1e6, rows, rate)
+	p.drawn = true
+}
+
+// clear wipes the bar so that a line can be printed in its place.
+func (p *progressBar) clear() {
+	if p.drawn {
+		_, _ = fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+func (p *progressBar) finish(done int64, rows int) {
+	if !p.tty || p.finished {
+		return
+	}
+	p.finished = true
+	p.draw(done, rows)
+	_, _ = fmt.Fprintln(p.w)
+}

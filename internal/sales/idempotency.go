@@ -1,0 +1,138 @@
+package sales
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// IdempotencyStale is how long a request may hold its Idempotency-Key in
+// flight; after that (the process died with it) a retry may take the key
+// over. It is longer than any request may take.
+const IdempotencyStale = 2 * time.Minute
+
+// IdempotencyKey names a request by its caller and the caller's key, with a
+// hash of the request body (see RequestHash).
+type IdempotencyKey struct {
+	UserID      int64
+	Key         string
+	RequestHash string
+}
+
+// StoredResponse is the response to a request made with an Idempotency-Key:
+// stored with the order and sent again, byte for byte, for every repeat.
+type StoredResponse struct {
+	Status   int
+	Body     []byte
+	Replayed bool // a repeat: the response was stored by an earlier request
+}
+
+// idempotencyRow is a row of sales_idempotency_keys.
+type idempotencyRow struct {
+	RequestHash    string
+	State          string
+	ResponseStatus *int
+	ResponseBody   *string
+	Stale          int
+}
+
+// RequestHash returns the hash by which repeats of a JSON request body are
+// recognised: SHA-256 of its canonical form, so that spacing and the order of
+// an object's keys do not matter.
+func RequestHash(body []byte) string {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	canonical := body
+	if err := dec.Decode(&v); err == nil {
+		if b, err := json.Marshal(v); err == nil {
+			canonical = b
+		}
+	}
+	h := sha256.Sum256(canonical)
+	return hex.EncodeToString(h[:])
+}
+
+// CreateOrderOnce is CreateOrder under an Idempotency-Key. The first request
+// with the key reserves it, creates the order and stores its response (201
+// and the order) in the order's own transaction. A repeat with the same body
+// gets that stored response; with another body, EUNPROCESSABLE; while the
+// first is still in flight, ECONFLICT. A request that fails releases its key,
+// so the client may retry it. Keys are scoped to the user and kept.
+func (s *Service) CreateOrderOnce(ctx context.Context, k IdempotencyKey, in NewOrder) (StoredResponse, error) {
+	db := s.db.WithContext(ctx)
+	var reserved int
+	err := db.Raw(`INSERT INTO sales_idempotency_keys (user_id, key, request_hash, state) VALUES (?, ?, ?, 'in_flight')
+ON CONFLICT (user_id, key) DO NOTHING RETURNING 1`, k.UserID, k.Key, k.RequestHash).Scan(&reserved).Error
+	if err != nil {
+		return StoredResponse{}, err
+	}
+	if reserved == 0 {
+		res, takeOver, err := s.existingKey(ctx, k)
+		if err != nil || !takeOver {
+			return res, err
+		}
+	}
+	var res StoredResponse
+	err = db.Transaction(func(tx *gorm.DB) error {
+		o, err := createOrder(ctx, tx, in)
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(o)
+		if err != nil {
+			return err
+		}
+		res = StoredResponse{Status: http.StatusCreated, Body: body}
+		return tx.Exec(`UPDATE sales_idempotency_keys SET state = 'done', response_status = ?, response_body = ?, order_id = ?
+WHERE user_id = ? AND key = ?`, res.Status, string(body), o.ID, k.UserID, k.Key).Error
+	})
+	if err != nil {
+		// Release the key, even when the client has gone away.
+		_ = s.db.WithContext(context.WithoutCancel(ctx)).Exec(`DELETE FROM sales_idempotency_keys WHERE user_id = ? AND key = ? AND state = 'in_flight'`,
+			k.UserID, k.Key).Error
+		return StoredResponse{}, err
+	}
+	return res, nil
+}
+
+// existingKey answers a request whose key is taken: the stored response, a
+// refusal, or takeOver when the key's first request died in flight long ago
+// and this one now holds it.
+func (s *Service) existingKey(ctx context.Context, k IdempotencyKey) (res StoredResponse, takeOver bool, err error) {
+	db := s.db.WithContext(ctx)
+	staleBefore := database.NowPlus(db, -IdempotencyStale)
+	var row idempotencyRow
+	err = db.Raw(`SELECT request_hash, state, response_status, response_body,
+CASE WHEN state = 'in_flight' AND created_at < `+staleBefore+` THEN 1 ELSE 0 END AS stale
+FROM sales_idempotency_keys WHERE user_id = ? AND key = ?`, k.UserID, k.Key).Scan(&row).Error
+	switch {
+	case err != nil:
+		return res, false, err
+	case row.State == "":
+		return res, false, apperr.Conflict("a request with this Idempotency-Key has just failed; retry it")
+	case row.RequestHash != k.RequestHash:
+		return res, false, apperr.Errorf(apperr.EUNPROCESSABLE, "this Idempotency-Key was used with another request body; use a new key for a new request")
+	case row.State == "done" && row.ResponseStatus != nil && row.ResponseBody != nil:
+		return StoredResponse{Status: *row.ResponseStatus, Body: []byte(*row.ResponseBody), Replayed: true}, false, nil
+	case row.Stale == 1:
+		up := db.Exec(`UPDATE sales_idempotency_keys SET created_at = `+database.Now(db)+`
+WHERE user_id = ? AND key = ? AND state = 'in_flight' AND created_at < `+staleBefore, k.UserID, k.Key)
+		if up.Error != nil {
+			return res, false, up.Error
+		}
+		if up.RowsAffected == 1 {
+			return res, true, nil
+		}
+	}
+	return res, false, apperr.Conflict("a request with this Idempotency-Key is still in progress; retry it later")
+}

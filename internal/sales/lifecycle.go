@@ -1,0 +1,215 @@
+package sales
+
+import (
+	"context"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// Event types the sales module writes about the life of an order.
+const (
+	EventOrderCancelled     = "order.cancelled"
+	EventOrderStatusChanged = "order.status_changed"
+)
+
+// Event types of the plan module that the sales module follows (subscriber
+// "sales.production"); the plan module declares them.
+const (
+	EventProdOrderLaunched  = "prod_order.launched"
+	EventProdOrderStarted   = "prod_order.started"
+	EventProdOrderCompleted = "prod_order.completed"
+	EventProdOrderCancelled = "prod_order.cancelled"
+)
+
+// ProductionEventTypes are the plan's events that move items and orders.
+var ProductionEventTypes = []string{EventProdOrderLaunched, EventProdOrderStarted, EventProdOrderCompleted, EventProdOrderCancelled}
+
+// SubscriberProduction is the name of the subscriber that follows production.
+const SubscriberProduction = "sales.production"
+
+func lifecycleEventTypes() []events.Type {
+	return []events.Type{{
+		Type: EventOrderCancelled, Owner: "sales", AggregateType: "sales_orders",
+		Description: "A received sales order was cancelled; its items are no longer to be made.",
+		Schema: map[string]any{"type": "object", "required": []string{"order_id", "items"}, "properties": map[string]any{
+			"order_id": map[string]any{"type": "integer"},
+			"items":    map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "description": "the order's item ids"},
+		}},
+	}, {
+		Type: EventOrderStatusChanged, Owner: "sales", AggregateType: "sales_orders",
+		Description: "A sales order's state or ETA changed (cancelled, or following production: in_production, ready, back to received).",
+		Schema: map[string]any{"type": "object", "required": []string{"order_id", "status", "previous_status"}, "properties": map[string]any{
+			"order_id":        map[string]any{"type": "integer"},
+			"status":          map[string]any{"type": "string", "enum": orderStatuses},
+			"previous_status": map[string]any{"type": "string", "enum": orderStatuses},
+			"eta":             map[string]any{"type": "string", "format": "date", "description": "the latest ETA of the order's launched items, once any is launched"},
+			"sync_id":         map[string]any{"type": "string", "description": "shop orders: \"shop-\" + the shop's order id"},
+		}},
+	}}
+}
+
+var orderStatuses = []string{StatusReceived, StatusInProduction, StatusReady, StatusShipped, StatusCancelled}
+
+// CancelOrder cancels a received order and writes order.cancelled and
+// order.status_changed. It returns ENOTFOUND for an unknown order and
+// ECONFLICT when the order is past received.
+func (s *Service) CancelOrder(ctx context.Context, id int64) (Order, error) {
+	var o Order
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec("UPDATE sales_orders SET status = ?, updated_at = "+database.Now(tx)+" WHERE id = ? AND status = ?",
+			StatusCancelled, id, StatusReceived)
+		if res.Error != nil {
+			return res.Error
+		}
+		var err error
+		if o, err = order(ctx, tx, id); err != nil {
+			return err
+		}
+		if res.RowsAffected == 0 {
+			return apperr.Conflict("order %d is %s; only a received order can be cancelled", id, o.Status)
+		}
+		items := make([]int64, len(o.Items))
+		for i, it := range o.Items {
+			items[i] = it.ID
+		}
+		if _, err := events.Add(ctx, tx, events.New{Type: EventOrderCancelled, AggregateType: "sales_orders", AggregateID: id,
+			Payload: map[string]any{"order_id": id, "items": items}}); err != nil {
+			return err
+		}
+		return statusChanged(ctx, tx, o, StatusReceived)
+	})
+	return o, err
+}
+
+// statusChanged writes order.status_changed for o, now in its new state.
+func statusChanged(ctx context.Context, tx *gorm.DB, o Order, previous string) error {
+	payload := map[string]any{"order_id": o.ID, "status": o.Status, "previous_status": previous}
+	if !o.ETA.IsZero() {
+		payload["eta"] = o.ETA.String()
+	}
+	if o.SyncID != nil {
+		payload["sync_id"] = *o.SyncID
+	}
+	_, err := events.Add(ctx, tx, events.New{Type: EventOrderStatusChanged, AggregateType: "sales_orders", AggregateID: o.ID, Payload: payload})
+	return err
+}
+
+// Subscribers are the sales module's subscribers to other modules' events.
+// They name the plan's prod_order.* types, so they are registered once the
+// plan module has declared those.
+func (s *Service) Subscribers() []events.Subscriber {
+	return []events.Subscriber{{
+		Name:        SubscriberProduction,
+		Types:       ProductionEventTypes,
+		Description: "Follows production: items become in_production, done or new again; orders in_production, ready or received again, with the ETA of their launched items; writes order.status_changed.",
+		HandleTx:    followProduction,
+	}}
+}
+
+// prodOrderEvent is what the sales module reads of the plan's prod_order.* payloads.
+type prodOrderEvent struct {
+	ProdOrderID int64   `json:"prod_order_id"`
+	Items       []int64 `json:"items"`
+	ETA         string  `json:"eta"`
+}
+
+// followProduction runs in the dispatcher's transaction: the items' and
+// orders' new states, their events and the record of the delivery commit
+// together. Production orders are objects of their own, so the events of two
+// of them may arrive in either order; an item follows only the production
+// order it was last launched in.
+func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+	var p prodOrderEvent
+	if err := ev.Decode(&p); err != nil {
+		return fmt.Errorf("sales: %s payload: %w", ev.Type, err)
+	}
+	if len(p.Items) == 0 {
+		return nil
+	}
+	var res *gorm.DB
+	switch ev.Type {
+	case EventProdOrderLaunched:
+		eta, err := database.ParseDate(p.ETA)
+		if p.ETA != "" && err != nil {
+			return fmt.Errorf("sales: %s eta: %w", ev.Type, err)
+		}
+		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = ?, prod_order_id = ? WHERE id IN ? AND status <> ?",
+			ItemInProduction, eta, p.ProdOrderID, p.Items, ItemDone)
+	case EventProdOrderStarted:
+		res = tx.Exec("UPDATE sales_order_items SET status = ? WHERE id IN ? AND status = ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
+			ItemInProduction, p.Items, ItemNew, p.ProdOrderID)
+	case EventProdOrderCompleted:
+		res = tx.Exec("UPDATE sales_order_items SET status = ? WHERE id IN ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
+			ItemDone, p.Items, p.ProdOrderID)
+	case EventProdOrderCancelled:
+		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = NULL, prod_order_id = NULL WHERE id IN ? AND prod_order_id = ? AND status <> ?",
+			ItemNew, p.Items, p.ProdOrderID, ItemDone)
+	default:
+		return nil
+	}
+	if res.Error != nil {
+		return res.Error
+	}
+	var orderIDs []int64
+	if err := tx.Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", p.Items).Scan(&orderIDs).Error; err != nil {
+		return err
+	}
+	for _, id := range orderIDs {
+		if err := followItems(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// followItems derives an order's state and ETA from its items and, when
+// either changed, stores them and writes order.status_changed. A cancelled
+// or shipped order keeps its state.
+func followItems(ctx context.Context, tx *gorm.DB, id int64) error {
+	o, err := order(ctx, tx, id)
+	if apperr.Code(err) == apperr.ENOTFOUND { // not ours to follow
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o.Status == StatusCancelled || o.Status == StatusShipped {
+		return nil
+	}
+	launched, done := 0, 0
+	var eta database.Date
+	for _, it := range o.Items {
+		switch it.Status {
+		case ItemDone:
+			done++
+		case ItemInProduction:
+		default:
+			continue
+		}
+		launched++
+		if it.ETA.After(eta.Time) {
+			eta = it.ETA
+		}
+	}
+	status := StatusReceived
+	switch {
+	case len(o.Items) > 0 && done == len(o.Items):
+		status = StatusReady
+	case launched > 0:
+		status = StatusInProduction
+	}
+	if status == o.Status && eta.String() == o.ETA.String() {
+		return nil
+	}
+	if err := tx.Exec("UPDATE sales_orders SET status = ?, eta = ?, updated_at = "+database.Now(tx)+" WHERE id = ?", status, eta, id).Error; err != nil {
+		return err
+	}
+	previous := o.Status
+	o.Status, o.ETA = status, eta
+	return statusChanged(ctx, tx, o, previous)
+}

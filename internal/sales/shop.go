@@ -1,0 +1,181 @@
+package sales
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// ShopActorName is the user the shop webhook's orders are recorded under, so
+// that the journal names the shop as their actor.
+const ShopActorName = "Интернет-магазин"
+
+// SyncIDPrefix starts the sync_id of every shop order: "shop-" + the shop's id.
+const SyncIDPrefix = "shop-"
+
+// MaxShopOrderID is the longest shop order id accepted.
+const MaxShopOrderID = 64
+
+// shopOrder is the body the shop posts to the webhook.
+type shopOrder struct {
+	ID       json.RawMessage `json:"id"`
+	Customer Customer        `json:"customer"`
+	Items    []shopItem      `json:"items"`
+	DueDate  string          `json:"due_date"`
+}
+
+type shopItem struct {
+	SKU  string `json:"sku"`
+	Qty  int    `json:"qty"`
+	Note string `json:"note"`
+}
+
+// VerifyShopWebhook authenticates a webhook delivery and reads the order in
+// it: the signature and timestamp first (EUNAUTHORIZED), then the body
+// (EBADREQUEST when it is not a JSON object, EINVALID naming the fields at
+// fault). The unknown SKUs are found later, against the catalog.
+func VerifyShopWebhook(secret, timestamp, signature string, body []byte, now time.Time) (NewOrder, error) {
+	if err := VerifySignature(secret, timestamp, signature, body, now); err != nil {
+		return NewOrder{}, err
+	}
+	return ParseShopOrder(body)
+}
+
+// ParseShopOrder reads the shop's order {"id", "customer", "items",
+// "due_date"?} into a NewOrder with source shop and sync_id "shop-" + id.
+func ParseShopOrder(body []byte) (NewOrder, error) {
+	var so shopOrder
+	if err := decodeObject(body, &so); err != nil {
+		return NewOrder{}, err
+	}
+	var fields []apperr.FieldError
+	id, err := shopOrderID(so.ID)
+	if err != nil {
+		fields = append(fields, apperr.Field("id", "%s", err.Error()))
+	}
+	in := NewOrder{Customer: so.Customer, Source: SourceShop}
+	for _, it := range so.Items {
+		in.Items = append(in.Items, NewItem(it))
+	}
+	if id != "" {
+		sync := SyncIDPrefix + id
+		in.SyncID = &sync
+	}
+	if so.DueDate != "" {
+		d, err := database.ParseDate(so.DueDate)
+		if err != nil {
+			fields = append(fields, apperr.Field("due_date", "must be a date of the form YYYY-MM-DD"))
+		}
+		in.DueDate = d
+	}
+	if err := in.Validate(); err != nil {
+		fields = append(fields, apperr.As(err).Fields...)
+	}
+	if len(fields) > 0 {
+		return NewOrder{}, apperr.Invalid("the shop order is not valid", fields...)
+	}
+	return in, nil
+}
+
+// shopOrderID reads the shop's order id, a string or a whole number.
+func shopOrderID(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", errors.New("is required")
+	}
+	var id string
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &id); err != nil {
+			return "", errors.New("must be a string or a whole number")
+		}
+	} else {
+		var n json.Number
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&n); err != nil || strings.ContainsAny(n.String(), ".eE-+") {
+			return "", errors.New("must be a string or a whole number")
+		}
+		id = n.String()
+	}
+	id = strings.TrimSpace(id)
+	switch {
+	case id == "":
+		return "", errors.New("is required")
+	case len(id) > MaxShopOrderID:
+		return "", fmt.Errorf("must be at most %d characters", MaxShopOrderID)
+	}
+	for _, r := range id {
+		if r <= ' ' || r == 0x7f {
+			return "", errors.New("must not contain spaces or control characters")
+		}
+	}
+	return id, nil
+}
+
+// decodeObject decodes one JSON object into v with errors a client can act on.
+func decodeObject(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return apperr.Errorf(apperr.EBADREQUEST, "the body is empty; a JSON object is expected")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &typ) && typ.Field != "":
+			return apperr.Invalid("a field has the wrong type", apperr.Field(typ.Field, "must be %s, not a JSON %s", kindOf(typ.Type), typ.Value))
+		case errors.As(err, &syn):
+			return apperr.Errorf(apperr.EBADREQUEST, "the body is not valid JSON (at byte %d)", syn.Offset)
+		default:
+			return apperr.Errorf(apperr.EBADREQUEST, "the body must be a JSON object")
+		}
+	}
+	if dec.More() {
+		return apperr.Errorf(apperr.EBADREQUEST, "the body must hold one JSON object")
+	}
+	return nil
+}
+
+// ReceiveShopOrder stores an order from the shop webhook once per sync_id:
+// the first delivery creates the order and its order.received event (created
+// true); every later one, even at the same instant, returns the same order
+// and writes nothing. It returns EINVALID for unknown SKUs.
+func (s *Service) ReceiveShopOrder(ctx context.Context, in NewOrder) (o Order, created bool, err error) {
+	if in.SyncID == nil || !strings.HasPrefix(*in.SyncID, SyncIDPrefix) {
+		return Order{}, false, apperr.Invalid("the shop order is not valid", apperr.Field("id", "is required"))
+	}
+	in.Source = SourceShop
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		o, created, err = createOrderOnce(ctx, tx, in, "sync_id")
+		return err
+	})
+	return o, created, err
+}
+
+// kindOf names a Go type as a JSON client knows it.
+func kindOf(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}

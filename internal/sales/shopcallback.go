@@ -1,0 +1,126 @@
+package sales
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tsekh/tsekh/internal/events"
+)
+
+// SubscriberShopCallback is the name of the subscriber that tells the shop
+// of its orders' progress.
+const SubscriberShopCallback = "sales.shop-callback"
+
+// HeaderEventID carries the journal's event id on a callback, so that the
+// shop can drop a repeated delivery.
+const HeaderEventID = "X-Tsekh-Event-Id"
+
+// ShopCallbackBody is what the shop receives when one of its orders changes
+// state or ETA.
+type ShopCallbackBody struct {
+	EventID        int64     `json:"event_id"`
+	Type           string    `json:"type"`
+	OrderID        int64     `json:"order_id"`
+	ShopOrderID    string    `json:"shop_order_id"`
+	SyncID         string    `json:"sync_id"`
+	Status         string    `json:"status"`
+	PreviousStatus string    `json:"previous_status"`
+	ETA            *string   `json:"eta"`
+	OccurredAt     time.Time `json:"occurred_at"`
+}
+
+// ShopCallback returns the subscriber "sales.shop-callback": for every
+// order.status_changed of a shop order it POSTs a ShopCallbackBody as JSON to
+// callbackURL, signed like the webhook (X-Shop-Timestamp, X-Shop-Signature
+// with the shared secret, re-signed on every attempt). A network error or an
+// answer other than 2xx is returned as the delivery's error, so that the
+// dispatcher retries it with back-off and the journal shows it. Delivery is
+// at least once; X-Tsekh-Event-Id lets the shop drop repeats. client nil
+// means a client with a 10-second timeout.
+func ShopCallback(callbackURL, secret string, client *http.Client) events.Subscriber {
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	shown := callbackURL
+	if u, err := url.Parse(callbackURL); err == nil {
+		shown = u.Redacted()
+	}
+	cb := &shopCallback{url: callbackURL, shown: shown, secret: secret, client: client, now: time.Now}
+	return events.Subscriber{
+		Name:        SubscriberShopCallback,
+		Types:       []string{EventOrderStatusChanged},
+		Description: "POSTs the state and ETA of shop orders to SHOP_CALLBACK_URL, signed like the webhook.",
+		Handle:      cb.send,
+	}
+}
+
+type shopCallback struct {
+	url, shown, secret string
+	client             *http.Client
+	now                func() time.Time
+}
+
+func (cb *shopCallback) send(ctx context.Context, ev events.Event) error {
+	var p struct {
+		OrderID        int64  `json:"order_id"`
+		Status         string `json:"status"`
+		PreviousStatus string `json:"previous_status"`
+		ETA            string `json:"eta"`
+		SyncID         string `json:"sync_id"`
+	}
+	if err := ev.Decode(&p); err != nil {
+		return fmt.Errorf("shop callback: payload: %w", err)
+	}
+	shopID, ok := strings.CutPrefix(p.SyncID, SyncIDPrefix)
+	if !ok {
+		return nil // not a shop order
+	}
+	body := ShopCallbackBody{EventID: ev.ID, Type: ev.Type, OrderID: p.OrderID, ShopOrderID: shopID, SyncID: p.SyncID,
+		Status: p.Status, PreviousStatus: p.PreviousStatus, OccurredAt: ev.CreatedAt.UTC()}
+	if p.ETA != "" {
+		body.ETA = &p.ETA
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	ts := cb.now().Unix()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cb.url, bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("shop callback: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(HeaderShopTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderShopSignature, Sign(cb.secret, ts, raw))
+	req.Header.Set(HeaderEventID, strconv.FormatInt(ev.ID, 10))
+	res, err := cb.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("shop callback: POST %s: %w", cb.shown, unwrapURLError(err))
+	}
+	defer func() { _ = res.Body.Close() }()
+	if res.StatusCode/100 != 2 {
+		snippet, _ := io.ReadAll(io.LimitReader(res.Body, 200))
+		return fmt.Errorf("shop callback: POST %s answered %s: %s", cb.shown, res.Status, strings.TrimSpace(string(snippet)))
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	return nil
+}
+
+// unwrapURLError drops the *url.Error wrapper, which repeats the URL (and
+// so anything secret in it).
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

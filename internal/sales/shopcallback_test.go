@@ -1,0 +1,184 @@
+package sales_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
+	"github.com/tsekh/tsekh/internal/sales"
+)
+
+// shop is a local stand-in for the online shop's callback endpoint: it
+// checks every request's signature, records the good ones and answers with
+// the statuses it is told to, then 200.
+type shop struct {
+	t       *testing.T
+	secret  string
+	mu      sync.Mutex
+	answers []int
+	got     []sales.ShopCallbackBody
+	eventID []string
+	calls   int
+}
+
+func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if err := sales.VerifySignature(s.secret, r.Header.Get(sales.HeaderShopTimestamp), r.Header.Get(sales.HeaderShopSignature), body, time.Now()); err != nil {
+		s.t.Errorf("callback signature: %v", err)
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	if len(s.answers) > 0 {
+		status := s.answers[0]
+		s.answers = s.answers[1:]
+		if status != http.StatusOK {
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, "shop is busy")
+			return
+		}
+	}
+	var b sales.ShopCallbackBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		s.t.Errorf("callback body: %v", err)
+	}
+	s.got = append(s.got, b)
+	s.eventID = append(s.eventID, r.Header.Get(sales.HeaderEventID))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *shop) received() ([]sales.ShopCallbackBody, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]sales.ShopCallbackBody(nil), s.got...), s.calls
+}
+
+func shopOrder(t *testing.T, f *fixture, id string) sales.Order {
+	t.Helper()
+	syncID := sales.SyncIDPrefix + id
+	o, created, err := f.sales.ReceiveShopOrder(context.Background(), sales.NewOrder{
+		Customer: sales.Customer{Name: "Анна"}, Items: []sales.NewItem{{SKU: "SHK-KUPE-1600", Qty: 1}}, SyncID: &syncID})
+	require.NoError(t, err)
+	require.True(t, created)
+	return o
+}
+
+func TestShopCallback_TellsTheShop(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		sh := &shop{t: t, secret: "cb-secret"}
+		srv := httptest.NewServer(sh)
+		defer srv.Close()
+		f := newFixture(t, db, sales.ShopCallback(srv.URL+"/tsekh/callback", "cb-secret", nil))
+
+		o := shopOrder(t, f, "A-100")
+		manual := newOrder(t, f, "SHK-KUPE-1600")
+		f.production(t, sales.EventProdOrderLaunched, 1, []int64{o.Items[0].ID, manual.Items[0].ID}, "2026-12-15")
+		f.production(t, sales.EventProdOrderCompleted, 1, []int64{o.Items[0].ID, manual.Items[0].ID}, "")
+
+		got, calls := sh.received()
+		require.Equal(t, 2, calls, "only the shop's order is reported, once per change")
+		require.Len(t, got, 2)
+		require.Equal(t, "A-100", got[0].ShopOrderID)
+		require.Equal(t, "shop-A-100", got[0].SyncID)
+		require.Equal(t, o.ID, got[0].OrderID)
+		require.Equal(t, "in_production", got[0].Status)
+		require.Equal(t, "received", got[0].PreviousStatus)
+		require.Equal(t, "2026-12-15", *got[0].ETA)
+		require.Equal(t, sales.EventOrderStatusChanged, got[0].Type)
+		require.Equal(t, "ready", got[1].Status)
+		require.NotZero(t, got[1].EventID)
+		require.Equal(t, itoa(got[1].EventID), sh.eventID[1])
+	})
+}
+
+func TestShopCallback_RetriesFailures(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		sh := &shop{t: t, secret: "cb-secret", answers: []int{http.StatusServiceUnavailable, http.StatusInternalServerError}}
+		srv := httptest.NewServer(sh)
+		defer srv.Close()
+		f := newFixture(t, db, sales.ShopCallback(srv.URL, "cb-secret", nil))
+		ctx := context.Background()
+
+		o := shopOrder(t, f, "B-7")
+		_, err := f.sales.CancelOrder(ctx, o.ID)
+		require.NoError(t, err)
+		evID := lastEvent(t, db, sales.EventOrderStatusChanged, o.ID)
+
+		// The first attempt fails; the journal shows why, and when it will try again.
+		_, err = f.disp.RunOnce(ctx)
+		require.NoError(t, err)
+		d := delivery(t, f, evID)
+		require.Equal(t, "retrying", d.Status)
+		require.Equal(t, 1, d.Attempts)
+		require.Contains(t, d.LastError, "503")
+		require.Contains(t, d.LastError, "shop is busy")
+		require.NotNil(t, d.NextAttemptAt)
+
+		// Retried with back-off until the shop takes it.
+		deadline := time.Now().Add(10 * time.Second)
+		for delivery(t, f, evID).Status != "processed" && time.Now().Before(deadline) {
+			time.Sleep(25 * time.Millisecond)
+			_, err := f.disp.RunOnce(ctx)
+			require.NoError(t, err)
+		}
+		d = delivery(t, f, evID)
+		require.Equal(t, "processed", d.Status)
+		require.Equal(t, 3, d.Attempts)
+		got, calls := sh.received()
+		require.Equal(t, 3, calls)
+		require.Len(t, got, 1)
+		require.Equal(t, "cancelled", got[0].Status)
+		require.Nil(t, got[0].ETA)
+	})
+}
+
+func TestShopCallback_NetworkErrorIsRetried(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		url := srv.URL
+		srv.Close() // nothing listens there any more
+		f := newFixture(t, db, sales.ShopCallback(url+"/cb", "cb-secret", &http.Client{Timeout: time.Second}))
+		o := shopOrder(t, f, "C-1")
+		_, err := f.sales.CancelOrder(context.Background(), o.ID)
+		require.NoError(t, err)
+		_, err = f.disp.RunOnce(context.Background())
+		require.NoError(t, err)
+		d := delivery(t, f, lastEvent(t, db, sales.EventOrderStatusChanged, o.ID))
+		require.Equal(t, "retrying", d.Status)
+		require.Contains(t, d.LastError, "shop callback: POST")
+		require.Contains(t, d.LastError, "refused")
+	})
+}
+
+func lastEvent(t *testing.T, db *gorm.DB, typ string, aggID int64) int64 {
+	t.Helper()
+	var id int64
+	require.NoError(t, db.Raw("SELECT max(id) FROM events WHERE type = ? AND aggregate_id = ?", typ, aggID).Scan(&id).Error)
+	require.NotZero(t, id)
+	return id
+}
+
+func delivery(t *testing.T, f *fixture, evID int64) events.Delivery {
+	t.Helper()
+	en, err := f.journal.Get(context.Background(), evID)
+	require.NoError(t, err)
+	for _, d := range en.Deliveries {
+		if d.Subscriber == sales.SubscriberShopCallback {
+			return d
+		}
+	}
+	t.Fatalf("event %d has no %s delivery: %+v", evID, sales.SubscriberShopCallback, en.Deliveries)
+	return events.Delivery{}
+}
