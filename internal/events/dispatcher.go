@@ -443,6 +443,13 @@ FROM events WHERE partition = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?`, p, 
 	run := func(savepoints bool) error {
 		localOutcomes, localDelivered, localFailed = nil, 0, 0
 		return d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			// The fence first: a dispatcher whose lease has run out (and
+			// whose partition someone else has dispatched meanwhile) applies
+			// no effect at all. It also locks the partition's row until the
+			// commit.
+			if err := d.renewLease(tx, p, &[2]int64{pos, last}); err != nil {
+				return err
+			}
 			locBlocked := cloneBlocked(blocked)
 			for i := range batch {
 				ev := &batch[i]
@@ -467,10 +474,7 @@ FROM events WHERE partition = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?`, p, 
 			if err := d.recordOutcomes(tx, batch, append(outcomes, localOutcomes...)); err != nil {
 				return err
 			}
-			if err := tx.Exec(`INSERT INTO events_batches (partition, first_id, last_id) VALUES (?, ?, ?)`, p, pos+1, last).Error; err != nil {
-				return err
-			}
-			return d.renewLease(tx, p, &[2]int64{pos, last})
+			return tx.Exec(`INSERT INTO events_batches (partition, first_id, last_id) VALUES (?, ?, ?)`, p, pos+1, last).Error
 		})
 	}
 	err = run(false)
@@ -552,8 +556,12 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 	default:
 		err = call(tx)
 	}
-	if err == nil && ctx.Err() != nil {
-		err = fmt.Errorf("subscriber timed out after %s", d.opt.Timeout)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && (err == nil || !strings.Contains(err.Error(), "timed out")) {
+		// Past its time, whatever it answered: the journal says so.
+		if err == nil {
+			err = errors.New("no error")
+		}
+		err = fmt.Errorf("subscriber timed out after %s: %w", d.opt.Timeout, err)
 	}
 	return err
 }

@@ -1,0 +1,538 @@
+package events_test
+
+// Tests that try hard to break the delivery rules of SPEC §3 inside one
+// process: retries, panics and hangs, per-object order under concurrent
+// writers with injected failures, held deliveries, leases of dead
+// dispatchers, graceful stop and wake-ups. crash_test.go does the same with
+// real processes.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
+)
+
+// fastRetries are options under which a failed delivery is retried within
+// milliseconds.
+func fastRetries(maxAttempts int) events.DispatcherOptions {
+	return events.DispatcherOptions{BatchSize: 50, MaxAttempts: maxAttempts, Timeout: 5 * time.Second,
+		BackoffBase: 5 * time.Millisecond, BackoffMax: 20 * time.Millisecond}
+}
+
+// settle runs passes until done() holds, failing after 30 seconds.
+func settle(t *testing.T, d *events.Dispatcher, what string, done func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		_, err := d.RunOnce(context.Background())
+		require.NoError(t, err)
+		if done() {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("not settled in 30s: %s", what)
+}
+
+func deliveryOf(t *testing.T, j *events.Journal, id int64, sub string) events.Delivery {
+	t.Helper()
+	e, err := j.Get(context.Background(), id)
+	require.NoError(t, err)
+	for _, d := range e.Deliveries {
+		if d.Subscriber == sub {
+			return d
+		}
+	}
+	t.Fatalf("event %d has no delivery to %s", id, sub)
+	return events.Delivery{}
+}
+
+func statusOf(t *testing.T, j *events.Journal, id int64) string {
+	t.Helper()
+	e, err := j.Get(context.Background(), id)
+	require.NoError(t, err)
+	return e.Status
+}
+
+func TestRetries_FailNTimesThenSucceed(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		const n = 3
+		var outsideFails, localFails atomic.Int64
+		f := newFixture(t, db,
+			events.Subscriber{Name: "callback", Types: []string{"thing.created"},
+				Handle: func(ctx context.Context, ev events.Event) error {
+					if ev.AggregateID == 1 {
+						if k := outsideFails.Add(1); k <= n {
+							return fmt.Errorf("callback answered 502 (try %d)", k)
+						}
+					}
+					return nil
+				}},
+			events.Subscriber{Name: "ledger", Types: []string{"thing.created"},
+				HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+					if err := tx.Exec("INSERT INTO test_effects (event_id, subscriber) VALUES (?, 'ledger')", ev.ID).Error; err != nil {
+						return err
+					}
+					if ev.AggregateID != 1 {
+						return nil
+					}
+					// Fail the first n attempts as the journal counts them.
+					var attempts int
+					if err := tx.Raw("SELECT coalesce(max(attempts), 0) FROM events_deliveries WHERE event_id = ? AND subscriber = 'ledger'", ev.ID).Scan(&attempts).Error; err != nil {
+						return err
+					}
+					if attempts < n {
+						localFails.Add(1)
+						return fmt.Errorf("ledger refused (try %d)", attempts+1) // its insert is rolled back
+					}
+					return nil
+				}},
+		)
+		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{MaxAttempts: n + 2, BackoffBase: time.Hour, BackoffMax: time.Hour})
+		id := add(t, db, "thing.created", 1)
+		other := add(t, db, "thing.created", 2)
+		drain(t, d)
+
+		// After the first attempt: retrying, with its count and error, while
+		// the other object went through.
+		cb := deliveryOf(t, f.journal, id, "callback")
+		require.Equal(t, "retrying", cb.Status)
+		require.Equal(t, 1, cb.Attempts)
+		require.Contains(t, cb.LastError, "502 (try 1)")
+		require.NotNil(t, cb.NextAttemptAt)
+		require.Equal(t, "retrying", deliveryOf(t, f.journal, id, "ledger").Status)
+		require.Equal(t, events.StatusProcessed, statusOf(t, f.journal, other))
+
+		// Make the retries due at once, n times: attempts count up.
+		for attempt := 2; attempt <= n+1; attempt++ {
+			require.NoError(t, db.Exec("UPDATE events_deliveries SET next_attempt_at = "+database.Now(db)+" WHERE status = 'retrying'").Error)
+			drain(t, d)
+			if attempt <= n {
+				cb = deliveryOf(t, f.journal, id, "callback")
+				require.Equal(t, attempt, cb.Attempts)
+				require.Contains(t, cb.LastError, fmt.Sprintf("try %d", attempt))
+			}
+		}
+		e, err := f.journal.Get(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, events.StatusProcessed, e.Status)
+		for _, dl := range e.Deliveries {
+			require.Equal(t, "processed", dl.Status, dl.Subscriber)
+			require.Empty(t, dl.LastError)
+		}
+		require.Equal(t, n+1, deliveryOf(t, f.journal, id, "callback").Attempts)
+		require.Equal(t, n+1, deliveryOf(t, f.journal, id, "ledger").Attempts)
+		var effects int64
+		require.NoError(t, db.Raw("SELECT count(*) FROM test_effects WHERE event_id = ? AND subscriber = 'ledger'", id).Scan(&effects).Error)
+		require.EqualValues(t, 1, effects, "a local effect is applied once, however many attempts failed")
+	})
+}
+
+func TestRetries_BackoffGrowsWithJitter(t *testing.T) {
+	t.Parallel()
+	base, maxDelay := 100*time.Millisecond, 10*time.Second
+	seen := map[time.Duration]bool{}
+	for attempts := 1; attempts <= 40; attempts++ {
+		full := maxDelay
+		if attempts < 8 {
+			full = base << (attempts - 1)
+		}
+		for range 20 {
+			b := events.Backoff(attempts, base, maxDelay)
+			require.GreaterOrEqual(t, b, full/2, "attempt %d", attempts)
+			require.LessOrEqual(t, b, full, "attempt %d", attempts)
+			seen[b] = true
+		}
+	}
+	require.Greater(t, len(seen), 100, "jitter spreads the delays")
+}
+
+func TestRetries_PanicAndHangAreFailures(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		release := make(chan struct{})
+		t.Cleanup(func() { close(release) })
+		f := newFixture(t, db,
+			events.Subscriber{Name: "panicky", Types: []string{"thing.created"},
+				Handle: func(ctx context.Context, ev events.Event) error {
+					if ev.AggregateID == 1 {
+						var m map[string]int
+						m["boom"]++ // a nil map write: a real runtime panic
+					}
+					return nil
+				}},
+			events.Subscriber{Name: "panicky-local", Types: []string{"thing.created"},
+				HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+					if ev.AggregateID == 1 {
+						panic("local subscriber bug")
+					}
+					return nil
+				}},
+			events.Subscriber{Name: "stuck", Types: []string{"thing.created"},
+				Handle: func(ctx context.Context, ev events.Event) error {
+					if ev.AggregateID == 2 {
+						<-release // ignores its context: hangs until the test ends
+					}
+					return nil
+				}},
+			events.Subscriber{Name: "slow-local", Types: []string{"thing.created"},
+				HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+					if ev.AggregateID == 2 {
+						<-ctx.Done() // waits as long as it is allowed to
+						return ctx.Err()
+					}
+					return nil
+				}},
+		)
+		opt := fastRetries(100)
+		opt.Timeout = 300 * time.Millisecond
+		opt.BackoffBase, opt.BackoffMax = time.Hour, time.Hour
+		d := events.NewDispatcher(db, f.reg, opt)
+		bad := add(t, db, "thing.created", 1)
+		hung := add(t, db, "thing.created", 2)
+		var fine []int64
+		for i := range 20 {
+			fine = append(fine, add(t, db, "thing.created", int64(10+i)))
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			drain(t, d)
+		}()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			t.Fatal("a hanging subscriber stalled the dispatcher")
+		}
+		for _, id := range fine {
+			require.Equal(t, events.StatusProcessed, statusOf(t, f.journal, id), "event %d of another object", id)
+		}
+		p := deliveryOf(t, f.journal, bad, "panicky")
+		require.Equal(t, "retrying", p.Status)
+		require.Contains(t, p.LastError, "panicked")
+		require.Contains(t, deliveryOf(t, f.journal, bad, "panicky-local").LastError, "panicked: local subscriber bug")
+		require.Equal(t, "processed", deliveryOf(t, f.journal, bad, "stuck").Status)
+		h := deliveryOf(t, f.journal, hung, "stuck")
+		require.Equal(t, "retrying", h.Status)
+		require.Contains(t, h.LastError, "timed out")
+		require.Contains(t, deliveryOf(t, f.journal, hung, "slow-local").LastError, "timed out")
+		var effects, distinct int64
+		require.NoError(t, db.Raw("SELECT count(*), count(DISTINCT event_id) FROM test_effects WHERE subscriber = 'recorder'").Row().Scan(&effects, &distinct))
+		require.EqualValues(t, 22, effects, "the recorder's effects committed for every event, none lost")
+		require.Equal(t, effects, distinct, "and once each")
+	})
+}
+
+func TestOrdering_PerObjectUnderConcurrentWritersWithFailures(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		require.NoError(t, db.Exec(`CREATE TABLE test_order_seen (seq integer PRIMARY KEY, aggregate_id bigint NOT NULL, event_id bigint NOT NULL)`).Error)
+		var (
+			mu      sync.Mutex
+			outside = map[int64][]int64{} // object → event ids, as the outside subscriber saw them
+			seq     atomic.Int64
+		)
+		rnd := func() float64 { return rand.Float64() }
+		f := newFixture(t, db,
+			events.Subscriber{Name: "outside", Types: []string{"thing.created", "thing.changed"},
+				Handle: func(ctx context.Context, ev events.Event) error {
+					if rnd() < 0.2 {
+						return errors.New("injected outside failure")
+					}
+					mu.Lock()
+					outside[ev.AggregateID] = append(outside[ev.AggregateID], ev.ID)
+					mu.Unlock()
+					return nil
+				}},
+			events.Subscriber{Name: "local", Types: []string{"thing.created", "thing.changed"},
+				HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+					if rnd() < 0.1 {
+						return errors.New("injected local failure")
+					}
+					// seq comes from the process, so the table records the order
+					// of the committed effects, whatever the ids.
+					return tx.Exec("INSERT INTO test_order_seen (seq, aggregate_id, event_id) VALUES (?, ?, ?)", seq.Add(1), ev.AggregateID, ev.ID).Error
+				}},
+		)
+		opt := fastRetries(1000)
+		a := events.NewDispatcher(db, f.reg, opt)
+		opt.BatchSize = 7
+		b := events.NewDispatcher(db, f.reg, opt)
+
+		// Writers and two dispatchers at once.
+		const writers, perWriter, objects = 6, 40, 4
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var disp sync.WaitGroup
+		for _, d := range []*events.Dispatcher{a, b} {
+			disp.Add(1)
+			go func() {
+				defer disp.Done()
+				for ctx.Err() == nil {
+					if _, err := d.RunOnce(ctx); err != nil && ctx.Err() == nil {
+						t.Errorf("dispatch: %v", err)
+						return
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}()
+		}
+		var w sync.WaitGroup
+		for i := range writers {
+			w.Add(1)
+			go func() {
+				defer w.Done()
+				for k := range perWriter {
+					typ := "thing.changed"
+					if k == 0 {
+						typ = "thing.created"
+					}
+					add(t, db, typ, int64(1+(i+k)%objects))
+				}
+			}()
+		}
+		w.Wait()
+		const total = writers * perWriter
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			var n int64
+			require.NoError(t, db.Raw("SELECT count(*) FROM test_order_seen").Scan(&n).Error)
+			mu.Lock()
+			seen := 0
+			for _, ids := range outside {
+				seen += len(ids)
+			}
+			mu.Unlock()
+			if n >= total && seen >= total {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		disp.Wait()
+
+		var written []struct {
+			ID          int64
+			AggregateID int64
+		}
+		require.NoError(t, db.Raw("SELECT id, aggregate_id FROM events ORDER BY id").Scan(&written).Error)
+		require.Len(t, written, total)
+		want := map[int64][]int64{}
+		for _, e := range written {
+			want[e.AggregateID] = append(want[e.AggregateID], e.ID)
+		}
+		mu.Lock()
+		for obj, ids := range want {
+			require.Equal(t, ids, outside[obj], "object %d: the outside subscriber saw its events in the order written, each once", obj)
+		}
+		mu.Unlock()
+		var local []struct {
+			AggregateID int64
+			EventID     int64
+		}
+		require.NoError(t, db.Raw("SELECT aggregate_id, event_id FROM test_order_seen ORDER BY seq").Scan(&local).Error)
+		got := map[int64][]int64{}
+		for _, r := range local {
+			got[r.AggregateID] = append(got[r.AggregateID], r.EventID)
+		}
+		for obj, ids := range want {
+			require.Equal(t, ids, got[obj], "object %d: local effects committed in the order written, each once", obj)
+		}
+	})
+}
+
+func TestOrdering_FailureHoldsBackOnlyThatObject(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		var broken atomic.Bool
+		broken.Store(true)
+		var mu sync.Mutex
+		var seen []int64
+		f := newFixture(t, db, events.Subscriber{Name: "picky", Types: []string{"thing.created", "thing.changed"},
+			Handle: func(ctx context.Context, ev events.Event) error {
+				if ev.AggregateID == 1 && broken.Load() {
+					return errors.New("picky is down for object 1")
+				}
+				mu.Lock()
+				seen = append(seen, ev.ID)
+				mu.Unlock()
+				return nil
+			}})
+		d := events.NewDispatcher(db, f.reg, fastRetries(1000))
+		first := add(t, db, "thing.created", 1)
+		other := add(t, db, "thing.created", 2)
+		second := add(t, db, "thing.changed", 1)
+		third := add(t, db, "thing.changed", 1)
+		later := add(t, db, "thing.changed", 2)
+		drain(t, d)
+
+		require.Equal(t, "retrying", deliveryOf(t, f.journal, first, "picky").Status)
+		for _, id := range []int64{second, third} {
+			h := deliveryOf(t, f.journal, id, "picky")
+			require.Equal(t, "held", h.Status, "event %d", id)
+			require.NotNil(t, h.BlockedBy)
+			require.Equal(t, first, *h.BlockedBy, "the journal says what event %d waits for", id)
+			require.Equal(t, "processed", deliveryOf(t, f.journal, id, "recorder").Status, "other subscribers are not held")
+		}
+		require.Equal(t, events.StatusProcessed, statusOf(t, f.journal, other))
+		require.Equal(t, events.StatusProcessed, statusOf(t, f.journal, later))
+		stats, err := f.journal.Subscribers(context.Background())
+		require.NoError(t, err)
+		for _, s := range stats {
+			if s.Name == "picky" {
+				require.EqualValues(t, 1, s.Retrying)
+				require.EqualValues(t, 2, s.Held)
+				require.NotNil(t, s.OldestPending)
+			}
+		}
+		// A later event of the held object stays held, behind the same one.
+		fourth := add(t, db, "thing.changed", 1)
+		drain(t, d)
+		require.Equal(t, first, *deliveryOf(t, f.journal, fourth, "picky").BlockedBy)
+
+		broken.Store(false)
+		settle(t, d, "object 1 released", func() bool { return statusOf(t, f.journal, fourth) == events.StatusProcessed })
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, []int64{other, later, first, second, third, fourth}, seen)
+	})
+}
+
+func TestReplicas_LeaseOfDeadDispatcherIsReclaimed(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		// A dispatcher that died holding every partition, its lease running
+		// two more seconds.
+		require.NoError(t, db.Exec("UPDATE events_partitions SET owner = 'dead-replica', lease_until = "+database.NowPlus(db, 2*time.Second)).Error)
+		for i := range 30 {
+			add(t, db, "thing.created", int64(i))
+		}
+		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{Lease: time.Second})
+		st, err := d.RunOnce(context.Background())
+		require.NoError(t, err)
+		require.Zero(t, st.Events, "partitions under a live lease are left alone")
+		settle(t, d, "lease reclaimed", func() bool { return f.calls0("recorder") == 30 })
+		var owners int64
+		require.NoError(t, db.Raw("SELECT count(*) FROM events_partitions WHERE owner IS NOT NULL").Scan(&owners).Error)
+		require.Zero(t, owners, "leases are released after the pass")
+	})
+}
+
+// A dispatcher whose lease ran out while it was stalled must not commit its
+// batch over the work of the one that took the partition over.
+func TestReplicas_StalledDispatcherIsFencedOff(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		stall := make(chan struct{})
+		var stalls atomic.Int64
+		f := newFixture(t, db, events.Subscriber{Name: "slow-outside", Types: []string{"thing.created"},
+			Handle: func(ctx context.Context, ev events.Event) error {
+				if stalls.Add(1) == 1 {
+					<-stall
+				}
+				return nil
+			}})
+		id := add(t, db, "thing.created", 1)
+		slow := events.NewDispatcher(db, f.reg, events.DispatcherOptions{Lease: time.Second, Timeout: time.Minute, Owner: "slow"})
+		done := make(chan error, 1)
+		go func() { _, err := slow.RunOnce(context.Background()); done <- err }()
+		// The stalled dispatcher's lease ran out (as a frozen process's would)
+		// and someone else claimed the partition meanwhile.
+		require.Eventually(t, func() bool { return stalls.Load() == 1 }, 20*time.Second, 5*time.Millisecond)
+		require.NoError(t, db.Exec("UPDATE events_partitions SET owner = 'gone', lease_until = "+database.NowPlus(db, -time.Second)+" WHERE owner = 'slow'").Error)
+		fresh := events.NewDispatcher(db, f.reg, events.DispatcherOptions{Lease: time.Second, Owner: "fresh"})
+		settle(t, fresh, "taken over", func() bool { return statusOf(t, f.journal, id) == events.StatusProcessed })
+		close(stall)
+		select {
+		case err := <-done:
+			require.ErrorContains(t, err, "lease lost", "the stalled dispatcher's commit is refused")
+		case <-time.After(20 * time.Second):
+			t.Fatal("the stalled dispatcher did not finish")
+		}
+		var effects int64
+		require.NoError(t, db.Raw("SELECT count(*) FROM test_effects WHERE event_id = ?", id).Scan(&effects).Error)
+		require.EqualValues(t, 1, effects, "the local effect committed once, by the dispatcher that held the lease")
+	})
+}
+
+func TestRunner_StopFinishesTheBatchInHand(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		var calls atomic.Int64
+		started := make(chan struct{}, 100)
+		f := newFixture(t, db, events.Subscriber{Name: "slow", Types: []string{"thing.created"},
+			Handle: func(ctx context.Context, ev events.Event) error {
+				calls.Add(1)
+				started <- struct{}{}
+				time.Sleep(100 * time.Millisecond)
+				return nil
+			}})
+		// One object, one partition: one batch of 10 events taking a second.
+		var ids []int64
+		for range 10 {
+			ids = append(ids, add(t, db, "thing.created", 7))
+		}
+		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{BatchSize: 10})
+		r := events.NewRunner(d, events.RunnerOptions{Interval: time.Hour})
+		ctx, cancel := context.WithCancel(context.Background())
+		require.NoError(t, r.Start(ctx))
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the runner did not start dispatching")
+		}
+		cancel() // mid-batch
+		stopped := make(chan struct{})
+		go func() { r.Wait(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the runner did not stop")
+		}
+		require.EqualValues(t, 10, calls.Load(), "the batch in hand was finished")
+		for _, id := range ids {
+			require.Equal(t, events.StatusProcessed, statusOf(t, f.journal, id), "event %d delivered and recorded", id)
+		}
+	})
+}
+
+func TestRunner_WakesOnCommit(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{})
+		// The tick is an hour away: only NOTIFY (PostgreSQL) or the poll of the
+		// journal (SQLite) can wake the dispatcher for a write made with no Wake.
+		opt := events.RunnerOptions{Interval: time.Hour}
+		if database.DialectOf(db) == database.Postgres {
+			opt.ListenURL = pgURLOf(t, db)
+		} else {
+			opt.Poll = 50 * time.Millisecond
+		}
+		r := events.NewRunner(d, opt)
+		ctx, cancel := context.WithCancel(context.Background())
+		require.NoError(t, r.Start(ctx))
+		t.Cleanup(func() { cancel(); r.Wait() })
+		time.Sleep(200 * time.Millisecond) // past the start-up pass and the LISTEN
+		for i := range 3 {
+			id := add(t, db, "thing.created", int64(i))
+			start := time.Now()
+			require.Eventually(t, func() bool { return statusOf(t, f.journal, id) == events.StatusProcessed }, 20*time.Second, 2*time.Millisecond)
+			t.Logf("event %d dispatched %s after its commit", id, time.Since(start))
+		}
+	})
+}
+
+// pgURLOf is the URL of the test's PostgreSQL schema.
+func pgURLOf(t *testing.T, db *gorm.DB) string {
+	t.Helper()
+	var schema string
+	require.NoError(t, db.Raw("SELECT current_schema()").Scan(&schema).Error)
+	return dbtest.WithSearchPath(dbtest.PostgresURL(), schema)
+}
