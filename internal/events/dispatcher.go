@@ -401,8 +401,13 @@ type outcome struct {
 // returns the new position.
 func (d *Dispatcher) dispatchBatch(ctx context.Context, p int, pos, horizon int64) (PassStats, int64, error) {
 	var st PassStats
+	// The range is written as row comparisons on (partition, id) so that only
+	// the events_partition_id index can serve it, in order: with "partition =
+	// ? AND id > ?" PostgreSQL prefers the primary key (well correlated with
+	// the table) and filters out the other partitions' events, reading sixteen
+	// times the batch.
 	batch, err := d.readEvents(ctx, d.db.WithContext(ctx).Raw(`SELECT id, type, aggregate_type, aggregate_id, payload, actor_id, actor_name, created_at
-FROM events WHERE partition = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?`, p, pos, horizon, d.opt.BatchSize))
+FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER BY partition, id LIMIT ?`, p, pos, p, horizon, d.opt.BatchSize))
 	if err != nil || len(batch) == 0 {
 		return st, pos, err
 	}
