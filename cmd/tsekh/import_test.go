@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
+)
+
+func TestRun_ImportCRM(t *testing.T) {
+	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			opts := dbtest.Options(t, d)
+			vars := map[string]string{"DATABASE_URL": opts.PostgresURL, "SQLITE_PATH": opts.SQLitePath}
+			ctx := context.Background()
+			require.NoError(t, run(ctx, []string{"seed", "--demo"}, env(vars), io.Discard, io.Discard))
+
+			// A bare array of 300 orders, the 7th of them bad.
+			var rows []string
+			for i := range 300 {
+				sku := "SHK-KUPE-1600"
+				if i == 6 {
+					sku = "NO-SUCH"
+				}
+				rows = append(rows, fmt.Sprintf(`{"crm_order_id": %d, "customer": {"name": "Клиент %d"}, "items": [{"sku": %q, "qty": 1}]}`, 5000+i, i, sku))
+			}
+			file := filepath.Join(t.TempDir(), "crm.json")
+			require.NoError(t, os.WriteFile(file, []byte("[\n"+strings.Join(rows, ",\n")+"\n]"), 0o600))
+			var out, errOut bytes.Buffer
+			err := run(ctx, []string{"import", "crm", file}, env(vars), &out, &errOut)
+			require.EqualError(t, err, "1 rows refused")
+			require.Contains(t, out.String(), "row 6 (crm_order_id 5006): refused")
+			require.Contains(t, out.String(), "items[0].sku")
+			require.Contains(t, out.String(), "300 rows: 299 created, 0 already present, 1 refused")
+
+			// Again, as {"orders": [...]} with the bad row fixed: only it is new.
+			rows[6] = strings.Replace(rows[6], "NO-SUCH", "TMB-PRIK-450", 1)
+			require.NoError(t, os.WriteFile(file, []byte(`{"source": "crm", "orders": [`+strings.Join(rows, ",")+`]}`), 0o600))
+			out.Reset()
+			require.NoError(t, run(ctx, []string{"import", "crm", "--verbose", file}, env(vars), &out, &errOut))
+			require.Contains(t, out.String(), "row 6 (crm_order_id 5006): created")
+			require.Contains(t, out.String(), "row 7 (crm_order_id 5007): exists")
+			require.Contains(t, out.String(), "300 rows: 1 created, 299 already present, 0 refused")
+
+			// The orders' events name the administrator.
+			db, err := database.Open(ctx, opts)
+			require.NoError(t, err)
+			defer func() { _ = database.Close(db) }()
+			var actors []string
+			require.NoError(t, db.Raw("SELECT DISTINCT actor_name FROM events WHERE type = 'order.received'").Scan(&actors).Error)
+			require.Equal(t, []string{"Администратор"}, actors)
+
+			// Files it cannot read.
+			for name, content := range map[string]string{"empty": "", "object": `{"rows": []}`, "broken": `[{"crm_order_id": 1,`, "scalar": `42`} {
+				bad := filepath.Join(t.TempDir(), name+".json")
+				require.NoError(t, os.WriteFile(bad, []byte(content), 0o600))
+				require.Error(t, run(ctx, []string{"import", "crm", bad}, env(vars), io.Discard, io.Discard), name)
+			}
+			require.Error(t, run(ctx, []string{"import", "crm", filepath.Join(t.TempDir(), "missing.json")}, env(vars), io.Discard, io.Discard))
+			var usage bytes.Buffer
+			require.ErrorIs(t, run(ctx, []string{"import", "erp", file}, env(vars), io.Discard, &usage), errUsage)
+			require.Contains(t, usage.String(), "Usage: tsekh import crm")
+			require.Error(t, run(ctx, []string{"import", "crm", "--user", "424242", file}, env(vars), io.Discard, io.Discard))
+		})
+	}
+}
+
+func TestProgressBar(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	p := newProgressBar(&buf, "crm.json", 2_000_000)
+	require.False(t, p.tty, "a buffer is no terminal")
+	p.update(1_000_000, 10)
+	p.finish(2_000_000, 20)
+	require.Empty(t, buf.String(), "silent when not on a terminal")
+
+	p.tty = true
+	p.update(1_000_000, 10)
+	require.Contains(t, buf.String(), "\rimporting crm.json [===============>              ]  50% 1.0/2.0 MB, 10 rows")
+	p.update(1_500_000, 15) // too soon after the last redraw
+	require.NotContains(t, buf.String(), "15 rows")
+	p.clear()
+	p.finish(2_000_000, 20)
+	require.Contains(t, buf.String(), "100% 2.0/2.0 MB, 20 rows")
+	require.True(t, strings.HasSuffix(buf.String(), "\n"))
+}
