@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 
 	"github.com/tsekh/tsekh/internal/bench"
 	"github.com/tsekh/tsekh/internal/platform/config"
@@ -29,8 +31,20 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	fs.IntVar(&o.Writes, "writes", 500, "write overhead: orders per round and variant")
 	fs.IntVar(&o.Rounds, "rounds", 5, "write overhead: rounds (the median ratio is reported)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the bench schema after the run")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	cfg, err := config.Load(getenv)
 	if err != nil {

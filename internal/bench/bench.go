@@ -17,7 +17,6 @@ import (
 	"net/url"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -254,8 +253,6 @@ func round(x float64, digits int) float64 {
 	}
 	return float64(int64(x*f+0.5)) / f
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // Summary is a short human reading of a result.
 func Summary(r Result) string {

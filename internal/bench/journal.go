@@ -161,7 +161,7 @@ SELECT partition, min(id), max(id), max(created_at) FROM events GROUP BY partiti
 // batchRead picks the dispatcher's read of the next batch among its queries.
 func batchRead(qs []QueryPlan) (float64, string) {
 	for _, q := range qs {
-		if strings.Contains(q.Query, "FROM events WHERE partition") {
+		if strings.Contains(q.Query, "payload") && strings.Contains(q.Query, "LIMIT") {
 			return q.Ms, q.Top
 		}
 	}

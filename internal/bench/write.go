@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -26,8 +27,7 @@ type WriteResult struct {
 // writeOverhead writes orders one after the other, each in its own
 // transaction, through the sales module's real path (with its order.received
 // event) and through the same statements without the event, alternating the
-// two in rounds so that drift of the machine hits both alike. The ratio is
-// the median of the rounds' ratios.
+// two order by order. The ratio is the median of the rounds' ratios.
 func (r *runner) writeOverhead(ctx context.Context, res *Result) error {
 	db := r.db.WithContext(ctx)
 	cat := catalog.NewService(r.db)
@@ -53,40 +53,44 @@ func (r *runner) writeOverhead(ctx context.Context, res *Result) error {
 	without := func(i int) error { return createOrderWithoutEvent(ctx, r.db, in(i)) }
 
 	n := r.opt.Writes
-	timeIt := func(label string, fn func(int) error, count int) (time.Duration, error) {
-		r.p.set(label, 0, int64(count))
-		start := time.Now()
-		for i := range count {
-			if err := fn(i); err != nil {
-				return 0, err
-			}
-			r.p.add(1)
+	// Warm up both paths (connections, prepared statements, caches).
+	r.p.set("write overhead: warm-up", 0, int64(2*min(n, 200)))
+	for i := range min(n, 200) {
+		if err := with(i); err != nil {
+			return err
 		}
-		return time.Since(start), nil
+		if err := without(i); err != nil {
+			return err
+		}
+		r.p.add(2)
 	}
-	// Warm up both paths (connections, plans, caches).
-	if _, err := timeIt("write overhead: warm-up with event", with, min(n, 200)); err != nil {
-		return err
-	}
-	if _, err := timeIt("write overhead: warm-up without event", without, min(n, 200)); err != nil {
+	// The two variants alternate order by order (ABBA), so that the load of
+	// a shared machine, which drifts by the second, weighs on both alike.
+	timed := func(fn func(int) error, i int, sum *time.Duration) error {
+		t0 := time.Now()
+		err := fn(i)
+		*sum += time.Since(t0)
 		return err
 	}
 	var ratios, withMs, withoutMs []float64
 	for round := range r.opt.Rounds {
+		r.p.set(fmt.Sprintf("write overhead: round %d/%d", round+1, r.opt.Rounds), 0, int64(2*n))
 		var dWith, dWithout time.Duration
-		var err error
-		// Alternate which variant goes first.
-		if round%2 == 0 {
-			if dWith, err = timeIt(roundLabel(round, r.opt.Rounds, "with event"), with, n); err == nil {
-				dWithout, err = timeIt(roundLabel(round, r.opt.Rounds, "without event"), without, n)
+		for i := range n {
+			var err error
+			if i%2 == 0 {
+				if err = timed(with, i, &dWith); err == nil {
+					err = timed(without, i, &dWithout)
+				}
+			} else {
+				if err = timed(without, i, &dWithout); err == nil {
+					err = timed(with, i, &dWith)
+				}
 			}
-		} else {
-			if dWithout, err = timeIt(roundLabel(round, r.opt.Rounds, "without event"), without, n); err == nil {
-				dWith, err = timeIt(roundLabel(round, r.opt.Rounds, "with event"), with, n)
+			if err != nil {
+				return err
 			}
-		}
-		if err != nil {
-			return err
+			r.p.add(2)
 		}
 		ratios = append(ratios, round3(dWith.Seconds()/dWithout.Seconds()))
 		withMs = append(withMs, dWith.Seconds()*1000/float64(n))
@@ -99,10 +103,6 @@ func (r *runner) writeOverhead(ctx context.Context, res *Result) error {
 	res.Write = w
 	res.WriteOverheadRatio = round3(median(ratios))
 	return nil
-}
-
-func roundLabel(round, rounds int, variant string) string {
-	return "write overhead round " + itoa(round+1) + "/" + itoa(rounds) + " " + variant
 }
 
 // createOrderWithoutEvent runs the statements of sales' order creation (for
