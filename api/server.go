@@ -99,8 +99,18 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/users", s.createUser, authed(auth.RoleAdmin)...)
 	v1.POST("/users/:id/tokens", s.issueToken, authed(auth.RoleAdmin)...)
 
+	v1.GET("/work-centers", s.listWorkCenters, authed()...)
+	v1.POST("/work-centers", s.createWorkCenter, authed(auth.RolePlanner)...)
+	v1.GET("/work-centers/:id", s.getWorkCenter, authed()...)
+	v1.PUT("/work-centers/:id", s.updateWorkCenter, authed(auth.RolePlanner)...)
+	v1.GET("/routes", s.listRoutes, authed()...)
+	v1.POST("/routes", s.createRoute, authed(auth.RolePlanner)...)
+	v1.GET("/routes/:id", s.getRoute, authed()...)
+	v1.PUT("/routes/:id", s.updateRoute, authed(auth.RolePlanner)...)
 	v1.GET("/products", s.listProducts, authed()...)
+	v1.POST("/products", s.createProduct, authed(auth.RolePlanner)...)
 	v1.GET("/products/:id", s.getProduct, authed()...)
+	v1.PUT("/products/:id", s.updateProduct, authed(auth.RolePlanner)...)
 
 	v1.POST("/orders", s.createOrder, authed(auth.RoleManager)...)
 	v1.GET("/orders", s.listOrders, authed()...)
@@ -110,6 +120,13 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/imports/crm/orders", s.importCRMOrders, authed(auth.RoleManager)...)
 
 	v1.GET("/plan/backlog", s.listBacklog, authed()...)
+	v1.GET("/plan/schedule", s.getSchedule, authed()...)
+	v1.POST("/production-orders", s.launchProdOrder, authed(auth.RolePlanner)...)
+	v1.GET("/production-orders", s.listProdOrders, authed()...)
+	v1.GET("/production-orders/:id", s.getProdOrder, authed()...)
+	v1.POST("/production-orders/:id/operations/:op_id/start", s.startOperation, authed(auth.RolePlanner)...)
+	v1.POST("/production-orders/:id/operations/:op_id/complete", s.completeOperation, authed(auth.RolePlanner)...)
+	v1.POST("/production-orders/:id/cancel", s.cancelProdOrder, authed(auth.RolePlanner)...)
 
 	v1.GET("/events", s.listEvents, authed()...)
 	v1.GET("/events/:id", s.getEvent, authed()...)

@@ -721,6 +721,7 @@ const docTemplate = `{
                     "plan"
                 ],
                 "summary": "Work centres' planned operations and daily load",
+                "operationId": "getSchedule",
                 "parameters": [
                     {
                         "type": "string",
@@ -766,13 +767,15 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "Production orders with their route, items, parts and operations counts, ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.",
                 "produces": [
                     "application/json"
                 ],
                 "tags": [
-                    "production"
+                    "plan"
                 ],
                 "summary": "Production orders, newest first, with their items and progress",
+                "operationId": "listProdOrders",
                 "parameters": [
                     {
                         "enum": [
@@ -834,9 +837,10 @@ const docTemplate = `{
                     "application/json"
                 ],
                 "tags": [
-                    "production"
+                    "plan"
                 ],
                 "summary": "Launch a production order (admin, planner)",
+                "operationId": "launchProdOrder",
                 "parameters": [
                     {
                         "description": "the items to launch",
@@ -901,13 +905,15 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "The order with its items, every physical part, every operation with its planned slot and state, and its progress.",
                 "produces": [
                     "application/json"
                 ],
                 "tags": [
-                    "production"
+                    "plan"
                 ],
                 "summary": "One production order with its items, parts, operations and progress",
+                "operationId": "getProdOrder",
                 "parameters": [
                     {
                         "type": "integer",
@@ -957,9 +963,10 @@ const docTemplate = `{
                     "application/json"
                 ],
                 "tags": [
-                    "production"
+                    "plan"
                 ],
                 "summary": "Cancel a production order before work starts (admin, planner)",
+                "operationId": "cancelProdOrder",
                 "parameters": [
                     {
                         "type": "integer",
@@ -1021,9 +1028,10 @@ const docTemplate = `{
                     "application/json"
                 ],
                 "tags": [
-                    "production"
+                    "plan"
                 ],
                 "summary": "Complete an operation (admin, planner)",
+                "operationId": "completeOperation",
                 "parameters": [
                     {
                         "type": "integer",
@@ -1092,9 +1100,10 @@ const docTemplate = `{
                     "application/json"
                 ],
                 "tags": [
-                    "production"
+                    "plan"
                 ],
                 "summary": "Start an operation (admin, planner)",
+                "operationId": "startOperation",
                 "parameters": [
                     {
                         "type": "integer",
@@ -1219,6 +1228,7 @@ const docTemplate = `{
                     "catalog"
                 ],
                 "summary": "Create a product (admin, planner)",
+                "operationId": "createProduct",
                 "parameters": [
                     {
                         "description": "the product",
@@ -1345,6 +1355,7 @@ const docTemplate = `{
                     "catalog"
                 ],
                 "summary": "Replace a product (admin, planner)",
+                "operationId": "updateProduct",
                 "parameters": [
                     {
                         "type": "integer",
@@ -1422,6 +1433,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "Route templates in id order, each with its operations in order (seq, name, work centre, scope, minutes).",
                 "produces": [
                     "application/json"
                 ],
@@ -1429,6 +1441,7 @@ const docTemplate = `{
                     "catalog"
                 ],
                 "summary": "Route templates with their operations",
+                "operationId": "listRoutes",
                 "parameters": [
                     {
                         "type": "integer",
@@ -1481,6 +1494,7 @@ const docTemplate = `{
                     "catalog"
                 ],
                 "summary": "Create a route template (admin, planner)",
+                "operationId": "createRoute",
                 "parameters": [
                     {
                         "description": "the route",
@@ -1545,6 +1559,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "A route template with its operations in order.",
                 "produces": [
                     "application/json"
                 ],
@@ -1552,6 +1567,7 @@ const docTemplate = `{
                     "catalog"
                 ],
                 "summary": "One route template",
+                "operationId": "getRoute",
                 "parameters": [
                     {
                         "type": "integer",
@@ -1605,6 +1621,7 @@ const docTemplate = `{
                     "catalog"
                 ],
                 "summary": "Replace a route template (admin, planner)",
+                "operationId": "updateRoute",
                 "parameters": [
                     {
                         "type": "integer",
@@ -1939,6 +1956,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "Work centres in id order, each with its capacity in minutes per working day and its calendar (working ISO weekdays, holidays).",
                 "produces": [
                     "application/json"
                 ],
@@ -1946,6 +1964,7 @@ const docTemplate = `{
                     "catalog"
                 ],
                 "summary": "Work centres with their daily capacity and calendar",
+                "operationId": "listWorkCenters",
                 "parameters": [
                     {
                         "type": "integer",
@@ -1998,6 +2017,7 @@ const docTemplate = `{
                     "catalog"
                 ],
                 "summary": "Create a work centre (admin, planner)",
+                "operationId": "createWorkCenter",
                 "parameters": [
                     {
                         "description": "the work centre",
@@ -2062,6 +2082,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
+                "description": "A work centre with its capacity and calendar.",
                 "produces": [
                     "application/json"
                 ],
@@ -2069,6 +2090,7 @@ const docTemplate = `{
                     "catalog"
                 ],
                 "summary": "One work centre",
+                "operationId": "getWorkCenter",
                 "parameters": [
                     {
                         "type": "integer",
@@ -2122,6 +2144,7 @@ const docTemplate = `{
                     "catalog"
                 ],
                 "summary": "Replace a work centre (admin, planner)",
+                "operationId": "updateWorkCenter",
                 "parameters": [
                     {
                         "type": "integer",

@@ -153,7 +153,7 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if !in.ETA.IsZero() {
 		o.ETA = in.ETA
 	}
-	if err := tx.Omit("ID", "Items", "CreatedAt", "StartedAt", "CompletedAt", "CancelledAt").Create(&o).Error; err != nil {
+	if err := tx.Omit("Items", "CreatedAt", "StartedAt", "CompletedAt", "CancelledAt").Create(&o).Error; err != nil {
 		return 0, err
 	}
 	items := make([]ProdItem, len(backlog))

@@ -1,0 +1,211 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// LaunchRequest is the body of POST /api/v1/production-orders.
+type LaunchRequest struct {
+	// Sales-order item ids, waiting in the planning backlog.
+	Items []int64 `json:"items" example:"53,54"`
+	// The route to follow; by default the items' products' default route, which must then be the same for all.
+	RouteID int64 `json:"route_id" validate:"optional" example:"1"`
+	// The promised day, instead of the one the schedule computes.
+	ETA string `json:"eta" validate:"optional" format:"date" example:"2026-11-20"`
+}
+
+// ProdOrderList is a page of production orders.
+type ProdOrderList = List[plan.ProdOrder]
+
+// launchProdOrder godoc
+//
+//	@Summary		Launch a production order (admin, planner)
+//	@ID			launchProdOrder
+//	@Description	Takes the items out of the planning backlog and, in one transaction, writes the production order, its physical parts (part quantity × item quantity) and operations (a part-scope route operation per physical part, an item-scope one per unit) with their planned slots, and prod_order.launched {"prod_order_id", "items", "route", "parts_count", "ops_count", "eta"}.
+//	@Description	The ETA is computed by a forward finite-capacity schedule (see the README, "Planning") unless eta is given.
+//	@Description	422 when an item is not in the backlog (unknown, not yet received by planning, or its sales order was cancelled), the items' routes differ, the route does not fit the products, or the launch is too large; 409 when an item is in a live production order already (also to the loser of two launches racing for the same item).
+//	@Tags			plan
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			body	body		LaunchRequest	true	"the items to launch"
+//	@Success		201		{object}	plan.ProdOrderDetail
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		409		{object}	Problem	"an item is launched already"
+//	@Failure		413		{object}	Problem
+//	@Failure		422		{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/production-orders [post]
+func (s *server) launchProdOrder(c echo.Context) error {
+	var req LaunchRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	in := plan.Launch{Items: req.Items, RouteID: req.RouteID}
+	if req.ETA != "" {
+		eta, err := database.ParseDate(req.ETA)
+		if err != nil {
+			return apperr.Invalid("the launch is not valid", apperr.Field("eta", "must be a date of the form YYYY-MM-DD"))
+		}
+		in.ETA = eta
+	}
+	o, err := s.Plan.LaunchProdOrder(c.Request().Context(), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, o)
+}
+
+// listProdOrders godoc
+//
+//	@Summary	Production orders, newest first, with their items and progress
+//	@ID			listProdOrders
+//	@Description	Production orders with their route, items, parts and operations counts, ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.
+//	@Tags		plan
+//	@Produce	json
+//	@Security	BearerAuth
+//	@Param		status	query		string	false	"only orders in this state"	Enums(launched, in_progress, done, cancelled)
+//	@Param		limit	query		int		false	"page size (1-500, default 50)"
+//	@Param		cursor	query		string	false	"next_cursor of the previous page"
+//	@Success	200		{object}	ProdOrderList
+//	@Failure	401		{object}	Problem
+//	@Failure	422		{object}	Problem
+//	@Router		/api/v1/production-orders [get]
+func (s *server) listProdOrders(c echo.Context) error {
+	pr, err := pageOf(c)
+	if err != nil {
+		return err
+	}
+	os, next, err := s.Plan.ProdOrders(c.Request().Context(), pr, c.QueryParam("status"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, list(os, next))
+}
+
+// getProdOrder godoc
+//
+//	@Summary	One production order with its items, parts, operations and progress
+//	@ID			getProdOrder
+//	@Description	The order with its items, every physical part, every operation with its planned slot and state, and its progress.
+//	@Tags		plan
+//	@Produce	json
+//	@Security	BearerAuth
+//	@Param		id	path		int	true	"production order id"
+//	@Success	200	{object}	plan.ProdOrderDetail
+//	@Failure	401	{object}	Problem
+//	@Failure	404	{object}	Problem
+//	@Failure	422	{object}	Problem
+//	@Router		/api/v1/production-orders/{id} [get]
+func (s *server) getProdOrder(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.Plan.ProdOrder(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, o)
+}
+
+// startOperation godoc
+//
+//	@Summary		Start an operation (admin, planner)
+//	@ID			startOperation
+//	@Description	pending → in_progress. The first operation started moves the production order from launched to in_progress and writes prod_order.started.
+//	@Tags			plan
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id		path		int	true	"production order id"
+//	@Param			op_id	path		int	true	"operation id"
+//	@Success		200		{object}	plan.OperationChange
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem	"the operation is not pending, or the order is cancelled or done"
+//	@Failure		422		{object}	Problem
+//	@Router			/api/v1/production-orders/{id}/operations/{op_id}/start [post]
+func (s *server) startOperation(c echo.Context) error {
+	id, opID, err := orderAndOp(c)
+	if err != nil {
+		return err
+	}
+	ch, err := s.Plan.StartOperation(c.Request().Context(), id, opID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ch)
+}
+
+// completeOperation godoc
+//
+//	@Summary		Complete an operation (admin, planner)
+//	@ID			completeOperation
+//	@Description	in_progress → done. The last operation done moves the production order to done and writes prod_order.completed.
+//	@Tags			plan
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id		path		int	true	"production order id"
+//	@Param			op_id	path		int	true	"operation id"
+//	@Success		200		{object}	plan.OperationChange
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem	"the operation is not in progress, or the order is cancelled or done"
+//	@Failure		422		{object}	Problem
+//	@Router			/api/v1/production-orders/{id}/operations/{op_id}/complete [post]
+func (s *server) completeOperation(c echo.Context) error {
+	id, opID, err := orderAndOp(c)
+	if err != nil {
+		return err
+	}
+	ch, err := s.Plan.CompleteOperation(c.Request().Context(), id, opID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ch)
+}
+
+func orderAndOp(c echo.Context) (id, opID int64, err error) {
+	if id, err = pathID(c, "id"); err != nil {
+		return 0, 0, err
+	}
+	opID, err = pathID(c, "op_id")
+	return id, opID, err
+}
+
+// cancelProdOrder godoc
+//
+//	@Summary		Cancel a production order before work starts (admin, planner)
+//	@ID			cancelProdOrder
+//	@Description	launched → cancelled, while no operation has started. Its items go back to the planning backlog (unless their sales order was cancelled meanwhile), its operations no longer load the work centres, and prod_order.cancelled is written.
+//	@Tags			plan
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id	path		int	true	"production order id"
+//	@Success		200	{object}	plan.ProdOrder
+//	@Failure		401	{object}	Problem
+//	@Failure		403	{object}	Problem
+//	@Failure		404	{object}	Problem
+//	@Failure		409	{object}	Problem	"work has started, or it is cancelled already"
+//	@Failure		422	{object}	Problem
+//	@Router			/api/v1/production-orders/{id}/cancel [post]
+func (s *server) cancelProdOrder(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.Plan.CancelProdOrder(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, o)
+}

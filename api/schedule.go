@@ -1,0 +1,63 @@
+package api
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// MIMEImageSVG is the media type of the schedule's Gantt chart.
+const MIMEImageSVG = "image/svg+xml"
+
+// getSchedule godoc
+//
+//	@Summary		Work centres' planned operations and daily load
+//	@ID			getSchedule
+//	@Description	Every work centre's days (capacity, planned load, overload) and the production orders planned on it, for the days from..to (at most 92).
+//	@Description	With `Accept: image/svg+xml` the same as a Gantt chart to open in a browser: one lane per work centre, a bar per production order, the days on the axis, days off shaded and overloaded days in red.
+//	@Tags			plan
+//	@Produce		json
+//	@Produce		image/svg+xml
+//	@Security		BearerAuth
+//	@Param			from	query		string	false	"first day, YYYY-MM-DD (default today)"	Format(date)
+//	@Param			to		query		string	false	"last day, YYYY-MM-DD (default from + 13 days)"	Format(date)
+//	@Success		200		{object}	plan.ScheduleView
+//	@Failure		401		{object}	Problem
+//	@Failure		422		{object}	Problem
+//	@Router			/api/v1/plan/schedule [get]
+func (s *server) getSchedule(c echo.Context) error {
+	var fields []apperr.FieldError
+	day := func(name string) database.Date {
+		v := c.QueryParam(name)
+		if v == "" {
+			return database.Date{}
+		}
+		d, err := database.ParseDate(v)
+		if err != nil {
+			fields = append(fields, apperr.Field(name, "must be a date of the form YYYY-MM-DD"))
+		}
+		return d
+	}
+	from, to := day("from"), day("to")
+	if len(fields) > 0 {
+		return apperr.Invalid("invalid query", fields...)
+	}
+	v, err := s.Plan.Schedule(c.Request().Context(), from, to)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(c.Request().Header.Get(echo.HeaderAccept), MIMEImageSVG) {
+		var b bytes.Buffer
+		if err := plan.RenderGantt(&b, v); err != nil {
+			return err
+		}
+		return c.Blob(http.StatusOK, MIMEImageSVG+"; charset=utf-8", b.Bytes())
+	}
+	return c.JSON(http.StatusOK, v)
+}

@@ -1,0 +1,176 @@
+package plan
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// Schedule view limits.
+const (
+	DefaultScheduleDays = 14
+	MaxScheduleDays     = 92
+)
+
+// ScheduleView is every work centre's planned operations and daily load
+// over a range of days.
+type ScheduleView struct {
+	From        database.Date    `json:"from" swaggertype:"string" format:"date"`
+	To          database.Date    `json:"to" swaggertype:"string" format:"date"`
+	WorkCenters []CenterSchedule `json:"work_centers"`
+}
+
+// CenterSchedule is one work centre's lane: its days and the production
+// orders planned on it.
+type CenterSchedule struct {
+	ID                int64      `json:"id"`
+	Code              string     `json:"code"`
+	Name              string     `json:"name"`
+	CapacityMinPerDay int        `json:"capacity_min_per_day"`
+	Days              []DayLoad  `json:"days"`
+	Orders            []OrderBar `json:"orders"`
+}
+
+// DayLoad is a work centre's load on one day.
+type DayLoad struct {
+	Date        database.Date `json:"date" swaggertype:"string" format:"date"`
+	Working     bool          `json:"working"`
+	CapacityMin float64       `json:"capacity_min"` // 0 on a day off
+	LoadMin     float64       `json:"load_min"`     // planned minutes of live production orders
+	Overload    bool          `json:"overload"`     // more load than capacity
+}
+
+// OrderBar is the operations of one production order planned on one work
+// centre: from minute StartMin of StartDay to minute EndMin of EndDay.
+type OrderBar struct {
+	ProdOrderID int64         `json:"prod_order_id"`
+	Status      string        `json:"status" enums:"launched,in_progress,done"`
+	StartDay    database.Date `json:"start_day" swaggertype:"string" format:"date"`
+	StartMin    float64       `json:"start_min"`
+	EndDay      database.Date `json:"end_day" swaggertype:"string" format:"date"`
+	EndMin      float64       `json:"end_min"`
+	Operations  int           `json:"operations"`
+	OpsDone     int           `json:"ops_done"`
+	Minutes     float64       `json:"minutes"`
+}
+
+// Schedule returns the schedule of the days from..to (inclusive) of every
+// work centre, for the production orders that are not cancelled. A zero
+// from is today, a zero to is from plus two weeks. It returns EINVALID when
+// to is before from or the range is longer than MaxScheduleDays.
+func (s *Service) Schedule(ctx context.Context, from, to database.Date) (ScheduleView, error) {
+	if from.IsZero() {
+		today, err := s.Today(ctx)
+		if err != nil {
+			return ScheduleView{}, err
+		}
+		from = database.DateOf(today)
+	}
+	if to.IsZero() {
+		to = database.DateOf(from.AddDate(0, 0, DefaultScheduleDays-1))
+	}
+	days := int(to.Sub(from.Time).Hours()/24) + 1
+	switch {
+	case days < 1:
+		return ScheduleView{}, apperr.Invalid("invalid query", apperr.Field("to", "must not be before from"))
+	case days > MaxScheduleDays:
+		return ScheduleView{}, apperr.Invalid("invalid query", apperr.Field("to", "must be at most %d days after from", MaxScheduleDays-1))
+	}
+	wcs, err := catalog.AllWorkCenters(ctx, s.db)
+	if err != nil {
+		return ScheduleView{}, err
+	}
+	var ops []struct {
+		Operation
+		OrderStatus string
+	}
+	err = s.db.WithContext(ctx).Model(&Operation{}).
+		Select("plan_operations.*, plan_prod_orders.status AS order_status").
+		Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
+		Where("plan_prod_orders.status <> ? AND plan_operations.start_day <= ? AND plan_operations.end_day >= ?", StatusCancelled, to, from).
+		Order("plan_operations.id").Scan(&ops).Error
+	if err != nil {
+		return ScheduleView{}, err
+	}
+	centers := centersOf(wcs)
+	view := ScheduleView{From: from, To: to, WorkCenters: []CenterSchedule{}}
+	index := map[int64]int{}
+	ids := make([]int64, 0, len(wcs))
+	for id := range wcs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		w, c := wcs[id], centers[id]
+		cs := CenterSchedule{ID: w.ID, Code: w.Code, Name: w.Name, CapacityMinPerDay: w.CapacityMinPerDay, Orders: []OrderBar{}}
+		for d := from.Time; !d.After(to.Time); d = d.AddDate(0, 0, 1) {
+			dl := DayLoad{Date: database.DateOf(d), Working: c.Works(d)}
+			if dl.Working {
+				dl.CapacityMin = c.Capacity
+			}
+			cs.Days = append(cs.Days, dl)
+		}
+		index[id] = len(view.WorkCenters)
+		view.WorkCenters = append(view.WorkCenters, cs)
+	}
+	bars := map[[2]int64]*OrderBar{}
+	for _, op := range ops {
+		i, ok := index[op.WorkCenterID]
+		if !ok {
+			continue
+		}
+		cs := &view.WorkCenters[i]
+		for d, m := range Portions(centers[op.WorkCenterID], slotOf(op.Operation)) {
+			if k := int(d.Sub(from.Time).Hours() / 24); k >= 0 && k < len(cs.Days) {
+				cs.Days[k].LoadMin += m
+			}
+		}
+		key := [2]int64{op.WorkCenterID, op.ProdOrderID}
+		b := bars[key]
+		if b == nil {
+			b = &OrderBar{ProdOrderID: op.ProdOrderID, Status: op.OrderStatus, StartDay: op.StartDay, StartMin: op.StartMin, EndDay: op.EndDay, EndMin: op.EndMin}
+			bars[key] = b
+		}
+		s := slotOf(op.Operation)
+		if s.Start.Before(Moment{Day: b.StartDay.Time, Min: b.StartMin}) {
+			b.StartDay, b.StartMin = op.StartDay, op.StartMin
+		}
+		if (Moment{Day: b.EndDay.Time, Min: b.EndMin}).Before(s.End) {
+			b.EndDay, b.EndMin = op.EndDay, op.EndMin
+		}
+		b.Operations++
+		b.Minutes += op.Minutes
+		if op.Status == OpDone {
+			b.OpsDone++
+		}
+	}
+	for key, b := range bars {
+		cs := &view.WorkCenters[index[key[0]]]
+		cs.Orders = append(cs.Orders, *b)
+	}
+	for i := range view.WorkCenters {
+		cs := &view.WorkCenters[i]
+		sort.Slice(cs.Orders, func(a, b int) bool { return cs.Orders[a].ProdOrderID < cs.Orders[b].ProdOrderID })
+		for k := range cs.Days {
+			d := &cs.Days[k]
+			d.LoadMin = roundMin(d.LoadMin)
+			d.Overload = d.LoadMin > d.CapacityMin+epsilon
+		}
+	}
+	return view, nil
+}
+
+func roundMin(m float64) float64 { return float64(int64(m*100+0.5)) / 100 }
+
+// days returns the days of the view, for rendering.
+func (v ScheduleView) days() []time.Time {
+	var out []time.Time
+	for d := v.From.Time; !d.After(v.To.Time); d = d.AddDate(0, 0, 1) {
+		out = append(out, d)
+	}
+	return out
+}
