@@ -1,0 +1,403 @@
+package events_test
+
+// Tests with real dispatcher processes: several replicas on one database,
+// kill -9 in the middle of a batch, SIGTERM while a slow outside subscriber
+// is at work. The processes are this test binary run again with
+// TSEKH_EVENTS_HELPER set (see TestMain and helperMain).
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
+)
+
+const helperEnv = "TSEKH_EVENTS_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(helperMain())
+	}
+	os.Exit(m.Run())
+}
+
+// helperMain is a dispatcher process: a local subscriber "ledger" that adds a
+// row to crash_effects per event (no unique key: a second application would
+// show), and an outside subscriber "sink" that reports each event to the
+// test's HTTP server, after HELPER_SLOW. It prints "ready" once dispatching
+// and stops gracefully on SIGTERM.
+func helperMain() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	opts := database.Options{PostgresURL: os.Getenv("HELPER_PG_URL"), SQLitePath: os.Getenv("HELPER_SQLITE_PATH"), MaxConns: 4}
+	db, err := database.Open(ctx, opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 1
+	}
+	slow, _ := time.ParseDuration(os.Getenv("HELPER_SLOW"))
+	batch, _ := strconv.Atoi(os.Getenv("HELPER_BATCH"))
+	sink := os.Getenv("HELPER_SINK")
+	pid := os.Getpid()
+	client := &http.Client{Timeout: 10 * time.Second}
+	reg := events.NewRegistry()
+	reg.AddTypes(events.Type{Type: "thing.created", Owner: "test", AggregateType: "things"})
+	reg.MustSubscribe(events.Subscriber{Name: "ledger", Types: []string{"thing.created"},
+		HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+			return tx.Exec("INSERT INTO crash_effects (event_id, pid) VALUES (?, ?)", ev.ID, pid).Error
+		}})
+	reg.MustSubscribe(events.Subscriber{Name: "sink", Types: []string{"thing.created"},
+		Handle: func(ctx context.Context, ev events.Event) error {
+			time.Sleep(slow)
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/?id=%d&pid=%d", sink, ev.ID, pid), nil)
+			if err != nil {
+				return err
+			}
+			res, err := client.Do(req)
+			if err != nil {
+				return err
+			}
+			_ = res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				return fmt.Errorf("sink answered %d", res.StatusCode)
+			}
+			return nil
+		}})
+	d := events.NewDispatcher(db, reg, events.DispatcherOptions{BatchSize: batch, Lease: 2 * time.Second, Timeout: 10 * time.Second,
+		BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond, MaxAttempts: 1000})
+	ropt := events.RunnerOptions{Interval: time.Second, ListenURL: opts.PostgresURL}
+	if opts.PostgresURL == "" {
+		ropt.Poll = 20 * time.Millisecond
+	}
+	r := events.NewRunner(d, ropt)
+	if err := r.Start(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 1
+	}
+	fmt.Println("ready")
+	<-ctx.Done()
+	t0 := time.Now()
+	r.Wait()
+	fmt.Fprintln(os.Stderr, "helper: runner stopped in", time.Since(t0))
+	_ = database.Close(db)
+	fmt.Println("stopped")
+	return 0
+}
+
+// sink counts the outside subscriber's deliveries per event id.
+type sink struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	seen map[int64]int
+	n    int
+}
+
+func newSink(t *testing.T) *sink {
+	s := &sink{seen: map[int64]int{}}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.ParseInt(r.URL.Query().Get("id"), 10, 64)
+		if err != nil {
+			http.Error(w, "no id", http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		s.seen[id]++
+		s.n++
+		s.mu.Unlock()
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *sink) calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+func (s *sink) snapshot() map[int64]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[int64]int, len(s.seen))
+	for k, v := range s.seen {
+		out[k] = v
+	}
+	return out
+}
+
+// proc is one helper process.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	err  error         // its exit status, once done
+}
+
+type procDB struct {
+	dialect database.Dialect
+	opts    database.Options
+	db      *gorm.DB
+}
+
+func newProcDB(t *testing.T, d database.Dialect) procDB {
+	t.Helper()
+	opts := dbtest.Options(t, d)
+	db, err := database.Open(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = database.Close(db) })
+	_, err = database.Migrate(context.Background(), db)
+	require.NoError(t, err)
+	require.NoError(t, db.Exec("CREATE TABLE crash_effects (event_id bigint NOT NULL, pid integer NOT NULL)").Error)
+	return procDB{dialect: d, opts: opts, db: db}
+}
+
+func startHelper(t *testing.T, pdb procDB, s *sink, slow time.Duration, batch int) *proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=1", "HELPER_PG_URL="+pdb.opts.PostgresURL, "HELPER_SQLITE_PATH="+pdb.opts.SQLitePath,
+		"HELPER_SINK="+s.srv.URL, "HELPER_SLOW="+slow.String(), "HELPER_BATCH="+strconv.Itoa(batch))
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				close(ready)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	select {
+	case <-ready:
+	case <-p.done:
+		t.Fatalf("helper process exited before it was ready: %v", p.err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("helper process not ready in 30s")
+	}
+	return p
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.done:
+		require.NoError(t, p.err, "a clean exit after SIGTERM")
+	case <-time.After(60 * time.Second):
+		t.Fatal("the process did not stop in 60s after SIGTERM")
+	}
+}
+
+// kill9 kills the process outright.
+func (p *proc) kill9(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the killed process did not go away")
+	}
+}
+
+// writeEvents adds n events over the objects, a few per transaction, and
+// returns their ids.
+func writeEvents(t *testing.T, db *gorm.DB, n, objects int) []int64 {
+	t.Helper()
+	ids := make([]int64, 0, n)
+	for i := 0; i < n; {
+		require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
+			for k := 0; k < 25 && i < n; k, i = k+1, i+1 {
+				id, err := events.Add(context.Background(), tx, events.New{Type: "thing.created", AggregateType: "things",
+					AggregateID: int64(i % objects), Payload: map[string]any{"i": i}})
+				if err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			return nil
+		}))
+	}
+	return ids
+}
+
+// waitAllDone waits until every event has its local effect and its outside
+// delivery, and nothing is pending.
+func waitAllDone(t *testing.T, pdb procDB, s *sink, ids []int64) {
+	t.Helper()
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		var effects int64
+		require.NoError(t, pdb.db.Raw("SELECT count(DISTINCT event_id) FROM crash_effects").Scan(&effects).Error)
+		seen := s.snapshot()
+		missing := 0
+		for _, id := range ids {
+			if seen[id] == 0 {
+				missing++
+			}
+		}
+		if effects == int64(len(ids)) && missing == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not all delivered in 120s: %d of %d local effects, %d outside deliveries missing", effects, len(ids), missing)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// requireExactlyOnce checks that every event's local effect exists once, and
+// that the journal has nothing pending.
+func requireExactlyOnce(t *testing.T, pdb procDB, ids []int64) {
+	t.Helper()
+	var n, distinct int64
+	require.NoError(t, pdb.db.Raw("SELECT count(*), count(DISTINCT event_id) FROM crash_effects").Row().Scan(&n, &distinct))
+	require.EqualValues(t, len(ids), distinct, "every event's local effect was applied")
+	require.Equal(t, distinct, n, "and none twice")
+	reg := events.NewRegistry()
+	reg.AddTypes(events.Type{Type: "thing.created", Owner: "test", AggregateType: "things"})
+	sum, err := events.NewJournal(pdb.db, reg).Pending(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, sum.Pending, "nothing left pending in the journal")
+}
+
+func TestReplicas_ThreeProcessesDeliverEachEventOnce(t *testing.T) {
+	t.Parallel()
+	pdb := newProcDB(t, database.Postgres)
+	s := newSink(t)
+	var procs []*proc
+	for range 3 {
+		procs = append(procs, startHelper(t, pdb, s, 0, 100))
+	}
+	// Writers go on while the three dispatch.
+	const n = 3000
+	start := time.Now()
+	var ids []int64
+	var mu sync.Mutex
+	var w sync.WaitGroup
+	for range 3 {
+		w.Add(1)
+		go func() {
+			defer w.Done()
+			got := writeEvents(t, pdb.db, n/3, 300)
+			mu.Lock()
+			ids = append(ids, got...)
+			mu.Unlock()
+		}()
+	}
+	w.Wait()
+	t.Logf("%d events written in %s", n, time.Since(start))
+	waitAllDone(t, pdb, s, ids)
+	t.Logf("all delivered %s after the start", time.Since(start))
+	for _, p := range procs {
+		p.stop(t)
+	}
+	t.Logf("stopped %s after the start", time.Since(start))
+	requireExactlyOnce(t, pdb, ids)
+	var byProcess []struct {
+		Pid int
+		N   int
+	}
+	require.NoError(t, pdb.db.Raw("SELECT pid, count(*) AS n FROM crash_effects GROUP BY pid ORDER BY pid").Scan(&byProcess).Error)
+	t.Logf("local effects by process: %+v; outside deliveries: %d for %d events", byProcess, s.calls(), n)
+	require.GreaterOrEqual(t, s.calls(), n, "at least once outside")
+}
+
+func TestCrash_KillMidBatchLosesNothing(t *testing.T) {
+	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			pdb := newProcDB(t, d)
+			s := newSink(t)
+			ids := writeEvents(t, pdb.db, 400, 20)
+			// A slow outside subscriber and big batches: the kill lands in the
+			// middle of a batch whose deliveries have begun.
+			victim := startHelper(t, pdb, s, 5*time.Millisecond, 100)
+			deadline := time.Now().Add(60 * time.Second)
+			for s.calls() < 30 {
+				require.True(t, time.Now().Before(deadline), "the victim did not start delivering")
+				time.Sleep(time.Millisecond)
+			}
+			victim.kill9(t)
+			before := s.calls()
+			var effectsBefore int64
+			require.NoError(t, pdb.db.Raw("SELECT count(*) FROM crash_effects").Scan(&effectsBefore).Error)
+			require.Less(t, effectsBefore, int64(len(ids)), "killed before it finished")
+
+			// The partitions it held come back once their lease runs out.
+			startHelper(t, pdb, s, 0, 100)
+			waitAllDone(t, pdb, s, ids)
+			requireExactlyOnce(t, pdb, ids)
+			dups := 0
+			for _, c := range s.snapshot() {
+				dups += c - 1
+			}
+			t.Logf("killed after %d outside deliveries (%d local effects committed); %d outside deliveries repeated after the restart", before, effectsBefore, dups)
+		})
+	}
+}
+
+func TestShutdown_SIGTERMFinishesTheBatchInHand(t *testing.T) {
+	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			pdb := newProcDB(t, d)
+			s := newSink(t)
+			// One object: one partition, batches of 10 events taking half a second each.
+			ids := writeEvents(t, pdb.db, 40, 1)
+			p := startHelper(t, pdb, s, 50*time.Millisecond, 10)
+			deadline := time.Now().Add(60 * time.Second)
+			for s.calls() < 3 {
+				require.True(t, time.Now().Before(deadline), "no delivery began")
+				time.Sleep(time.Millisecond)
+			}
+			p.stop(t)
+			seen := s.snapshot()
+			var recorded []int64
+			require.NoError(t, pdb.db.Raw("SELECT event_id FROM crash_effects ORDER BY event_id").Scan(&recorded).Error)
+			require.NotEmpty(t, recorded)
+			require.Len(t, seen, len(recorded), "each event delivered outside before the stop was recorded with its batch, and no other")
+			for _, id := range recorded {
+				require.Equal(t, 1, seen[id], "event %d delivered once", id)
+			}
+			require.Zero(t, len(recorded)%10, "whole batches: %d events", len(recorded))
+
+			// A new process delivers the rest, and nothing of the first one's again.
+			startHelper(t, pdb, s, 0, 10)
+			waitAllDone(t, pdb, s, ids)
+			requireExactlyOnce(t, pdb, ids)
+			for id, c := range s.snapshot() {
+				require.Equal(t, 1, c, "event %d delivered outside once", id)
+			}
+		})
+	}
+}
