@@ -62,7 +62,7 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
-	fmt.Fprintf(&b, "<title>%s</title>\n", esc(fmt.Sprintf("Production schedule %s – %s", v.From, v.To)))
+	fmt.Fprintf(&b, "<title>%s</title>\n", esc(fmt.Sprintf("План загрузки участков %s – %s", v.From, v.To)))
 	fmt.Fprintf(&b, `<rect x="0" y="0" width="%.0f" height="%.0f" fill="#ffffff"/>`+"\n", width, height)
 	fmt.Fprintf(&b, `<text x="8" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", esc(fmt.Sprintf("Загрузка участков %s – %s", v.From, v.To)))
 
@@ -89,7 +89,7 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 			switch {
 			case d.Overload:
 				fmt.Fprintf(&b, `<rect class="overload" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#e15759" fill-opacity="0.18" stroke="#e15759"><title>%s</title></rect>`+"\n",
-					x, y, dayW, h, esc(fmt.Sprintf("%s: overload, %.0f of %.0f min", d.Date, d.LoadMin, d.CapacityMin)))
+					x, y, dayW, h, esc(fmt.Sprintf("%s: перегрузка, %.0f из %.0f мин", d.Date, d.LoadMin, d.CapacityMin)))
 			case !d.Working:
 				fmt.Fprintf(&b, `<rect class="day-off" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#cccccc" fill-opacity="0.35"/>`+"\n", x, y, dayW, h)
 			}
@@ -104,7 +104,7 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 			by := y + ganttLanePad + float64(p.row)*ganttRowH + 2
 			fmt.Fprintf(&b, `<rect class="bar" data-prod-order-id="%d" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" fill="%s" fill-opacity="%s"><title>%s</title></rect>`+"\n",
 				p.bar.ProdOrderID, p.x0, by, p.x1-p.x0, ganttRowH-4, color, opacity,
-				esc(fmt.Sprintf("ПЗ #%d (%s): %d operations, %d done, %.0f min, %s – %s",
+				esc(fmt.Sprintf("ПЗ #%d (%s): операций %d, выполнено %d, %.0f мин, %s – %s",
 					p.bar.ProdOrderID, p.bar.Status, p.bar.Operations, p.bar.OpsDone, p.bar.Minutes, p.bar.StartDay, p.bar.EndDay)))
 			if label := fmt.Sprintf("#%d", p.bar.ProdOrderID); p.x1-p.x0 >= float64(len(label))*7 {
 				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" fill="#fff">%s</text>`+"\n", p.x0+3, by+ganttRowH-8, esc(label))
@@ -116,9 +116,9 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 
 	// The legend.
 	ly := y + 22
-	fmt.Fprintf(&b, `<rect x="8" y="%.1f" width="14" height="10" fill="#4e79a7"/><text x="28" y="%.1f" font-size="11">production order (ПЗ)</text>`+"\n", ly-9, ly)
-	fmt.Fprintf(&b, `<rect x="190" y="%.1f" width="14" height="10" fill="#cccccc" fill-opacity="0.35" stroke="#bbb"/><text x="210" y="%.1f" font-size="11">day off</text>`+"\n", ly-9, ly)
-	fmt.Fprintf(&b, `<rect x="290" y="%.1f" width="14" height="10" fill="#e15759" fill-opacity="0.18" stroke="#e15759"/><text x="310" y="%.1f" font-size="11">overload: more planned minutes than capacity</text>`+"\n", ly-9, ly)
+	fmt.Fprintf(&b, `<rect x="8" y="%.1f" width="14" height="10" fill="#4e79a7"/><text x="28" y="%.1f" font-size="11">производственный заказ (ПЗ)</text>`+"\n", ly-9, ly)
+	fmt.Fprintf(&b, `<rect x="230" y="%.1f" width="14" height="10" fill="#cccccc" fill-opacity="0.35" stroke="#bbb"/><text x="250" y="%.1f" font-size="11">выходной</text>`+"\n", ly-9, ly)
+	fmt.Fprintf(&b, `<rect x="340" y="%.1f" width="14" height="10" fill="#e15759" fill-opacity="0.18" stroke="#e15759"/><text x="360" y="%.1f" font-size="11">перегрузка: запланировано больше минут, чем мощность участка</text>`+"\n", ly-9, ly)
 	fmt.Fprintf(&b, "</svg>\n")
 	_, err := w.Write(b.Bytes())
 	return err
