@@ -31,7 +31,7 @@ type scheduleView struct {
 			Overload    bool
 		}
 		Orders []struct {
-			ProdOrderID int64 `json:"prod_order_id"`
+			ProdOrderID int64  `json:"prod_order_id"`
 			StartDay    string `json:"start_day"`
 			EndDay      string `json:"end_day"`
 			Operations  int
