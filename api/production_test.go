@@ -526,3 +526,61 @@ func TestProduction_ShopFloor(t *testing.T) {
 		})
 	})
 }
+
+// The sales order follows its production through the plan's events: in
+// production with the latest ETA of its launched items, back to received
+// when its only launch is cancelled, ready when every item is made.
+func TestProduction_SalesOrderFollows(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		orderID, ids := receive(t, env, line{"SHK-KUPE-1600", 1}, line{"DIV-CHESTER-3", 1})
+		type salesOrder struct {
+			Status string
+			ETA    *string `json:"eta"`
+			Items  []struct {
+				ID     int64
+				Status string
+			}
+		}
+		read := func() salesOrder {
+			t.Helper()
+			env.Dispatch()
+			var o salesOrder
+			env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", orderID), nil).JSON(t, &o)
+			return o
+		}
+		finish := func(o prodOrder) {
+			t.Helper()
+			for _, op := range o.Operations {
+				for _, action := range []string{"start", "complete"} {
+					r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/operations/%d/%s", o.ID, op.ID, action), nil)
+					require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+				}
+			}
+		}
+
+		cabinet := launch(t, env, map[string]any{"items": ids[:1], "eta": "2026-12-01"})
+		o := read()
+		require.Equal(t, "in_production", o.Status)
+		require.Equal(t, "2026-12-01", *o.ETA)
+		require.Equal(t, "in_production", o.Items[0].Status)
+		require.Equal(t, "new", o.Items[1].Status)
+
+		sofa := launch(t, env, map[string]any{"items": ids[1:], "eta": "2026-12-10"})
+		require.Equal(t, "2026-12-10", *read().ETA, "the latest ETA of the launched items")
+		r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/cancel", sofa.ID), nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		o = read()
+		require.Equal(t, "new", o.Items[1].Status)
+		require.Equal(t, "2026-12-01", *o.ETA)
+
+		finish(cabinet)
+		o = read()
+		require.Equal(t, "done", o.Items[0].Status)
+		require.Equal(t, "in_production", o.Status, "the sofa is still to be made")
+
+		finish(launch(t, env, map[string]any{"items": ids[1:]}))
+		o = read()
+		require.Equal(t, "ready", o.Status)
+		require.Equal(t, "done", o.Items[1].Status)
+	})
+}
