@@ -230,7 +230,8 @@ func TestOrders_ImportFromCRM(t *testing.T) {
 			{"customer": {"name": "Без номера"}, "items": [{"sku": "TMB-PRIK-450", "qty": 1}]},
 			"not an object",
 			{"crm_order_id": "10455", "customer": {"name": "x"}, "items": []},
-			{"crm_order_id": 10456, "customer": {"name": "Ирина"}, "items": [{"sku": "TMB-PRIK-450", "qty": 2}]}
+			{"crm_order_id": 10456, "customer": {"name": "Ирина"}, "items": [{"sku": "TMB-PRIK-450", "qty": 2}]},
+			{"crm_order_id": 10457, "customer": {"name": "Олег"}, "items": [{"sku": "TMB-PRIK-450", "qty": "2"}]}
 		]}`
 		r := env.Do(http.MethodPost, "/api/v1/imports/crm/orders", batch, manager)
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -238,14 +239,14 @@ func TestOrders_ImportFromCRM(t *testing.T) {
 		r.JSON(t, &rep)
 		require.Equal(t, 2, rep.Created)
 		require.Equal(t, 0, rep.Exists)
-		require.Equal(t, 5, rep.Refused)
-		require.Len(t, rep.Rows, 7)
+		require.Equal(t, 6, rep.Refused)
+		require.Len(t, rep.Rows, 8)
 		results := make([]string, len(rep.Rows))
 		for i, row := range rep.Rows {
 			require.Equal(t, i, row.Row)
 			results[i] = row.Result
 		}
-		require.Equal(t, []string{"created", "refused", "refused", "refused", "refused", "refused", "created"}, results)
+		require.Equal(t, []string{"created", "refused", "refused", "refused", "refused", "refused", "created", "refused"}, results)
 		fieldsOf := func(row sales.ImportRow) []string {
 			var out []string
 			for _, f := range row.Errors {
@@ -258,6 +259,9 @@ func TestOrders_ImportFromCRM(t *testing.T) {
 		require.Equal(t, []string{"crm_order_id"}, fieldsOf(rep.Rows[3]))
 		require.NotEmpty(t, rep.Rows[4].Detail)
 		require.Equal(t, []string{"crm_order_id"}, fieldsOf(rep.Rows[5]))
+		require.Equal(t, []string{"items.qty"}, fieldsOf(rep.Rows[7]))
+		require.EqualValues(t, 10457, *rep.Rows[7].CRMOrderID, "the report names the row's CRM number")
+		require.EqualValues(t, 10453, *rep.Rows[1].CRMOrderID)
 		require.Nil(t, rep.Rows[1].OrderID)
 
 		first := *rep.Rows[0].OrderID

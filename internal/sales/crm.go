@@ -116,7 +116,8 @@ func (s *Service) ImportCRMOrder(ctx context.Context, row int, raw json.RawMessa
 func parseCRMOrder(raw json.RawMessage) (NewOrder, error) {
 	var co crmOrder
 	if err := decodeObject(raw, &co); err != nil {
-		return NewOrder{}, err
+		// A field of the wrong type: the row's number, if it was read, still names it in the report.
+		return NewOrder{CRMOrderID: co.CRMOrderID}, err
 	}
 	in := NewOrder{Customer: co.Customer, Source: SourceCRM, CRMOrderID: co.CRMOrderID}
 	for _, it := range co.Items {
