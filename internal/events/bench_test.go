@@ -134,7 +134,7 @@ func BenchmarkDispatch_MarkDone(b *testing.B) {
 func benchBatches(b *testing.B, db *gorm.DB, d *events.Dispatcher, typ string) {
 	b.Helper()
 	// A journal with history: the claim must not slow down as it grows.
-	generate(b, db, typ, 100_000, -1)
+	generate(b, db, typ, 50_000, -1)
 	drainAll(b, d)
 	require := func(err error) {
 		if err != nil {
