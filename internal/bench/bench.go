@@ -265,8 +265,8 @@ func Summary(r Result) string {
 		r.DispatchPerS, r.Dispatch.Events, r.Dispatch.Deliveries, r.Dispatch.Seconds, r.Dispatch.DeliveriesPS)
 	fmt.Fprintf(&b, "  dispatcher heap   %.1f MB peak at %d events, %.1f MB at a tenth\n",
 		r.Dispatch.HeapPeakMB, r.Dispatch.Events, r.Dispatch.HeapPeakMBTen)
-	fmt.Fprintf(&b, "  latency           p50 %.2f ms, p99 %.2f ms  (%d events, one every %.0f ms)\n",
-		r.LatencyP50Ms, r.LatencyP99Ms, r.Latency.Events, r.Latency.PaceMs)
+	fmt.Fprintf(&b, "  latency           p50 %.2f ms, p99 %.2f ms  (%d events, one every %.0f ms; oldest transaction on the server meanwhile %.0f ms)\n",
+		r.LatencyP50Ms, r.LatencyP99Ms, r.Latency.Events, r.Latency.PaceMs, r.Latency.OtherXactMaxMs)
 	fmt.Fprintf(&b, "  journal page      %.2f ms  (median; type filter, cursor 90%% deep in %d events; first page %.2f ms)\n",
 		r.JournalPageMs, r.JournalR.Events, r.JournalR.FirstMs)
 	fmt.Fprintf(&b, "  batch read        %.3f ms with 0 processed events, %.3f ms with %d\n",

@@ -83,7 +83,7 @@ func (r *runner) addBacklog(ctx context.Context, n int) (time.Duration, error) {
 // samples the heap meanwhile.
 func (r *runner) drain(ctx context.Context, n int, label string) (elapsed time.Duration, delivered int64, heapPeak, heapBase uint64, d *events.Dispatcher, err error) {
 	var count atomic.Int64
-	reg := benchRegistry(func(string, events.Event) { count.Add(1) })
+	reg := benchRegistry(func(string, events.Event) { count.Add(1); r.p.add(1) })
 	d = events.NewDispatcher(r.db, reg, events.DispatcherOptions{Logger: r.opt.Logger})
 	runtime.GC()
 	heapBase = heapInUse()
@@ -118,7 +118,6 @@ func (r *runner) drain(ctx context.Context, n int, label string) (elapsed time.D
 			wg.Wait()
 			return 0, 0, 0, 0, d, err
 		}
-		r.p.done.Store(count.Load())
 		if st.Events == 0 {
 			if time.Now().After(deadline) {
 				close(stopSampling)

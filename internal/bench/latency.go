@@ -26,6 +26,13 @@ type LatencyResult struct {
 	// two in a pass.
 	From string `json:"from"`
 	To   string `json:"to"`
+	// OtherXactMaxMs is the age of the oldest transaction with a transaction
+	// id (the bench's own writes included, anywhere on the server) seen while
+	// the events were written: the dispatcher never reads past an event that such a
+	// transaction might still commit below, so it bounds the delay.
+	OtherXactMaxMs float64 `json:"other_xact_max_ms"`
+	// OtherXactSlow counts the samples (every 20 ms) that saw one older than 10 ms.
+	OtherXactSlow int `json:"other_xact_samples_over_10ms"`
 }
 
 // latency writes events one by one at a steady pace, each in its own
@@ -65,6 +72,39 @@ func (r *runner) latency(ctx context.Context, res *Result) error {
 	defer stop()
 	time.Sleep(300 * time.Millisecond) // let the listener connect
 
+	var other struct {
+		sync.Mutex
+		maxMs float64
+		slow  int
+	}
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-sampleCtx.Done():
+				return
+			case <-t.C:
+			}
+			var age float64
+			err := r.db.WithContext(sampleCtx).Raw(`SELECT coalesce(max(extract(epoch FROM clock_timestamp() - xact_start)) * 1000, 0) FROM pg_stat_activity
+WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()`).Scan(&age).Error
+			if err != nil {
+				continue
+			}
+			other.Lock()
+			other.maxMs = max(other.maxMs, age)
+			if age > 10 {
+				other.slow++
+			}
+			other.Unlock()
+		}
+	}()
+	defer func() { stopSampling(); <-sampled }()
+
 	r.p.set("latency: events written one by one", 0, int64(n))
 	tick := time.NewTicker(r.opt.LatencyPace)
 	defer tick.Stop()
@@ -100,12 +140,15 @@ func (r *runner) latency(ctx context.Context, res *Result) error {
 		}
 	}
 	stop()
+	stopSampling()
+	<-sampled
 	mu.Lock()
 	defer mu.Unlock()
 	slices.Sort(lats)
 	out := LatencyResult{Events: n, PaceMs: ms(r.opt.LatencyPace),
 		P50Ms: percentile(lats, 50), P90Ms: percentile(lats, 90), P99Ms: percentile(lats, 99), MaxMs: ms(lats[len(lats)-1]),
-		From: "start of the writing transaction", To: "the local subscriber's call"}
+		From: "start of the writing transaction", To: "the local subscriber's call",
+		OtherXactMaxMs: round(other.maxMs, 1), OtherXactSlow: other.slow}
 	res.Latency = out
 	res.LatencyP50Ms, res.LatencyP99Ms = out.P50Ms, out.P99Ms
 	return nil
