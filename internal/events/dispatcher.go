@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -174,11 +173,11 @@ func (d *Dispatcher) RunUntil(ctx, stop context.Context) (PassStats, error) {
 	return total, errors.Join(errs...)
 }
 
-// checkpoint records the highest event id visible at one moment and an xid
-// taken just after it.
+// checkpoint records the highest event id visible at one moment and the
+// transactions that were writing events just after it.
 type checkpoint struct {
 	maxID int64
-	xid   uint64
+	xids  []string
 }
 
 // horizon returns the highest event id up to which the journal is final (no
@@ -188,68 +187,84 @@ type checkpoint struct {
 // Commit order is not id order: a transaction may take id 100, another 101
 // and commit first. A reader that moved its position past 101 would skip 100
 // for ever. On PostgreSQL every event's transaction takes its xid before its
-// event id (see Add). So when the journal shows max id M and the dispatcher
-// then takes a fresh xid X, every transaction holding an id <= M has an xid
-// below X; once the oldest running xid (the snapshot's xmin) is at least X,
-// all of them have ended and ids <= M are final. No xid is stored in the
-// journal, so a dump restored into a new cluster, where xids start again,
-// dispatches as before. A fresh xid is taken only when new events are
-// visible, so an idle dispatcher consumes none. SQLite has one writer at a
-// time, so ids commit in order and everything visible is final.
+// event id (see Add), and holds a RowExclusiveLock on this schema's events
+// table from before that until it ends. So when the journal shows max id M
+// and the dispatcher then lists the transactions holding that lock, every
+// transaction that may still commit an id <= M is in the list; once all of
+// them have ended (their transactionid lock is gone), ids <= M are final.
+// Only writers of this events table count: a long transaction elsewhere on
+// the cluster (another schema, another database, a bulk load) does not hold
+// dispatch back. No xid is stored in the journal, so a dump restored into a
+// new cluster, where xids start again, dispatches as before. SQLite has one
+// writer at a time, so ids commit in order and everything visible is final.
 func (d *Dispatcher) horizon(ctx context.Context) (safe, visible int64, err error) {
 	db := d.db.WithContext(ctx)
-	if d.dialect == database.SQLite {
-		err = db.Raw("SELECT coalesce(max(id), 0) FROM events").Scan(&visible).Error
+	if err = db.Raw("SELECT coalesce(max(id), 0) FROM events").Scan(&visible).Error; err != nil || d.dialect == database.SQLite {
 		return visible, visible, err
-	}
-	var row struct {
-		Xmin  string
-		MaxID int64
-	}
-	if err = db.Raw(`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin, (SELECT coalesce(max(id), 0) FROM events) AS max_id`).Scan(&row).Error; err != nil {
-		return 0, 0, err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err = d.advance(row.Xmin); err != nil {
+	if err = d.advance(ctx); err != nil {
 		return 0, 0, err
 	}
-	if row.MaxID <= d.safe {
-		return d.safe, row.MaxID, nil
+	if visible <= d.safe {
+		return d.safe, visible, nil
 	}
-	if n := len(d.checkpoints); n == 0 || d.checkpoints[n-1].maxID < row.MaxID {
-		var xid string
-		if err = db.Raw(`SELECT pg_current_xact_id()::text`).Scan(&xid).Error; err != nil {
+	if n := len(d.checkpoints); n == 0 || d.checkpoints[n-1].maxID < visible {
+		// Read after max(id): a writer holding an id <= visible is still
+		// holding its lock now, or has ended.
+		var xids []string
+		if err = db.Raw(`SELECT DISTINCT t.transactionid::text FROM pg_locks r
+JOIN pg_locks t ON t.virtualtransaction = r.virtualtransaction AND t.locktype = 'transactionid'
+WHERE r.locktype = 'relation' AND r.relation = 'events'::regclass AND r.mode = 'RowExclusiveLock'`).Scan(&xids).Error; err != nil {
 			return 0, 0, err
 		}
-		x, err := strconv.ParseUint(xid, 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("events: bad xid %q", xid)
-		}
-		d.checkpoints = append(d.checkpoints, checkpoint{maxID: row.MaxID, xid: x})
-		var xmin string
-		if err = db.Raw(`SELECT pg_snapshot_xmin(pg_current_snapshot())::text`).Scan(&xmin).Error; err != nil {
-			return 0, 0, err
-		}
-		if err = d.advance(xmin); err != nil {
+		d.checkpoints = append(d.checkpoints, checkpoint{maxID: visible, xids: xids})
+		if err = d.advance(ctx); err != nil {
 			return 0, 0, err
 		}
 	}
-	return d.safe, row.MaxID, nil
+	return d.safe, visible, nil
 }
 
-// advance moves the safe horizon past every checkpoint whose xid is below
-// the oldest running xid. Callers hold d.mu.
-func (d *Dispatcher) advance(xminText string) error {
-	xmin, err := strconv.ParseUint(xminText, 10, 64)
-	if err != nil {
-		return fmt.Errorf("events: bad snapshot xmin %q", xminText)
+// advance moves the safe horizon past every checkpoint whose writers have
+// all ended. A later checkpoint's list holds every writer of an earlier one
+// that was still running, so checkpoints need not be passed in order.
+// Callers hold d.mu.
+func (d *Dispatcher) advance(ctx context.Context) error {
+	if len(d.checkpoints) == 0 {
+		return nil
+	}
+	var all []string
+	for _, c := range d.checkpoints {
+		all = append(all, c.xids...)
+	}
+	running := map[string]bool{}
+	if len(all) > 0 {
+		var still []string
+		if err := d.db.WithContext(ctx).Raw(`SELECT DISTINCT transactionid::text FROM pg_locks
+WHERE locktype = 'transactionid' AND transactionid::text IN ?`, all).Scan(&still).Error; err != nil {
+			return err
+		}
+		for _, x := range still {
+			running[x] = true
+		}
+	}
+	for _, c := range d.checkpoints {
+		final := true
+		for _, x := range c.xids {
+			if running[x] {
+				final = false
+				break
+			}
+		}
+		if final {
+			d.safe = max(d.safe, c.maxID)
+		}
 	}
 	kept := d.checkpoints[:0]
 	for _, c := range d.checkpoints {
-		if c.xid <= xmin {
-			d.safe = max(d.safe, c.maxID)
-		} else {
+		if c.maxID > d.safe {
 			kept = append(kept, c)
 		}
 	}

@@ -270,7 +270,7 @@ func TestOrdering_PerObjectUnderConcurrentWritersWithFailures(t *testing.T) {
 		b := events.NewDispatcher(db, f.reg, opt)
 
 		// Writers and two dispatchers at once.
-		const writers, perWriter, objects = 6, 40, 4
+		const writers, perWriter, objects = 4, 40, 4
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var disp sync.WaitGroup
@@ -303,7 +303,7 @@ func TestOrdering_PerObjectUnderConcurrentWritersWithFailures(t *testing.T) {
 		}
 		w.Wait()
 		const total = writers * perWriter
-		deadline := time.Now().Add(60 * time.Second)
+		deadline := time.Now().Add(90 * time.Second)
 		for time.Now().Before(deadline) {
 			var n int64
 			require.NoError(t, db.Raw("SELECT count(*) FROM test_order_seen").Scan(&n).Error)
