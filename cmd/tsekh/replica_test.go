@@ -36,7 +36,10 @@ func TestServe_NoDispatchReplica(t *testing.T) {
 		}
 	})
 	c := client{base: "http://" + addr, token: token, http: &http.Client{Timeout: 20 * time.Second}}
-	require.Eventually(t, func() bool { st, _, err := c.do(http.MethodGet, "/readyz", nil); return err == nil && st == http.StatusOK },
+	require.Eventually(t, func() bool {
+		st, _, err := c.do(http.MethodGet, "/readyz", nil)
+		return err == nil && st == http.StatusOK
+	},
 		60*time.Second, 20*time.Millisecond, "serve did not come up")
 
 	st, body, err := c.do(http.MethodPost, "/api/v1/orders", testOrder)
