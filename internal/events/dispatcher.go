@@ -506,8 +506,34 @@ FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER B
 	}
 	st.Delivered += localDelivered
 	st.Failed += localFailed
+	d.countLocal(batch, localOutcomes)
 	d.metrics.observeBatch(batch, st)
 	return st, last, nil
+}
+
+// countLocal counts the committed outcomes of the local subscribers' deliveries of a batch.
+func (d *Dispatcher) countLocal(batch []Event, outcomes []outcome) {
+	if d.metrics == nil {
+		return
+	}
+	failed := map[[2]any]outcome{}
+	for _, oc := range outcomes {
+		failed[[2]any{oc.ev.ID, oc.sub}] = oc
+	}
+	for i := range batch {
+		for _, s := range d.reg.SubscribersOf(batch[i].Type) {
+			if !s.Local() {
+				continue
+			}
+			oc, ok := failed[[2]any{batch[i].ID, s.Name}]
+			switch {
+			case !ok:
+				d.metrics.countDelivery(s.Name, nil)
+			case oc.status == statusRetrying:
+				d.metrics.countDelivery(s.Name, errors.New(oc.err))
+			}
+		}
+	}
 }
 
 var errSlowPath = errors.New("events: a local subscriber failed; retry the batch with savepoints")
@@ -546,7 +572,12 @@ func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscrib
 // For a local subscriber it runs in tx, inside a savepoint when asked.
 func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, savepoint bool) (err error) {
 	start := time.Now()
-	defer func() { d.metrics.observeDelivery(s.Name, err, time.Since(start), ev.CreatedAt) }()
+	defer func() {
+		d.metrics.observeDuration(s.Name, time.Since(start))
+		if tx == nil {
+			d.metrics.countDelivery(s.Name, err)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
 	defer cancel()
 	call := func(tx *gorm.DB) (err error) {
@@ -824,6 +855,9 @@ AND status = 'held' AND event_id > ?`, ev.ID, s.Name, ev.AggregateType, ev.Aggre
 	}
 	if err != nil {
 		return false, err
+	}
+	if s.Local() {
+		d.metrics.countDelivery(s.Name, deliverErr)
 	}
 	if deliverErr != nil {
 		st.Failed++

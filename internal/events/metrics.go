@@ -60,7 +60,18 @@ func NewMetrics(reg prometheus.Registerer, db *gorm.DB) *Metrics {
 	return m
 }
 
-func (m *Metrics) observeDelivery(sub string, err error, took time.Duration, _ time.Time) {
+// observeDuration records how long one call of a subscriber took.
+func (m *Metrics) observeDuration(sub string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.duration.WithLabelValues(sub).Observe(took.Seconds())
+}
+
+// countDelivery counts one attempt's outcome. For a local subscriber it is
+// called after the commit, so that a call rolled back and made again within
+// one attempt counts once.
+func (m *Metrics) countDelivery(sub string, err error) {
 	if m == nil {
 		return
 	}
@@ -69,7 +80,6 @@ func (m *Metrics) observeDelivery(sub string, err error, took time.Duration, _ t
 		outcome = "error"
 	}
 	m.deliveries.WithLabelValues(sub, outcome).Inc()
-	m.duration.WithLabelValues(sub).Observe(took.Seconds())
 }
 
 func (m *Metrics) observeBatch(batch []Event, _ PassStats) {
