@@ -26,8 +26,8 @@ docs: ## regenerate the OpenAPI docs in ./docs from the swag annotations
 build: ## build a static binary into bin/
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/tsekh
 
-bench: ## run the built-in benchmark
-	$(GO) run ./cmd/tsekh bench
+bench: ## measure the outbox on the PostgreSQL at DATABASE_URL (README: Performance)
+	$(GO) run ./cmd/tsekh bench $(BENCH_FLAGS)
 
 fmt: ## format all Go sources
 	gofmt -s -w .
