@@ -167,8 +167,8 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 			events.Subscriber{Name: "panicky", Types: []string{"thing.created"},
 				Handle: func(ctx context.Context, ev events.Event) error {
 					if ev.AggregateID == 1 {
-						var m map[string]int
-						m["boom"]++ // a nil map write: a real runtime panic
+						var order []int
+						_ = order[ev.AggregateID] // an index out of range: a real runtime panic
 					}
 					return nil
 				}},
@@ -242,11 +242,10 @@ func TestOrdering_PerObjectUnderConcurrentWritersWithFailures(t *testing.T) {
 			outside = map[int64][]int64{} // object → event ids, as the outside subscriber saw them
 			seq     atomic.Int64
 		)
-		rnd := func() float64 { return rand.Float64() }
 		f := newFixture(t, db,
 			events.Subscriber{Name: "outside", Types: []string{"thing.created", "thing.changed"},
 				Handle: func(ctx context.Context, ev events.Event) error {
-					if rnd() < 0.2 {
+					if rand.Float64() < 0.2 {
 						return errors.New("injected outside failure")
 					}
 					mu.Lock()
@@ -256,7 +255,7 @@ func TestOrdering_PerObjectUnderConcurrentWritersWithFailures(t *testing.T) {
 				}},
 			events.Subscriber{Name: "local", Types: []string{"thing.created", "thing.changed"},
 				HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
-					if rnd() < 0.1 {
+					if rand.Float64() < 0.1 {
 						return errors.New("injected local failure")
 					}
 					// seq comes from the process, so the table records the order
