@@ -22,6 +22,10 @@ const (
 	MaxLaunchOps   = 20000 // operations
 )
 
+// insertBatch is the rows per INSERT of parts and operations: larger
+// statements cost more to bind than they save on SQLite.
+const insertBatch = 100
+
 // launchLock is the PostgreSQL advisory lock that serialises launches, so
 // that each one plans on the load of every launch before it.
 const launchLock = 0x7473656b // "tsek"
@@ -168,7 +172,7 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 		x.parts[i].ProdOrderID = o.ID
 	}
 	if len(x.parts) > 0 {
-		if err := tx.Omit("ID").CreateInBatches(&x.parts, 500).Error; err != nil {
+		if err := tx.Omit("ID").CreateInBatches(&x.parts, insertBatch).Error; err != nil {
 			return 0, err
 		}
 	}
@@ -183,7 +187,7 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 		op.EndDay, op.EndMin = database.DateOf(sl.End.Day), sl.End.Min
 	}
 	if len(x.ops) > 0 {
-		if err := tx.Omit("ID", "StartedAt", "CompletedAt").CreateInBatches(&x.ops, 500).Error; err != nil {
+		if err := tx.Omit("ID", "StartedAt", "CompletedAt").CreateInBatches(&x.ops, insertBatch).Error; err != nil {
 			return 0, err
 		}
 	}
@@ -365,30 +369,69 @@ func explode(backlog []BacklogItem, products map[string]catalog.Product, route c
 }
 
 // problem gathers what Schedule needs besides the new tasks: the centres and
-// the work already launched. Open operations planned for today or later are
-// load on their days; open operations planned to end before today (overdue)
-// are placed again from today, ahead of the new work.
+// the work already launched, summed up by the database. Every operation not
+// done of a launched or in-progress order is load: on the day it ends, up to
+// its end minute; on the days before, when it spans days, the whole day.
+// Operations planned to end before today (overdue) are placed again from
+// today, ahead of the new work, as one task per centre.
 func (s *Service) problem(ctx context.Context, tx *gorm.DB, today time.Time, wcs map[int64]catalog.WorkCenter) (Problem, error) {
 	p := Problem{Today: today, Centers: centersOf(wcs)}
-	var open []Operation
-	err := tx.WithContext(ctx).Model(&Operation{}).
-		Select("plan_operations.work_center_id, plan_operations.minutes, plan_operations.start_day, plan_operations.start_min, plan_operations.end_day, plan_operations.end_min").
-		Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
-		Where("plan_operations.status <> ? AND plan_prod_orders.status IN ?", OpDone, []string{StatusLaunched, StatusInProgress}).
-		Order("plan_operations.id").Find(&open).Error
+	open := func() *gorm.DB {
+		return tx.WithContext(ctx).Model(&Operation{}).
+			Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
+			Where("plan_operations.status <> ? AND plan_prod_orders.status IN ?", OpDone, []string{StatusLaunched, StatusInProgress})
+	}
+	from := database.DateOf(today)
+	var ends []struct {
+		WorkCenterID int64
+		EndDay       database.Date
+		Level        float64
+	}
+	err := open().Select("plan_operations.work_center_id, plan_operations.end_day, max(plan_operations.end_min) AS level").
+		Where("plan_operations.end_day >= ?", from).Group("plan_operations.work_center_id, plan_operations.end_day").
+		Order("plan_operations.work_center_id, plan_operations.end_day").Scan(&ends).Error
 	if err != nil {
 		return p, err
 	}
-	for _, op := range open {
-		c, ok := p.Centers[op.WorkCenterID]
+	for _, e := range ends {
+		p.Load = append(p.Load, Booking{Center: e.WorkCenterID, Day: e.EndDay.Time, Level: e.Level})
+	}
+	var spans []struct {
+		WorkCenterID int64
+		StartDay     database.Date
+		EndDay       database.Date
+	}
+	err = open().Distinct("plan_operations.work_center_id", "plan_operations.start_day", "plan_operations.end_day").
+		Where("plan_operations.end_day >= ? AND plan_operations.start_day < plan_operations.end_day", from).
+		Order("plan_operations.work_center_id, plan_operations.start_day").Scan(&spans).Error
+	if err != nil {
+		return p, err
+	}
+	for _, sp := range spans {
+		c, ok := p.Centers[sp.WorkCenterID]
 		if !ok {
 			continue
 		}
-		if op.EndDay.Before(today) {
-			p.Tasks = append(p.Tasks, Task{Center: op.WorkCenterID, Minutes: op.Minutes})
-			continue
+		for d := sp.StartDay.Time; d.Before(sp.EndDay.Time); d = d.AddDate(0, 0, 1) {
+			if !d.Before(today) && c.Works(d) {
+				p.Load = append(p.Load, Booking{Center: sp.WorkCenterID, Day: d, Level: c.Capacity})
+			}
 		}
-		p.Load = append(p.Load, Bookings(op.WorkCenterID, c, slotOf(op))...)
+	}
+	var overdue []struct {
+		WorkCenterID int64
+		Minutes      float64
+	}
+	err = open().Select("plan_operations.work_center_id, sum(plan_operations.minutes) AS minutes").
+		Where("plan_operations.end_day < ?", from).Group("plan_operations.work_center_id").
+		Order("plan_operations.work_center_id").Scan(&overdue).Error
+	if err != nil {
+		return p, err
+	}
+	for _, o := range overdue {
+		if _, ok := p.Centers[o.WorkCenterID]; ok {
+			p.Tasks = append(p.Tasks, Task{Center: o.WorkCenterID, Minutes: o.Minutes})
+		}
 	}
 	return p, nil
 }
