@@ -26,10 +26,9 @@ type LatencyResult struct {
 	// two in a pass.
 	From string `json:"from"`
 	To   string `json:"to"`
-	// OtherXactMaxMs is the age of the oldest transaction with a transaction
-	// id (the bench's own writes included, anywhere on the server) seen while
-	// the events were written: the dispatcher never reads past an event that such a
-	// transaction might still commit below, so it bounds the delay.
+	// OtherXactMaxMs is the age of the oldest transaction holding a
+	// transaction id anywhere on the server (the bench's own writes included)
+	// seen while the events were written: how busy the server was.
 	OtherXactMaxMs float64 `json:"other_xact_max_ms"`
 	// OtherXactSlow counts the samples (every 20 ms) that saw one older than 10 ms.
 	OtherXactSlow int `json:"other_xact_samples_over_10ms"`
