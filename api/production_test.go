@@ -584,3 +584,42 @@ func TestProduction_SalesOrderFollows(t *testing.T) {
 		require.Equal(t, "done", o.Items[1].Status)
 	})
 }
+
+// Operations started at the same moment: each starts once and the order
+// writes prod_order.started once.
+func TestProduction_ConcurrentStarts(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		_, ids := receive(t, env, line{"DIV-CHESTER-3", 1})
+		o := launch(t, env, map[string]any{"items": ids})
+		statuses := make([]int, 2*len(o.Operations))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range statuses {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				op := o.Operations[i/2] // every operation twice
+				statuses[i] = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/operations/%d/start", o.ID, op.ID), nil).Status
+			}()
+		}
+		close(start)
+		wg.Wait()
+		ok, conflict := 0, 0
+		for _, s := range statuses {
+			switch s {
+			case http.StatusOK:
+				ok++
+			case http.StatusConflict:
+				conflict++
+			}
+		}
+		require.Equal(t, len(o.Operations), ok, "%v", statuses)
+		require.Equal(t, len(o.Operations), conflict, "%v", statuses)
+		require.Len(t, eventsOf(t, env, "prod_order.started", o.ID), 1)
+		var got prodOrder
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", o.ID), nil).JSON(t, &got)
+		require.Equal(t, "in_progress", got.Status)
+		require.Equal(t, len(o.Operations), got.Progress.OpsInProgress)
+	})
+}
