@@ -88,6 +88,7 @@ type Dispatcher struct {
 	safe        int64
 
 	passMu sync.Mutex // one pass at a time in this process
+	stuck  sync.Map   // [2]any{event id, subscriber} → error: local calls abandoned, not to be called again
 }
 
 // NewDispatcher returns a dispatcher over the registry's subscribers.
@@ -410,6 +411,7 @@ type outcome struct {
 	status    string // retrying, held
 	err       string
 	blockedBy int64
+	stuck     bool // a local call that did not return: its transaction must go
 }
 
 // dispatchBatch dispatches the next batch of the partition after pos and
@@ -482,6 +484,9 @@ FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER B
 						localDelivered++
 						continue
 					}
+					if oc.stuck {
+						return errStuck
+					}
 					if oc.status == statusRetrying {
 						if !savepoints {
 							return errSlowPath
@@ -498,8 +503,14 @@ FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER B
 		})
 	}
 	err = run(false)
-	if errors.Is(err, errSlowPath) {
+	// Each run that hit a stuck subscriber marked it, so this ends.
+	for errors.Is(err, errSlowPath) || errors.Is(err, errStuck) {
 		err = run(true)
+	}
+	for i := range batch {
+		for _, s := range d.reg.SubscribersOf(batch[i].Type) {
+			d.stuck.Delete([2]any{batch[i].ID, s.Name})
+		}
 	}
 	if err != nil {
 		return st, pos, err
@@ -561,12 +572,24 @@ func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscrib
 	if by, ok := blocked[key]; ok {
 		return outcome{ev: ev, sub: s.Name, status: statusHeld, blockedBy: by}, false
 	}
+	if msg, ok := d.stuck.Load([2]any{ev.ID, s.Name}); ok {
+		// It hung in an earlier run of this batch: a failure, not called again.
+		blocked[key] = ev.ID
+		return outcome{ev: ev, sub: s.Name, status: statusRetrying, err: msg.(string)}, false
+	}
 	if err := d.deliver(ctx, tx, s, ev, savepoint); err != nil {
 		blocked[key] = ev.ID
-		return outcome{ev: ev, sub: s.Name, status: statusRetrying, err: err.Error()}, false
+		return outcome{ev: ev, sub: s.Name, status: statusRetrying, err: err.Error(), stuck: errors.Is(err, errStuck)}, false
 	}
 	return outcome{}, true
 }
+
+// stuckGrace is how long a local subscriber may take to return once its
+// timeout has passed, before its transaction is abandoned.
+const stuckGrace = 2 * time.Second
+
+// errStuck aborts a transaction in which a local subscriber did not return.
+var errStuck = errors.New("events: a local subscriber did not return; the transaction is abandoned")
 
 // deliver calls the subscriber with a timeout, turning a panic into an error.
 // For a local subscriber it runs in tx, inside a savepoint when asked.
@@ -602,10 +625,30 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 		case <-ctx.Done():
 			err = fmt.Errorf("subscriber timed out after %s", d.opt.Timeout)
 		}
-	case savepoint:
-		err = tx.Transaction(func(sp *gorm.DB) error { return call(sp) })
 	default:
-		err = call(tx)
+		// A local call runs aside too, so that one that does not return even
+		// after its statements fail (it ignores ctx) can be abandoned with
+		// the transaction it holds, which the caller then rolls back.
+		done := make(chan error, 1)
+		go func() {
+			if savepoint {
+				done <- tx.Transaction(func(sp *gorm.DB) error { return call(sp) })
+			} else {
+				done <- call(tx)
+			}
+		}()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			select {
+			case err = <-done:
+			case <-time.After(stuckGrace):
+				err = fmt.Errorf("subscriber timed out after %s and did not return", d.opt.Timeout)
+				d.stuck.Store([2]any{ev.ID, s.Name}, err.Error())
+				d.opt.Logger.Error("subscriber does not return after its timeout; its transaction is abandoned", "subscriber", s.Name, "event_id", ev.ID)
+				return errStuck
+			}
+		}
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && (err == nil || !strings.Contains(err.Error(), "timed out")) {
 		// Past its time, whatever it answered: the journal says so.
@@ -823,7 +866,11 @@ func (d *Dispatcher) retryOne(ctx context.Context, p int, s *Subscriber, eventID
 			return err
 		}
 		if s.Local() {
-			deliverErr = d.deliver(ctx, tx, s, &ev, true)
+			if msg, ok := d.stuck.LoadAndDelete([2]any{ev.ID, s.Name}); ok {
+				deliverErr = errors.New(msg.(string))
+			} else if deliverErr = d.deliver(ctx, tx, s, &ev, true); errors.Is(deliverErr, errStuck) {
+				return errStuck
+			}
 		}
 		var res *gorm.DB
 		if deliverErr == nil {
@@ -852,6 +899,10 @@ AND status = 'held' AND event_id > ?`, ev.ID, s.Name, ev.AggregateType, ev.Aggre
 	})
 	if errors.Is(err, errLeaseLost) {
 		return false, nil
+	}
+	if errors.Is(err, errStuck) {
+		// Rolled back; record the failure without calling it again.
+		return d.retryOne(ctx, p, s, eventID, attempts, st)
 	}
 	if err != nil {
 		return false, err

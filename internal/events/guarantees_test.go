@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -186,6 +187,13 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 					}
 					return nil
 				}},
+			events.Subscriber{Name: "stuck-local", Types: []string{"thing.created"},
+				HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+					if ev.AggregateID == 3 {
+						<-release // ignores its context and keeps the transaction
+					}
+					return nil
+				}},
 			events.Subscriber{Name: "slow-local", Types: []string{"thing.created"},
 				HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 					if ev.AggregateID == 2 {
@@ -198,9 +206,11 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 		opt := fastRetries(100)
 		opt.Timeout = 300 * time.Millisecond
 		opt.BackoffBase, opt.BackoffMax = time.Hour, time.Hour
+		opt.Logger = slog.New(slog.DiscardHandler) // the panics' stacks
 		d := events.NewDispatcher(db, f.reg, opt)
 		bad := add(t, db, "thing.created", 1)
 		hung := add(t, db, "thing.created", 2)
+		stuck := add(t, db, "thing.created", 3)
 		var fine []int64
 		for i := range 20 {
 			fine = append(fine, add(t, db, "thing.created", int64(10+i)))
@@ -227,9 +237,13 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 		require.Equal(t, "retrying", h.Status)
 		require.Contains(t, h.LastError, "timed out")
 		require.Contains(t, deliveryOf(t, f.journal, hung, "slow-local").LastError, "timed out")
+		sl := deliveryOf(t, f.journal, stuck, "stuck-local")
+		require.Equal(t, "retrying", sl.Status)
+		require.Contains(t, sl.LastError, "did not return")
+		require.Equal(t, "processed", deliveryOf(t, f.journal, stuck, "recorder").Status, "the batch went on without it")
 		var effects, distinct int64
 		require.NoError(t, db.Raw("SELECT count(*), count(DISTINCT event_id) FROM test_effects WHERE subscriber = 'recorder'").Row().Scan(&effects, &distinct))
-		require.EqualValues(t, 22, effects, "the recorder's effects committed for every event, none lost")
+		require.EqualValues(t, 23, effects, "the recorder's effects committed for every event, none lost")
 		require.Equal(t, effects, distinct, "and once each")
 	})
 }
