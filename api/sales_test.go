@@ -394,6 +394,13 @@ func TestOrders_CancelOverHTTP(t *testing.T) {
 		r := env.Admin(http.MethodPost, "/api/v1/orders", validOrder)
 		require.Equal(t, http.StatusCreated, r.Status)
 		id := int64(r.Map(t)["id"].(float64))
+		env.Dispatch()
+		backlog := func() int {
+			var bl struct{ Items []any }
+			env.Admin(http.MethodGet, "/api/v1/plan/backlog", nil).JSON(t, &bl)
+			return len(bl.Items)
+		}
+		require.Equal(t, 2, backlog())
 		viewer := env.UserToken("Наблюдатель", "viewer")
 		requireProblem(t, env.Do(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil, viewer), http.StatusForbidden)
 		c := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil)
@@ -408,7 +415,9 @@ func TestOrders_CancelOverHTTP(t *testing.T) {
 			types = append(types, e.Type)
 		}
 		require.Equal(t, []string{"order.status_changed", "order.cancelled", "order.received"}, types)
+		// The plan hears of it and drops the order's items from its backlog.
 		env.Dispatch()
+		require.Zero(t, backlog())
 	})
 }
 
@@ -493,5 +502,75 @@ func TestOrders_FollowProduction(t *testing.T) {
 		require.Equal(t, "in_production", item["status"])
 		require.Equal(t, "2026-12-18", item["eta"])
 		requireProblem(t, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", o.ID), nil), http.StatusConflict)
+	})
+}
+
+// The whole life of an order with the plan module: launched, made, ready;
+// and back to received when its production order is cancelled.
+func TestOrders_LifeCycleWithThePlan(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		newOrder := func() (orderID, itemID int64) {
+			r := env.Admin(http.MethodPost, "/api/v1/orders", map[string]any{
+				"customer": map[string]any{"name": "Ольга"}, "items": []map[string]any{{"sku": "TMB-PRIK-450", "qty": 1}}})
+			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+			var o struct {
+				ID    int64
+				Items []struct{ ID int64 }
+			}
+			r.JSON(t, &o)
+			return o.ID, o.Items[0].ID
+		}
+		type prodOrder struct {
+			ID         int64
+			ETA        string `json:"eta"`
+			Operations []struct{ ID int64 }
+		}
+		launch := func(itemID int64) prodOrder {
+			env.Dispatch() // the item reaches the plan's backlog
+			r := env.Admin(http.MethodPost, "/api/v1/production-orders", map[string]any{"items": []int64{itemID}})
+			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+			var p prodOrder
+			r.JSON(t, &p)
+			env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", p.ID), nil).JSON(t, &p)
+			require.NotEmpty(t, p.Operations)
+			require.NotEmpty(t, p.ETA)
+			env.Dispatch()
+			return p
+		}
+		order := func(id int64) map[string]any {
+			return env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", id), nil).Map(t)
+		}
+
+		id, item := newOrder()
+		p := launch(item)
+		o := order(id)
+		require.Equal(t, "in_production", o["status"])
+		require.Equal(t, p.ETA, o["eta"], "the order shows the production order's ETA")
+		for _, op := range p.Operations {
+			for _, step := range []string{"start", "complete"} {
+				r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/operations/%d/%s", p.ID, op.ID, step), nil)
+				require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			}
+		}
+		env.Dispatch()
+		o = order(id)
+		require.Equal(t, "ready", o["status"])
+		require.Equal(t, "done", o["items"].([]any)[0].(map[string]any)["status"])
+
+		id, item = newOrder()
+		p = launch(item)
+		require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/cancel", p.ID), nil).Status)
+		env.Dispatch()
+		o = order(id)
+		require.Equal(t, "received", o["status"])
+		require.Nil(t, o["eta"])
+
+		var changes struct {
+			Items []struct{ Payload map[string]any }
+		}
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/events?type=order.status_changed&aggregate_id=%d", id), nil).JSON(t, &changes)
+		require.Len(t, changes.Items, 2)
+		require.Equal(t, "received", changes.Items[0].Payload["status"], "newest first")
+		require.Equal(t, "in_production", changes.Items[1].Payload["status"])
 	})
 }
