@@ -94,3 +94,12 @@ func TestProgressBar(t *testing.T) {
 	require.Contains(t, buf.String(), "100% 2.0/2.0 MB, 20 rows")
 	require.True(t, strings.HasSuffix(buf.String(), "\n"))
 }
+
+func TestRun_ShopCallbackNeedsSecret(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{"SQLITE_PATH": filepath.Join(t.TempDir(), "tsekh.db"), "SHOP_CALLBACK_URL": "https://shop.example/tsekh"}
+	err := run(context.Background(), []string{"migrate"}, env(vars), io.Discard, io.Discard)
+	require.ErrorContains(t, err, "SHOP_CALLBACK_URL needs SHOP_WEBHOOK_SECRET")
+	vars["SHOP_WEBHOOK_SECRET"] = "s3cret"
+	require.NoError(t, run(context.Background(), []string{"migrate"}, env(vars), io.Discard, io.Discard))
+}
