@@ -37,7 +37,10 @@ func (c Center) Works(d time.Time) bool {
 	if wd == 0 {
 		wd = 7
 	}
-	return slices.Contains(c.Weekdays, wd) && !slices.Contains(c.Holidays, d.Format(time.DateOnly))
+	if !slices.Contains(c.Weekdays, wd) {
+		return false
+	}
+	return len(c.Holidays) == 0 || !slices.Contains(c.Holidays, d.Format(time.DateOnly))
 }
 
 // Moment is a point on a work centre's timeline: minute Min of day Day's
