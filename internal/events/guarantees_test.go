@@ -549,3 +549,24 @@ func pgURLOf(t *testing.T, db *gorm.DB) string {
 	require.NoError(t, db.Raw("SELECT current_schema()").Scan(&schema).Error)
 	return dbtest.WithSearchPath(dbtest.PostgresURL(), schema)
 }
+
+// Only the writers of this events table hold dispatch back: a long
+// transaction elsewhere on the cluster (here one holding an xid in another
+// schema's tables) does not.
+func TestDispatcher_LongTransactionElsewhereDoesNotHoldBack(t *testing.T) {
+	t.Parallel()
+	db := dbtest.New(t, database.Postgres)
+	other := dbtest.New(t, database.Postgres)
+	f := newFixture(t, db)
+	long := other.Begin()
+	t.Cleanup(func() { long.Rollback() })
+	var xid string
+	require.NoError(t, long.Raw("SELECT pg_current_xact_id()::text").Scan(&xid).Error)
+	require.NoError(t, long.Exec("INSERT INTO events_batches (partition, first_id, last_id) VALUES (0, 1, 1)").Error)
+
+	id := add(t, db, "thing.created", 1)
+	settle(t, f.disp, "dispatched while another schema's transaction is open", func() bool {
+		return statusOf(t, f.journal, id) == events.StatusProcessed
+	})
+	require.NoError(t, long.Commit().Error)
+}
