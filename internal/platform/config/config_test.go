@@ -17,6 +17,7 @@ func TestLoad_Defaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ":8080", c.HTTPAddr)
 	require.Equal(t, time.Minute, c.DispatchInterval)
+	require.Equal(t, time.Minute, c.DispatchLease)
 	require.False(t, c.UsesPostgres())
 	require.Equal(t, "tsekh.db", c.SQLitePath)
 }
@@ -24,6 +25,8 @@ func TestLoad_Defaults(t *testing.T) {
 func TestLoad_Errors(t *testing.T) {
 	_, err := config.Load(vars(map[string]string{"DISPATCH_INTERVAL": "soon"}))
 	require.ErrorContains(t, err, "DISPATCH_INTERVAL")
+	_, err = config.Load(vars(map[string]string{"DISPATCH_LEASE": "100ms"}))
+	require.ErrorContains(t, err, "DISPATCH_LEASE must be at least 1s")
 	_, err = config.Load(vars(map[string]string{
 		"DATABASE_URL": "mysql://x", "LOG_FORMAT": "xml", "DISPATCH_INTERVAL": "10ms",
 		"SHOP_CALLBACK_URL": "ftp://shop", "BOOTSTRAP_ADMIN_TOKEN": "short",
