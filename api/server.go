@@ -7,6 +7,22 @@
 //	@description				Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.
 //	@description				Every error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`.
 //	@BasePath					/
+//	@host						localhost:8080
+//	@schemes					http https
+//	@contact.name				tsekh engineers
+//	@license.name				Proprietary
+//	@tag.name					sales
+//	@tag.description			Sales orders and their items: manual orders, the shop's webhook, the CRM import, the order life cycle.
+//	@tag.name					plan
+//	@tag.description			Production planning: the backlog, production orders, the shop floor and the schedule.
+//	@tag.name					catalog
+//	@tag.description			Work centres, route templates and products with their parts.
+//	@tag.name					events
+//	@tag.description			The journal of events, their deliveries to subscribers, event types and subscribers.
+//	@tag.name					auth
+//	@tag.description			The caller, users and API tokens.
+//	@tag.name					operations
+//	@tag.description			Health and readiness.
 //	@securityDefinitions.apikey	BearerAuth
 //	@in							header
 //	@name						Authorization
@@ -186,6 +202,8 @@ func (s *server) afterWrite(next echo.HandlerFunc) echo.HandlerFunc {
 // healthz godoc
 //
 //	@Summary	Liveness: the process answers
+//	@ID		healthz
+//	@Description	Always 200 while the process runs.
 //	@Tags		operations
 //	@Produce	json
 //	@Success	200	{object}	Status
@@ -197,6 +215,8 @@ func (s *server) healthz(c echo.Context) error {
 // readyz godoc
 //
 //	@Summary	Readiness: the database answers and every migration is applied
+//	@ID		readyz
+//	@Description	503 while the database is unreachable or migrations are pending.
 //	@Tags		operations
 //	@Produce	json
 //	@Success	200	{object}	Status
