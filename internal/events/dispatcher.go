@@ -918,15 +918,23 @@ AND status = 'held' AND event_id > ?`, ev.ID, s.Name, ev.AggregateType, ev.Aggre
 	return true, nil
 }
 
-// NextRetryIn tells how long until the earliest retry is due (zero or less:
-// due now); ok is false when no delivery is waiting for a retry.
+// NextRetryIn tells how long until the earliest retry of a registered
+// subscriber is due (zero or less: due now); ok is false when no delivery is
+// waiting for a retry.
 func (d *Dispatcher) NextRetryIn(ctx context.Context) (due time.Duration, ok bool, err error) {
-	q := `SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM events_deliveries WHERE status = 'retrying'`
+	names := make([]string, 0, len(d.reg.Subscribers()))
+	for _, s := range d.reg.Subscribers() {
+		names = append(names, s.Name)
+	}
+	if len(names) == 0 {
+		return 0, false, nil
+	}
+	q := `SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM events_deliveries WHERE status = 'retrying' AND subscriber IN ?`
 	if d.dialect == database.SQLite {
-		q = `SELECT (julianday(min(next_attempt_at)) - julianday('now')) * 86400.0 FROM events_deliveries WHERE status = 'retrying'`
+		q = `SELECT (julianday(min(next_attempt_at)) - julianday('now')) * 86400.0 FROM events_deliveries WHERE status = 'retrying' AND subscriber IN ?`
 	}
 	var secs sql.NullFloat64
-	if err := d.db.WithContext(ctx).Raw(q).Scan(&secs).Error; err != nil || !secs.Valid {
+	if err := d.db.WithContext(ctx).Raw(q, names).Scan(&secs).Error; err != nil || !secs.Valid {
 		return 0, false, err
 	}
 	return time.Duration(secs.Float64 * float64(time.Second)), true, nil

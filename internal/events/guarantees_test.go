@@ -570,3 +570,29 @@ func TestDispatcher_LongTransactionElsewhereDoesNotHoldBack(t *testing.T) {
 	})
 	require.NoError(t, long.Commit().Error)
 }
+
+// A retry falls due long before the next tick: the runner comes back for it.
+func TestRunner_RetriesWithoutWaitingForTheTick(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		var fails atomic.Int64
+		f := newFixture(t, db, events.Subscriber{Name: "flaky", Types: []string{"thing.created"},
+			Handle: func(ctx context.Context, ev events.Event) error {
+				if fails.Add(1) <= 2 {
+					return errors.New("not yet")
+				}
+				return nil
+			}})
+		// Retries come 150–600 ms later: after the pass that follows a
+		// failure at once has found nothing due.
+		opt := fastRetries(10)
+		opt.BackoffBase, opt.BackoffMax = 300*time.Millisecond, 600*time.Millisecond
+		d := events.NewDispatcher(db, f.reg, opt)
+		r := events.NewRunner(d, events.RunnerOptions{Interval: time.Hour})
+		id := add(t, db, "thing.created", 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		require.NoError(t, r.Start(ctx))
+		t.Cleanup(func() { cancel(); r.Wait() })
+		require.Eventually(t, func() bool { return statusOf(t, f.journal, id) == events.StatusProcessed }, 20*time.Second, 5*time.Millisecond)
+		require.Equal(t, 3, deliveryOf(t, f.journal, id, "flaky").Attempts)
+	})
+}

@@ -107,13 +107,18 @@ func (r *Runner) loop(ctx context.Context) {
 			// Events are visible above the safe horizon: a transaction that
 			// may still commit below them is in flight. Look again shortly.
 			r.wakeAfter(ctx, 2*time.Millisecond)
-		case st.Events > 0:
+		case st.Events > 0 || st.Delivered > 0 || st.Failed > 0:
 			// Local subscribers may have written events of their own into
-			// partitions this pass had already left.
+			// partitions this pass had already left, and retries may remain.
 			r.Wake()
 		}
-		// A retry due before the next tick gets a pass of its own.
+		// A retry due before the next tick gets a pass of its own. One due
+		// already, yet left by this pass, is in a partition another
+		// dispatcher holds: look again in a second, not in a busy loop.
 		if due, ok, err := r.d.NextRetryIn(ctx); err == nil && ok && due < r.opt.Interval {
+			if due <= 0 {
+				due = time.Second
+			}
 			r.wakeAfter(ctx, max(due, 10*time.Millisecond))
 		}
 	}
