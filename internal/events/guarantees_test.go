@@ -423,12 +423,12 @@ func TestOrdering_FailureHoldsBackOnlyThatObject(t *testing.T) {
 func TestReplicas_LeaseOfDeadDispatcherIsReclaimed(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
-		// A dispatcher that died holding every partition, its lease running
-		// two more seconds.
-		require.NoError(t, db.Exec("UPDATE events_partitions SET owner = 'dead-replica', lease_until = "+database.NowPlus(db, 2*time.Second)).Error)
 		for i := range 30 {
 			add(t, db, "thing.created", int64(i))
 		}
+		// A dispatcher that died holding every partition, its lease running
+		// a few more seconds.
+		require.NoError(t, db.Exec("UPDATE events_partitions SET owner = 'dead-replica', lease_until = "+database.NowPlus(db, 4*time.Second)).Error)
 		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{Lease: time.Second})
 		st, err := d.RunOnce(context.Background())
 		require.NoError(t, err)
