@@ -81,10 +81,10 @@ func (r *runner) addBacklog(ctx context.Context, n int) (time.Duration, error) {
 
 // drain times the dispatcher's passes until the backlog is dispatched, and
 // samples the heap meanwhile.
-func (r *runner) drain(ctx context.Context, n int, label string) (elapsed time.Duration, delivered int64, heapPeak, heapBase uint64, d *events.Dispatcher, err error) {
+func (r *runner) drain(ctx context.Context, n int, label string) (elapsed time.Duration, delivered int64, heapPeak, heapBase uint64, err error) {
 	var count atomic.Int64
 	reg := benchRegistry(func(string, events.Event) { count.Add(1); r.p.add(1) })
-	d = events.NewDispatcher(r.db, reg, events.DispatcherOptions{Logger: r.opt.Logger})
+	d := events.NewDispatcher(r.db, reg, events.DispatcherOptions{Logger: r.opt.Logger})
 	runtime.GC()
 	heapBase = heapInUse()
 	var peak atomic.Uint64
@@ -116,13 +116,13 @@ func (r *runner) drain(ctx context.Context, n int, label string) (elapsed time.D
 		if err != nil {
 			close(stopSampling)
 			wg.Wait()
-			return 0, 0, 0, 0, d, err
+			return 0, 0, 0, 0, err
 		}
 		if st.Events == 0 {
 			if time.Now().After(deadline) {
 				close(stopSampling)
 				wg.Wait()
-				return 0, 0, 0, 0, d, fmt.Errorf("the dispatcher delivered %d of %d in 10 minutes", count.Load(), want)
+				return 0, 0, 0, 0, fmt.Errorf("the dispatcher delivered %d of %d in 10 minutes", count.Load(), want)
 			}
 			time.Sleep(time.Millisecond) // a transaction elsewhere holds the horizon back
 		}
@@ -130,7 +130,7 @@ func (r *runner) drain(ctx context.Context, n int, label string) (elapsed time.D
 	elapsed = time.Since(start)
 	close(stopSampling)
 	wg.Wait()
-	return elapsed, count.Load(), peak.Load(), heapBase, d, nil
+	return elapsed, count.Load(), peak.Load(), heapBase, nil
 }
 
 // dispatch measures the dispatcher draining a backlog: first a tenth of it
@@ -144,7 +144,7 @@ func (r *runner) dispatch(ctx context.Context, res *Result) error {
 	if _, err := r.addBacklog(ctx, tenth); err != nil {
 		return err
 	}
-	_, _, peakTen, _, _, err := r.drain(ctx, tenth, "dispatch: draining a tenth of the backlog")
+	_, _, peakTen, _, err := r.drain(ctx, tenth, "dispatch: draining a tenth of the backlog")
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (r *runner) dispatch(ctx context.Context, res *Result) error {
 	if err := r.db.WithContext(ctx).Exec("ANALYZE events").Error; err != nil {
 		return err
 	}
-	elapsed, delivered, peak, base, d, err := r.drain(ctx, n, "dispatch: draining the backlog")
+	elapsed, delivered, peak, base, err := r.drain(ctx, n, "dispatch: draining the backlog")
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,6 @@ func (r *runner) dispatch(ctx context.Context, res *Result) error {
 	if pending.Pending != 0 {
 		return fmt.Errorf("%d events still pending after the drain", pending.Pending)
 	}
-	_ = d
 	out.Deliveries = delivered
 	out.Seconds = round(elapsed.Seconds(), 3)
 	out.DeliveriesPS = round(float64(delivered)/elapsed.Seconds(), 0)
