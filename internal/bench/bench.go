@@ -102,7 +102,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	opt.defaults()
 	var res Result
 	if opt.DatabaseURL == "" {
-		return res, errors.New("tsekh bench needs PostgreSQL: set DATABASE_URL to a postgres:// URL " +
+		return res, errors.New("bench needs PostgreSQL: set DATABASE_URL to a postgres:// URL " +
 			"(it works in a schema of its own, created and dropped for the run); the embedded SQLite is not benchmarked")
 	}
 	start := time.Now()
