@@ -10,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/tsekh/tsekh/internal/app"
 	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/sales"
@@ -53,11 +52,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 
-	cfg, log, err := setup(getenv, stderr)
-	if err != nil {
-		return err
-	}
-	a, err := app.Open(ctx, cfg, log)
+	a, err := openApp(ctx, getenv, stderr)
 	if err != nil {
 		return err
 	}

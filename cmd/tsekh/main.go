@@ -122,6 +122,16 @@ func setup(getenv func(string) string, stderr io.Writer) (config.Config, *slog.L
 	return cfg, log, nil
 }
 
+// openApp loads the configuration, opens the database, applies the
+// migrations and wires the service: what every command but serve needs.
+func openApp(ctx context.Context, getenv func(string) string, stderr io.Writer) (*app.App, error) {
+	cfg, log, err := setup(getenv, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return app.Open(ctx, cfg, log)
+}
+
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flags("serve [--no-dispatch]", "Runs the HTTP API and, unless --no-dispatch, the event dispatcher.\nApplies pending migrations first. On a fresh SQLite database it loads the demo\ncatalog and prints an admin token.", stderr)
 	noDispatch := fs.Bool("no-dispatch", false, "serve the API only (for API-only replicas)")
@@ -183,11 +193,7 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, log, err := setup(getenv, stderr)
-	if err != nil {
-		return err
-	}
-	a, err := app.Open(ctx, cfg, log)
+	a, err := openApp(ctx, getenv, stderr)
 	if err != nil {
 		return err
 	}
@@ -205,11 +211,7 @@ func seed(ctx context.Context, args []string, getenv func(string) string, stdout
 		fs.Usage()
 		return errUsage
 	}
-	cfg, log, err := setup(getenv, stderr)
-	if err != nil {
-		return err
-	}
-	a, err := app.Open(ctx, cfg, log)
+	a, err := openApp(ctx, getenv, stderr)
 	if err != nil {
 		return err
 	}
@@ -236,11 +238,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		fs.Usage()
 		return errUsage
 	}
-	cfg, log, err := setup(getenv, stderr)
-	if err != nil {
-		return err
-	}
-	a, err := app.Open(ctx, cfg, log)
+	a, err := openApp(ctx, getenv, stderr)
 	if err != nil {
 		return err
 	}
