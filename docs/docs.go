@@ -2957,7 +2957,8 @@ const docTemplate = `{
             ],
             "properties": {
                 "created_at": {
-                    "type": "string"
+                    "type": "string",
+                    "format": "date-time"
                 },
                 "email": {
                     "type": "string",
@@ -3186,10 +3187,12 @@ const docTemplate = `{
                 },
                 "next_attempt_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "processed_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "status": {
@@ -3241,7 +3244,8 @@ const docTemplate = `{
                     "example": "sales_orders"
                 },
                 "created_at": {
-                    "type": "string"
+                    "type": "string",
+                    "format": "date-time"
                 },
                 "deliveries": {
                     "type": "array",
@@ -3262,6 +3266,7 @@ const docTemplate = `{
                 },
                 "processed_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "status": {
@@ -3315,6 +3320,7 @@ const docTemplate = `{
                 },
                 "oldest_pending_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "pending": {
@@ -3392,7 +3398,8 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "received_at": {
-                    "type": "string"
+                    "type": "string",
+                    "format": "date-time"
                 },
                 "sku": {
                     "type": "string"
@@ -3491,6 +3498,7 @@ const docTemplate = `{
             "properties": {
                 "completed_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "id": {
@@ -3540,6 +3548,7 @@ const docTemplate = `{
                 },
                 "started_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "status": {
@@ -3723,14 +3732,17 @@ const docTemplate = `{
             "properties": {
                 "cancelled_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "completed_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "created_at": {
-                    "type": "string"
+                    "type": "string",
+                    "format": "date-time"
                 },
                 "eta": {
                     "description": "ETA is the day it is promised for: the planned ETA, or the planner's.",
@@ -3766,6 +3778,7 @@ const docTemplate = `{
                 },
                 "started_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "status": {
@@ -3801,14 +3814,17 @@ const docTemplate = `{
             "properties": {
                 "cancelled_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "completed_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "created_at": {
-                    "type": "string"
+                    "type": "string",
+                    "format": "date-time"
                 },
                 "eta": {
                     "description": "ETA is the day it is promised for: the planned ETA, or the planner's.",
@@ -3856,6 +3872,7 @@ const docTemplate = `{
                 },
                 "started_at": {
                     "type": "string",
+                    "format": "date-time",
                     "x-nullable": true
                 },
                 "status": {
@@ -4083,7 +4100,8 @@ const docTemplate = `{
             ],
             "properties": {
                 "created_at": {
-                    "type": "string"
+                    "type": "string",
+                    "format": "date-time"
                 },
                 "crm_order_id": {
                     "type": "integer",
@@ -4134,7 +4152,8 @@ const docTemplate = `{
                     "x-nullable": true
                 },
                 "updated_at": {
-                    "type": "string"
+                    "type": "string",
+                    "format": "date-time"
                 }
             }
         }

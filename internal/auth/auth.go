@@ -66,7 +66,7 @@ type User struct {
 	Name      string    `json:"name"`
 	Email     *string   `json:"email" extensions:"x-nullable"`
 	Role      string    `json:"role"`
-	CreatedAt time.Time `json:"created_at" gorm:"->"`
+	CreatedAt time.Time `json:"created_at" gorm:"->" format:"date-time"`
 }
 
 // TableName is the auth module's users table.

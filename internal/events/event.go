@@ -26,7 +26,7 @@ type Event struct {
 	AggregateID   int64           `json:"aggregate_id"`
 	Payload       json.RawMessage `json:"payload" swaggertype:"object"`
 	Actor         *Actor          `json:"actor"`
-	CreatedAt     time.Time       `json:"created_at"`
+	CreatedAt     time.Time       `json:"created_at" format:"date-time"`
 }
 
 // Object returns the event's object as the journal screen shows it: "sales_orders #22".

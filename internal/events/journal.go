@@ -32,8 +32,8 @@ type Entry struct {
 	Object        string          `json:"object" example:"sales_orders #22"`
 	Payload       json.RawMessage `json:"payload" swaggertype:"object"`
 	Actor         *Actor          `json:"actor" extensions:"x-nullable"` // null for the system ("—")
-	CreatedAt     time.Time       `json:"created_at"`
-	ProcessedAt   *time.Time      `json:"processed_at" extensions:"x-nullable"`
+	CreatedAt     time.Time       `json:"created_at" format:"date-time"`
+	ProcessedAt   *time.Time      `json:"processed_at" extensions:"x-nullable" format:"date-time"`
 	Status        string          `json:"status" enums:"pending,processed,failed"`
 	Deliveries    []Delivery      `json:"deliveries"`
 }
@@ -44,8 +44,8 @@ type Delivery struct {
 	Status        string     `json:"status" enums:"pending,processed,retrying,held,failed"`
 	Attempts      int        `json:"attempts"`
 	LastError     string     `json:"last_error"`
-	NextAttemptAt *time.Time `json:"next_attempt_at" extensions:"x-nullable"`
-	ProcessedAt   *time.Time `json:"processed_at" extensions:"x-nullable"`
+	NextAttemptAt *time.Time `json:"next_attempt_at" extensions:"x-nullable" format:"date-time"`
+	ProcessedAt   *time.Time `json:"processed_at" extensions:"x-nullable" format:"date-time"`
 	BlockedBy     *int64     `json:"blocked_by" extensions:"x-nullable"` // a held delivery waits for this event's delivery
 }
 
@@ -324,7 +324,7 @@ type SubscriberStats struct {
 	Retrying      int64      `json:"retrying"`
 	Held          int64      `json:"held"`
 	Failed        int64      `json:"failed"`
-	OldestPending *time.Time `json:"oldest_pending_at" extensions:"x-nullable"`
+	OldestPending *time.Time `json:"oldest_pending_at" extensions:"x-nullable" format:"date-time"`
 	LagSeconds    float64    `json:"lag_seconds"` // age of its oldest pending event
 }
 

@@ -49,10 +49,10 @@ type ProdOrder struct {
 	// PlannedETA is the day the schedule computed at launch.
 	PlannedETA  database.Date `json:"planned_eta" gorm:"column:planned_eta" swaggertype:"string" format:"date"`
 	Progress    Progress      `json:"progress" gorm:"-"`
-	CreatedAt   time.Time     `json:"created_at" gorm:"->"`
-	StartedAt   *time.Time    `json:"started_at" extensions:"x-nullable"`
-	CompletedAt *time.Time    `json:"completed_at" extensions:"x-nullable"`
-	CancelledAt *time.Time    `json:"cancelled_at" extensions:"x-nullable"`
+	CreatedAt   time.Time     `json:"created_at" gorm:"->" format:"date-time"`
+	StartedAt   *time.Time    `json:"started_at" extensions:"x-nullable" format:"date-time"`
+	CompletedAt *time.Time    `json:"completed_at" extensions:"x-nullable" format:"date-time"`
+	CancelledAt *time.Time    `json:"cancelled_at" extensions:"x-nullable" format:"date-time"`
 }
 
 // TableName is the plan module's production-order table.
@@ -132,8 +132,8 @@ type Operation struct {
 	StartMin     float64       `json:"planned_start_min"`
 	EndDay       database.Date `json:"planned_end_day" swaggertype:"string" format:"date"`
 	EndMin       float64       `json:"planned_end_min"`
-	StartedAt    *time.Time    `json:"started_at" extensions:"x-nullable"`
-	CompletedAt  *time.Time    `json:"completed_at" extensions:"x-nullable"`
+	StartedAt    *time.Time    `json:"started_at" extensions:"x-nullable" format:"date-time"`
+	CompletedAt  *time.Time    `json:"completed_at" extensions:"x-nullable" format:"date-time"`
 }
 
 // TableName is the plan module's operation table.

@@ -23,7 +23,7 @@ type BacklogItem struct {
 	SKU        string        `json:"sku" gorm:"column:sku"`
 	Qty        int           `json:"qty"`
 	DueDate    database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
-	ReceivedAt time.Time     `json:"received_at"`
+	ReceivedAt time.Time     `json:"received_at" format:"date-time"`
 	EventID    int64         `json:"event_id"`
 }
 

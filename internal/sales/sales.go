@@ -83,8 +83,8 @@ type Order struct {
 	DueDate    database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	ETA        database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	Items      []Item        `json:"items" gorm:"foreignKey:OrderID"`
-	CreatedAt  time.Time     `json:"created_at" gorm:"->"`
-	UpdatedAt  time.Time     `json:"updated_at" gorm:"->"`
+	CreatedAt  time.Time     `json:"created_at" gorm:"->" format:"date-time"`
+	UpdatedAt  time.Time     `json:"updated_at" gorm:"->" format:"date-time"`
 }
 
 // TableName is the sales module's order table.
