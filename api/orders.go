@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
-	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
@@ -35,13 +34,11 @@ type OrderItemRequest struct {
 
 func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
 	in := sales.NewOrder{Customer: sales.Customer(r.Customer)}
-	if r.DueDate != "" {
-		d, err := database.ParseDate(r.DueDate)
-		if err != nil {
-			return in, apperr.Invalid("the order is not valid", apperr.Field("due_date", "must be a date of the form YYYY-MM-DD"))
-		}
-		in.DueDate = d
+	due, fields := sales.ParseDueDate(r.DueDate)
+	if len(fields) > 0 {
+		return in, apperr.Invalid("the order is not valid", fields...)
 	}
+	in.DueDate = due
 	for _, it := range r.Items {
 		in.Items = append(in.Items, sales.NewItem(it))
 	}

@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // MaxCRMImportRows is the most orders one import request may carry; the
@@ -129,13 +128,9 @@ func parseCRMOrder(raw json.RawMessage) (NewOrder, error) {
 	} else if *co.CRMOrderID <= 0 {
 		fields = append(fields, apperr.Field("crm_order_id", "must be a positive whole number"))
 	}
-	if co.DueDate != "" {
-		d, err := database.ParseDate(co.DueDate)
-		if err != nil {
-			fields = append(fields, apperr.Field("due_date", "must be a date of the form YYYY-MM-DD"))
-		}
-		in.DueDate = d
-	}
+	due, dueErrs := ParseDueDate(co.DueDate)
+	in.DueDate = due
+	fields = append(fields, dueErrs...)
 	if err := in.Validate(); err != nil {
 		fields = append(fields, apperr.As(err).Fields...)
 	}

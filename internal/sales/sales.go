@@ -147,6 +147,20 @@ func (s *Service) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	return o, err
 }
 
+// ParseDueDate reads an order's optional due date ("YYYY-MM-DD"; "" for
+// none), naming the field when it is not a date. The manual, shop and CRM
+// intakes share it so that all three refuse alike.
+func ParseDueDate(s string) (database.Date, []apperr.FieldError) {
+	if s == "" {
+		return database.Date{}, nil
+	}
+	d, err := database.ParseDate(s)
+	if err != nil {
+		return database.Date{}, []apperr.FieldError{apperr.Field("due_date", "must be a date of the form YYYY-MM-DD")}
+	}
+	return d, nil
+}
+
 // Validate checks a new order's own fields (not its SKUs, which need the
 // catalog).
 func (in *NewOrder) Validate() error {

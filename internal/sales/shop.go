@@ -13,7 +13,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // ShopActorName is the user the shop webhook's orders are recorded under, so
@@ -71,13 +70,9 @@ func ParseShopOrder(body []byte) (NewOrder, error) {
 		sync := SyncIDPrefix + id
 		in.SyncID = &sync
 	}
-	if so.DueDate != "" {
-		d, err := database.ParseDate(so.DueDate)
-		if err != nil {
-			fields = append(fields, apperr.Field("due_date", "must be a date of the form YYYY-MM-DD"))
-		}
-		in.DueDate = d
-	}
+	due, dueErrs := ParseDueDate(so.DueDate)
+	in.DueDate = due
+	fields = append(fields, dueErrs...)
 	if err := in.Validate(); err != nil {
 		fields = append(fields, apperr.As(err).Fields...)
 	}
