@@ -490,7 +490,7 @@ func TestOrders_FollowProduction(t *testing.T) {
 		env.Dispatch()
 		// As the plan module writes it when a production order is launched.
 		require.NoError(t, env.App.DB.Transaction(func(tx *gorm.DB) error {
-			_, err := events.Add(context.Background(), tx, events.New{Type: sales.EventProdOrderLaunched, AggregateType: "plan_prod_orders", AggregateID: 77,
+			err := events.Add(context.Background(), tx, events.New{Type: sales.EventProdOrderLaunched, AggregateType: "plan_prod_orders", AggregateID: 77,
 				Payload: map[string]any{"prod_order_id": 77, "items": []int64{o.Items[0].ID, o.Items[1].ID}, "route": "Корпус ЛДСП (типовой)", "parts_count": 1, "ops_count": 1, "eta": "2026-12-18"}})
 			return err
 		}))

@@ -134,7 +134,7 @@ func createUser(ctx context.Context, tx *gorm.DB, u *User) error {
 	if err := tx.Omit("ID", "CreatedAt").Create(u).Error; err != nil {
 		return err
 	}
-	_, err := events.Add(ctx, tx, events.New{Type: EventUserCreated, AggregateType: "auth_users", AggregateID: u.ID,
+	err := events.Add(ctx, tx, events.New{Type: EventUserCreated, AggregateType: "auth_users", AggregateID: u.ID,
 		Payload: map[string]any{"user_id": u.ID, "name": u.Name, "role": u.Role}})
 	return err
 }
@@ -182,7 +182,7 @@ func issueToken(ctx context.Context, tx *gorm.DB, userID int64, name, secret str
 	if err := tx.Omit("ID", "CreatedAt").Create(&t).Error; err != nil {
 		return t, err
 	}
-	_, err := events.Add(ctx, tx, events.New{Type: EventTokenIssued, AggregateType: "auth_users", AggregateID: userID,
+	err := events.Add(ctx, tx, events.New{Type: EventTokenIssued, AggregateType: "auth_users", AggregateID: userID,
 		Payload: map[string]any{"user_id": userID, "token_id": t.ID, "name": name}})
 	return t, err
 }

@@ -62,7 +62,7 @@ func (r *runner) addBacklog(ctx context.Context, n int) (time.Duration, error) {
 		k := min(perTx, n-done)
 		err := r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			for i := done; i < done+k; i++ {
-				_, err := events.Add(ctx, tx, events.New{Type: benchType, AggregateType: benchAggType, AggregateID: int64(i%objects + 1),
+				err := events.Add(ctx, tx, events.New{Type: benchType, AggregateType: benchAggType, AggregateID: int64(i%objects + 1),
 					Payload: map[string]any{"n": i, "at": time.Now().UnixNano()}})
 				if err != nil {
 					return err

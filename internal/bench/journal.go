@@ -177,7 +177,7 @@ func (r *runner) explainPass(ctx context.Context, label string) ([]QueryPlan, er
 	const k = 1000
 	err := r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for i := range k {
-			if _, err := events.Add(ctx, tx, events.New{Type: benchType, AggregateType: benchAggType, AggregateID: int64(i + 1),
+			if err := events.Add(ctx, tx, events.New{Type: benchType, AggregateType: benchAggType, AggregateID: int64(i + 1),
 				Payload: map[string]any{"n": i}}); err != nil {
 				return err
 			}

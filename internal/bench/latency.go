@@ -110,7 +110,7 @@ WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()`).Scan(&age).Error
 	for i := range n {
 		at := time.Now().UnixNano()
 		err := r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			_, err := events.Add(ctx, tx, events.New{Type: benchType, AggregateType: benchAggType, AggregateID: int64(i + 1),
+			err := events.Add(ctx, tx, events.New{Type: benchType, AggregateType: benchAggType, AggregateID: int64(i + 1),
 				Payload: map[string]any{"n": i, "at": at}})
 			return err
 		})

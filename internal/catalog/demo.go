@@ -161,6 +161,6 @@ func (s *Service) SeedDemo(ctx context.Context) (bool, error) {
 }
 
 func add(ctx context.Context, tx *gorm.DB, typ, aggType string, id int64, payload map[string]any) error {
-	_, err := events.Add(ctx, tx, events.New{Type: typ, AggregateType: aggType, AggregateID: id, Payload: payload})
+	err := events.Add(ctx, tx, events.New{Type: typ, AggregateType: aggType, AggregateID: id, Payload: payload})
 	return err
 }

@@ -101,7 +101,7 @@ func BenchmarkAdd_InTransaction(b *testing.B) {
 	tx := db.Begin()
 	n := 0
 	for b.Loop() {
-		if _, err := events.Add(ctx, tx, events.New{Type: "order.received", AggregateType: "sales_orders", AggregateID: int64(n), Payload: orderPayload(int64(n))}); err != nil {
+		if err := events.Add(ctx, tx, events.New{Type: "order.received", AggregateType: "sales_orders", AggregateID: int64(n), Payload: orderPayload(int64(n))}); err != nil {
 			b.Fatal(err)
 		}
 		if n++; n%100 == 0 {

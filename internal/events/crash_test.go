@@ -237,8 +237,11 @@ func writeEvents(t *testing.T, db *gorm.DB, n, objects int) []int64 {
 	for i := 0; i < n; {
 		require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
 			for k := 0; k < 25 && i < n; k, i = k+1, i+1 {
-				id, err := events.Add(context.Background(), tx, events.New{Type: "thing.created", AggregateType: "things",
-					AggregateID: int64(i % objects), Payload: map[string]any{"i": i}})
+				if err := events.Add(context.Background(), tx, events.New{Type: "thing.created", AggregateType: "things",
+					AggregateID: int64(i % objects), Payload: map[string]any{"i": i}}); err != nil {
+					return err
+				}
+				id, err := dbtest.LastEventID(tx)
 				if err != nil {
 					return err
 				}

@@ -66,8 +66,11 @@ func add(t *testing.T, db *gorm.DB, typ string, aggID int64) int64 {
 	t.Helper()
 	var id int64
 	err := db.Transaction(func(tx *gorm.DB) error {
+		if err := events.Add(context.Background(), tx, events.New{Type: typ, AggregateType: "things", AggregateID: aggID, Payload: map[string]any{"n": aggID}}); err != nil {
+			return err
+		}
 		var err error
-		id, err = events.Add(context.Background(), tx, events.New{Type: typ, AggregateType: "things", AggregateID: aggID, Payload: map[string]any{"n": aggID}})
+		id, err = dbtest.LastEventID(tx)
 		return err
 	})
 	require.NoError(t, err)
@@ -99,7 +102,7 @@ func drain(t *testing.T, d *events.Dispatcher) events.PassStats {
 
 func TestAdd_NeedsTransaction(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
-		_, err := events.Add(context.Background(), db, events.New{Type: "x", AggregateType: "things", AggregateID: 1, Payload: map[string]any{}})
+		err := events.Add(context.Background(), db, events.New{Type: "x", AggregateType: "things", AggregateID: 1, Payload: map[string]any{}})
 		require.ErrorIs(t, err, events.ErrNoTransaction)
 	})
 }
@@ -108,7 +111,7 @@ func TestAdd_RollsBackWithOwner(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		boom := errors.New("boom")
 		err := db.Transaction(func(tx *gorm.DB) error {
-			if _, err := events.Add(context.Background(), tx, events.New{Type: "thing.created", AggregateType: "things", AggregateID: 1, Payload: map[string]any{}}); err != nil {
+			if err := events.Add(context.Background(), tx, events.New{Type: "thing.created", AggregateType: "things", AggregateID: 1, Payload: map[string]any{}}); err != nil {
 				return err
 			}
 			return boom
@@ -152,6 +155,49 @@ func TestDispatcher_DeliversEveryEventOnce(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, events.StatusProcessed, e.Status)
 		require.Empty(t, e.Deliveries)
+	})
+}
+
+// A local subscriber's events are part of its effect: a failed delivery,
+// rolled back to its savepoint while the rest of the batch commits, leaves
+// none behind, and its successful retry writes them once.
+func TestDispatcher_FailedLocalDeliveryLeavesNoEvent(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		var accept atomic.Bool
+		follower := events.Subscriber{
+			Name: "follower", Types: []string{"thing.created"},
+			HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+				if err := events.Add(ctx, tx, events.New{Type: "thing.changed", AggregateType: "things", AggregateID: ev.AggregateID,
+					Payload: map[string]any{"after": ev.ID}}); err != nil {
+					return err
+				}
+				if ev.AggregateID == 7 && !accept.Load() {
+					return errors.New("refused after writing its event")
+				}
+				return nil
+			},
+		}
+		f := newFixture(t, db, follower)
+		add(t, db, "thing.created", 7)
+		add(t, db, "thing.created", 8)
+		changed := func() map[int64]int64 {
+			var rows []struct{ AggregateID, N int64 }
+			require.NoError(t, db.Raw("SELECT aggregate_id, count(*) AS n FROM events WHERE type = 'thing.changed' GROUP BY aggregate_id").Scan(&rows).Error)
+			out := map[int64]int64{}
+			for _, r := range rows {
+				out[r.AggregateID] = r.N
+			}
+			return out
+		}
+		// The retry an hour away, made due by hand below.
+		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{BackoffBase: time.Hour, BackoffMax: time.Hour, MaxAttempts: 3, Timeout: 2 * time.Second})
+		drain(t, d)
+		require.Equal(t, map[int64]int64{8: 1}, changed(), "the failed delivery's event is gone, the other one's stays")
+
+		accept.Store(true)
+		require.NoError(t, db.Exec("UPDATE events_deliveries SET next_attempt_at = "+database.Now(db)+" WHERE status = 'retrying'").Error)
+		drain(t, d)
+		require.Equal(t, map[int64]int64{7: 1, 8: 1}, changed())
 	})
 }
 
@@ -305,9 +351,12 @@ func TestDispatcher_InterleavedCommitsLoseNothing(t *testing.T) {
 		require.NoError(t, txB.Exec("INSERT INTO test_effects (event_id, subscriber) VALUES (-1, 'owner-data')").Error)
 		txA := db.Begin()
 		t.Cleanup(func() { txA.Rollback(); txB.Rollback() })
-		idA, err := events.Add(ctx, txA, events.New{Type: "thing.created", AggregateType: "things", AggregateID: 1, Payload: map[string]any{}})
+		// Each event is sent at once (LastEventID flushes it), not with its commit.
+		require.NoError(t, events.Add(ctx, txA, events.New{Type: "thing.created", AggregateType: "things", AggregateID: 1, Payload: map[string]any{}}))
+		idA, err := dbtest.LastEventID(txA)
 		require.NoError(t, err)
-		idB, err := events.Add(ctx, txB, events.New{Type: "thing.created", AggregateType: "things", AggregateID: 2, Payload: map[string]any{}})
+		require.NoError(t, events.Add(ctx, txB, events.New{Type: "thing.created", AggregateType: "things", AggregateID: 2, Payload: map[string]any{}}))
+		idB, err := dbtest.LastEventID(txB)
 		require.NoError(t, err)
 		require.Less(t, idA, idB)
 		require.NoError(t, txB.Commit().Error)

@@ -112,7 +112,7 @@ func (s *Service) moveOrder(ctx context.Context, tx *gorm.DB, o ProdOrder, from,
 	if res.RowsAffected != 1 {
 		return apperr.Conflict("%s changed at the same time; read it again", describe(o))
 	}
-	_, err := events.Add(ctx, tx, events.New{Type: eventType, AggregateType: AggregateType, AggregateID: o.ID,
+	err := events.Add(ctx, tx, events.New{Type: eventType, AggregateType: AggregateType, AggregateID: o.ID,
 		Payload: map[string]any{"prod_order_id": o.ID, "items": o.ItemIDs()}})
 	return err
 }

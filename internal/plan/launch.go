@@ -198,7 +198,7 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if res.RowsAffected != int64(len(in.Items)) {
 		return 0, apperr.Conflict("an item left the backlog while it was being launched; try again")
 	}
-	_, err = events.Add(ctx, tx, events.New{Type: EventProdOrderLaunched, AggregateType: AggregateType, AggregateID: o.ID,
+	err = events.Add(ctx, tx, events.New{Type: EventProdOrderLaunched, AggregateType: AggregateType, AggregateID: o.ID,
 		Payload: map[string]any{"prod_order_id": o.ID, "items": in.Items, "route": route.Name,
 			"parts_count": o.PartsCount, "ops_count": o.OpsCount, "eta": o.ETA.String()}})
 	return o.ID, err

@@ -63,14 +63,20 @@ func TestRelay_PublishesCloudEventsOnce(t *testing.T) {
 		var ids []int64
 		require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
 			actx := events.WithActor(ctx, events.Actor{ID: 1, Name: "Администратор"})
-			id, err := events.Add(actx, tx, events.New{Type: "order.received", AggregateType: "sales_orders", AggregateID: 22,
-				Payload: map[string]any{"order_id": 22, "lines": 1, "source": "shop"}})
+			if err := events.Add(actx, tx, events.New{Type: "order.received", AggregateType: "sales_orders", AggregateID: 22,
+				Payload: map[string]any{"order_id": 22, "lines": 1, "source": "shop"}}); err != nil {
+				return err
+			}
+			id, err := dbtest.LastEventID(tx)
 			ids = append(ids, id)
 			if err != nil {
 				return err
 			}
-			id, err = events.Add(ctx, tx, events.New{Type: "prod_order.launched", AggregateType: "plan_prod_orders", AggregateID: 5,
-				Payload: map[string]any{"prod_order_id": 5, "items": []int64{1}}})
+			if err := events.Add(ctx, tx, events.New{Type: "prod_order.launched", AggregateType: "plan_prod_orders", AggregateID: 5,
+				Payload: map[string]any{"prod_order_id": 5, "items": []int64{1}}}); err != nil {
+				return err
+			}
+			id, err = dbtest.LastEventID(tx)
 			ids = append(ids, id)
 			return err
 		}))

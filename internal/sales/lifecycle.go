@@ -77,7 +77,7 @@ func (s *Service) CancelOrder(ctx context.Context, id int64) (Order, error) {
 		for i, it := range o.Items {
 			items[i] = it.ID
 		}
-		if _, err := events.Add(ctx, tx, events.New{Type: EventOrderCancelled, AggregateType: "sales_orders", AggregateID: id,
+		if err := events.Add(ctx, tx, events.New{Type: EventOrderCancelled, AggregateType: "sales_orders", AggregateID: id,
 			Payload: map[string]any{"order_id": id, "items": items}}); err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ func statusChanged(ctx context.Context, tx *gorm.DB, o Order, previous string) e
 	if o.SyncID != nil {
 		payload["sync_id"] = *o.SyncID
 	}
-	_, err := events.Add(ctx, tx, events.New{Type: EventOrderStatusChanged, AggregateType: "sales_orders", AggregateID: o.ID, Payload: payload})
+	err := events.Add(ctx, tx, events.New{Type: EventOrderStatusChanged, AggregateType: "sales_orders", AggregateID: o.ID, Payload: payload})
 	return err
 }
 

@@ -72,7 +72,7 @@ func (f *fixture) production(t *testing.T, typ string, prodOrderID int64, items 
 		payload["eta"] = eta
 	}
 	require.NoError(t, f.db.Transaction(func(tx *gorm.DB) error {
-		_, err := events.Add(context.Background(), tx, events.New{Type: typ, AggregateType: "plan_prod_orders", AggregateID: prodOrderID, Payload: payload})
+		err := events.Add(context.Background(), tx, events.New{Type: typ, AggregateType: "plan_prod_orders", AggregateID: prodOrderID, Payload: payload})
 		return err
 	}))
 	f.drain(t)

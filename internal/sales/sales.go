@@ -276,7 +276,7 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 	if !o.DueDate.IsZero() {
 		payload["due_date"] = o.DueDate.String()
 	}
-	if _, err := events.Add(ctx, tx, events.New{Type: EventOrderReceived, AggregateType: "sales_orders", AggregateID: o.ID, Payload: payload}); err != nil {
+	if err := events.Add(ctx, tx, events.New{Type: EventOrderReceived, AggregateType: "sales_orders", AggregateID: o.ID, Payload: payload}); err != nil {
 		return Order{}, false, err
 	}
 	// Read back for the database's timestamps.

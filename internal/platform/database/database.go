@@ -6,6 +6,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,7 +14,9 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -50,7 +53,11 @@ func Open(ctx context.Context, o Options) (*gorm.DB, error) {
 		err error
 	)
 	if o.PostgresURL != "" {
-		gdb, err = gorm.Open(postgres.Open(o.PostgresURL), cfg)
+		var pcfg *pgx.ConnConfig
+		if pcfg, err = pgx.ParseConfig(o.PostgresURL); err != nil {
+			return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		}
+		gdb, err = gorm.Open(postgres.New(postgres.Config{Conn: pgPool{stdlib.OpenDB(*pcfg)}}), cfg)
 	} else {
 		// One connection: SQLite has one writer, and a single connection turns
 		// lock contention into an orderly queue instead of SQLITE_BUSY errors.
@@ -191,7 +198,7 @@ func IsUnavailable(err error) bool {
 		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
 	}
 	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) || errors.Is(err, sql.ErrConnDone) {
+	if errors.As(err, &connErr) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
 		return true
 	}
 	msg := err.Error()

@@ -104,3 +104,23 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// LastEventID returns the id of the event the transaction wrote last: on
+// PostgreSQL it first sends the statements held for the commit (see
+// database.Flush), then reads the session's last id of the events sequence.
+func LastEventID(tx *gorm.DB) (int64, error) {
+	ctx := tx.Statement.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := database.Flush(ctx, tx); err != nil {
+		return 0, err
+	}
+	q := "SELECT currval('events_id_seq')"
+	if database.DialectOf(tx) == database.SQLite {
+		q = "SELECT last_insert_rowid()"
+	}
+	var id int64
+	err := tx.Raw(q).Scan(&id).Error
+	return id, err
+}
