@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -158,7 +159,8 @@ SELECT partition, min(id), max(id), max(created_at) FROM events GROUP BY partiti
 	return nil
 }
 
-// batchRead picks the dispatcher's read of the next batch among its queries.
+// batchRead picks the dispatcher's read of the next batch among its queries
+// (the first one, which claims the partition too).
 func batchRead(qs []QueryPlan) (float64, string) {
 	for _, q := range qs {
 		if strings.Contains(q.Query, "payload") && strings.Contains(q.Query, "LIMIT") {
@@ -169,9 +171,10 @@ func batchRead(qs []QueryPlan) (float64, string) {
 }
 
 // explainPass adds 1,000 pending events, runs one dispatcher pass over them
-// while recording its SQL, and explains (with ANALYZE) each SELECT the pass
+// while recording its SQL, and explains (with ANALYZE) each query the pass
 // made on the events tables, so that the plans shown are those of the
-// dispatcher's own queries, whatever they are.
+// dispatcher's own queries, whatever they are. The claim is a query too; its
+// EXPLAIN ANALYZE runs in a transaction that is rolled back.
 func (r *runner) explainPass(ctx context.Context, label string) ([]QueryPlan, error) {
 	r.p.set(label, 0, 0)
 	const k = 1000
@@ -205,7 +208,9 @@ func (r *runner) explainPass(ctx context.Context, label string) ([]QueryPlan, er
 	var out []QueryPlan
 	for _, q := range rec.all() {
 		norm := strings.TrimSpace(q)
-		if !strings.HasPrefix(strings.ToUpper(norm), "SELECT") || !strings.Contains(norm, "events") {
+		upper := strings.ToUpper(norm)
+		query := strings.HasPrefix(upper, "SELECT") || strings.HasPrefix(upper, "WITH")
+		if !query || !strings.Contains(norm, "events") {
 			continue
 		}
 		key := shape(norm)
@@ -234,7 +239,14 @@ func shape(q string) string {
 
 func (r *runner) explain(ctx context.Context, q string) (QueryPlan, error) {
 	var lines []string
-	if err := r.db.WithContext(ctx).Raw("EXPLAIN (ANALYZE, BUFFERS) " + q).Scan(&lines).Error; err != nil {
+	errRollback := errors.New("rolled back")
+	err := r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Raw("EXPLAIN (ANALYZE, BUFFERS) " + q).Scan(&lines).Error; err != nil {
+			return err
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
 		return QueryPlan{}, fmt.Errorf("explain %q: %w", q, err)
 	}
 	qp := QueryPlan{Query: strings.Join(strings.Fields(q), " ")}

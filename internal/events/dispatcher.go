@@ -110,6 +110,11 @@ type PassStats struct {
 	Delivered int  // successful deliveries
 	Failed    int  // failed attempts
 	Lagging   bool // events were visible beyond the safe horizon: run again soon
+	// RetryWaiting tells that a delivery of a registered subscriber waits for
+	// a retry, due in NextRetry (zero or less: due already), as seen when
+	// the pass began.
+	RetryWaiting bool
+	NextRetry    time.Duration
 }
 
 func (s *PassStats) add(o PassStats) {
@@ -133,14 +138,20 @@ func (d *Dispatcher) RunUntil(ctx, stop context.Context) (PassStats, error) {
 	d.passMu.Lock()
 	defer d.passMu.Unlock()
 	var total PassStats
-	horizon, visible, err := d.horizon(ctx)
+	sv, err := d.survey(ctx)
 	if err != nil {
 		return total, err
 	}
+	horizon, visible := d.horizon(sv)
 	total.Lagging = visible > horizon
-	parts, err := d.partitionsWithWork(ctx, horizon)
-	if err != nil {
-		return total, err
+	total.RetryWaiting, total.NextRetry = sv.nextRetry.Valid, time.Duration(sv.nextRetry.Float64*float64(time.Second))
+	parts := sv.parts
+	if total.Lagging {
+		// The survey listed partitions with events up to the visible id;
+		// keep those with work up to the horizon.
+		if parts, err = d.partitionsWithWork(ctx, horizon); err != nil {
+			return total, err
+		}
 	}
 	var (
 		wg    sync.WaitGroup
@@ -181,6 +192,77 @@ type checkpoint struct {
 	xids  []string
 }
 
+// surveyed is what a pass starts from, read in one statement.
+type surveyed struct {
+	visible   int64           // the highest event id visible
+	writers   []string        // PostgreSQL: transactions holding a write lock on events, read after visible
+	running   []string        // PostgreSQL: those of the checkpoints' transactions still running
+	parts     []int           // partitions with events past their position up to visible, or a retry due, not leased by another
+	nextRetry sql.NullFloat64 // seconds until the earliest retry of a registered subscriber
+}
+
+// survey reads, in one round trip, the journal's newest id, the
+// transactions that may still commit events below it (PostgreSQL), the
+// partitions with work, and when the next retry is due.
+func (d *Dispatcher) survey(ctx context.Context) (surveyed, error) {
+	var sv surveyed
+	names := make([]string, 0, len(d.reg.Subscribers()))
+	for _, s := range d.reg.Subscribers() {
+		names = append(names, s.Name)
+	}
+	d.mu.Lock()
+	var pending []string
+	for _, c := range d.checkpoints {
+		pending = append(pending, c.xids...)
+	}
+	d.mu.Unlock()
+	parts := `(` + d.partitionsWithWorkSQL("v.visible") + `) AS w`
+	var q string
+	if d.dialect == database.Postgres {
+		// One statement, one snapshot: pg_locks is read (once) after the
+		// snapshot that gave visible, as the horizon needs.
+		q = `WITH l AS MATERIALIZED (SELECT locktype, relation, mode, virtualtransaction, transactionid::text AS xid FROM pg_locks
+  WHERE locktype IN ('relation', 'transactionid'))
+SELECT v.visible,
+  coalesce((SELECT string_agg(DISTINCT t.xid, ',') FROM l r JOIN l t ON t.virtualtransaction = r.virtualtransaction AND t.locktype = 'transactionid'
+    WHERE r.locktype = 'relation' AND r.relation = 'events'::regclass AND r.mode = 'RowExclusiveLock'), '') AS writers,
+  coalesce((SELECT string_agg(DISTINCT xid, ',') FROM l WHERE locktype = 'transactionid' AND xid = ANY (string_to_array(@pending, ','))), '') AS running,
+  coalesce((SELECT string_agg(w.partition::text, ',') FROM ` + parts + `), '') AS parts,
+  (SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM events_deliveries WHERE status = 'retrying' AND subscriber IN @names) AS next_retry
+FROM (SELECT coalesce(max(id), 0) AS visible FROM events) v`
+	} else {
+		q = `SELECT v.visible, '' AS writers, '' AS running,
+  coalesce((SELECT group_concat(w.partition, ',') FROM ` + parts + `), '') AS parts,
+  (SELECT (julianday(min(next_attempt_at)) - julianday('now')) * 86400.0 FROM events_deliveries WHERE status = 'retrying' AND subscriber IN @names) AS next_retry
+FROM (SELECT coalesce(max(id), 0) AS visible FROM events) v`
+	}
+	if len(names) == 0 {
+		names = append(names, "") // no subscriber has that name
+	}
+	var writers, running, partList string
+	err := d.db.WithContext(ctx).Raw(q, map[string]any{"owner": d.opt.Owner, "pending": strings.Join(pending, ","), "names": names}).
+		Row().Scan(&sv.visible, &writers, &running, &partList, &sv.nextRetry)
+	if err != nil {
+		return sv, err
+	}
+	sv.writers, sv.running = splitList(writers), splitList(running)
+	for _, x := range splitList(partList) {
+		var p int
+		if _, err := fmt.Sscan(x, &p); err != nil {
+			return sv, fmt.Errorf("events: survey: partition %q: %w", x, err)
+		}
+		sv.parts = append(sv.parts, p)
+	}
+	return sv, nil
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
 // horizon returns the highest event id up to which the journal is final (no
 // transaction still in flight can commit an event at or below it) and the
 // highest id visible now.
@@ -198,59 +280,20 @@ type checkpoint struct {
 // dispatch back. No xid is stored in the journal, so a dump restored into a
 // new cluster, where xids start again, dispatches as before. SQLite has one
 // writer at a time, so ids commit in order and everything visible is final.
-func (d *Dispatcher) horizon(ctx context.Context) (safe, visible int64, err error) {
-	db := d.db.WithContext(ctx)
-	if err = db.Raw("SELECT coalesce(max(id), 0) FROM events").Scan(&visible).Error; err != nil || d.dialect == database.SQLite {
-		return visible, visible, err
+func (d *Dispatcher) horizon(sv surveyed) (safe, visible int64) {
+	if d.dialect == database.SQLite {
+		return sv.visible, sv.visible
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err = d.advance(ctx); err != nil {
-		return 0, 0, err
-	}
-	if visible <= d.safe {
-		return d.safe, visible, nil
-	}
-	if n := len(d.checkpoints); n == 0 || d.checkpoints[n-1].maxID < visible {
-		// Read after max(id): a writer holding an id <= visible is still
-		// holding its lock now, or has ended.
-		var xids []string
-		if err = db.Raw(`SELECT DISTINCT t.transactionid::text FROM pg_locks r
-JOIN pg_locks t ON t.virtualtransaction = r.virtualtransaction AND t.locktype = 'transactionid'
-WHERE r.locktype = 'relation' AND r.relation = 'events'::regclass AND r.mode = 'RowExclusiveLock'`).Scan(&xids).Error; err != nil {
-			return 0, 0, err
-		}
-		d.checkpoints = append(d.checkpoints, checkpoint{maxID: visible, xids: xids})
-		if err = d.advance(ctx); err != nil {
-			return 0, 0, err
-		}
-	}
-	return d.safe, visible, nil
-}
-
-// advance moves the safe horizon past every checkpoint whose writers have
-// all ended. A later checkpoint's list holds every writer of an earlier one
-// that was still running, so checkpoints need not be passed in order.
-// Callers hold d.mu.
-func (d *Dispatcher) advance(ctx context.Context) error {
-	if len(d.checkpoints) == 0 {
-		return nil
-	}
-	var all []string
-	for _, c := range d.checkpoints {
-		all = append(all, c.xids...)
-	}
 	running := map[string]bool{}
-	if len(all) > 0 {
-		var still []string
-		if err := d.db.WithContext(ctx).Raw(`SELECT DISTINCT transactionid::text FROM pg_locks
-WHERE locktype = 'transactionid' AND transactionid::text IN ?`, all).Scan(&still).Error; err != nil {
-			return err
-		}
-		for _, x := range still {
-			running[x] = true
-		}
+	for _, x := range sv.running {
+		running[x] = true
 	}
+	// The checkpoints taken before this survey are final once none of their
+	// writers was still running during it. A later checkpoint's list holds
+	// every writer of an earlier one that was still running, so they need
+	// not be passed in order.
 	for _, c := range d.checkpoints {
 		final := true
 		for _, x := range c.xids {
@@ -263,6 +306,15 @@ WHERE locktype = 'transactionid' AND transactionid::text IN ?`, all).Scan(&still
 			d.safe = max(d.safe, c.maxID)
 		}
 	}
+	// This survey's writers were running during it: its own checkpoint is
+	// final at once only when there were none.
+	if sv.visible > d.safe {
+		if len(sv.writers) == 0 {
+			d.safe = sv.visible
+		} else if n := len(d.checkpoints); n == 0 || d.checkpoints[n-1].maxID < sv.visible {
+			d.checkpoints = append(d.checkpoints, checkpoint{maxID: sv.visible, xids: sv.writers})
+		}
+	}
 	kept := d.checkpoints[:0]
 	for _, c := range d.checkpoints {
 		if c.maxID > d.safe {
@@ -270,46 +322,143 @@ WHERE locktype = 'transactionid' AND transactionid::text IN ?`, all).Scan(&still
 		}
 	}
 	d.checkpoints = kept
-	return nil
+	return d.safe, sv.visible
 }
 
 func (d *Dispatcher) now() string { return database.Now(d.db) }
 
 // partitionsWithWork lists the partitions that have events past their
-// position (up to the horizon) or a retry due, and no live lease of another
+// position up to the horizon, or a retry due, and no live lease of another
 // dispatcher.
 func (d *Dispatcher) partitionsWithWork(ctx context.Context, horizon int64) ([]int, error) {
 	var parts []int
-	now := d.now()
-	err := d.db.WithContext(ctx).Raw(`SELECT p.partition FROM events_partitions p
-WHERE (p.owner IS NULL OR p.owner = ? OR p.lease_until < `+now+`)
-  AND (EXISTS (SELECT 1 FROM events e WHERE e.partition = p.partition AND e.id > p.position AND e.id <= ?)
-    OR EXISTS (SELECT 1 FROM events_deliveries r WHERE r.partition = p.partition AND r.status = 'retrying' AND r.next_attempt_at <= `+now+`))
-ORDER BY p.partition`, d.opt.Owner, horizon).Scan(&parts).Error
+	err := d.db.WithContext(ctx).Raw(d.partitionsWithWorkSQL("@upto"), map[string]any{"owner": d.opt.Owner, "upto": horizon}).Scan(&parts).Error
 	return parts, err
+}
+
+// partitionsWithWorkSQL is partitionsWithWork's query, with events counted
+// up to the SQL expression upto; it takes the named argument @owner.
+func (d *Dispatcher) partitionsWithWorkSQL(upto string) string {
+	now := d.now()
+	// On PostgreSQL the next event of each partition is found through the
+	// (partition, id) index: a row comparison in an ordered LIMIT 1 can use no
+	// other. With "partition = ? AND id > position" the planner may walk the
+	// primary key from the position on, which reads the whole journal after
+	// it when a partition has had no event for a while.
+	next := `EXISTS (SELECT 1 FROM events e WHERE e.partition = p.partition AND e.id > p.position AND e.id <= ` + upto + `)`
+	join := ``
+	if d.dialect == database.Postgres {
+		join = `
+LEFT JOIN LATERAL (SELECT e.partition, e.id FROM events e WHERE (e.partition, e.id) > (p.partition, p.position)
+  ORDER BY e.partition, e.id LIMIT 1) nx ON true`
+		next = `(nx.partition = p.partition AND nx.id <= ` + upto + `)`
+	}
+	return `SELECT p.partition FROM events_partitions p` + join + `
+WHERE (p.owner IS NULL OR p.owner = @owner OR p.lease_until < ` + now + `)
+  AND (` + next + `
+    OR EXISTS (SELECT 1 FROM events_deliveries r WHERE r.partition = p.partition AND r.status = 'retrying' AND r.next_attempt_at <= ` + now + `))
+ORDER BY p.partition`
 }
 
 var errLeaseLost = errors.New("events: partition lease lost to another dispatcher")
 
-// claim takes the partition's lease and returns its position; ok is false
-// when another dispatcher holds it.
-func (d *Dispatcher) claim(ctx context.Context, p int) (pos int64, ok bool, err error) {
-	var rows []int64
-	err = d.db.WithContext(ctx).Raw(`UPDATE events_partitions SET owner = ?, lease_until = `+database.NowPlus(d.db, d.opt.Lease)+`
-WHERE partition = ? AND (owner IS NULL OR owner = ? OR lease_until < `+d.now()+`) RETURNING position`,
-		d.opt.Owner, p, d.opt.Owner).Scan(&rows).Error
-	if err != nil || len(rows) == 0 {
-		return 0, false, err
+// claimed is a partition this dispatcher holds the lease of.
+type claimed struct {
+	position int64
+	open     bool    // some delivery of the partition is still open (retrying, held or failed)
+	retryDue bool    // some retry of the partition is due
+	batch    []Event // the first batch after position, up to the horizon
+}
+
+// noSyncCommit, as a statement's first CTE, lets the statement's own
+// transaction commit without waiting for its WAL to reach the disk. Only the
+// lease bookkeeping uses it: a claim or release lost in a crash changes
+// nothing that matters (the batch transaction that follows commits
+// synchronously, which flushes the claim's WAL before it, and checks the
+// lease as its fence), and it spares a disk flush before the first
+// subscriber is called.
+const noSyncCommit = `async AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))`
+
+// claim takes the partition's lease and reads the first batch after its
+// position; ok is false when another dispatcher holds it. On PostgreSQL the
+// claim and the read are one statement.
+func (d *Dispatcher) claim(ctx context.Context, p int, horizon int64) (c claimed, ok bool, err error) {
+	now := d.now()
+	update := `UPDATE events_partitions SET owner = @owner, lease_until = ` + database.NowPlus(d.db, d.opt.Lease) + `
+WHERE partition = @p AND (owner IS NULL OR owner = @owner OR lease_until < ` + now + `)
+RETURNING position,
+  EXISTS (SELECT 1 FROM events_deliveries r WHERE r.partition = events_partitions.partition AND r.status <> 'processed') AS open,
+  EXISTS (SELECT 1 FROM events_deliveries r WHERE r.partition = events_partitions.partition AND r.status = 'retrying' AND r.next_attempt_at <= ` + now + `) AS due`
+	args := map[string]any{"owner": d.opt.Owner, "p": p, "horizon": horizon, "n": d.opt.BatchSize}
+	if d.dialect == database.SQLite {
+		rows, err := d.db.WithContext(ctx).Raw(update, args).Rows()
+		if err != nil {
+			return c, false, err
+		}
+		defer func() { _ = rows.Close() }()
+		if !rows.Next() {
+			return c, false, rows.Err()
+		}
+		if err := rows.Scan(&c.position, &c.open, &c.retryDue); err != nil {
+			return c, false, err
+		}
+		_ = rows.Close()
+		c.batch, err = d.readBatch(ctx, p, c.position, horizon)
+		return c, err == nil, err
 	}
-	return rows[0], true, nil
+	rows, err := d.db.WithContext(ctx).Raw(`WITH `+noSyncCommit+`, c AS (`+update+`)
+SELECT c.position, c.open, c.due, e.id, e.type, e.aggregate_type, e.aggregate_id, e.payload, e.actor_id, e.actor_name, e.created_at
+FROM async, c LEFT JOIN LATERAL (SELECT * FROM events
+  WHERE (partition, id) > (@p, c.position) AND (partition, id) <= (@p, @horizon) ORDER BY partition, id LIMIT @n) e ON true
+ORDER BY e.id`, args).Rows()
+	if err != nil {
+		return c, false, err
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var (
+			ev                   Event
+			id, aggID, actorID   sql.NullInt64
+			typ, aggType, action sql.NullString
+			payload              []byte
+			createdAt            sql.NullTime
+		)
+		if err := rows.Scan(&c.position, &c.open, &c.retryDue, &id, &typ, &aggType, &aggID, &payload, &actorID, &action, &createdAt); err != nil {
+			return c, false, err
+		}
+		ok = true
+		if !id.Valid {
+			continue // claimed, nothing to read
+		}
+		ev.ID, ev.Type, ev.AggregateType, ev.AggregateID, ev.Payload, ev.CreatedAt = id.Int64, typ.String, aggType.String, aggID.Int64, payload, createdAt.Time.UTC()
+		if actorID.Valid {
+			ev.Actor = &Actor{ID: actorID.Int64, Name: action.String}
+		}
+		c.batch = append(c.batch, ev)
+	}
+	return c, ok, rows.Err()
+}
+
+// readBatch reads the next batch of the partition after pos, up to the horizon.
+func (d *Dispatcher) readBatch(ctx context.Context, p int, pos, horizon int64) ([]Event, error) {
+	// The range is written as row comparisons on (partition, id) so that only
+	// the events_partition_id index can serve it, in order: with "partition =
+	// ? AND id > ?" PostgreSQL prefers the primary key (well correlated with
+	// the table) and filters out the other partitions' events, reading sixteen
+	// times the batch.
+	return d.readEvents(ctx, d.db.WithContext(ctx).Raw(`SELECT id, type, aggregate_type, aggregate_id, payload, actor_id, actor_name, created_at
+FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER BY partition, id LIMIT ?`, p, pos, p, horizon, d.opt.BatchSize))
 }
 
 func (d *Dispatcher) release(p int) {
 	// A fresh context: the lease is released even when the pass was cancelled.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := d.db.WithContext(ctx).Exec(`UPDATE events_partitions SET owner = NULL, lease_until = NULL WHERE partition = ? AND owner = ?`,
-		p, d.opt.Owner).Error
+	q := `UPDATE events_partitions SET owner = NULL, lease_until = NULL WHERE partition = ? AND owner = ?`
+	if d.dialect == database.Postgres {
+		q = `WITH ` + noSyncCommit + ` ` + q + ` AND EXISTS (SELECT 1 FROM async)`
+	}
+	err := d.db.WithContext(ctx).Exec(q, p, d.opt.Owner).Error
 	if err != nil {
 		d.opt.Logger.Warn("release partition lease", "partition", p, "err", err)
 	}
@@ -318,20 +467,35 @@ func (d *Dispatcher) release(p int) {
 // renewLease extends the lease inside tx and fails with errLeaseLost when
 // another dispatcher has taken the partition meanwhile, so that a dispatcher
 // that stalled past its lease cannot commit work a second time.
-func (d *Dispatcher) renewLease(tx *gorm.DB, p int, setPosition *[2]int64) error {
-	q := `UPDATE events_partitions SET lease_until = ` + database.NowPlus(d.db, d.opt.Lease)
-	args := []any{}
-	if setPosition != nil {
-		q += `, position = ?`
-		args = append(args, setPosition[1])
+func (d *Dispatcher) renewLease(tx *gorm.DB, p int) error {
+	res := tx.Exec(`UPDATE events_partitions SET lease_until = `+database.NowPlus(d.db, d.opt.Lease)+` WHERE partition = ? AND owner = ?`, p, d.opt.Owner)
+	if res.Error != nil {
+		return res.Error
 	}
-	q += ` WHERE partition = ? AND owner = ?`
-	args = append(args, p, d.opt.Owner)
-	if setPosition != nil {
-		q += ` AND position = ?`
-		args = append(args, setPosition[0])
+	if res.RowsAffected != 1 {
+		return errLeaseLost
 	}
-	res := tx.Exec(q, args...)
+	return nil
+}
+
+// recordBatch is a batch transaction's first statement: the fence (the
+// lease must still be this dispatcher's and the position where the batch
+// began), the new position, the batch's row and, for the partition's last
+// batch, the lease given back. On PostgreSQL it is one statement.
+func (d *Dispatcher) recordBatch(tx *gorm.DB, p int, pos, last int64, release bool) error {
+	set := `lease_until = ` + database.NowPlus(d.db, d.opt.Lease)
+	if release {
+		set = `owner = NULL, lease_until = NULL`
+	}
+	update := `UPDATE events_partitions SET ` + set + `, position = @last WHERE partition = @p AND owner = @owner AND position = @pos`
+	args := map[string]any{"p": p, "pos": pos, "first": pos + 1, "last": last, "owner": d.opt.Owner}
+	var res *gorm.DB
+	if d.dialect == database.Postgres {
+		res = tx.Exec(`WITH fence AS (`+update+` RETURNING partition)
+INSERT INTO events_batches (partition, first_id, last_id) SELECT partition, @first, @last FROM fence`, args)
+	} else if res = tx.Exec(update, args); res.Error == nil && res.RowsAffected == 1 {
+		res = tx.Exec(`INSERT INTO events_batches (partition, first_id, last_id) VALUES (@p, @first, @last)`, args)
+	}
 	if res.Error != nil {
 		return res.Error
 	}
@@ -344,24 +508,34 @@ func (d *Dispatcher) renewLease(tx *gorm.DB, p int, setPosition *[2]int64) error
 // drainPartition dispatches one partition until it has nothing due.
 func (d *Dispatcher) drainPartition(ctx, stop context.Context, p int, horizon int64) (PassStats, error) {
 	var total PassStats
-	pos, ok, err := d.claim(ctx, p)
+	c, ok, err := d.claim(ctx, p, horizon)
 	if err != nil || !ok {
 		return total, err
 	}
-	defer d.release(p)
+	released := false
+	defer func() {
+		if !released {
+			d.release(p)
+		}
+	}()
 	defer d.keepLease(ctx, p)()
-	for stop.Err() == nil {
-		st, next, err := d.dispatchBatch(ctx, p, pos, horizon)
-		total.add(st)
+	pos, batch := c.position, c.batch
+	for len(batch) > 0 && stop.Err() == nil {
+		b, err := d.dispatchBatch(ctx, p, pos, batch, c.open, !c.retryDue)
+		total.add(b.PassStats)
 		if err != nil {
 			return total, err
 		}
-		if st.Events == 0 {
+		c.open = c.open || b.recorded
+		pos, released = b.next, b.released
+		if released {
 			break
 		}
-		pos = next
+		if batch, err = d.readBatch(ctx, p, pos, horizon); err != nil {
+			return total, err
+		}
 	}
-	if stop.Err() != nil {
+	if released || !c.retryDue || stop.Err() != nil {
 		return total, nil
 	}
 	st, err := d.retryDue(ctx, stop, p)
@@ -414,25 +588,30 @@ type outcome struct {
 	stuck     bool // a local call that did not return: its transaction must go
 }
 
-// dispatchBatch dispatches the next batch of the partition after pos and
-// returns the new position.
-func (d *Dispatcher) dispatchBatch(ctx context.Context, p int, pos, horizon int64) (PassStats, int64, error) {
-	var st PassStats
-	// The range is written as row comparisons on (partition, id) so that only
-	// the events_partition_id index can serve it, in order: with "partition =
-	// ? AND id > ?" PostgreSQL prefers the primary key (well correlated with
-	// the table) and filters out the other partitions' events, reading sixteen
-	// times the batch.
-	batch, err := d.readEvents(ctx, d.db.WithContext(ctx).Raw(`SELECT id, type, aggregate_type, aggregate_id, payload, actor_id, actor_name, created_at
-FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER BY partition, id LIMIT ?`, p, pos, p, horizon, d.opt.BatchSize))
-	if err != nil || len(batch) == 0 {
-		return st, pos, err
-	}
+// batchDone is what dispatchBatch did.
+type batchDone struct {
+	PassStats
+	next     int64 // the partition's new position
+	recorded bool  // delivery rows were written
+	released bool  // the batch was the partition's last one and gave the lease back
+}
+
+// dispatchBatch dispatches a batch, the events of the partition that follow
+// pos. open says whether the partition may have open deliveries (else there
+// is nothing to hold events behind); mayRelease lets a batch that reaches the
+// horizon give the lease back in its own transaction.
+func (d *Dispatcher) dispatchBatch(ctx context.Context, p int, pos int64, batch []Event, open, mayRelease bool) (batchDone, error) {
+	done := batchDone{next: pos}
+	st := &done.PassStats
 	st.Events = len(batch)
 	last := batch[len(batch)-1].ID
-	blocked, err := d.blockedObjects(ctx, p)
-	if err != nil {
-		return st, pos, err
+	release := mayRelease && len(batch) < d.opt.BatchSize
+	blocked := map[objectKey]int64{}
+	if open {
+		var err error
+		if blocked, err = d.blockedObjects(ctx, p); err != nil {
+			return done, err
+		}
 	}
 
 	// Outside subscribers first, outside any transaction: a crash before the
@@ -469,7 +648,7 @@ FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER B
 			// whose partition someone else has dispatched meanwhile) applies
 			// no effect at all. It also locks the partition's row until the
 			// commit.
-			if err := d.renewLease(tx, p, &[2]int64{pos, last}); err != nil {
+			if err := d.recordBatch(tx, p, pos, last, release); err != nil {
 				return err
 			}
 			locBlocked := cloneBlocked(blocked)
@@ -496,13 +675,10 @@ FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER B
 					localOutcomes = append(localOutcomes, oc)
 				}
 			}
-			if err := d.recordOutcomes(tx, batch, append(outcomes, localOutcomes...)); err != nil {
-				return err
-			}
-			return tx.Exec(`INSERT INTO events_batches (partition, first_id, last_id) VALUES (?, ?, ?)`, p, pos+1, last).Error
+			return d.recordOutcomes(tx, batch, append(outcomes, localOutcomes...))
 		})
 	}
-	err = run(false)
+	err := run(false)
 	// Each run that hit a stuck subscriber marked it, so this ends.
 	for errors.Is(err, errSlowPath) || errors.Is(err, errStuck) {
 		err = run(true)
@@ -513,13 +689,15 @@ FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER B
 		}
 	}
 	if err != nil {
-		return st, pos, err
+		return done, err
 	}
 	st.Delivered += localDelivered
 	st.Failed += localFailed
 	d.countLocal(batch, localOutcomes)
-	d.metrics.observeBatch(batch, st)
-	return st, last, nil
+	d.metrics.observeBatch(batch, *st)
+	done.next, done.released = last, release
+	done.recorded = len(outcomes)+len(localOutcomes) > 0
+	return done, nil
 }
 
 // countLocal counts the committed outcomes of the local subscribers' deliveries of a batch.
@@ -862,7 +1040,7 @@ func (d *Dispatcher) retryOne(ctx context.Context, p int, s *Subscriber, eventID
 		deliverErr = d.deliver(ctx, nil, s, &ev, false)
 	}
 	err = d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := d.renewLease(tx, p, nil); err != nil {
+		if err := d.renewLease(tx, p); err != nil {
 			return err
 		}
 		if s.Local() {
@@ -916,28 +1094,6 @@ AND status = 'held' AND event_id > ?`, ev.ID, s.Name, ev.AggregateType, ev.Aggre
 	}
 	st.Delivered++
 	return true, nil
-}
-
-// NextRetryIn tells how long until the earliest retry of a registered
-// subscriber is due (zero or less: due now); ok is false when no delivery is
-// waiting for a retry.
-func (d *Dispatcher) NextRetryIn(ctx context.Context) (due time.Duration, ok bool, err error) {
-	names := make([]string, 0, len(d.reg.Subscribers()))
-	for _, s := range d.reg.Subscribers() {
-		names = append(names, s.Name)
-	}
-	if len(names) == 0 {
-		return 0, false, nil
-	}
-	q := `SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM events_deliveries WHERE status = 'retrying' AND subscriber IN ?`
-	if d.dialect == database.SQLite {
-		q = `SELECT (julianday(min(next_attempt_at)) - julianday('now')) * 86400.0 FROM events_deliveries WHERE status = 'retrying' AND subscriber IN ?`
-	}
-	var secs sql.NullFloat64
-	if err := d.db.WithContext(ctx).Raw(q, names).Scan(&secs).Error; err != nil || !secs.Valid {
-		return 0, false, err
-	}
-	return time.Duration(secs.Float64 * float64(time.Second)), true, nil
 }
 
 func (d *Dispatcher) event(ctx context.Context, id int64) (Event, error) {

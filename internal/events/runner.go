@@ -114,8 +114,11 @@ func (r *Runner) loop(ctx context.Context) {
 		}
 		// A retry due before the next tick gets a pass of its own. One due
 		// already, yet left by this pass, is in a partition another
-		// dispatcher holds: look again in a second, not in a busy loop.
-		if due, ok, err := r.d.NextRetryIn(ctx); err == nil && ok && due < r.opt.Interval {
+		// dispatcher holds: look again in a second, not in a busy loop. (A
+		// pass that did something is followed by another at once, whose
+		// survey sees the retries it scheduled.)
+		if st.RetryWaiting && st.Events == 0 && st.Delivered == 0 && st.Failed == 0 && st.NextRetry < r.opt.Interval {
+			due := st.NextRetry
 			if due <= 0 {
 				due = time.Second
 			}
