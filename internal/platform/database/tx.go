@@ -18,13 +18,15 @@ import (
 
 // pgPool is the PostgreSQL connection pool behind tsekh's *gorm.DB. It is the
 // *sql.DB itself, except that its transactions (gorm's db.Transaction and
-// db.Begin) are pgTx: transactions that can hold statements back until the
-// COMMIT and send them with it, in one round trip (see WithCommit).
+// db.Begin) are pgTx: transactions that save round trips by pipelining. Their
+// BEGIN travels with their first statement, and statements given to
+// WithCommit travel with their COMMIT.
 type pgPool struct {
 	*sql.DB
 }
 
-// BeginTx starts a transaction on a connection of its own.
+// BeginTx starts a transaction on a connection of its own. Nothing is sent
+// yet: the BEGIN goes with the first statement.
 func (p pgPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
 	begin := "BEGIN"
 	if opts != nil {
@@ -39,28 +41,29 @@ func (p pgPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.ExecContext(ctx, begin); err != nil {
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // state unknown: never reuse it
-		_ = conn.Close()
-		return nil, err
-	}
-	return &pgTx{db: p.DB, conn: conn}, nil
+	return &pgTx{db: p.DB, conn: conn, begin: begin}, nil
 }
 
 // GetDBConn gives gorm's db.DB() the *sql.DB.
 func (p pgPool) GetDBConn() (*sql.DB, error) { return p.DB, nil }
 
-// pgTx is a transaction on one pooled connection. Statements run at once,
-// except those given to WithCommit, which wait for the commit and travel with
-// it in one pipelined round trip. Savepoints cover them too: rolling back to a
-// savepoint drops the statements held back since it was set.
+// pgTx is a transaction on one pooled connection. Its BEGIN is sent with its
+// first statement, in one pipelined round trip (a statement that returns rows
+// is preceded by the BEGIN on its own). Statements run at once, except those
+// given to WithCommit, which wait for the commit and travel with it.
+// Savepoints cover them too: rolling back to a savepoint drops the
+// statements held back since it was set. A transaction that sent nothing
+// ends without a round trip.
 type pgTx struct {
-	db   *sql.DB
-	conn *sql.Conn
+	db    *sql.DB
+	conn  *sql.Conn
+	begin string
 
-	mu   sync.Mutex
-	held []heldStatement
-	done bool
+	mu     sync.Mutex
+	begun  bool  // the BEGIN has been sent and succeeded
+	failed error // a pipeline failed before its BEGIN ran: the commit must fail
+	held   []heldStatement
+	done   bool
 }
 
 type heldStatement struct {
@@ -84,28 +87,6 @@ func WithCommit(tx *gorm.DB, query string, args ...any) bool {
 	return true
 }
 
-func (t *pgTx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
-	return t.conn.PrepareContext(ctx, query)
-}
-
-func (t *pgTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if handled, err := t.execSavepoint(ctx, query); handled {
-		return driver.RowsAffected(0), err
-	}
-	return t.conn.ExecContext(ctx, query, args...)
-}
-
-func (t *pgTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return t.conn.QueryContext(ctx, query, args...)
-}
-
-func (t *pgTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return t.conn.QueryRowContext(ctx, query, args...)
-}
-
-// GetDBConn gives gorm's tx.DB() the pool, as it does for a *sql.Tx.
-func (t *pgTx) GetDBConn() (*sql.DB, error) { return t.db, nil }
-
 // Flush sends the statements tx holds for its commit now, in one round trip,
 // so that the transaction can read what they wrote (an event's id, say). It
 // does nothing in a transaction that holds nothing back.
@@ -114,45 +95,145 @@ func Flush(ctx context.Context, tx *gorm.DB) error {
 	if !ok {
 		return nil
 	}
-	return t.send(ctx, "")
+	_, err := t.pipeline(ctx, true, "", nil)
+	return err
 }
 
-// send runs the held statements and then query (if any) in one pipelined
-// round trip; the held statements are gone afterwards, whatever happened.
-func (t *pgTx) send(ctx context.Context, query string) error {
+func (t *pgTx) isBegun() bool {
 	t.mu.Lock()
-	held := t.held
-	t.held = nil
-	t.mu.Unlock()
-	if len(held) == 0 && query == "" {
-		return nil
+	defer t.mu.Unlock()
+	return t.begun
+}
+
+// pipeline sends, in one round trip: the BEGIN if it has not been sent, the
+// held statements if withHeld (they are gone afterwards, whatever happened),
+// and query if not empty. It returns query's command tag and the first error.
+// A connection whose BEGIN failed, or that closed, is never reused.
+func (t *pgTx) pipeline(ctx context.Context, withHeld bool, query string, args []any) (pgconn.CommandTag, error) {
+	t.mu.Lock()
+	begin := !t.begun
+	var held []heldStatement
+	if withHeld {
+		held, t.held = t.held, nil
 	}
-	return t.conn.Raw(func(dc any) error {
+	t.mu.Unlock()
+	var (
+		tag      pgconn.CommandTag
+		firstErr error
+	)
+	if !begin && len(held) == 0 && query == "" {
+		return tag, nil
+	}
+	rawErr := t.conn.Raw(func(dc any) error {
+		c := dc.(*stdlib.Conn).Conn()
 		b := &pgx.Batch{}
+		if begin {
+			b.Queue(t.begin)
+		}
 		for _, h := range held {
 			b.Queue(h.sql, h.args...)
 		}
 		if query != "" {
-			b.Queue(query)
+			b.Queue(query, args...)
 		}
-		return dc.(*stdlib.Conn).Conn().SendBatch(ctx, b).Close()
+		res := c.SendBatch(ctx, b)
+		keep := func(err error) {
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+		beginFailed := false
+		if begin {
+			_, err := res.Exec()
+			t.mu.Lock()
+			if beginFailed = err != nil; beginFailed {
+				t.failed = err
+			} else {
+				t.begun = true
+			}
+			t.mu.Unlock()
+			keep(err)
+		}
+		for range held {
+			_, err := res.Exec()
+			keep(err)
+		}
+		if query != "" {
+			var err error
+			tag, err = res.Exec()
+			keep(err)
+		}
+		keep(res.Close())
+		if beginFailed || c.IsClosed() {
+			return driver.ErrBadConn
+		}
+		return nil
 	})
+	if firstErr == nil {
+		firstErr = rawErr
+	}
+	return tag, firstErr
 }
 
-// execSavepoint runs gorm's savepoint statements. The statements held so far
-// go with a SAVEPOINT, so that every statement still held was issued after
-// the latest savepoint; a ROLLBACK TO SAVEPOINT then drops them all.
-func (t *pgTx) execSavepoint(ctx context.Context, query string) (handled bool, err error) {
+// ensureBegun sends the BEGIN on its own, before a statement that cannot go
+// in a pipeline with it.
+func (t *pgTx) ensureBegun(ctx context.Context) error {
+	if t.isBegun() {
+		return nil
+	}
+	_, err := t.pipeline(ctx, false, "", nil)
+	return err
+}
+
+func (t *pgTx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	if err := t.ensureBegun(ctx); err != nil {
+		return nil, err
+	}
+	return t.conn.PrepareContext(ctx, query)
+}
+
+// ExecContext runs a statement; the transaction's first one takes the BEGIN
+// with it. gorm's savepoint statements are handled here too: the statements
+// held so far are sent before a SAVEPOINT, so that every statement still held
+// was issued after the latest savepoint, and a ROLLBACK TO SAVEPOINT drops
+// them all. (Savepoint names are random: they are sent in the simple
+// protocol, never prepared and cached.)
+func (t *pgTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	switch {
 	case strings.HasPrefix(query, "SAVEPOINT "):
-		return true, t.send(ctx, query)
+		if _, err := t.pipeline(ctx, true, "", nil); err != nil {
+			return nil, err
+		}
 	case strings.HasPrefix(query, "ROLLBACK TO SAVEPOINT "):
 		t.mu.Lock()
 		t.held = nil
 		t.mu.Unlock()
+	case !t.isBegun():
+		tag, err := t.pipeline(ctx, false, query, args)
+		if err != nil {
+			return nil, err
+		}
+		return driver.RowsAffected(tag.RowsAffected()), nil
 	}
-	return false, nil
+	return t.conn.ExecContext(ctx, query, args...)
 }
+
+func (t *pgTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := t.ensureBegun(ctx); err != nil {
+		return nil, err
+	}
+	return t.conn.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext cannot return the BEGIN's error itself; a failed BEGIN
+// closes the connection, so the row then carries sql.ErrConnDone.
+func (t *pgTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	_ = t.ensureBegun(ctx)
+	return t.conn.QueryRowContext(ctx, query, args...)
+}
+
+// GetDBConn gives gorm's tx.DB() the pool, as it does for a *sql.Tx.
+func (t *pgTx) GetDBConn() (*sql.DB, error) { return t.db, nil }
 
 // ErrCommitRolledBack is returned by a commit that PostgreSQL turned into a
 // rollback because a statement of the transaction had failed.
@@ -161,25 +242,35 @@ var ErrCommitRolledBack = errors.New("commit unexpectedly resulted in rollback")
 // endTimeout bounds COMMIT and ROLLBACK, which gorm calls without a context.
 const endTimeout = 30 * time.Second
 
-// Commit sends the held statements and the COMMIT together. Any failure
-// leaves nothing committed; a connection whose state is then unknown is
-// closed rather than returned to the pool.
+// Commit sends the held statements and the COMMIT together (with the BEGIN,
+// for a transaction that only held statements back: one round trip in all).
+// Any failure leaves nothing committed; a connection whose state is then
+// unknown is closed rather than returned to the pool.
 func (t *pgTx) Commit() error {
 	if t.done {
 		return sql.ErrTxDone
 	}
 	t.done = true
 	defer func() { _ = t.conn.Close() }()
+	if t.failed != nil {
+		return fmt.Errorf("commit: %w: %w", ErrCommitRolledBack, t.failed)
+	}
+	if !t.isBegun() && len(t.held) == 0 {
+		return nil // nothing was sent: nothing to commit
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
 	defer cancel()
-	var commitErr error
-	err := t.conn.Raw(func(dc any) error {
+	tag, err := t.pipeline(ctx, true, "COMMIT", nil)
+	if err == nil && tag.String() == "ROLLBACK" {
+		err = ErrCommitRolledBack
+	}
+	if err == nil {
+		return nil
+	}
+	// End the transaction before the connection goes back to the pool; if
+	// even that fails, the connection goes.
+	_ = t.conn.Raw(func(dc any) error {
 		c := dc.(*stdlib.Conn).Conn()
-		if commitErr = commit(ctx, c, t.held); commitErr == nil {
-			return nil
-		}
-		// End the transaction before the connection goes back to the pool;
-		// if even that fails, the connection goes.
 		if c.IsClosed() {
 			return driver.ErrBadConn
 		}
@@ -190,58 +281,20 @@ func (t *pgTx) Commit() error {
 		}
 		return nil
 	})
-	if commitErr != nil {
-		return fmt.Errorf("commit: %w", commitErr)
-	}
-	return err
+	return fmt.Errorf("commit: %w", err)
 }
 
-// commit runs the held statements and COMMIT in one round trip.
-func commit(ctx context.Context, c *pgx.Conn, held []heldStatement) error {
-	var tag pgconn.CommandTag
-	if len(held) == 0 {
-		var err error
-		if tag, err = c.Exec(ctx, "COMMIT"); err != nil {
-			return err
-		}
-	} else {
-		b := &pgx.Batch{}
-		for _, h := range held {
-			b.Queue(h.sql, h.args...)
-		}
-		b.Queue("COMMIT")
-		res := c.SendBatch(ctx, b)
-		var firstErr error
-		for range held {
-			if _, err := res.Exec(); err != nil && firstErr == nil {
-				firstErr = err
-			}
-		}
-		var err error
-		tag, err = res.Exec()
-		if firstErr == nil {
-			firstErr = err
-		}
-		if err := res.Close(); err != nil && firstErr == nil {
-			firstErr = err
-		}
-		if firstErr != nil {
-			return firstErr
-		}
-	}
-	if tag.String() == "ROLLBACK" {
-		return ErrCommitRolledBack
-	}
-	return nil
-}
-
-// Rollback ends the transaction; after a commit it does nothing.
+// Rollback ends the transaction; after a commit it does nothing, and nor
+// does it for a transaction that sent nothing.
 func (t *pgTx) Rollback() error {
 	if t.done {
 		return nil
 	}
 	t.done = true
 	defer func() { _ = t.conn.Close() }()
+	if !t.isBegun() {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
 	defer cancel()
 	return t.conn.Raw(func(dc any) error {

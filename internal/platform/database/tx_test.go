@@ -133,3 +133,75 @@ func TestTx_CommitOfAFailedTransactionIsAnError(t *testing.T) {
 	require.NoError(t, db.Transaction(func(tx *gorm.DB) error { return tx.Exec("INSERT INTO t VALUES (6)").Error }))
 	require.Equal(t, []int{6}, rows(t, db))
 }
+
+// backendPID is the server process behind the pool's only connection. A
+// connection that goes back to the pool inside a transaction is closed when
+// it is next taken (pgx checks), so the same pid after a transaction means
+// that the transaction was ended properly and its connection kept.
+func backendPID(t *testing.T, db *gorm.DB) int {
+	t.Helper()
+	var pid int
+	require.NoError(t, db.Raw("SELECT pg_backend_pid()").Scan(&pid).Error)
+	return pid
+}
+
+func TestTx_BeginTravelsWithTheFirstStatement(t *testing.T) {
+	db := onePool(t)
+	pid := backendPID(t, db)
+	notInTransaction := func(t *testing.T, db *gorm.DB) {
+		t.Helper()
+		require.Equal(t, pid, backendPID(t, db), "the connection was ended properly and kept")
+	}
+	xid := func(tx *gorm.DB) string {
+		var x string
+		require.NoError(t, tx.Raw("SELECT pg_current_xact_id()::text").Scan(&x).Error)
+		return x
+	}
+
+	// A first statement without rows (the BEGIN goes with it) and one with
+	// rows (the BEGIN goes first) both run inside the transaction.
+	require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
+		require.NoError(t, tx.Exec("INSERT INTO t VALUES (1)").Error)
+		var assigned *string
+		require.NoError(t, tx.Raw("SELECT pg_current_xact_id_if_assigned()::text").Scan(&assigned).Error)
+		require.NotNil(t, assigned, "the INSERT ran in this transaction")
+		return nil
+	}))
+	require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
+		first := xid(tx)
+		require.Equal(t, first, xid(tx), "both statements ran in one transaction")
+		return nil
+	}))
+	notInTransaction(t, db)
+
+	// Rolled back, the first statement's write is gone.
+	boom := errors.New("boom")
+	require.ErrorIs(t, db.Transaction(func(tx *gorm.DB) error {
+		require.NoError(t, tx.Exec("INSERT INTO t VALUES (2)").Error)
+		return boom
+	}), boom)
+	require.Equal(t, []int{1}, rows(t, db))
+	notInTransaction(t, db)
+
+	// A transaction that sends nothing commits and rolls back without a
+	// word to the server; one that only holds statements sends them all
+	// with its BEGIN and COMMIT.
+	require.NoError(t, db.Transaction(func(*gorm.DB) error { return nil }))
+	require.ErrorIs(t, db.Transaction(func(*gorm.DB) error { return boom }), boom)
+	require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
+		require.True(t, database.WithCommit(tx, "INSERT INTO t VALUES ($1)", 3))
+		return nil
+	}))
+	require.Equal(t, []int{1, 3}, rows(t, db))
+	notInTransaction(t, db)
+
+	// A first statement that fails when it runs (a duplicate key) and is
+	// ignored by mistake still fails the commit.
+	err := db.Transaction(func(tx *gorm.DB) error {
+		_ = tx.Exec("INSERT INTO t VALUES (1)").Error
+		return nil
+	})
+	require.Error(t, err)
+	notInTransaction(t, db)
+	require.Equal(t, []int{1, 3}, rows(t, db))
+}
