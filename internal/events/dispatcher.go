@@ -402,7 +402,7 @@ RETURNING position,
 		if err := rows.Scan(&c.position, &c.open, &c.retryDue); err != nil {
 			return c, false, err
 		}
-		_ = rows.Close()
+		_ = rows.Close() // SQLite's one connection is needed for the read
 		c.batch, err = d.readBatch(ctx, p, c.position, horizon)
 		return c, err == nil, err
 	}
