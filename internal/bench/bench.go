@@ -269,7 +269,7 @@ func Summary(r Result) string {
 		r.LatencyP50Ms, r.LatencyP99Ms, r.Latency.Events, r.Latency.PaceMs, r.Latency.OtherXactMaxMs)
 	fmt.Fprintf(&b, "  journal page      %.2f ms  (median; type filter, cursor 90%% deep in %d events; first page %.2f ms)\n",
 		r.JournalPageMs, r.JournalR.Events, r.JournalR.FirstMs)
-	fmt.Fprintf(&b, "  batch read        %.3f ms with 0 processed events, %.3f ms with %d\n",
+	fmt.Fprintf(&b, "  claim + read      %.3f ms with 0 processed events, %.3f ms with %d\n",
 		r.Claim.EmptyMs, r.Claim.FullMs, r.JournalR.Events)
 	if r.Claim.Plan != "" {
 		for _, l := range strings.Split(r.Claim.Plan, "\n") {
