@@ -416,25 +416,14 @@ ORDER BY e.id`, args).Rows()
 	}
 	defer func() { _ = rows.Close() }()
 	for rows.Next() {
-		var (
-			ev                   Event
-			id, aggID, actorID   sql.NullInt64
-			typ, aggType, action sql.NullString
-			payload              []byte
-			createdAt            sql.NullTime
-		)
-		if err := rows.Scan(&c.position, &c.open, &c.retryDue, &id, &typ, &aggType, &aggID, &payload, &actorID, &action, &createdAt); err != nil {
+		var r eventRow
+		if err := rows.Scan(append([]any{&c.position, &c.open, &c.retryDue}, r.dest()...)...); err != nil {
 			return c, false, err
 		}
 		ok = true
-		if !id.Valid {
-			continue // claimed, nothing to read
+		if r.id.Valid { // else claimed, nothing to read
+			c.batch = append(c.batch, r.event())
 		}
-		ev.ID, ev.Type, ev.AggregateType, ev.AggregateID, ev.Payload, ev.CreatedAt = id.Int64, typ.String, aggType.String, aggID.Int64, payload, createdAt.Time.UTC()
-		if actorID.Valid {
-			ev.Actor = &Actor{ID: actorID.Int64, Name: action.String}
-		}
-		c.batch = append(c.batch, ev)
 	}
 	return c, ok, rows.Err()
 }
@@ -954,23 +943,36 @@ func (d *Dispatcher) readEvents(_ context.Context, q *gorm.DB) ([]Event, error) 
 	defer func() { _ = rows.Close() }()
 	var out []Event
 	for rows.Next() {
-		var (
-			ev        Event
-			payload   []byte
-			actorID   sql.NullInt64
-			actorName sql.NullString
-		)
-		if err := rows.Scan(&ev.ID, &ev.Type, &ev.AggregateType, &ev.AggregateID, &payload, &actorID, &actorName, &ev.CreatedAt); err != nil {
+		var r eventRow
+		if err := rows.Scan(r.dest()...); err != nil {
 			return nil, err
 		}
-		ev.Payload = payload
-		if actorID.Valid {
-			ev.Actor = &Actor{ID: actorID.Int64, Name: actorName.String}
-		}
-		ev.CreatedAt = ev.CreatedAt.UTC()
-		out = append(out, ev)
+		out = append(out, r.event())
 	}
 	return out, rows.Err()
+}
+
+// eventRow scans the columns id, type, aggregate_type, aggregate_id,
+// payload, actor_id, actor_name, created_at; all may be NULL (the claim's
+// outer join gives a row without an event when there is none to read).
+type eventRow struct {
+	id, aggID, actorID      sql.NullInt64
+	typ, aggType, actorName sql.NullString
+	payload                 []byte
+	createdAt               sql.NullTime
+}
+
+func (r *eventRow) dest() []any {
+	return []any{&r.id, &r.typ, &r.aggType, &r.aggID, &r.payload, &r.actorID, &r.actorName, &r.createdAt}
+}
+
+func (r *eventRow) event() Event {
+	ev := Event{ID: r.id.Int64, Type: r.typ.String, AggregateType: r.aggType.String, AggregateID: r.aggID.Int64,
+		Payload: r.payload, CreatedAt: r.createdAt.Time.UTC()}
+	if r.actorID.Valid {
+		ev.Actor = &Actor{ID: r.actorID.Int64, Name: r.actorName.String}
+	}
+	return ev
 }
 
 // retryDue runs the partition's retries whose time has come, and after each
