@@ -9,8 +9,11 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -197,8 +200,12 @@ func IsUnavailable(err error) bool {
 		// 57P01..57P03: admin shutdown, crash shutdown, cannot connect now; 08xxx: connection errors.
 		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
 	}
-	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
+	var (
+		connErr *pgconn.ConnectError
+		netErr  *net.OpError
+	)
+	if errors.As(err, &connErr) || errors.As(err, &netErr) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
 		return true
 	}
 	msg := err.Error()
