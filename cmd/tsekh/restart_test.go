@@ -239,6 +239,6 @@ func TestServe_PostgresRestartUnderLoad(t *testing.T) {
 	require.GreaterOrEqual(t, orders, int64(len(ids)))
 	var pending int64
 	require.Eventually(t, func() bool {
-		return db.Raw(`SELECT count(*) FROM events e JOIN events_partitions p ON p.partition = e.partition WHERE e.id > p.position`).Scan(&pending).Error == nil && pending == 0
+		return db.Raw(`SELECT count(*) FROM events e JOIN events_lanes l ON l.partition = e.partition WHERE e.id > l.position`).Scan(&pending).Error == nil && pending == 0
 	}, 60*time.Second, 50*time.Millisecond, "nothing pending")
 }

@@ -73,6 +73,7 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 	a.Sales = sales.NewService(db)
 	a.Plan = plan.NewService(db)
 
+	a.Registry.AddTypes(events.EventTypes()...)
 	a.Registry.AddTypes(auth.EventTypes()...)
 	a.Registry.AddTypes(catalog.EventTypes()...)
 	a.Registry.AddTypes(sales.EventTypes()...)

@@ -182,10 +182,7 @@ type runner struct {
 // a journal of its own size.
 func (r *runner) reset(ctx context.Context) error {
 	return r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Exec("TRUNCATE events_deliveries, events_batches, events CASCADE").Error; err != nil {
-			return err
-		}
-		return tx.Exec("UPDATE events_partitions SET position = 0, owner = NULL, lease_until = NULL").Error
+		return tx.Exec("TRUNCATE events_deliveries, events_batches, events, events_lanes, events_subscribers, events_replicas CASCADE").Error
 	})
 }
 

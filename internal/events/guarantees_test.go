@@ -428,14 +428,14 @@ func TestReplicas_LeaseOfDeadDispatcherIsReclaimed(t *testing.T) {
 		}
 		// A dispatcher that died holding every partition, its lease running
 		// a few more seconds.
-		require.NoError(t, db.Exec("UPDATE events_partitions SET owner = 'dead-replica', lease_until = "+database.NowPlus(db, 4*time.Second)).Error)
+		require.NoError(t, db.Exec("UPDATE events_lanes SET owner = 'dead-replica', lease_until = "+database.NowPlus(db, 4*time.Second)).Error)
 		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{Lease: time.Second})
 		st, err := d.RunOnce(context.Background())
 		require.NoError(t, err)
 		require.Zero(t, st.Events, "partitions under a live lease are left alone")
 		settle(t, d, "lease reclaimed", func() bool { return f.calls0("recorder") == 30 })
 		var owners int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM events_partitions WHERE owner IS NOT NULL").Scan(&owners).Error)
+		require.NoError(t, db.Raw("SELECT count(*) FROM events_lanes WHERE owner IS NOT NULL").Scan(&owners).Error)
 		require.Zero(t, owners, "leases are released after the pass")
 	})
 }
@@ -460,7 +460,7 @@ func TestReplicas_StalledDispatcherIsFencedOff(t *testing.T) {
 		// The stalled dispatcher's lease ran out (as a frozen process's would)
 		// and someone else claimed the partition meanwhile.
 		require.Eventually(t, func() bool { return stalls.Load() == 1 }, 20*time.Second, 5*time.Millisecond)
-		require.NoError(t, db.Exec("UPDATE events_partitions SET owner = 'gone', lease_until = "+database.NowPlus(db, -time.Second)+" WHERE owner = 'slow'").Error)
+		require.NoError(t, db.Exec("UPDATE events_lanes SET owner = 'gone', lease_until = "+database.NowPlus(db, -time.Second)+" WHERE owner = 'slow'").Error)
 		fresh := events.NewDispatcher(db, f.reg, events.DispatcherOptions{Lease: time.Second, Owner: "fresh"})
 		settle(t, fresh, "taken over", func() bool { return statusOf(t, f.journal, id) == events.StatusProcessed })
 		close(stall)

@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -14,13 +16,6 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/page"
-)
-
-// Event statuses, as the journal shows them.
-const (
-	StatusPending   = "pending"   // not yet handled by every subscriber
-	StatusProcessed = "processed" // handled by every subscriber (or none registered)
-	StatusFailed    = "failed"    // a delivery gave up after its attempts; an admin may retry it
 )
 
 // Entry is one event of the journal with its derived state.
@@ -68,16 +63,73 @@ type Journal struct {
 // NewJournal returns the journal over db, naming the registry's subscribers.
 func NewJournal(db *gorm.DB, reg *Registry) *Journal { return &Journal{db: db, reg: reg} }
 
-// coveringBatch is a SQL expression: the time e's batch was dispatched, or
-// NULL. Batches of a partition are disjoint, so the first batch ending at or
-// after e.id is the only candidate.
-const coveringBatch = `(SELECT CASE WHEN b.first_id <= e.id THEN b.dispatched_at END FROM events_batches b
-WHERE b.partition = e.partition AND b.last_id >= e.id ORDER BY b.last_id LIMIT 1)`
+// waitedSubscriber is a subscriber the journal waits for: registered by a
+// replica and not retired. Its lanes say from which event on it receives
+// and how far it has come.
+type waitedSubscriber struct {
+	name     string
+	types    map[string]bool
+	typeList []string
+}
 
-const (
-	hasFailed = `EXISTS (SELECT 1 FROM events_deliveries d WHERE d.event_id = e.id AND d.status = 'failed')`
-	hasOpen   = `EXISTS (SELECT 1 FROM events_deliveries d WHERE d.event_id = e.id AND d.status <> 'processed')`
-)
+type laneState struct {
+	position, start int64
+}
+
+// subscribersOf returns the subscribers the journal waits for and their lanes.
+func (j *Journal) subscribersOf(ctx context.Context) ([]waitedSubscriber, map[laneKey]laneState, error) {
+	db := j.db.WithContext(ctx)
+	var subs []struct {
+		Name  string
+		Types string
+	}
+	if err := db.Raw(`SELECT name, types FROM events_subscribers WHERE registered_at IS NOT NULL AND retired_at IS NULL ORDER BY id`).
+		Scan(&subs).Error; err != nil {
+		return nil, nil, err
+	}
+	out := make([]waitedSubscriber, 0, len(subs))
+	inDB := map[string]bool{}
+	for _, s := range subs {
+		w := waitedSubscriber{name: s.Name, types: map[string]bool{}}
+		if err := json.Unmarshal([]byte(s.Types), &w.typeList); err != nil {
+			return nil, nil, fmt.Errorf("events: subscriber %s: types: %w", s.Name, err)
+		}
+		for _, t := range w.typeList {
+			w.types[t] = true
+		}
+		out = append(out, w)
+		inDB[s.Name] = true
+	}
+	// This process's own subscribers are waited for before a dispatcher has
+	// registered them (they have no lanes yet): the journal does not call
+	// an event processed that a subscriber it runs has not seen.
+	if j.reg != nil {
+		for _, s := range j.reg.Subscribers() {
+			if inDB[s.Name] {
+				continue
+			}
+			w := waitedSubscriber{name: s.Name, types: map[string]bool{}, typeList: s.Types}
+			for _, t := range s.Types {
+				w.types[t] = true
+			}
+			out = append(out, w)
+		}
+	}
+	var lanes []struct {
+		Subscriber    string
+		Partition     int
+		Position      int64
+		StartPosition int64
+	}
+	if err := db.Raw(`SELECT subscriber, partition, position, start_position FROM events_lanes`).Scan(&lanes).Error; err != nil {
+		return nil, nil, err
+	}
+	lm := make(map[laneKey]laneState, len(lanes))
+	for _, l := range lanes {
+		lm[laneKey{l.Subscriber, l.Partition}] = laneState{position: l.Position, start: l.StartPosition}
+	}
+	return out, lm, nil
+}
 
 // List returns the journal newest first, filtered, one page at a time.
 // It returns EINVALID for an unknown status.
@@ -102,26 +154,78 @@ func (j *Journal) List(ctx context.Context, f Filter, pr page.Request) ([]Entry,
 	if !f.Until.IsZero() {
 		where, args = append(where, "e.created_at < ?"), append(args, f.Until.UTC())
 	}
+	var join strings.Builder
+	var joinArgs []any
 	switch f.Status {
 	case "":
-	case StatusFailed:
-		where = append(where, hasFailed)
-	case StatusProcessed:
-		where = append(where, "NOT "+hasOpen, coveringBatch+" IS NOT NULL")
-	case StatusPending:
-		where = append(where, "NOT "+hasFailed, "("+hasOpen+" OR "+coveringBatch+" IS NULL)")
+	case StatusFailed, StatusProcessed, StatusPending:
+		subs, _, err := j.subscribersOf(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		// An event is failed when a delivery of a subscriber it waits for
+		// is; pending when one of them has not reached it yet (its lane is
+		// behind the event) or retries or holds it.
+		failed := "1 = 0"
+		var pending []string
+		if len(subs) > 0 {
+			ns := make([]string, len(subs))
+			for i, s := range subs {
+				ns[i] = s.name
+			}
+			failed = "EXISTS (SELECT 1 FROM events_deliveries d WHERE d.event_id = e.id AND d.status = 'failed' AND d.subscriber IN ?)"
+			if f.Status == StatusFailed {
+				args = append(args, ns)
+			}
+		}
+		for i, s := range subs {
+			l := fmt.Sprintf("l%d", i)
+			fmt.Fprintf(&join, " LEFT JOIN events_lanes %s ON %s.subscriber = ? AND %s.partition = e.partition", l, l, l)
+			joinArgs = append(joinArgs, s.name)
+			// A subscriber without lanes (not registered yet) has reached nothing.
+			pending = append(pending, `(e.type IN ? AND e.id > coalesce(`+l+`.start_position, -1) AND (e.id > coalesce(`+l+`.position, -1)
+  OR EXISTS (SELECT 1 FROM events_deliveries d WHERE d.event_id = e.id AND d.subscriber = ? AND d.status IN ('retrying', 'held'))))`)
+		}
+		anyPending := "1 = 0"
+		if len(pending) > 0 {
+			anyPending = "(" + strings.Join(pending, " OR ") + ")"
+		}
+		var pendArgs []any
+		for _, s := range subs {
+			pendArgs = append(pendArgs, s.typeList, s.name)
+		}
+		nsArgs := func() []any {
+			if len(subs) == 0 {
+				return nil
+			}
+			ns := make([]string, len(subs))
+			for i, s := range subs {
+				ns[i] = s.name
+			}
+			return []any{ns}
+		}
+		switch f.Status {
+		case StatusFailed:
+			where = append(where, failed)
+		case StatusProcessed:
+			where = append(where, "NOT "+failed, "NOT "+anyPending)
+			args = append(append(args, nsArgs()...), pendArgs...)
+		case StatusPending:
+			where = append(where, "NOT "+failed, anyPending)
+			args = append(append(args, nsArgs()...), pendArgs...)
+		}
 	default:
 		return nil, "", apperr.Invalid("invalid query", apperr.Field("status", "must be pending, processed or failed"))
 	}
 	if pr.After != 0 {
 		where, args = append(where, "e.id < ?"), append(args, pr.After)
 	}
-	q := "SELECT e.id FROM events e"
+	q := "SELECT e.id FROM events e" + join.String()
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY e.id DESC LIMIT ?"
-	args = append(args, pr.Limit+1)
+	args = append(append(joinArgs, args...), pr.Limit+1)
 	var ids []int64
 	if err := j.db.WithContext(ctx).Raw(q, args...).Scan(&ids).Error; err != nil {
 		return nil, "", err
@@ -144,51 +248,37 @@ func (j *Journal) Get(ctx context.Context, id int64) (Entry, error) {
 }
 
 // entries loads the events with the ids, in the order given, with their
-// state and every subscriber's delivery.
+// state and the delivery of every subscriber they wait for.
 func (j *Journal) entries(ctx context.Context, ids []int64) ([]Entry, error) {
 	if len(ids) == 0 {
 		return []Entry{}, nil
 	}
 	db := j.db.WithContext(ctx)
-	rows, err := db.Raw(`SELECT e.id, e.type, e.aggregate_type, e.aggregate_id, e.payload, e.actor_id, e.actor_name, e.created_at,
-e.partition, p.position, `+coveringBatch+` AS batch_at
-FROM events e JOIN events_partitions p ON p.partition = e.partition WHERE e.id IN ?`, ids).Rows()
+	rows, err := db.Raw(`SELECT `+eventColumns+`, e.partition FROM events e WHERE e.id IN ?`, ids).Rows()
 	if err != nil {
 		return nil, err
 	}
-	type extra struct {
-		position int64
-		batchAt  *time.Time
-	}
 	byID := map[int64]*Entry{}
-	extras := map[int64]extra{}
+	parts := map[int64]int{}
 	func() {
 		defer func() { _ = rows.Close() }()
 		for rows.Next() {
-			var (
-				en        Entry
-				payload   []byte
-				actorID   sql.NullInt64
-				actorName sql.NullString
-				partition int
-				position  int64
-				batchAt   nullTime
-			)
-			if err = rows.Scan(&en.ID, &en.Type, &en.AggregateType, &en.AggregateID, &payload, &actorID, &actorName, &en.CreatedAt,
-				&partition, &position, &batchAt); err != nil {
+			var r eventRow
+			var part int
+			if err = rows.Scan(append(r.dest(), &part)...); err != nil {
 				return
 			}
-			en.Payload = payload
-			en.CreatedAt = en.CreatedAt.UTC()
-			if actorID.Valid {
-				en.Actor = &Actor{ID: actorID.Int64, Name: actorName.String}
-			}
-			en.Object = Event{AggregateType: en.AggregateType, AggregateID: en.AggregateID}.Object()
-			byID[en.ID] = &en
-			extras[en.ID] = extra{position: position, batchAt: batchAt.ptr()}
+			ev := r.event()
+			byID[ev.ID] = &Entry{ID: ev.ID, Type: ev.Type, AggregateType: ev.AggregateType, AggregateID: ev.AggregateID,
+				Object: ev.Object(), Payload: ev.Payload, Actor: ev.Actor, CreatedAt: ev.CreatedAt}
+			parts[ev.ID] = part
 		}
 		err = rows.Err()
 	}()
+	if err != nil {
+		return nil, err
+	}
+	subs, lanes, err := j.subscribersOf(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -196,55 +286,137 @@ FROM events e JOIN events_partitions p ON p.partition = e.partition WHERE e.id I
 	if err != nil {
 		return nil, err
 	}
+	// The deliveries that the lanes' positions say are done: their time is
+	// that of the batch that moved the lane past the event.
+	var done []deliveryAt
+	for _, id := range ids {
+		en, ok := byID[id]
+		if !ok {
+			continue
+		}
+		for _, s := range subs {
+			l, ok := lanes[laneKey{s.name, parts[id]}]
+			if !ok || !s.types[en.Type] || id <= l.start || id > l.position {
+				continue
+			}
+			if _, rec := recorded[id][s.name]; !rec {
+				done = append(done, deliveryAt{eventID: id, part: parts[id], sub: s.name})
+			}
+		}
+	}
+	if err := j.batchTimes(ctx, done); err != nil {
+		return nil, err
+	}
+	times := map[deliveryKey]*time.Time{}
+	for _, d := range done {
+		times[deliveryKey{d.eventID, d.sub}] = d.at
+	}
 	out := make([]Entry, 0, len(ids))
 	for _, id := range ids {
 		en, ok := byID[id]
 		if !ok {
 			continue
 		}
-		x := extras[id]
-		j.derive(en, x.batchAt, recorded[id])
+		derive(en, parts[id], subs, lanes, recorded[id], times)
 		out = append(out, *en)
 	}
 	return out, nil
 }
 
-// derive fills an entry's status, processed_at and deliveries from its batch
-// (if it was dispatched) and its recorded deliveries (the exceptions).
-func (j *Journal) derive(en *Entry, batchAt *time.Time, recorded map[string]Delivery) {
-	subs := j.reg.SubscribersOf(en.Type)
-	en.Deliveries = make([]Delivery, 0, len(subs))
-	names := map[string]bool{}
+// deliveryAt is a delivery done by a lane's batch, and when.
+type deliveryAt struct {
+	eventID int64
+	part    int
+	sub     string
+	at      *time.Time
+}
+
+// batchTimes finds the time of each delivery's batch: the subscriber's own
+// batch covering the event, or else one that covered it for every subscriber
+// (from before lanes, or compacted). A subscriber's batches in a partition
+// are disjoint, so the first ending at or after the event is the only
+// candidate.
+func (j *Journal) batchTimes(ctx context.Context, ds []deliveryAt) error {
+	const chunk = 200
+	for len(ds) > 0 {
+		n := min(chunk, len(ds))
+		part := ds[:n]
+		ds = ds[n:]
+		var values []string
+		var args []any
+		for _, d := range part {
+			values = append(values, "(CAST(? AS bigint), CAST(? AS integer), CAST(? AS text))")
+			args = append(args, d.eventID, d.part, d.sub)
+		}
+		covering := func(sub string) string {
+			return `(SELECT CASE WHEN b.first_id <= x.eid THEN b.dispatched_at END FROM events_batches b
+WHERE b.partition = x.part AND b.subscriber = ` + sub + ` AND b.last_id >= x.eid ORDER BY b.last_id LIMIT 1)`
+		}
+		rows, err := j.db.WithContext(ctx).Raw(`WITH x(eid, part, sub) AS (VALUES `+strings.Join(values, ", ")+`)
+SELECT x.eid, x.sub, `+covering("x.sub")+` AS own, `+covering("''")+` AS shared FROM x`, args...).Rows()
+		if err != nil {
+			return err
+		}
+		at := map[deliveryKey]*time.Time{}
+		for rows.Next() {
+			var (
+				k           deliveryKey
+				own, shared nullTime
+			)
+			if err := rows.Scan(&k.eventID, &k.sub, &own, &shared); err != nil {
+				_ = rows.Close()
+				return err
+			}
+			if t := own.ptr(); t != nil {
+				at[k] = t
+			} else {
+				at[k] = shared.ptr()
+			}
+		}
+		_ = rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := range part {
+			part[i].at = at[deliveryKey{part[i].eventID, part[i].sub}]
+		}
+	}
+	return nil
+}
+
+// derive fills an entry's status, processed_at and deliveries: for each
+// subscriber it waits for, the recorded delivery if there is one, else
+// processed when the subscriber's lane has passed the event, else pending.
+// An event that no subscriber waits for is processed when it is created.
+func derive(en *Entry, part int, subs []waitedSubscriber, lanes map[laneKey]laneState, recorded map[string]Delivery, times map[deliveryKey]*time.Time) {
+	en.Deliveries = []Delivery{}
+	en.Status = StatusProcessed
+	var last *time.Time
+	waited := map[string]bool{}
 	for _, s := range subs {
-		names[s.Name] = true
-		if d, ok := recorded[s.Name]; ok {
-			en.Deliveries = append(en.Deliveries, d)
+		l, ok := lanes[laneKey{s.name, part}]
+		if !ok {
+			l = laneState{position: -1, start: -1} // not registered yet: it has reached nothing
+		}
+		if !s.types[en.Type] || en.ID <= l.start {
 			continue
 		}
-		d := Delivery{Subscriber: s.Name, Status: StatusPending}
-		if batchAt != nil {
-			d.Status, d.Attempts, d.ProcessedAt = StatusProcessed, 1, batchAt
+		waited[s.name] = true
+		d, rec := recorded[s.name]
+		switch {
+		case rec:
+		case en.ID <= l.position:
+			d = Delivery{Subscriber: s.name, Status: StatusProcessed, Attempts: 1, ProcessedAt: times[deliveryKey{en.ID, s.name}]}
+		default:
+			d = Delivery{Subscriber: s.name, Status: StatusPending}
 		}
 		en.Deliveries = append(en.Deliveries, d)
-	}
-	// Deliveries of subscribers no longer registered stay visible.
-	for name, d := range recorded {
-		if !names[name] {
-			en.Deliveries = append(en.Deliveries, d)
-		}
-	}
-	en.Status = StatusProcessed
-	last := batchAt
-	if batchAt == nil {
-		en.Status = StatusPending
-	}
-	for _, d := range recorded {
 		switch d.Status {
 		case StatusFailed:
 			en.Status = StatusFailed
 		case StatusProcessed:
-			if d.ProcessedAt != nil && (last == nil || d.ProcessedAt.After(*last)) {
-				last = d.ProcessedAt
+			if t := d.ProcessedAt; t != nil && (last == nil || t.After(*last)) {
+				last = t
 			}
 		default:
 			if en.Status != StatusFailed {
@@ -252,7 +424,23 @@ func (j *Journal) derive(en *Entry, batchAt *time.Time, recorded map[string]Deli
 			}
 		}
 	}
+	// Deliveries of subscribers no longer waited for (retired, or not run
+	// since lanes came) stay visible, without a say in the status.
+	var others []string
+	for name := range recorded {
+		if !waited[name] {
+			others = append(others, name)
+		}
+	}
+	sort.Strings(others)
+	for _, name := range others {
+		en.Deliveries = append(en.Deliveries, recorded[name])
+	}
 	if en.Status == StatusProcessed {
+		if last == nil || last.Before(en.CreatedAt) {
+			t := en.CreatedAt
+			last = &t
+		}
 		en.ProcessedAt = last
 	}
 }
@@ -314,74 +502,9 @@ updated_at = `+database.Now(tx)+` WHERE event_id = ? AND status = 'failed'`, id)
 	return int(n), err
 }
 
-// SubscriberStats is a subscriber's backlog and failures.
-type SubscriberStats struct {
-	Name          string     `json:"name"`
-	Types         []string   `json:"types"`
-	Description   string     `json:"description"`
-	Local         bool       `json:"local"` // its effect commits with its delivery record (exactly once)
-	Pending       int64      `json:"pending"`
-	Retrying      int64      `json:"retrying"`
-	Held          int64      `json:"held"`
-	Failed        int64      `json:"failed"`
-	OldestPending *time.Time `json:"oldest_pending_at" extensions:"x-nullable" format:"date-time"`
-	LagSeconds    float64    `json:"lag_seconds"` // age of its oldest pending event
-}
-
-// Subscribers returns every registered subscriber with its lag and failures.
-func (j *Journal) Subscribers(ctx context.Context) ([]SubscriberStats, error) {
-	db := j.db.WithContext(ctx)
-	var now time.Time
-	if err := db.Raw("SELECT " + database.Now(db)).Scan((*dbTime)(&now)).Error; err != nil {
-		return nil, err
-	}
-	out := make([]SubscriberStats, 0, len(j.reg.Subscribers()))
-	for _, s := range j.reg.Subscribers() {
-		st := SubscriberStats{Name: s.Name, Types: s.Types, Description: s.Description, Local: s.Local()}
-		var unsent struct {
-			N      int64
-			Oldest nullTime
-		}
-		if err := db.Raw(`SELECT count(*) AS n, min(e.created_at) AS oldest FROM events e
-JOIN events_partitions p ON p.partition = e.partition WHERE e.id > p.position AND e.type IN ?`, s.Types).Scan(&unsent).Error; err != nil {
-			return nil, err
-		}
-		var recorded []struct {
-			Status string
-			N      int64
-			Oldest nullTime
-		}
-		if err := db.Raw(`SELECT d.status, count(*) AS n, min(e.created_at) AS oldest FROM events_deliveries d JOIN events e ON e.id = d.event_id
-WHERE d.subscriber = ? AND d.status <> 'processed' GROUP BY d.status`, s.Name).Scan(&recorded).Error; err != nil {
-			return nil, err
-		}
-		st.Pending = unsent.N
-		oldest := unsent.Oldest.ptr()
-		for _, r := range recorded {
-			switch r.Status {
-			case statusRetrying:
-				st.Retrying = r.N
-			case statusHeld:
-				st.Held = r.N
-			case statusFailed:
-				st.Failed = r.N
-			}
-			if o := r.Oldest.ptr(); o != nil && (oldest == nil || o.Before(*oldest)) {
-				oldest = o
-			}
-		}
-		st.OldestPending = oldest
-		if oldest != nil {
-			st.LagSeconds = max(0, now.Sub(*oldest).Seconds())
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
 // Summary is the size of the dispatcher's backlog.
 type Summary struct {
-	Pending int64     // events past their partition's position, plus open deliveries
+	Pending int64     // events past the slowest waited-for lane of their partition, plus open deliveries
 	Oldest  time.Time // creation of the oldest of them; zero when none
 }
 
@@ -392,10 +515,14 @@ func pendingSummary(ctx context.Context, db *gorm.DB) (Summary, error) {
 	}
 	db = db.WithContext(ctx)
 	if err := db.Raw(`SELECT count(*) AS n, min(e.created_at) AS oldest FROM events e
-JOIN events_partitions p ON p.partition = e.partition WHERE e.id > p.position`).Scan(&a).Error; err != nil {
+JOIN (SELECT l.partition, min(l.position) AS position FROM events_lanes l
+  JOIN events_subscribers s ON s.name = l.subscriber AND s.registered_at IS NOT NULL AND s.retired_at IS NULL
+  GROUP BY l.partition) p ON p.partition = e.partition
+WHERE e.id > p.position`).Scan(&a).Error; err != nil {
 		return Summary{}, err
 	}
 	if err := db.Raw(`SELECT count(*) AS n, min(e.created_at) AS oldest FROM events_deliveries d JOIN events e ON e.id = d.event_id
+JOIN events_subscribers s ON s.name = d.subscriber AND s.registered_at IS NOT NULL AND s.retired_at IS NULL
 WHERE d.status <> 'processed'`).Scan(&b).Error; err != nil {
 		return Summary{}, err
 	}

@@ -56,8 +56,46 @@ func NewMetrics(reg prometheus.Registerer, db *gorm.DB) *Metrics {
 			}
 			return time.Since(s.Oldest).Seconds()
 		}),
+		&subscriberCollector{journal: &Journal{db: db}},
 	)
 	return m
+}
+
+// subscriberCollector reports each subscriber's backlog and open deliveries,
+// read from the database at scrape time, so that every replica (a
+// dispatching one or not) reports the same figures.
+type subscriberCollector struct{ journal *Journal }
+
+var (
+	subscriberLagDesc = prometheus.NewDesc("tsekh_subscriber_lag_events",
+		"Events of a subscriber's types past its lanes' positions.", []string{"subscriber", "status"}, nil)
+	subscriberLagSecondsDesc = prometheus.NewDesc("tsekh_subscriber_lag_seconds",
+		"Age of a subscriber's oldest pending event or open delivery (0 when none).", []string{"subscriber", "status"}, nil)
+	subscriberOpenDesc = prometheus.NewDesc("tsekh_subscriber_open_deliveries",
+		"A subscriber's deliveries that are retrying, held or failed.", []string{"subscriber", "delivery_status"}, nil)
+)
+
+func (c *subscriberCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- subscriberLagDesc
+	ch <- subscriberLagSecondsDesc
+	ch <- subscriberOpenDesc
+}
+
+func (c *subscriberCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	subs, err := c.journal.Subscribers(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(subscriberLagDesc, err)
+		return
+	}
+	for _, s := range subs {
+		ch <- prometheus.MustNewConstMetric(subscriberLagDesc, prometheus.GaugeValue, float64(s.Pending), s.Name, s.Status)
+		ch <- prometheus.MustNewConstMetric(subscriberLagSecondsDesc, prometheus.GaugeValue, s.LagSeconds, s.Name, s.Status)
+		for status, n := range map[string]int64{StatusRetrying: s.Retrying, StatusHeld: s.Held, StatusFailed: s.Failed} {
+			ch <- prometheus.MustNewConstMetric(subscriberOpenDesc, prometheus.GaugeValue, float64(n), s.Name, status)
+		}
+	}
 }
 
 // observeDuration records how long one call of a subscriber took.
@@ -82,7 +120,7 @@ func (m *Metrics) countDelivery(sub string, err error) {
 	m.deliveries.WithLabelValues(sub, outcome).Inc()
 }
 
-func (m *Metrics) observeBatch(batch []Event, _ PassStats) {
+func (m *Metrics) observeBatch(batch []Event) {
 	if m == nil {
 		return
 	}

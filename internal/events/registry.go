@@ -27,6 +27,32 @@ type Subscriber struct {
 	// callback, a message broker): it is called at least once per event and
 	// must tolerate a repeat.
 	Handle func(ctx context.Context, ev Event) error
+	// Retry is the subscriber's retry policy; zero fields take the
+	// dispatcher's defaults. A handler may also return Permanent(err) (failed
+	// at once) or RetryAfter(d, err).
+	Retry RetryPolicy
+	// Concurrency is how many calls of an outside subscriber may be in flight
+	// at once (default 1); never two for the same object, whose events keep
+	// their order. A local subscriber runs one event at a time in each lane.
+	Concurrency int
+	// Replayable lets an admin replay the journal to a local subscriber (a
+	// projection that can rebuild itself from the events). Outside
+	// subscribers can always be replayed: they receive at least once anyway.
+	Replayable bool
+}
+
+// validName tells whether a subscriber's name is one the dispatcher can
+// carry in lists and URLs as it is.
+func validName(n string) bool {
+	if n == "" || len(n) > 100 {
+		return false
+	}
+	for _, r := range n {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Local tells whether the subscriber's effect lives in this database.
@@ -55,8 +81,8 @@ func (r *Registry) AddTypes(ts ...Type) {
 // Subscribe registers a subscriber. It returns an error when the name is
 // taken, a type is unknown, or not exactly one handler is set.
 func (r *Registry) Subscribe(s Subscriber) error {
-	if s.Name == "" || len(s.Types) == 0 {
-		return fmt.Errorf("events: subscriber needs a name and types")
+	if !validName(s.Name) || len(s.Types) == 0 {
+		return fmt.Errorf("events: subscriber %q needs a name of lowercase letters, digits, '.', '_' and '-' (at most 100) and types", s.Name)
 	}
 	if (s.HandleTx == nil) == (s.Handle == nil) {
 		return fmt.Errorf("events: subscriber %s must set exactly one of HandleTx and Handle", s.Name)

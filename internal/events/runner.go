@@ -50,8 +50,8 @@ func (r *Runner) Wake() {
 	}
 }
 
-// Start runs until ctx is cancelled; Wait then returns once the pass in hand
-// has finished its deliveries.
+// Start runs until ctx is cancelled; Wait then returns once the lanes in
+// hand have finished their batches.
 func (r *Runner) Start(ctx context.Context) error {
 	s, err := gocron.NewScheduler()
 	if err != nil {
@@ -62,7 +62,19 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	_, err = s.NewJob(gocron.DurationJob(HeartbeatEvery), gocron.NewTask(func() { r.d.Heartbeat(ctx) }),
+		gocron.WithSingletonMode(gocron.LimitModeReschedule), gocron.WithName("dispatch-heartbeat"))
+	if err != nil {
+		return err
+	}
 	r.sched = s
+	// A lane that did something may have left work behind it: events that a
+	// local subscriber wrote into partitions already passed, retries.
+	r.d.SetLaneDone(func(st PassStats) {
+		if st.Busy() {
+			r.Wake()
+		}
+	})
 	s.Start()
 	if r.opt.ListenURL != "" {
 		go r.listen(ctx)
@@ -78,9 +90,15 @@ func (r *Runner) Start(ctx context.Context) error {
 // Wait blocks until the runner has stopped.
 func (r *Runner) Wait() { <-r.done }
 
+// loop starts the lanes with work on every wake-up. Each lane runs on its
+// own, so a pass never waits for a slow subscriber: the next wake-up starts
+// the lanes that are not running, and asks those that are to look again.
 func (r *Runner) loop(ctx context.Context) {
 	defer close(r.done)
 	defer func() { _ = r.sched.Shutdown() }()
+	// On the way out, the lanes finish the batch in hand (their deliveries
+	// use a context that is not cancelled; ctx stops them between batches).
+	defer r.d.Wait()
 	log := r.d.opt.Logger
 	for {
 		select {
@@ -88,9 +106,7 @@ func (r *Runner) loop(ctx context.Context) {
 			return
 		case <-r.wake:
 		}
-		// The pass finishes the deliveries in hand even when ctx is cancelled
-		// meanwhile: it stops between batches, not in the middle of one.
-		st, err := r.d.RunUntil(context.WithoutCancel(ctx), ctx)
+		st, err := r.d.Start(context.WithoutCancel(ctx), ctx)
 		if ctx.Err() != nil {
 			return
 		}
@@ -99,25 +115,15 @@ func (r *Runner) loop(ctx context.Context) {
 			r.wakeAfter(ctx, time.Second)
 			continue
 		}
-		if st.Events > 0 || st.Delivered > 0 || st.Failed > 0 {
-			log.Debug("dispatch pass", "events", st.Events, "delivered", st.Delivered, "failed", st.Failed)
-		}
-		switch {
-		case st.Lagging:
+		if st.Lagging {
 			// Events are visible above the safe horizon: a transaction that
 			// may still commit below them is in flight. Look again shortly.
 			r.wakeAfter(ctx, 2*time.Millisecond)
-		case st.Events > 0 || st.Delivered > 0 || st.Failed > 0:
-			// Local subscribers may have written events of their own into
-			// partitions this pass had already left, and retries may remain.
-			r.Wake()
 		}
 		// A retry due before the next tick gets a pass of its own. One due
-		// already, yet left by this pass, is in a partition another
-		// dispatcher holds: look again in a second, not in a busy loop. (A
-		// pass that did something is followed by another at once, whose
-		// survey sees the retries it scheduled.)
-		if st.RetryWaiting && st.Events == 0 && st.Delivered == 0 && st.Failed == 0 && st.NextRetry < r.opt.Interval {
+		// already, yet left by this pass, is in a lane another dispatcher
+		// holds: look again in a second, not in a busy loop.
+		if st.RetryWaiting && st.NextRetry < r.opt.Interval {
 			due := st.NextRetry
 			if due <= 0 {
 				due = time.Second

@@ -64,7 +64,11 @@ func New(t testing.TB, d database.Dialect, configure func(*config.Config)) *Env 
 	require.NoError(t, err)
 	_, err = a.Auth.EnsureAdmin(ctx, AdminToken)
 	require.NoError(t, err)
-	return &Env{T: t, App: a, Echo: a.HTTP(), Dialect: d}
+	env := &Env{T: t, App: a, Echo: a.HTTP(), Dialect: d}
+	// The service's dispatcher starts with it: its subscribers are
+	// registered, with their lanes, before the test writes anything.
+	env.Dispatch()
+	return env
 }
 
 // Response is what a request got back.
@@ -128,18 +132,10 @@ func (e *Env) Admin(method, path string, body any) Response {
 // Dispatch runs dispatcher passes until nothing is due.
 func (e *Env) Dispatch() {
 	e.T.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		st, err := e.App.Dispatcher.RunOnce(context.Background())
-		require.NoError(e.T, err)
-		if st.Events == 0 && !st.Lagging {
-			return
-		}
-		if st.Events == 0 {
-			time.Sleep(time.Millisecond) // another transaction holds the horizon back
-		}
-	}
-	e.T.Fatal("apptest: the dispatcher did not settle in 30s")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := e.App.Dispatcher.Drain(ctx)
+	require.NoError(e.T, err, "apptest: the dispatcher did not settle")
 }
 
 // UserToken creates a user with the role and returns a token for them.

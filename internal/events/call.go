@@ -1,0 +1,160 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// outcome is one delivery that did not simply succeed in its batch.
+type outcome struct {
+	ev        *Event
+	status    string // StatusRetrying (a failed attempt) or StatusHeld
+	err       error
+	blockedBy int64
+	stuck     bool // a local call that did not return: its transaction must go
+}
+
+// deliverOrHold delivers ev to s unless an earlier event of the same object
+// is still open for s, in which case the delivery is held behind it. On
+// failure the object becomes blocked. ok is true for a success.
+func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, blocked map[objectKey]int64, savepoint bool) (outcome, bool) {
+	key := objectKey{ev.AggregateType, ev.AggregateID}
+	if by, ok := blocked[key]; ok {
+		return outcome{ev: ev, status: StatusHeld, blockedBy: by}, false
+	}
+	if msg, ok := d.stuck.Load(deliveryKey{ev.ID, s.Name}); ok {
+		// It hung in an earlier run of this batch: a failure, not called again.
+		blocked[key] = ev.ID
+		return outcome{ev: ev, status: StatusRetrying, err: errors.New(msg.(string))}, false
+	}
+	if err := d.deliver(ctx, tx, s, ev, savepoint); err != nil {
+		blocked[key] = ev.ID
+		return outcome{ev: ev, status: StatusRetrying, err: err, stuck: errors.Is(err, errStuck)}, false
+	}
+	return outcome{}, true
+}
+
+// callOutside delivers a batch to an outside subscriber: the events of
+// different objects concurrently, up to the subscriber's Concurrency across
+// all its lanes, and each object's events one after the other, in order;
+// after a failure the object's later events are held.
+func (d *Dispatcher) callOutside(ctx context.Context, s *Subscriber, evs []Event, blocked map[objectKey]int64) []outcome {
+	var objects []objectKey
+	byObject := map[objectKey][]*Event{}
+	for i := range evs {
+		k := objectKey{evs[i].AggregateType, evs[i].AggregateID}
+		if _, ok := byObject[k]; !ok {
+			objects = append(objects, k)
+		}
+		byObject[k] = append(byObject[k], &evs[i])
+	}
+	sem := d.callSlots(s)
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		outcomes []outcome
+	)
+	for _, k := range objects {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(k objectKey, evs []*Event) {
+			defer func() { <-sem; wg.Done() }()
+			b := map[objectKey]int64{}
+			if by, ok := blocked[k]; ok {
+				b[k] = by
+			}
+			for _, ev := range evs {
+				if oc, ok := d.deliverOrHold(ctx, nil, s, ev, b, false); !ok {
+					mu.Lock()
+					outcomes = append(outcomes, oc)
+					mu.Unlock()
+				}
+			}
+		}(k, byObject[k])
+	}
+	wg.Wait()
+	return outcomes
+}
+
+// stuckGrace is how long a local subscriber may take to return once its
+// timeout has passed, before its transaction is abandoned.
+const stuckGrace = 2 * time.Second
+
+// errStuck aborts a transaction in which a local subscriber did not return.
+var errStuck = errors.New("events: a local subscriber did not return; the transaction is abandoned")
+
+// errTimedOut marks a call cut off at the dispatcher's timeout.
+var errTimedOut = errors.New("subscriber timed out")
+
+// deliver calls the subscriber with a timeout, turning a panic into an error.
+// For a local subscriber it runs in tx, inside a savepoint when asked.
+func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, savepoint bool) (err error) {
+	start := time.Now()
+	defer func() {
+		d.metrics.observeDuration(s.Name, time.Since(start))
+		if tx == nil {
+			d.metrics.countDelivery(s.Name, err)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
+	defer cancel()
+	call := func(tx *gorm.DB) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("subscriber panicked: %v", r)
+				d.opt.Logger.Error("subscriber panicked", "subscriber", s.Name, "event_id", ev.ID, "panic", r, "stack", string(debug.Stack()))
+			}
+		}()
+		if tx != nil {
+			return s.HandleTx(ctx, tx.WithContext(ctx), *ev)
+		}
+		return s.Handle(ctx, *ev)
+	}
+	done := make(chan error, 1)
+	if !s.Local() {
+		// An outside call that ignores its context still gets cut off.
+		go func() { done <- call(nil) }()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			err = fmt.Errorf("%w after %s", errTimedOut, d.opt.Timeout)
+		}
+	} else {
+		// A local call runs aside too, so that one that does not return even
+		// after its statements fail (it ignores ctx) can be abandoned with
+		// the transaction it holds, which the caller then rolls back.
+		go func() {
+			if savepoint {
+				done <- tx.Transaction(func(sp *gorm.DB) error { return call(sp) })
+			} else {
+				done <- call(tx)
+			}
+		}()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			select {
+			case err = <-done:
+			case <-time.After(stuckGrace):
+				msg := fmt.Sprintf("%s after %s and did not return", errTimedOut, d.opt.Timeout)
+				d.stuck.Store(deliveryKey{ev.ID, s.Name}, msg)
+				d.opt.Logger.Error("subscriber does not return after its timeout; its transaction is abandoned", "subscriber", s.Name, "event_id", ev.ID)
+				return errStuck
+			}
+		}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, errTimedOut) {
+		// Past its time, whatever it answered: the journal says so.
+		if err == nil {
+			err = errors.New("no error")
+		}
+		err = fmt.Errorf("%w after %s: %w", errTimedOut, d.opt.Timeout, err)
+	}
+	return err
+}

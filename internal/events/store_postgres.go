@@ -1,0 +1,145 @@
+package events
+
+import (
+	"context"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// pgStatements are the dispatcher's statements for PostgreSQL.
+type pgStatements struct{}
+
+const pgNow = "now()"
+
+func pgNowPlus(db *gorm.DB, q claimQuery) string { return database.NowPlus(db, q.lease) }
+
+// noSyncCommit, as a statement's first CTE, lets the statement's own
+// transaction commit without waiting for its WAL to reach the disk. Only the
+// lease bookkeeping uses it: a claim or release lost in a crash changes
+// nothing that matters (the batch transaction that follows commits
+// synchronously, which flushes the claim's WAL before it, and checks the
+// lease as its fence), and it spares a disk flush before the first
+// subscriber is called.
+const noSyncCommit = `async AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))`
+
+// pgNextEvent finds the next event of each lane's partition through the
+// (partition, id) index: a row comparison in an ordered LIMIT 1 can use no
+// other. With "partition = ? AND id > position" the planner may walk the
+// primary key from the position on, which reads the whole journal after it
+// when a partition has had no event for a while.
+const pgNextEvent = `
+LEFT JOIN LATERAL (SELECT e.partition, e.id FROM events e WHERE (e.partition, e.id) > (l.partition, l.position)
+  ORDER BY e.partition, e.id LIMIT 1) nx ON true`
+
+func (pgStatements) survey(ctx context.Context, db *gorm.DB, q surveyQuery) (surveyed, error) {
+	var sv surveyed
+	lanes := `(` + lanesWithWorkSQL(pgNow, pgNextEvent, `(nx.partition = l.partition AND nx.id <= v.visible)`) + `) AS w`
+	// One statement, one snapshot: pg_locks is read (once) after the
+	// snapshot that gave visible, as the horizon needs.
+	stmt := `WITH l0 AS MATERIALIZED (SELECT locktype, relation, mode, virtualtransaction, transactionid::text AS xid FROM pg_locks
+  WHERE locktype IN ('relation', 'transactionid'))
+SELECT v.visible,
+  coalesce((SELECT string_agg(DISTINCT t.xid, ',') FROM l0 r JOIN l0 t ON t.virtualtransaction = r.virtualtransaction AND t.locktype = 'transactionid'
+    WHERE r.locktype = 'relation' AND r.relation = 'events'::regclass AND r.mode = 'RowExclusiveLock'), '') AS writers,
+  coalesce((SELECT string_agg(DISTINCT xid, ',') FROM l0 WHERE locktype = 'transactionid' AND xid = ANY (string_to_array(@pending, ','))), '') AS running,
+  coalesce((SELECT string_agg(w.subscriber || ' ' || w.partition || ' ' || w.position, ',') FROM ` + lanes + `), '') AS lanes,
+  (SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM events_deliveries WHERE status = 'retrying' AND subscriber IN @names) AS next_retry
+FROM (SELECT coalesce(max(id), 0) AS visible FROM events) v`
+	var writers, running, laneList string
+	err := db.WithContext(ctx).Raw(stmt, map[string]any{"owner": q.owner, "pending": strings.Join(q.pending, ","), "names": names(q.names)}).
+		Row().Scan(&sv.visible, &writers, &running, &laneList, &sv.nextRetry)
+	if err != nil {
+		return sv, err
+	}
+	sv.writers, sv.running = splitList(writers), splitList(running)
+	sv.lanes, err = parseLanes(laneList)
+	return sv, err
+}
+
+func (pgStatements) lanesWithWork(ctx context.Context, db *gorm.DB, q surveyQuery, upto int64) ([]laneAt, error) {
+	return scanLanes(db.WithContext(ctx).Raw(lanesWithWorkSQL(pgNow, pgNextEvent, `(nx.partition = l.partition AND nx.id <= @upto)`),
+		map[string]any{"owner": q.owner, "names": names(q.names), "upto": upto}))
+}
+
+func scanLanes(q *gorm.DB) ([]laneAt, error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	var out []laneAt
+	for rows.Next() {
+		var l laneAt
+		if err := rows.Scan(&l.sub, &l.part, &l.position); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// claim takes the leases and reads the first batch in one statement. The
+// claimed lanes come as one list on every row, so that a batch of n events
+// for k lanes is n rows, not n × k.
+func (pgStatements) claim(ctx context.Context, db *gorm.DB, q claimQuery) ([]claimedLane, []Event, error) {
+	stmt := `WITH ` + noSyncCommit + `, c AS (` + claimUpdateSQL(pgNow, pgNowPlus(db, q)) + `),
+cl AS (SELECT string_agg(c.subscriber || ' ' || c.open::int || ' ' || c.due::int, ',') AS list FROM c)
+SELECT cl.list, ` + eventColumns + `
+FROM async, cl LEFT JOIN LATERAL (SELECT * FROM events
+  WHERE (partition, id) > (@p, @pos) AND (partition, id) <= (@p, @horizon) ORDER BY partition, id LIMIT @n) e ON true
+WHERE cl.list IS NOT NULL
+ORDER BY e.id`
+	rows, err := db.WithContext(ctx).Raw(stmt, map[string]any{"owner": q.owner, "p": q.part, "subs": names(q.subs), "pos": q.pos,
+		"horizon": q.horizon, "n": q.limit}).Rows()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	var (
+		list  string
+		batch []Event
+	)
+	for rows.Next() {
+		var r eventRow
+		if err := rows.Scan(append([]any{&list}, r.dest()...)...); err != nil {
+			return nil, nil, err
+		}
+		if r.id.Valid { // else claimed, nothing to read
+			batch = append(batch, r.event())
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	claimed, err := parseClaimed(list)
+	return claimed, batch, err
+}
+
+func (pgStatements) moveLane(tx *gorm.DB, m laneMove) error {
+	set := `lease_until = ` + database.NowPlus(tx, m.lease)
+	if m.release {
+		set = `owner = NULL, lease_until = NULL`
+	}
+	var res *gorm.DB
+	if m.batch {
+		res = tx.Exec(`WITH fence AS (`+moveLaneSQL(set)+` RETURNING partition)
+INSERT INTO events_batches (partition, subscriber, first_id, last_id) SELECT partition, @sub, @first, @next FROM fence`, moveArgs(m))
+	} else {
+		res = tx.Exec(moveLaneSQL(set), moveArgs(m))
+	}
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return errLeaseLost
+	}
+	return nil
+}
+
+func (pgStatements) release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error {
+	return db.WithContext(ctx).Exec(`WITH `+noSyncCommit+` UPDATE events_lanes SET owner = NULL, lease_until = NULL
+WHERE subscriber = ? AND partition = ? AND owner = ? AND EXISTS (SELECT 1 FROM async)`, k.sub, k.part, owner).Error
+}

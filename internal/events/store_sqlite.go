@@ -1,0 +1,79 @@
+package events
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// sqliteStatements are the dispatcher's statements for SQLite, which has one
+// writer at a time (so no commit horizon to compute) and one connection.
+type sqliteStatements struct{}
+
+func (s sqliteStatements) survey(ctx context.Context, db *gorm.DB, q surveyQuery) (surveyed, error) {
+	var sv surveyed
+	err := db.WithContext(ctx).Raw(`SELECT coalesce(max(id), 0) AS visible,
+  (SELECT (julianday(min(next_attempt_at)) - julianday('now')) * 86400.0 FROM events_deliveries WHERE status = 'retrying' AND subscriber IN @names) AS next_retry
+FROM events`, map[string]any{"names": names(q.names)}).Row().Scan(&sv.visible, &sv.nextRetry)
+	if err != nil {
+		return sv, err
+	}
+	sv.lanes, err = s.lanesWithWork(ctx, db, q, sv.visible)
+	return sv, err
+}
+
+func (sqliteStatements) lanesWithWork(ctx context.Context, db *gorm.DB, q surveyQuery, upto int64) ([]laneAt, error) {
+	now := database.Now(db)
+	next := `EXISTS (SELECT 1 FROM events e WHERE e.partition = l.partition AND e.id > l.position AND e.id <= @upto)`
+	return scanLanes(db.WithContext(ctx).Raw(lanesWithWorkSQL(now, "", next),
+		map[string]any{"owner": q.owner, "names": names(q.names), "upto": upto}))
+}
+
+func (sqliteStatements) claim(ctx context.Context, db *gorm.DB, q claimQuery) ([]claimedLane, []Event, error) {
+	rows, err := db.WithContext(ctx).Raw(claimUpdateSQL(database.Now(db), database.NowPlus(db, q.lease)),
+		map[string]any{"owner": q.owner, "p": q.part, "subs": names(q.subs), "pos": q.pos}).Rows()
+	if err != nil {
+		return nil, nil, err
+	}
+	var claimed []claimedLane
+	for rows.Next() {
+		var c claimedLane
+		if err := rows.Scan(&c.sub, &c.open, &c.due); err != nil {
+			_ = rows.Close()
+			return nil, nil, err
+		}
+		claimed = append(claimed, c)
+	}
+	err = rows.Err()
+	_ = rows.Close() // SQLite's one connection is needed for the read
+	if err != nil || len(claimed) == 0 {
+		return nil, nil, err
+	}
+	batch, err := readBatch(ctx, db, q.part, q.pos, q.horizon, q.limit)
+	return claimed, batch, err
+}
+
+func (sqliteStatements) moveLane(tx *gorm.DB, m laneMove) error {
+	set := `lease_until = ` + database.NowPlus(tx, m.lease)
+	if m.release {
+		set = `owner = NULL, lease_until = NULL`
+	}
+	res := tx.Exec(moveLaneSQL(set), moveArgs(m))
+	if res.Error == nil && res.RowsAffected == 1 && m.batch {
+		res = tx.Exec(`INSERT INTO events_batches (partition, subscriber, first_id, last_id) VALUES (@p, @sub, @first, @next)`, moveArgs(m))
+	}
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return errLeaseLost
+	}
+	return nil
+}
+
+func (sqliteStatements) release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error {
+	return db.WithContext(ctx).Exec(`UPDATE events_lanes SET owner = NULL, lease_until = NULL WHERE subscriber = ? AND partition = ? AND owner = ?`,
+		k.sub, k.part, owner).Error
+}

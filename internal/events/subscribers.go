@@ -1,0 +1,298 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// SubscriberStats is a subscriber as operators see it: its lanes, the
+// replicas that run it, its backlog and failures.
+type SubscriberStats struct {
+	Name          string        `json:"name" example:"sales.shop-callback"`
+	Types         []string      `json:"types"`
+	Description   string        `json:"description"`
+	Local         bool          `json:"local"`      // its effect commits with its delivery record (exactly once)
+	Replayable    bool          `json:"replayable"` // an admin may replay the journal to it
+	Status        string        `json:"status" enums:"active,waiting,retired"`
+	RegisteredAt  *time.Time    `json:"registered_at" extensions:"x-nullable" format:"date-time"`
+	RetiredAt     *time.Time    `json:"retired_at" extensions:"x-nullable" format:"date-time"`
+	Pending       int64         `json:"pending"` // its events past its lanes' positions
+	Retrying      int64         `json:"retrying"`
+	Held          int64         `json:"held"`
+	Failed        int64         `json:"failed"`
+	OldestPending *time.Time    `json:"oldest_pending_at" extensions:"x-nullable" format:"date-time"`
+	LagSeconds    float64       `json:"lag_seconds"` // age of its oldest pending event
+	Lanes         []LaneStats   `json:"lanes"`
+	Replicas      []ReplicaSeen `json:"replicas"`
+}
+
+// LaneStats is one of a subscriber's lanes: its position in a partition.
+type LaneStats struct {
+	Partition  int        `json:"partition"`
+	Position   int64      `json:"position"`                      // the last event id of the partition it has passed
+	LagEvents  int64      `json:"lag_events"`                    // its events of the partition past the position
+	LagSeconds float64    `json:"lag_seconds"`                   // age of the oldest of them
+	Owner      *string    `json:"owner" extensions:"x-nullable"` // the replica holding the lane's lease
+	LeaseUntil *time.Time `json:"lease_until" extensions:"x-nullable" format:"date-time"`
+}
+
+// ReplicaSeen is a replica that ran the subscriber, and when last.
+type ReplicaSeen struct {
+	Replica string    `json:"replica"`
+	SeenAt  time.Time `json:"seen_at" format:"date-time"`
+}
+
+type subscriberRow struct {
+	ID           int64
+	Name         string
+	Types        string
+	Description  string
+	Local        bool
+	Replayable   bool
+	RegisteredAt nullTime
+	RetiredAt    nullTime
+}
+
+// Subscribers returns every subscriber a replica has run, the retired ones
+// included, with its lanes, replicas, backlog and failures. A subscriber
+// known from before lanes that no replica has run since is left out.
+func (j *Journal) Subscribers(ctx context.Context) ([]SubscriberStats, error) {
+	db := j.db.WithContext(ctx)
+	var now time.Time
+	if err := db.Raw("SELECT " + database.Now(db)).Scan((*dbTime)(&now)).Error; err != nil {
+		return nil, err
+	}
+	var rows []subscriberRow
+	if err := db.Raw(`SELECT id, name, types, description, local, replayable, registered_at, retired_at FROM events_subscribers
+WHERE registered_at IS NOT NULL ORDER BY name`).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make([]SubscriberStats, 0, len(rows))
+	for _, r := range rows {
+		st, err := j.subscriberStats(ctx, r, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func (j *Journal) subscriberStats(ctx context.Context, r subscriberRow, now time.Time) (SubscriberStats, error) {
+	db := j.db.WithContext(ctx)
+	st := SubscriberStats{Name: r.Name, Description: r.Description, Local: r.Local, Replayable: r.Replayable,
+		RegisteredAt: r.RegisteredAt.ptr(), RetiredAt: r.RetiredAt.ptr(), Lanes: []LaneStats{}, Replicas: []ReplicaSeen{}}
+	if err := json.Unmarshal([]byte(r.Types), &st.Types); err != nil {
+		return st, fmt.Errorf("events: subscriber %s: types: %w", r.Name, err)
+	}
+	types := st.Types
+	if len(types) == 0 {
+		types = []string{""}
+	}
+	var lanes []struct {
+		Partition  int
+		Position   int64
+		Owner      *string
+		LeaseUntil nullTime
+		N          int64
+		Oldest     nullTime
+	}
+	if err := db.Raw(`SELECT l.partition, l.position, l.owner, l.lease_until, count(e.id) AS n, min(e.created_at) AS oldest
+FROM events_lanes l LEFT JOIN events e ON e.partition = l.partition AND e.id > l.position AND e.type IN ?
+WHERE l.subscriber = ? GROUP BY l.partition, l.position, l.owner, l.lease_until ORDER BY l.partition`, types, r.Name).Scan(&lanes).Error; err != nil {
+		return st, err
+	}
+	var oldest *time.Time
+	older := func(t *time.Time) {
+		if t != nil && (oldest == nil || t.Before(*oldest)) {
+			oldest = t
+		}
+	}
+	for _, l := range lanes {
+		ls := LaneStats{Partition: l.Partition, Position: l.Position, LagEvents: l.N, Owner: l.Owner, LeaseUntil: l.LeaseUntil.ptr()}
+		if t := l.Oldest.ptr(); t != nil {
+			ls.LagSeconds = max(0, now.Sub(*t).Seconds())
+		}
+		st.Pending += l.N
+		older(l.Oldest.ptr())
+		st.Lanes = append(st.Lanes, ls)
+	}
+	var recorded []struct {
+		Status string
+		N      int64
+		Oldest nullTime
+	}
+	if err := db.Raw(`SELECT d.status, count(*) AS n, min(e.created_at) AS oldest FROM events_deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.subscriber = ? AND d.status <> 'processed' GROUP BY d.status`, r.Name).Scan(&recorded).Error; err != nil {
+		return st, err
+	}
+	for _, rc := range recorded {
+		switch rc.Status {
+		case StatusRetrying:
+			st.Retrying = rc.N
+		case StatusHeld:
+			st.Held = rc.N
+		case StatusFailed:
+			st.Failed = rc.N
+		}
+		older(rc.Oldest.ptr())
+	}
+	st.OldestPending = oldest
+	if oldest != nil {
+		st.LagSeconds = max(0, now.Sub(*oldest).Seconds())
+	}
+	var replicas []struct {
+		Replica string
+		SeenAt  nullTime
+	}
+	if err := db.Raw(`SELECT replica, seen_at FROM events_replicas WHERE subscriber = ? ORDER BY seen_at DESC`, r.Name).Scan(&replicas).Error; err != nil {
+		return st, err
+	}
+	st.Status = SubscriberWaiting
+	for _, rp := range replicas {
+		t := rp.SeenAt.ptr()
+		if t == nil {
+			continue
+		}
+		st.Replicas = append(st.Replicas, ReplicaSeen{Replica: rp.Replica, SeenAt: *t})
+		if now.Sub(*t) <= ActiveWindow {
+			st.Status = SubscriberActive
+		}
+	}
+	if r.RetiredAt.valid {
+		st.Status = SubscriberRetired
+	}
+	return st, nil
+}
+
+func (j *Journal) subscriber(tx *gorm.DB, name string) (subscriberRow, error) {
+	var rows []subscriberRow
+	if err := tx.Raw(`SELECT id, name, types, description, local, replayable, registered_at, retired_at FROM events_subscribers
+WHERE name = ? AND registered_at IS NOT NULL`, name).Scan(&rows).Error; err != nil {
+		return subscriberRow{}, err
+	}
+	if len(rows) == 0 {
+		return subscriberRow{}, apperr.NotFound("subscriber %q does not exist", name)
+	}
+	return rows[0], nil
+}
+
+// Replayed is the payload of subscriber.replayed: the subscriber receives
+// again every event of its types with an id from FromEventID on.
+type Replayed struct {
+	Subscriber  string `json:"subscriber"`
+	FromEventID int64  `json:"from_event_id"`
+}
+
+// Replay makes every event of the subscriber's types with id >= from reach
+// that subscriber again, and no other: its lanes move back before from (a
+// lane already behind it stays), its delivery records from there on are
+// dropped, and its batches from there on forgotten, so that the journal
+// shows those deliveries pending until the replay has passed them. A batch
+// in flight for the subscriber fails its fence and is done again.
+//
+// It returns ENOTFOUND for an unknown subscriber, ECONFLICT for a retired one
+// and for a local subscriber that is not replayable (its effects would apply
+// twice), and EINVALID for from < 1.
+func (j *Journal) Replay(ctx context.Context, name string, from int64) (Replayed, error) {
+	out := Replayed{Subscriber: name, FromEventID: from}
+	if from < 1 {
+		return out, apperr.Invalid("invalid replay", apperr.Field("from_event_id", "must be an event id, 1 or more"))
+	}
+	err := j.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		s, err := j.subscriber(tx, name)
+		if err != nil {
+			return err
+		}
+		switch {
+		case s.RetiredAt.valid:
+			return apperr.Conflict("subscriber %q is retired; a replica that runs it again brings it back", name)
+		case s.Local && !s.Replayable:
+			return apperr.Conflict("subscriber %q applies its effects in this database and is not replayable: its effects would apply twice", name)
+		}
+		before := from - 1
+		steps := []struct {
+			q    string
+			args []any
+		}{
+			{`UPDATE events_lanes SET position = CASE WHEN position > @b THEN @b ELSE position END,
+start_position = CASE WHEN start_position > @b THEN @b ELSE start_position END, owner = NULL, lease_until = NULL WHERE subscriber = @s`, nil},
+			{`DELETE FROM events_deliveries WHERE subscriber = @s AND event_id > @b`, nil},
+			{`DELETE FROM events_batches WHERE subscriber = @s AND first_id > @b`, nil},
+			{`UPDATE events_batches SET last_id = @b WHERE subscriber = @s AND first_id <= @b AND last_id > @b`, nil},
+		}
+		for _, st := range steps {
+			if err := tx.Exec(st.q, map[string]any{"s": name, "b": before}).Error; err != nil {
+				return err
+			}
+		}
+		return Add(ctx, tx, New{Type: EventSubscriberReplayed, AggregateType: SubscribersTable, AggregateID: s.ID, Payload: out})
+	})
+	return out, err
+}
+
+// Retired is the payload of subscriber.retired.
+type Retired struct {
+	Subscriber string `json:"subscriber"`
+}
+
+// Retire retires a subscriber that is gone for good: no event waits for it
+// any more, its lanes are dropped, and its recorded deliveries stay visible.
+// A replica that runs it again brings it back, starting at the journal's end.
+//
+// It returns ENOTFOUND for an unknown subscriber and ECONFLICT for one that
+// is retired already or that a replica ran within ActiveWindow.
+func (j *Journal) Retire(ctx context.Context, name string) error {
+	return j.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		s, err := j.subscriber(tx, name)
+		if err != nil {
+			return err
+		}
+		if s.RetiredAt.valid {
+			return apperr.Conflict("subscriber %q is retired already", name)
+		}
+		var active []string
+		if err := tx.Raw(`SELECT replica FROM events_replicas WHERE subscriber = ? AND seen_at > `+database.NowPlus(tx, -ActiveWindow)+
+			` ORDER BY replica`, name).Scan(&active).Error; err != nil {
+			return err
+		}
+		if len(active) > 0 {
+			return apperr.Conflict("subscriber %q is still run by %v; stop it there first, then retire it", name, active)
+		}
+		now := database.Now(tx)
+		if err := tx.Exec(`UPDATE events_subscribers SET retired_at = `+now+`, updated_at = `+now+` WHERE name = ?`, name).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec(`DELETE FROM events_lanes WHERE subscriber = ?`, name).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec(`DELETE FROM events_replicas WHERE subscriber = ?`, name).Error; err != nil {
+			return err
+		}
+		return Add(ctx, tx, New{Type: EventSubscriberRetired, AggregateType: SubscribersTable, AggregateID: s.ID, Payload: Retired{Subscriber: name}})
+	})
+}
+
+// EventTypes are the events module's own event types.
+func EventTypes() []Type {
+	obj := func(props map[string]any, required ...string) map[string]any {
+		return map[string]any{"type": "object", "properties": props, "required": required}
+	}
+	str := map[string]any{"type": "string"}
+	id := map[string]any{"type": "integer", "minimum": 0}
+	return []Type{
+		{Type: EventSubscriberReplayed, Owner: "events", AggregateType: SubscribersTable,
+			Description: "An admin replayed the journal to one subscriber from an event id on.",
+			Schema:      obj(map[string]any{"subscriber": str, "from_event_id": id}, "subscriber", "from_event_id")},
+		{Type: EventSubscriberRetired, Owner: "events", AggregateType: SubscribersTable,
+			Description: "An admin retired a subscriber that is gone for good; no event waits for it any more.",
+			Schema:      obj(map[string]any{"subscriber": str}, "subscriber")},
+	}
+}
