@@ -144,9 +144,9 @@ func (s *server) listEventTypes(c echo.Context) error {
 
 // listSubscribers godoc
 //
-//	@Summary	Subscribers with their lag and failures
+//	@Summary	Subscribers with their lanes, replicas, lag and failures
 //	@ID		listSubscribers
-//	@Description	Every registered subscriber with the event types it receives, its pending deliveries, retries, held and failed deliveries, and its lag.
+//	@Description	Every subscriber a replica has run, retired ones included: the event types it receives; its status (active: a replica ran it within the last minute; waiting: no replica runs it now, its lanes wait and lose nothing; retired); its lanes (its position in each partition, with lag in events and seconds, and the replica holding the lane); the replicas that ran it and when; its pending, retrying, held and failed deliveries.
 //	@Tags		events
 //	@Produce	json
 //	@Security	BearerAuth
@@ -159,4 +159,62 @@ func (s *server) listSubscribers(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, list(subs, ""))
+}
+
+// ReplayRequest says from which event on a subscriber receives the journal again.
+type ReplayRequest struct {
+	FromEventID int64 `json:"from_event_id" validate:"required" minimum:"1" example:"1"`
+}
+
+// replaySubscriber godoc
+//
+//	@Summary		Replay the journal to one subscriber (admin)
+//	@ID			replaySubscriber
+//	@Description	Every event of the subscriber's types with an id from from_event_id on reaches that subscriber again, and no other subscriber: its lanes move back, its delivery records from there on are dropped, and the journal shows those deliveries pending until the replay has passed them. Journalled as subscriber.replayed with the admin as actor. A local subscriber (its effect lives in this database) can be replayed only when it declares itself replayable.
+//	@Tags			events
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			name	path		string			true	"subscriber name, e.g. nats.relay"
+//	@Param			body	body		ReplayRequest	true	"where the replay starts"
+//	@Success		202		{object}	events.Replayed
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem
+//	@Failure		413		{object}	Problem
+//	@Failure		422		{object}	Problem
+//	@Router			/api/v1/subscribers/{name}/replay [post]
+func (s *server) replaySubscriber(c echo.Context) error {
+	var req ReplayRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	r, err := s.Journal.Replay(c.Request().Context(), c.Param("name"), req.FromEventID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, r)
+}
+
+// retireSubscriber godoc
+//
+//	@Summary		Retire a subscriber that is gone for good (admin)
+//	@ID			retireSubscriber
+//	@Description	No event waits for the subscriber any more (their status and processed_at stop counting it), its lanes are dropped and its recorded deliveries stay visible. Refused while a replica still runs it (it ran within the last minute). A replica that runs it again brings it back, starting at the journal's end. Journalled as subscriber.retired with the admin as actor.
+//	@Tags			events
+//	@Security		BearerAuth
+//	@Param			name	path	string	true	"subscriber name"
+//	@Success		204
+//	@Failure		401	{object}	Problem
+//	@Failure		403	{object}	Problem
+//	@Failure		404	{object}	Problem
+//	@Failure		409	{object}	Problem
+//	@Router			/api/v1/subscribers/{name} [delete]
+func (s *server) retireSubscriber(c echo.Context) error {
+	if err := s.Journal.Retire(c.Request().Context(), c.Param("name")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }

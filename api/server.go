@@ -149,6 +149,8 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/events/:id/retry", s.retryEvent, authed(auth.RoleAdmin)...)
 	v1.GET("/event-types", s.listEventTypes, authed()...)
 	v1.GET("/subscribers", s.listSubscribers, authed()...)
+	v1.POST("/subscribers/:name/replay", s.replaySubscriber, authed(auth.RoleAdmin)...)
+	v1.DELETE("/subscribers/:name", s.retireSubscriber, authed(auth.RoleAdmin)...)
 	return e
 }
 

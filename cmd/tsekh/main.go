@@ -6,6 +6,7 @@
 //	tsekh dispatch --once         one dispatcher pass, for an external cron
 //	tsekh import crm FILE.json    import CRM orders from a file
 //	tsekh bench                   measure the outbox on PostgreSQL (see README.md)
+//	tsekh subscribers ...         list, replay to or retire subscribers
 //
 // Settings come from the environment; see README.md.
 package main
@@ -61,6 +62,10 @@ Usage:
   tsekh dispatch --once         run one dispatcher pass and exit (for an external cron)
   tsekh import crm FILE.json    import CRM orders from a file, once per crm_order_id
   tsekh bench [flags]           measure the outbox on the PostgreSQL at DATABASE_URL
+  tsekh subscribers list        the subscribers with their status, lag and failures
+  tsekh subscribers replay NAME --from ID
+                                deliver the journal again to one subscriber from an event id
+  tsekh subscribers retire NAME retire a subscriber that is gone for good
 
 Settings come from the environment (DATABASE_URL, HTTP_ADDR, DISPATCH_INTERVAL, ...);
 see README.md. "tsekh COMMAND --help" describes a command.
@@ -89,6 +94,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return importCmd(ctx, rest, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, getenv, stdout, stderr)
+	case "subscribers":
+		return subscribersCmd(ctx, rest, getenv, stdout, stderr)
 	default:
 		_, _ = fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)

@@ -90,7 +90,9 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 		}
 	}
 	if cfg.ShopCallbackURL != "" {
-		a.Registry.MustSubscribe(sales.ShopCallback(cfg.ShopCallbackURL, cfg.ShopWebhookSecret, nil))
+		cb := sales.ShopCallback(cfg.ShopCallbackURL, cfg.ShopWebhookSecret, nil)
+		cb.Concurrency = cfg.ShopCallbackConc
+		a.Registry.MustSubscribe(cb)
 	}
 	// The NATS relay subscribes to every type declared above: keep it last.
 	if cfg.NATSURL != "" {
@@ -99,7 +101,9 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 		for _, t := range a.Registry.Types() {
 			types = append(types, t.Type)
 		}
-		a.Registry.MustSubscribe(a.relay.Subscriber(types))
+		rs := a.relay.Subscriber(types)
+		rs.Concurrency = cfg.NATSRelayConc
+		a.Registry.MustSubscribe(rs)
 	}
 
 	a.Journal = events.NewJournal(db, a.Registry)

@@ -82,8 +82,15 @@ func (r *Relay) Subscriber(types []string) events.Subscriber {
 		Types:       types,
 		Description: "Publishes every event to NATS JetStream as a CloudEvent on " + r.opt.SubjectPrefix + ".<type>, de-duplicated by event id.",
 		Handle:      func(ctx context.Context, ev events.Event) error { _, err := r.Publish(ctx, ev); return err },
+		// Publishes for different objects go out side by side (those of one
+		// object one after the other, in order); NATS_RELAY_CONCURRENCY.
+		Concurrency: DefaultConcurrency,
 	}
 }
+
+// DefaultConcurrency is how many publishes may be in flight at once unless
+// NATS_RELAY_CONCURRENCY says otherwise.
+const DefaultConcurrency = 16
 
 // Subject is the subject an event of the type is published on.
 func (r *Relay) Subject(eventType string) string { return r.opt.SubjectPrefix + "." + eventType }

@@ -38,12 +38,19 @@ type ShopCallbackBody struct {
 	OccurredAt     time.Time `json:"occurred_at"`
 }
 
+// DefaultShopCallbackConcurrency is how many callbacks may be in flight at
+// once unless SHOP_CALLBACK_CONCURRENCY says otherwise.
+const DefaultShopCallbackConcurrency = 4
+
 // ShopCallback returns the subscriber "sales.shop-callback": for every
 // order.status_changed of a shop order it POSTs a ShopCallbackBody as JSON to
 // callbackURL, signed like the webhook (X-Shop-Timestamp, X-Shop-Signature
 // with the shared secret, re-signed on every attempt). A network error or an
 // answer other than 2xx is returned as the delivery's error, so that the
-// dispatcher retries it with back-off and the journal shows it. Delivery is
+// dispatcher retries it with back-off and the journal shows it; a 4xx answer
+// other than 408 and 429 is permanent (failed at once: the shop refused the
+// event, and no retry will change that), and a 429 or 503 with Retry-After
+// is retried after the delay the shop asked for. Delivery is
 // at least once; X-Tsekh-Event-Id lets the shop drop repeats. client nil
 // means a client with a 10-second timeout.
 func ShopCallback(callbackURL, secret string, client *http.Client) events.Subscriber {
@@ -60,6 +67,9 @@ func ShopCallback(callbackURL, secret string, client *http.Client) events.Subscr
 		Types:       []string{EventOrderStatusChanged},
 		Description: "POSTs the state and ETA of shop orders to SHOP_CALLBACK_URL, signed like the webhook.",
 		Handle:      cb.send,
+		// Calls for different orders go out side by side (those of one order
+		// one after the other, in order); SHOP_CALLBACK_CONCURRENCY.
+		Concurrency: DefaultShopCallbackConcurrency,
 	}
 }
 
@@ -109,10 +119,41 @@ func (cb *shopCallback) send(ctx context.Context, ev events.Event) error {
 	defer func() { _ = res.Body.Close() }()
 	if res.StatusCode/100 != 2 {
 		snippet, _ := io.ReadAll(io.LimitReader(res.Body, 200))
-		return fmt.Errorf("shop callback: POST %s answered %s: %s", cb.shown, res.Status, strings.TrimSpace(string(snippet)))
+		err := fmt.Errorf("shop callback: POST %s answered %s: %s", cb.shown, res.Status, strings.TrimSpace(string(snippet)))
+		switch {
+		case res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable:
+			if after, ok := retryAfter(res.Header.Get("Retry-After"), cb.now()); ok {
+				return events.RetryAfter(after, err)
+			}
+		case res.StatusCode == http.StatusRequestTimeout:
+		case res.StatusCode/100 == 4:
+			// The shop refused this event for good: no retry will change
+			// its answer. The journal shows it failed; an admin may retry.
+			return events.Permanent(err)
+		}
+		return err
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	return nil
+}
+
+// retryAfter reads an HTTP Retry-After header: a number of seconds or an
+// HTTP date.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		if n < 0 {
+			return 0, false
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
 }
 
 // unwrapURLError drops the *url.Error wrapper, which repeats the URL (and

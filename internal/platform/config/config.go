@@ -27,8 +27,10 @@ type Config struct {
 	DispatchLease       time.Duration `env:"DISPATCH_LEASE" envDefault:"1m"`
 	ShopWebhookSecret   string        `env:"SHOP_WEBHOOK_SECRET" secret:"true"`
 	ShopCallbackURL     string        `env:"SHOP_CALLBACK_URL"`
+	ShopCallbackConc    int           `env:"SHOP_CALLBACK_CONCURRENCY" envDefault:"4"`
 	BootstrapAdminToken string        `env:"BOOTSTRAP_ADMIN_TOKEN" secret:"true"`
 	NATSURL             string        `env:"NATS_URL" secret:"url"`
+	NATSRelayConc       int           `env:"NATS_RELAY_CONCURRENCY" envDefault:"16"`
 	LogFormat           string        `env:"LOG_FORMAT" envDefault:"text"`
 	LogLevel            string        `env:"LOG_LEVEL" envDefault:"info"`
 }
@@ -86,6 +88,12 @@ func (c Config) Validate() error {
 	}
 	if c.DispatchBatchSize < 1 || c.DispatchBatchSize > 10000 {
 		errs = append(errs, errors.New("DISPATCH_BATCH_SIZE must be between 1 and 10000"))
+	}
+	if c.ShopCallbackConc < 1 || c.ShopCallbackConc > 256 {
+		errs = append(errs, errors.New("SHOP_CALLBACK_CONCURRENCY must be between 1 and 256"))
+	}
+	if c.NATSRelayConc < 1 || c.NATSRelayConc > 256 {
+		errs = append(errs, errors.New("NATS_RELAY_CONCURRENCY must be between 1 and 256"))
 	}
 	if c.DispatchMaxAttempts < 1 {
 		errs = append(errs, errors.New("DISPATCH_MAX_ATTEMPTS must be at least 1"))

@@ -140,6 +140,19 @@ func Migrate(ctx context.Context, gdb *gorm.DB) (int, error) {
 	return len(res), nil
 }
 
+// MigrateTo applies the pending migrations up to and including version, for
+// tests that need a database as an older tsekh left it.
+func MigrateTo(ctx context.Context, gdb *gorm.DB, version int64) error {
+	p, err := provider(gdb)
+	if err != nil {
+		return err
+	}
+	if _, err := p.UpTo(ctx, version); err != nil {
+		return fmt.Errorf("migrate to %d: %w", version, err)
+	}
+	return nil
+}
+
 // Ready checks that the database answers and has no pending migration.
 func Ready(ctx context.Context, gdb *gorm.DB) error {
 	sqlDB, err := gdb.DB()

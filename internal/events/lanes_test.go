@@ -1,0 +1,314 @@
+package events_test
+
+// Lanes: each subscriber at its own pace. A slow or hanging subscriber
+// delays only itself, a subscriber seen late starts at the journal's end, a
+// replay reaches one subscriber only, a retired subscriber no longer holds
+// events back, and databases from before lanes migrate with their open
+// deliveries.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
+	"github.com/tsekh/tsekh/internal/platform/page"
+)
+
+// effects counts the recorder's committed effects.
+func effects(t *testing.T, db *gorm.DB, sub string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, db.Raw("SELECT count(*) FROM test_effects WHERE subscriber = ?", sub).Scan(&n).Error)
+	return n
+}
+
+// An outside subscriber that sleeps on every call and one that hangs until
+// it is let go do not delay the local one: while both are stuck in their
+// first call, the local subscriber receives every event. Nothing here is
+// timed; the test counts what the local subscriber got while the others
+// were stuck.
+func TestLanes_SlowAndHangingSubscribersDelayOnlyThemselves(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		letGo := make(chan struct{})
+		var hangingIn, hangingOut, sleepyCalls atomic.Int64
+		f := newFixture(t, db,
+			events.Subscriber{Name: "hanging", Types: []string{"thing.created"},
+				Handle: func(ctx context.Context, ev events.Event) error {
+					hangingIn.Add(1)
+					defer hangingOut.Add(1)
+					select {
+					case <-letGo:
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				}},
+			events.Subscriber{Name: "sleepy", Types: []string{"thing.created"},
+				Handle: func(ctx context.Context, ev events.Event) error {
+					sleepyCalls.Add(1)
+					select {
+					case <-letGo:
+					case <-time.After(200 * time.Millisecond):
+					}
+					return nil
+				}},
+		)
+		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{Timeout: time.Minute, BatchSize: 10})
+		r := events.NewRunner(d, events.RunnerOptions{Interval: time.Hour, Poll: 20 * time.Millisecond})
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(func() { cancel(); r.Wait() })
+		require.NoError(t, r.Start(ctx))
+
+		const n = 30
+		for i := range n {
+			add(t, db, "thing.created", int64(i))
+			r.Wake()
+		}
+		require.Eventually(t, func() bool { return effects(t, db, "recorder") == n }, 30*time.Second, 5*time.Millisecond,
+			"the local subscriber got every event")
+		// Concurrency 1: the hanging subscriber is still in its first call,
+		// and the sleepy one has had a few at most.
+		require.EqualValues(t, 1, hangingIn.Load())
+		require.Zero(t, hangingOut.Load(), "the hanging subscriber never returned meanwhile")
+		require.Less(t, sleepyCalls.Load(), int64(n), "the sleepy subscriber is behind")
+		close(letGo)
+		require.Eventually(t, func() bool { return hangingIn.Load() == n && sleepyCalls.Load() == n }, 30*time.Second, 5*time.Millisecond)
+		cancel()
+		r.Wait()
+		requireOnce(t, db)
+		requireSettled(t, db)
+	})
+}
+
+// An outside subscriber with Concurrency 4 has up to four calls in flight,
+// never two for one object, whose events keep their order.
+func TestLanes_OutsideConcurrencyKeepsObjectOrder(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		var (
+			mu       sync.Mutex
+			inFlight = map[int64]bool{}
+			seen     = map[int64][]int64{}
+			now, top int
+			twice    bool
+		)
+		f := newFixture(t, db, events.Subscriber{Name: "parallel", Types: []string{"thing.created"}, Concurrency: 4,
+			Handle: func(ctx context.Context, ev events.Event) error {
+				mu.Lock()
+				if inFlight[ev.AggregateID] {
+					twice = true
+				}
+				inFlight[ev.AggregateID] = true
+				now++
+				top = max(top, now)
+				mu.Unlock()
+				time.Sleep(2 * time.Millisecond)
+				mu.Lock()
+				inFlight[ev.AggregateID] = false
+				now--
+				seen[ev.AggregateID] = append(seen[ev.AggregateID], ev.ID)
+				mu.Unlock()
+				return nil
+			}})
+		want := map[int64][]int64{}
+		for i := range 120 {
+			obj := int64(i % 12)
+			want[obj] = append(want[obj], add(t, db, "thing.created", obj))
+		}
+		drain(t, f.disp)
+		mu.Lock()
+		defer mu.Unlock()
+		require.False(t, twice, "two calls in flight for one object")
+		require.LessOrEqual(t, top, 4)
+		require.Greater(t, top, 1, "calls for different objects overlap")
+		require.Equal(t, want, seen, "each object's events in order, each once")
+	})
+}
+
+// A subscriber seen for the first time starts at the journal's end: it gets
+// none of the events written before it, all of those after, and the journal
+// does not wait for it on the old ones.
+func TestLanes_NewSubscriberStartsAtTheEnd(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		old := add(t, db, "thing.created", 1)
+		drain(t, f.disp)
+
+		var got []int64
+		var mu sync.Mutex
+		late := events.Subscriber{Name: "late", Types: []string{"thing.created"},
+			Handle: func(ctx context.Context, ev events.Event) error { mu.Lock(); got = append(got, ev.ID); mu.Unlock(); return nil }}
+		reg := events.NewRegistry()
+		reg.AddTypes(f.reg.Types()...)
+		reg.MustSubscribe(*f.reg.Subscriber("recorder"))
+		reg.MustSubscribe(late)
+		d := events.NewDispatcher(db, reg, events.DispatcherOptions{})
+		drain(t, d)
+		fresh := add(t, db, "thing.created", 1)
+		drain(t, d)
+		mu.Lock()
+		require.Equal(t, []int64{fresh}, got)
+		mu.Unlock()
+		j := events.NewJournal(db, reg)
+		e, err := j.Get(context.Background(), old)
+		require.NoError(t, err)
+		require.Equal(t, events.StatusProcessed, e.Status)
+		require.Len(t, e.Deliveries, 1, "the old event is not the late subscriber's")
+		require.Equal(t, events.StatusProcessed, statusOf(t, j, fresh))
+		require.Equal(t, events.StatusProcessed, deliveryOf(t, j, fresh, "late").Status)
+	})
+}
+
+// A replay reaches the one subscriber, from the event id on, and no other;
+// it is journalled with its actor, and refused for an unknown, a retired or
+// a local subscriber that is not replayable.
+func TestLanes_ReplayReachesOneSubscriberOnly(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		var mu sync.Mutex
+		calls := map[string]map[int64]int{"a": {}, "b": {}}
+		outside := func(name string) events.Subscriber {
+			return events.Subscriber{Name: name, Types: []string{"thing.created", "thing.changed"},
+				Handle: func(ctx context.Context, ev events.Event) error {
+					mu.Lock()
+					calls[name][ev.ID]++
+					mu.Unlock()
+					return nil
+				}}
+		}
+		f := newFixture(t, db, outside("a"), outside("b"))
+		var ids []int64
+		for i := range 20 {
+			ids = append(ids, add(t, db, "thing.created", int64(i%5)))
+		}
+		drain(t, f.disp)
+		from := ids[12]
+		ctx := events.WithActor(context.Background(), events.Actor{ID: 1, Name: "Администратор"})
+		r, err := f.journal.Replay(ctx, "a", from)
+		require.NoError(t, err)
+		require.Equal(t, events.Replayed{Subscriber: "a", FromEventID: from}, r)
+		// Until the dispatcher has passed them again, a's deliveries are pending.
+		require.Equal(t, events.StatusPending, deliveryOf(t, f.journal, ids[15], "a").Status)
+		require.Equal(t, events.StatusProcessed, deliveryOf(t, f.journal, ids[11], "a").Status)
+		drain(t, f.disp)
+		mu.Lock()
+		for _, id := range ids {
+			want := 1
+			if id >= from {
+				want = 2
+			}
+			require.Equal(t, want, calls["a"][id], "a, event %d", id)
+			require.Equal(t, 1, calls["b"][id], "b, event %d", id)
+		}
+		mu.Unlock()
+		require.EqualValues(t, len(ids), effects(t, db, "recorder"), "the local subscriber is not replayed")
+		requireOnce(t, db)
+		require.Equal(t, events.StatusProcessed, statusOf(t, f.journal, ids[15]))
+
+		replayed, _, err := f.journal.List(context.Background(), events.Filter{Type: events.EventSubscriberReplayed}, page.Request{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, replayed, 1)
+		require.JSONEq(t, fmt.Sprintf(`{"subscriber":"a","from_event_id":%d}`, from), string(replayed[0].Payload))
+		require.Equal(t, "Администратор", replayed[0].Actor.Name)
+
+		_, err = f.journal.Replay(ctx, "nobody", 1)
+		require.Equal(t, apperr.ENOTFOUND, apperr.Code(err))
+		_, err = f.journal.Replay(ctx, "recorder", 1)
+		require.Equal(t, apperr.ECONFLICT, apperr.Code(err), "a local subscriber that is not replayable")
+		_, err = f.journal.Replay(ctx, "a", 0)
+		require.Equal(t, apperr.EINVALID, apperr.Code(err))
+	})
+}
+
+// A subscriber that no replica runs any more keeps the journal's events
+// pending, visibly, until an admin retires it; then they are processed, at
+// the time the remaining subscribers handled them.
+func TestLanes_RetiredSubscriberNoLongerHoldsEvents(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		gone := events.Subscriber{Name: "gone", Types: []string{"thing.created"}, Handle: func(context.Context, events.Event) error { return nil }}
+		f := newFixture(t, db, gone) // a replica ran it once
+		reg := events.NewRegistry()
+		reg.AddTypes(f.reg.Types()...)
+		reg.MustSubscribe(*f.reg.Subscriber("recorder"))
+		d := events.NewDispatcher(db, reg, events.DispatcherOptions{}) // the replicas now run the recorder only
+		id := add(t, db, "thing.created", 1)
+		drain(t, d)
+		j := events.NewJournal(db, reg)
+		e, err := j.Get(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, events.StatusPending, e.Status, "waiting for gone")
+		require.Equal(t, events.StatusPending, deliveryOf(t, j, id, "gone").Status)
+
+		err = j.Retire(context.Background(), "gone")
+		require.Equal(t, apperr.ECONFLICT, apperr.Code(err), "a replica ran it within the last minute")
+		require.NoError(t, db.Exec("UPDATE events_replicas SET seen_at = "+database.NowPlus(db, -2*time.Minute)+" WHERE subscriber = 'gone'").Error)
+		subs, err := j.Subscribers(context.Background())
+		require.NoError(t, err)
+		status := map[string]string{}
+		for _, s := range subs {
+			status[s.Name] = s.Status
+		}
+		require.Equal(t, map[string]string{"gone": events.SubscriberWaiting, "recorder": events.SubscriberActive}, status)
+
+		require.NoError(t, j.Retire(context.Background(), "gone"))
+		e, err = j.Get(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, events.StatusProcessed, e.Status)
+		require.Equal(t, deliveryOf(t, j, id, "recorder").ProcessedAt, e.ProcessedAt)
+		require.Equal(t, apperr.ECONFLICT, apperr.Code(j.Retire(context.Background(), "gone")), "retired already")
+		require.Equal(t, apperr.ENOTFOUND, apperr.Code(j.Retire(context.Background(), "nobody")))
+		subs, err = j.Subscribers(context.Background())
+		require.NoError(t, err)
+		for _, s := range subs {
+			if s.Name == "gone" {
+				require.Equal(t, events.SubscriberRetired, s.Status)
+			}
+		}
+	})
+}
+
+// A subscriber's retry policy is its own; Permanent fails a delivery at once.
+func TestLanes_RetryPolicyAndPermanentErrors(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db,
+			events.Subscriber{Name: "twice", Types: []string{"thing.created"}, Retry: events.RetryPolicy{MaxAttempts: 2, Base: time.Hour, Cap: time.Hour},
+				Handle: func(context.Context, events.Event) error { return errors.New("down") }},
+			events.Subscriber{Name: "refuses", Types: []string{"thing.created"},
+				Handle: func(context.Context, events.Event) error {
+					return events.Permanent(fmt.Errorf("answered %d", http.StatusUnprocessableEntity))
+				}},
+			events.Subscriber{Name: "later", Types: []string{"thing.created"}, Retry: events.RetryPolicy{Cap: time.Hour},
+				Handle: func(context.Context, events.Event) error {
+					return events.RetryAfter(90*time.Second, errors.New("answered 429"))
+				}},
+		)
+		id := add(t, db, "thing.created", 1)
+		drain(t, f.disp)
+		require.Equal(t, events.StatusRetrying, deliveryOf(t, f.journal, id, "twice").Status)
+		ref := deliveryOf(t, f.journal, id, "refuses")
+		require.Equal(t, events.StatusFailed, ref.Status, "a permanent error fails at once")
+		require.Equal(t, 1, ref.Attempts)
+		require.Contains(t, ref.LastError, "answered 422")
+		l := deliveryOf(t, f.journal, id, "later")
+		require.Equal(t, events.StatusRetrying, l.Status)
+		delay := l.NextAttemptAt.Sub(*deliveryOf(t, f.journal, id, "recorder").ProcessedAt)
+		require.InDelta(t, 90, delay.Seconds(), 10, "the delay the other side asked for, not the back-off")
+
+		require.NoError(t, db.Exec("UPDATE events_deliveries SET next_attempt_at = "+database.Now(db)+" WHERE subscriber = 'twice'").Error)
+		drain(t, f.disp)
+		tw := deliveryOf(t, f.journal, id, "twice")
+		require.Equal(t, events.StatusFailed, tw.Status, "its own two attempts, not the dispatcher's three")
+		require.Equal(t, 2, tw.Attempts)
+		require.Equal(t, events.StatusFailed, statusOf(t, f.journal, id))
+	})
+}
