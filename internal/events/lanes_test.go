@@ -148,7 +148,12 @@ func TestLanes_NewSubscriberStartsAtTheEnd(t *testing.T) {
 		var got []int64
 		var mu sync.Mutex
 		late := events.Subscriber{Name: "late", Types: []string{"thing.created"},
-			Handle: func(ctx context.Context, ev events.Event) error { mu.Lock(); got = append(got, ev.ID); mu.Unlock(); return nil }}
+			Handle: func(ctx context.Context, ev events.Event) error {
+				mu.Lock()
+				got = append(got, ev.ID)
+				mu.Unlock()
+				return nil
+			}}
 		reg := events.NewRegistry()
 		reg.AddTypes(f.reg.Types()...)
 		reg.MustSubscribe(*f.reg.Subscriber("recorder"))
