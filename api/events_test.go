@@ -1,0 +1,202 @@
+package api_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/config"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// The operator's way out, through the real HTTP API: a delivery that gave up
+// is visible with its attempts and error, and an admin re-queues it.
+func TestAdminRetry_ThroughTheAPI(t *testing.T) {
+	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			env := apptest.New(t, d, func(c *config.Config) { c.DispatchMaxAttempts = 1 })
+			env.FailInserts("plan_backlog", "", "")
+			r := env.Admin(http.MethodPost, "/api/v1/orders", map[string]any{
+				"customer": map[string]any{"name": "Иван Петров"}, "items": []map[string]any{{"sku": "SHK-KUPE-1600", "qty": 1}}})
+			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+			env.Dispatch()
+
+			var list struct {
+				Items []struct {
+					ID     int64
+					Status string
+				}
+			}
+			env.Admin(http.MethodGet, "/api/v1/events?type=order.received&status=failed", nil).JSON(t, &list)
+			require.Len(t, list.Items, 1, "the failed event is listed")
+			id := list.Items[0].ID
+			path := fmt.Sprintf("/api/v1/events/%d", id)
+
+			var ev struct {
+				Status     string
+				Deliveries []struct {
+					Subscriber string
+					Status     string
+					Attempts   int
+					LastError  string `json:"last_error"`
+				}
+			}
+			env.Admin(http.MethodGet, path, nil).JSON(t, &ev)
+			require.Equal(t, "failed", ev.Status)
+			found := false
+			for _, dl := range ev.Deliveries {
+				if dl.Subscriber == "plan.backlog" {
+					found = true
+					require.Equal(t, "failed", dl.Status)
+					require.Equal(t, 1, dl.Attempts)
+					require.Contains(t, dl.LastError, "injected failure")
+				}
+			}
+			require.True(t, found, "plan.backlog's delivery is shown: %+v", ev)
+
+			var subs struct {
+				Items []struct {
+					Name   string
+					Failed int64
+				}
+			}
+			env.Admin(http.MethodGet, "/api/v1/subscribers", nil).JSON(t, &subs)
+			for _, s := range subs.Items {
+				if s.Name == "plan.backlog" {
+					require.EqualValues(t, 1, s.Failed)
+				}
+			}
+			metrics := env.Do(http.MethodGet, "/metrics", nil, "")
+			require.Contains(t, string(metrics.Body), `tsekh_event_deliveries_total{outcome="error",subscriber="plan.backlog"} 1`)
+
+			viewer := env.UserToken("Наблюдатель", "viewer")
+			require.Equal(t, http.StatusForbidden, env.Do(http.MethodPost, path+"/retry", nil, viewer).Status)
+			require.Equal(t, http.StatusNotFound, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/events/%d/retry", id+1000), nil).Status)
+
+			// The cause is mended; the admin retries.
+			if d == database.Postgres {
+				require.NoError(t, env.App.DB.Exec("DROP TRIGGER fail_plan_backlog ON plan_backlog").Error)
+			} else {
+				require.NoError(t, env.App.DB.Exec("DROP TRIGGER fail_plan_backlog").Error)
+			}
+			r = env.Admin(http.MethodPost, path+"/retry", nil)
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			require.JSONEq(t, `{"requeued": 1}`, string(r.Body))
+			env.Dispatch()
+			env.Admin(http.MethodGet, path, nil).JSON(t, &ev)
+			require.Equal(t, "processed", ev.Status)
+			require.EqualValues(t, 1, env.Count("plan_backlog"))
+			require.Equal(t, http.StatusConflict, env.Admin(http.MethodPost, path+"/retry", nil).Status, "nothing left to retry")
+		})
+	}
+}
+
+// Subscribers as operators see them, through the HTTP API: their lanes and
+// replicas, a replay that reaches one subscriber only (journalled with its
+// actor), and the retirement of one that is gone for good.
+func TestSubscribers_ReplayAndRetireThroughTheAPI(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		r := env.Admin(http.MethodPost, "/api/v1/orders", map[string]any{
+			"customer": map[string]any{"name": "Иван Петров"}, "items": []map[string]any{{"sku": "SHK-KUPE-1600", "qty": 1}}})
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		env.Dispatch()
+
+		var subs struct {
+			Items []struct {
+				Name     string
+				Status   string
+				Local    bool
+				Lanes    []struct{ Partition int }
+				Replicas []struct{ Replica string }
+			}
+		}
+		env.Admin(http.MethodGet, "/api/v1/subscribers", nil).JSON(t, &subs)
+		require.NotEmpty(t, subs.Items)
+		for _, s := range subs.Items {
+			require.Equal(t, "active", s.Status, s.Name)
+			require.Len(t, s.Lanes, 16, s.Name)
+			require.Len(t, s.Replicas, 1, s.Name)
+			require.Equal(t, env.App.Dispatcher.Owner(), s.Replicas[0].Replica)
+		}
+
+		// plan.backlog's effect lives in the database and is not replayable.
+		r = env.Admin(http.MethodPost, "/api/v1/subscribers/plan.backlog/replay", map[string]any{"from_event_id": 1})
+		require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+		require.Contains(t, string(r.Body), "not replayable")
+		r = env.Admin(http.MethodPost, "/api/v1/subscribers/nobody/replay", map[string]any{"from_event_id": 1})
+		require.Equal(t, http.StatusNotFound, r.Status, "%s", r.Body)
+		require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"))
+		r = env.Admin(http.MethodPost, "/api/v1/subscribers/plan.backlog/replay", map[string]any{"from_event_id": 0})
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s", r.Body)
+		viewer := env.UserToken("Наблюдатель", "viewer")
+		require.Equal(t, http.StatusForbidden, env.Do(http.MethodDelete, "/api/v1/subscribers/plan.backlog", nil, viewer).Status)
+
+		// Retiring one that a replica runs is refused; once no replica has
+		// run it for a while it goes, journalled with the admin.
+		r = env.Admin(http.MethodDelete, "/api/v1/subscribers/plan.backlog", nil)
+		require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+		require.NoError(t, env.App.DB.Exec("UPDATE events_replicas SET seen_at = "+database.NowPlus(env.App.DB, -2*time.Minute)).Error)
+		r = env.Admin(http.MethodDelete, "/api/v1/subscribers/plan.backlog", nil)
+		require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+		var journal struct {
+			Items []struct {
+				Type    string
+				Payload map[string]any
+				Actor   struct{ Name string }
+			}
+		}
+		env.Admin(http.MethodGet, "/api/v1/events?type=subscriber.retired", nil).JSON(t, &journal)
+		require.Len(t, journal.Items, 1)
+		require.Equal(t, "plan.backlog", journal.Items[0].Payload["subscriber"])
+		require.Equal(t, "Администратор", journal.Items[0].Actor.Name)
+	})
+}
+
+// A replay to the shop's callback through the API: the shop hears of its
+// order again, and nothing else is delivered again.
+func TestSubscribers_ReplayToTheShopCallback(t *testing.T) {
+	var pg, lite atomic.Int64 // callbacks per dialect's order, the two run side by side
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case strings.Contains(string(body), "replay-postgres"):
+			pg.Add(1)
+		case strings.Contains(string(body), "replay-sqlite"):
+			lite.Add(1)
+		}
+	}))
+	t.Cleanup(shop.Close)
+	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, shop.URL }, func(t *testing.T, env *apptest.Env) {
+		calls := &pg
+		if env.Dialect == database.SQLite {
+			calls = &lite
+		}
+		r := deliver(env, shopBody("replay-"+string(env.Dialect)), time.Now())
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		id := orderIDOf(t, r)
+		env.Dispatch()
+		backlog := env.Count("plan_backlog")
+		require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil).Status)
+		env.Dispatch()
+		var evs struct{ Items []struct{ ID int64 } }
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/events?type=order.status_changed&aggregate_id=%d", id), nil).JSON(t, &evs)
+		require.Len(t, evs.Items, 1)
+		before := calls.Load()
+
+		r = env.Admin(http.MethodPost, "/api/v1/subscribers/sales.shop-callback/replay", map[string]any{"from_event_id": evs.Items[0].ID})
+		require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Body)
+		require.JSONEq(t, fmt.Sprintf(`{"subscriber": "sales.shop-callback", "from_event_id": %d}`, evs.Items[0].ID), string(r.Body))
+		env.Dispatch()
+		require.Equal(t, before+1, calls.Load(), "the shop hears of the cancellation once more")
+		require.Equal(t, backlog-1, env.Count("plan_backlog"), "the plan's subscribers ran once: the cancelled item left the backlog once")
+	})
+}
