@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"strconv"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ type shop struct {
 	secret  string
 	mu      sync.Mutex
 	answers []int
+	after   string // Retry-After sent with a 429 or 503
 	got     []sales.ShopCallbackBody
 	eventID []string
 	calls   int
@@ -45,6 +47,9 @@ func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status := s.answers[0]
 		s.answers = s.answers[1:]
 		if status != http.StatusOK {
+			if s.after != "" {
+				w.Header().Set("Retry-After", s.after)
+			}
 			w.WriteHeader(status)
 			_, _ = io.WriteString(w, "shop is busy")
 			return
@@ -148,6 +153,62 @@ func TestShopCallback_RetriesFailures(t *testing.T) {
 		require.Equal(t, "cancelled", got[0].Status)
 		require.Nil(t, got[0].ETA)
 	})
+}
+
+// The shop's answer decides what follows: a 4xx other than 408 and 429 is
+// permanent (failed at once, no retry), a 408 is retried with back-off, and
+// a 429 or 503 with Retry-After is retried when the shop asked.
+func TestShopCallback_AnswersDecideTheRetry(t *testing.T) {
+	cases := []struct {
+		name     string
+		status   int
+		after    string
+		want     string
+		minDelay time.Duration // from the failure to the next attempt
+	}{
+		{"422 is permanent", http.StatusUnprocessableEntity, "", "failed", 0},
+		{"404 is permanent", http.StatusNotFound, "", "failed", 0},
+		{"408 is retried", http.StatusRequestTimeout, "", "retrying", 0},
+		{"429 waits as asked", http.StatusTooManyRequests, "120", "retrying", 110 * time.Second},
+		{"503 waits as asked", http.StatusServiceUnavailable, "90", "retrying", 80 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+				sh := &shop{t: t, secret: "cb-secret", answers: []int{tc.status}, after: tc.after}
+				srv := httptest.NewServer(sh)
+				defer srv.Close()
+				f := newFixture(t, db, sales.ShopCallback(srv.URL, "cb-secret", nil))
+				// The back-off is short: a Retry-After delay stands out from it.
+				f.disp = events.NewDispatcher(db, f.reg, events.DispatcherOptions{BackoffBase: time.Second, BackoffMax: time.Hour, MaxAttempts: 5, Timeout: 2 * time.Second})
+				ctx := context.Background()
+				_, err := f.disp.RunOnce(ctx) // the service runs before the order comes
+				require.NoError(t, err)
+				o := shopOrder(t, f, "R-"+tc.name)
+				_, err = f.sales.CancelOrder(ctx, o.ID)
+				require.NoError(t, err)
+				evID := lastEvent(t, db, sales.EventOrderStatusChanged, o.ID)
+				dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				defer cancel()
+				_, err = f.disp.Drain(dctx)
+				require.NoError(t, err)
+				d := delivery(t, f, evID)
+				require.Equal(t, tc.want, d.Status)
+				require.Equal(t, 1, d.Attempts)
+				require.Contains(t, d.LastError, strconv.Itoa(tc.status))
+				if tc.want == "failed" {
+					require.Nil(t, d.NextAttemptAt)
+					return
+				}
+				require.NotNil(t, d.NextAttemptAt)
+				require.Greater(t, time.Until(*d.NextAttemptAt), tc.minDelay-5*time.Second)
+				if tc.minDelay == 0 {
+					require.Less(t, time.Until(*d.NextAttemptAt), 2*time.Second, "the back-off, not a long wait")
+				}
+			})
+		})
+	}
 }
 
 func TestShopCallback_NetworkErrorIsRetried(t *testing.T) {
