@@ -1699,14 +1699,14 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every registered subscriber with the event types it receives, its pending deliveries, retries, held and failed deliveries, and its lag.",
+                "description": "Every subscriber a replica has run, retired ones included: the event types it receives; its status (active: a replica ran it within the last minute; waiting: no replica runs it now, its lanes wait and lose nothing; retired); its lanes (its position in each partition, with lag in events and seconds, and the replica holding the lane); the replicas that ran it and when; its pending, retrying, held and failed deliveries.",
                 "produces": [
                     "application/json"
                 ],
                 "tags": [
                     "events"
                 ],
-                "summary": "Subscribers with their lag and failures",
+                "summary": "Subscribers with their lanes, replicas, lag and failures",
                 "operationId": "listSubscribers",
                 "responses": {
                     "200": {
@@ -1717,6 +1717,148 @@ const docTemplate = `{
                     },
                     "401": {
                         "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/subscribers/{name}": {
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "No event waits for the subscriber any more (their status and processed_at stop counting it), its lanes are dropped and its recorded deliveries stay visible. Refused while a replica still runs it (it ran within the last minute). A replica that runs it again brings it back, starting at the journal's end. Journalled as subscriber.retired with the admin as actor.",
+                "tags": [
+                    "events"
+                ],
+                "summary": "Retire a subscriber that is gone for good (admin)",
+                "operationId": "retireSubscriber",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "subscriber name",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "Conflict",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/subscribers/{name}/replay": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every event of the subscriber's types with an id from from_event_id on reaches that subscriber again, and no other subscriber: its lanes move back, its delivery records from there on are dropped, and the journal shows those deliveries pending until the replay has passed them. Journalled as subscriber.replayed with the admin as actor. A local subscriber (its effect lives in this database) can be replayed only when it declares itself replayable.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "events"
+                ],
+                "summary": "Replay the journal to one subscriber (admin)",
+                "operationId": "replaySubscriber",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "subscriber name, e.g. nats.relay",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "where the replay starts",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.ReplayRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "202": {
+                        "description": "Accepted",
+                        "schema": {
+                            "$ref": "#/definitions/events.Replayed"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "Conflict",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2704,6 +2846,19 @@ const docTemplate = `{
                 }
             }
         },
+        "api.ReplayRequest": {
+            "type": "object",
+            "required": [
+                "from_event_id"
+            ],
+            "properties": {
+                "from_event_id": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
+                }
+            }
+        },
         "api.RetryResult": {
             "type": "object",
             "required": [
@@ -3283,6 +3438,75 @@ const docTemplate = `{
                 }
             }
         },
+        "events.LaneStats": {
+            "type": "object",
+            "required": [
+                "lag_events",
+                "lag_seconds",
+                "lease_until",
+                "owner",
+                "partition",
+                "position"
+            ],
+            "properties": {
+                "lag_events": {
+                    "description": "its events of the partition past the position",
+                    "type": "integer"
+                },
+                "lag_seconds": {
+                    "description": "age of the oldest of them",
+                    "type": "number"
+                },
+                "lease_until": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "owner": {
+                    "description": "the replica holding the lane's lease",
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "partition": {
+                    "type": "integer"
+                },
+                "position": {
+                    "description": "the last event id of the partition it has passed",
+                    "type": "integer"
+                }
+            }
+        },
+        "events.Replayed": {
+            "type": "object",
+            "required": [
+                "from_event_id",
+                "subscriber"
+            ],
+            "properties": {
+                "from_event_id": {
+                    "type": "integer"
+                },
+                "subscriber": {
+                    "type": "string"
+                }
+            }
+        },
+        "events.ReplicaSeen": {
+            "type": "object",
+            "required": [
+                "replica",
+                "seen_at"
+            ],
+            "properties": {
+                "replica": {
+                    "type": "string"
+                },
+                "seen_at": {
+                    "type": "string",
+                    "format": "date-time"
+                }
+            }
+        },
         "events.SubscriberStats": {
             "type": "object",
             "required": [
@@ -3290,11 +3514,17 @@ const docTemplate = `{
                 "failed",
                 "held",
                 "lag_seconds",
+                "lanes",
                 "local",
                 "name",
                 "oldest_pending_at",
                 "pending",
+                "registered_at",
+                "replayable",
+                "replicas",
+                "retired_at",
                 "retrying",
+                "status",
                 "types"
             ],
             "properties": {
@@ -3311,12 +3541,19 @@ const docTemplate = `{
                     "description": "age of its oldest pending event",
                     "type": "number"
                 },
+                "lanes": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/events.LaneStats"
+                    }
+                },
                 "local": {
                     "description": "its effect commits with its delivery record (exactly once)",
                     "type": "boolean"
                 },
                 "name": {
-                    "type": "string"
+                    "type": "string",
+                    "example": "sales.shop-callback"
                 },
                 "oldest_pending_at": {
                     "type": "string",
@@ -3324,10 +3561,39 @@ const docTemplate = `{
                     "x-nullable": true
                 },
                 "pending": {
+                    "description": "its events past its lanes' positions",
                     "type": "integer"
+                },
+                "registered_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "replayable": {
+                    "description": "an admin may replay the journal to it",
+                    "type": "boolean"
+                },
+                "replicas": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/events.ReplicaSeen"
+                    }
+                },
+                "retired_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
                 },
                 "retrying": {
                     "type": "integer"
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "active",
+                        "waiting",
+                        "retired"
+                    ]
                 },
                 "types": {
                     "type": "array",
