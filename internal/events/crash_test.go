@@ -441,7 +441,7 @@ func TestReplicas_DifferentSubscriberSetsLoseNothing(t *testing.T) {
 
 			startHelperWith(t, pdb, s, 0, 20, "ledger,sink")
 			second := writeEvents(t, pdb.db, 60, 10)
-			all := append(first, second...)
+			all := append(append([]int64(nil), first...), second...)
 			waitAllDone(t, pdb, s, all)
 			requireExactlyOnce(t, pdb, all)
 		})

@@ -6,8 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
