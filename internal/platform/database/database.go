@@ -9,6 +9,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	gosqlite "github.com/glebarez/go-sqlite"
 	"io"
 	"io/fs"
 	"net"
@@ -200,7 +201,10 @@ func IsUniqueViolation(err error) bool {
 	if errors.As(err, &pgErr) {
 		return pgErr.Code == "23505"
 	}
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+	// SQLite's extended result codes: SQLITE_CONSTRAINT_UNIQUE and
+	// SQLITE_CONSTRAINT_PRIMARYKEY.
+	var liteErr *gosqlite.Error
+	return errors.As(err, &liteErr) && (liteErr.Code() == 2067 || liteErr.Code() == 1555)
 }
 
 // IsUnavailable tells whether err means the database could not be reached.
