@@ -332,10 +332,11 @@ type deliveryAt struct {
 }
 
 // batchTimes finds the time of each delivery's batch: the subscriber's own
-// batch covering the event, or else one that covered it for every subscriber
-// (from before lanes, or compacted). A subscriber's batches in a partition
-// are disjoint, so the first ending at or after the event is the only
-// candidate.
+// batch covering the event; or else, once compaction has removed that, the
+// time written on the event (settled_at); or else a batch from before lanes,
+// which covered it for every subscriber. A subscriber's batches in a
+// partition are disjoint, so the first ending at or after the event is the
+// only candidate.
 func (j *Journal) batchTimes(ctx context.Context, ds []deliveryAt) error {
 	const chunk = 200
 	for len(ds) > 0 {
@@ -353,7 +354,8 @@ func (j *Journal) batchTimes(ctx context.Context, ds []deliveryAt) error {
 WHERE b.partition = x.part AND b.subscriber = ` + sub + ` AND b.last_id >= x.eid ORDER BY b.last_id LIMIT 1)`
 		}
 		rows, err := j.db.WithContext(ctx).Raw(`WITH x(eid, part, sub) AS (VALUES `+strings.Join(values, ", ")+`)
-SELECT x.eid, x.sub, `+covering("x.sub")+` AS own, `+covering("''")+` AS shared FROM x`, args...).Rows()
+SELECT x.eid, x.sub, `+covering("x.sub")+` AS own, coalesce((SELECT e.settled_at FROM events e WHERE e.id = x.eid), `+covering("''")+`) AS shared
+FROM x`, args...).Rows()
 		if err != nil {
 			return err
 		}

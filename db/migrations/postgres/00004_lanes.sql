@@ -50,6 +50,15 @@ ALTER TABLE events_batches ADD PRIMARY KEY (partition, subscriber, last_id);
 CREATE INDEX events_deliveries_lane_due ON events_deliveries (subscriber, partition, next_attempt_at) WHERE status = 'retrying';
 CREATE INDEX events_deliveries_subscriber_open ON events_deliveries (subscriber, status) WHERE status <> 'processed';
 
+-- Compaction (the maintenance job) folds the subscribers' batch rows of the
+-- events every lane has passed into the event itself: settled_at is then
+-- the event's processed_at, and upto says how far each partition is done.
+ALTER TABLE events ADD COLUMN settled_at timestamptz;
+CREATE TABLE events_compaction (
+    partition smallint PRIMARY KEY,
+    upto      bigint NOT NULL
+);
+
 -- An existing journal: the subscribers of the version before lanes continue
 -- from the shared positions, with their open deliveries.
 INSERT INTO events_subscribers (name)
@@ -77,4 +86,5 @@ DELETE FROM events_batches WHERE subscriber <> '';
 ALTER TABLE events_batches DROP CONSTRAINT events_batches_pkey;
 ALTER TABLE events_batches DROP COLUMN subscriber;
 ALTER TABLE events_batches ADD PRIMARY KEY (partition, last_id);
-DROP TABLE events_replicas, events_lanes, events_subscribers;
+DROP TABLE events_replicas, events_lanes, events_subscribers, events_compaction;
+ALTER TABLE events DROP COLUMN settled_at;

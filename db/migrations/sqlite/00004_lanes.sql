@@ -48,6 +48,15 @@ ALTER TABLE events_batches_lanes RENAME TO events_batches;
 CREATE INDEX events_deliveries_lane_due ON events_deliveries (subscriber, partition, next_attempt_at) WHERE status = 'retrying';
 CREATE INDEX events_deliveries_subscriber_open ON events_deliveries (subscriber, status) WHERE status <> 'processed';
 
+-- Compaction (the maintenance job) folds the subscribers' batch rows of the
+-- events every lane has passed into the event itself: settled_at is then
+-- the event's processed_at, and upto says how far each partition is done.
+ALTER TABLE events ADD COLUMN settled_at DATETIME;
+CREATE TABLE events_compaction (
+    partition INTEGER PRIMARY KEY,
+    upto      INTEGER NOT NULL
+);
+
 INSERT INTO events_subscribers (name)
 SELECT n.column1 FROM (VALUES ('plan.backlog'), ('plan.backlog-cancel'), ('sales.production'),
     ('sales.shop-callback'), ('nats.relay')) AS n
@@ -84,3 +93,5 @@ ALTER TABLE events_batches_old RENAME TO events_batches;
 DROP TABLE events_replicas;
 DROP TABLE events_lanes;
 DROP TABLE events_subscribers;
+DROP TABLE events_compaction;
+ALTER TABLE events DROP COLUMN settled_at;
