@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tsekh/tsekh/internal/app"
 	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/sales"
@@ -57,16 +58,9 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer func() { _ = a.Close() }()
-	var u auth.User
-	if *userID > 0 {
-		u, err = a.Auth.User(ctx, *userID)
-	} else {
-		u, err = a.Auth.EnsureUser(ctx, auth.AdminName, auth.RoleAdmin)
-	}
-	if err != nil {
+	if ctx, err = actAs(ctx, a, *userID); err != nil {
 		return err
 	}
-	ctx = events.WithActor(ctx, u.Actor())
 
 	rows := newCRMStream(f)
 	bar := newProgressBar(stderr, path, info.Size())
@@ -265,4 +259,22 @@ func (p *progressBar) finish(done int64, rows int) {
 	p.finished = true
 	p.draw(done, rows)
 	_, _ = fmt.Fprintln(p.w)
+}
+
+// actAs returns ctx acting as the user with the id, or as the administrator
+// for 0, so that what a command writes is journalled under that user.
+func actAs(ctx context.Context, a *app.App, userID int64) (context.Context, error) {
+	var (
+		u   auth.User
+		err error
+	)
+	if userID > 0 {
+		u, err = a.Auth.User(ctx, userID)
+	} else {
+		u, err = a.Auth.EnsureUser(ctx, auth.AdminName, auth.RoleAdmin)
+	}
+	if err != nil {
+		return ctx, err
+	}
+	return events.WithActor(ctx, u.Actor()), nil
 }

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-
-	"github.com/tsekh/tsekh/internal/auth"
-	"github.com/tsekh/tsekh/internal/events"
 )
 
 const subscribersSummary = `Lists the subscribers with their status and lag, replays the journal to one
@@ -75,16 +72,9 @@ func subscribersCmd(ctx context.Context, args []string, getenv func(string) stri
 		}
 		return w.Flush()
 	}
-	var u auth.User
-	if *userID > 0 {
-		u, err = a.Auth.User(ctx, *userID)
-	} else {
-		u, err = a.Auth.EnsureUser(ctx, auth.AdminName, auth.RoleAdmin)
-	}
-	if err != nil {
+	if ctx, err = actAs(ctx, a, *userID); err != nil {
 		return err
 	}
-	ctx = events.WithActor(ctx, u.Actor())
 	if verb == "retire" {
 		if err := a.Journal.Retire(ctx, name); err != nil {
 			return err
