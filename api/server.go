@@ -68,7 +68,7 @@ type Deps struct {
 	Registry *events.Registry
 	Metrics  prometheus.Gatherer // served at /metrics; nil: none
 	Logger   *slog.Logger
-	OnCommit func() // called after a request that may have written (a POST or PUT that succeeded)
+	OnCommit func() // called after a request that may have written (any but GET, HEAD or OPTIONS that succeeded)
 	// ShopWebhookSecret signs the shop's webhook deliveries; empty: the
 	// webhook answers 503 (not configured).
 	ShopWebhookSecret string
@@ -112,8 +112,12 @@ func New(d Deps) *echo.Echo {
 		return []echo.MiddlewareFunc{s.authenticate, requireRole(roles...)}
 	}
 	v1.GET("/me", s.me, authed()...)
+	v1.GET("/users", s.listUsers, authed(auth.RoleAdmin)...)
 	v1.POST("/users", s.createUser, authed(auth.RoleAdmin)...)
+	v1.GET("/users/:id", s.getUser, authed(auth.RoleAdmin)...)
+	v1.POST("/users/:id/deactivate", s.deactivateUser, authed(auth.RoleAdmin)...)
 	v1.POST("/users/:id/tokens", s.issueToken, authed(auth.RoleAdmin)...)
+	v1.DELETE("/users/:id/tokens/:token_id", s.revokeToken, authed(auth.RoleAdmin)...)
 
 	v1.GET("/work-centers", s.listWorkCenters, authed()...)
 	v1.POST("/work-centers", s.createWorkCenter, authed(auth.RolePlanner)...)
@@ -194,7 +198,7 @@ func (s *server) afterWrite(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := next(c)
 		m := c.Request().Method
-		if err == nil && s.OnCommit != nil && (m == http.MethodPost || m == http.MethodPut) {
+		if err == nil && s.OnCommit != nil && m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions {
 			s.OnCommit()
 		}
 		return err

@@ -60,6 +60,9 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	var u auth.User
 	if *userID > 0 {
 		u, err = a.Auth.User(ctx, *userID)
+		if err == nil && u.DeactivatedAt != nil {
+			err = fmt.Errorf("user %d (%s) was deactivated and cannot import", u.ID, u.Name)
+		}
 	} else {
 		u, err = a.Auth.EnsureUser(ctx, auth.AdminName, auth.RoleAdmin)
 	}

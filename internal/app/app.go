@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -169,7 +170,8 @@ func (a *App) WakeDispatcher() {
 }
 
 // Bootstrap prepares a database for first use. With a token it ensures the
-// administrator "Администратор" logging in with it. On a fresh SQLite
+// administrator "Администратор" logging in with it, and revokes the token of
+// an earlier, different BOOTSTRAP_ADMIN_TOKEN. On a fresh SQLite
 // database (no users yet) it also seeds the demo catalog and, with no token
 // given, creates one; the token it made (or "") is returned to be shown once.
 func (a *App) Bootstrap(ctx context.Context) (newToken string, err error) {
@@ -192,7 +194,13 @@ func (a *App) Bootstrap(ctx context.Context) (newToken string, err error) {
 		}
 	}
 	if token != "" {
-		if _, err := a.Auth.EnsureAdmin(ctx, token); err != nil {
+		_, err := a.Auth.EnsureAdmin(ctx, token)
+		switch {
+		case errors.Is(err, auth.ErrBootstrapTokenRevoked), errors.Is(err, auth.ErrBootstrapAdminDeactivated):
+			// An administrator's decision outlives a restart; the service
+			// runs, and the other administrators' tokens work.
+			a.Logger.Warn("bootstrap admin: " + err.Error())
+		case err != nil:
 			return "", fmt.Errorf("bootstrap admin: %w", err)
 		}
 	}
