@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -129,14 +130,23 @@ func hasTypes(r *events.Registry, types ...string) bool {
 	return true
 }
 
-// HTTP returns the Echo app.
+// HTTP returns the Echo app. It serves /metrics to administrators unless
+// METRICS_ADDR gives the metrics a listener of their own (MetricsHTTP).
 func (a *App) HTTP() *echo.Echo {
+	var metrics prometheus.Gatherer
+	if a.Config.MetricsAddr == "" {
+		metrics = a.Metrics
+	}
 	return api.New(api.Deps{
 		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan,
-		Journal: a.Journal, Registry: a.Registry, Metrics: a.Metrics, Logger: a.Logger,
+		Journal: a.Journal, Registry: a.Registry, Metrics: metrics, Logger: a.Logger,
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret,
 	})
 }
+
+// MetricsHTTP returns the handler of the METRICS_ADDR listener: /metrics,
+// the dispatcher's included, without a token.
+func (a *App) MetricsHTTP() http.Handler { return api.MetricsHandler(a.Metrics) }
 
 // StartDispatcher runs the dispatcher in the background until ctx is
 // cancelled; WaitDispatcher waits for it to finish the pass in hand.
