@@ -246,7 +246,7 @@ func TestHTTP_Hygiene(t *testing.T) {
 		require.Equal(t, http.StatusOK, env.Do(http.MethodGet, "/healthz", nil, "").Status)
 		require.Equal(t, http.StatusOK, env.Do(http.MethodGet, "/readyz", nil, "").Status)
 		require.Equal(t, http.StatusOK, env.Do(http.MethodGet, "/swagger/index.html", nil, "").Status)
-		m := env.Do(http.MethodGet, "/metrics", nil, "")
+		m := env.Admin(http.MethodGet, "/metrics", nil)
 		require.Equal(t, http.StatusOK, m.Status)
 		require.Contains(t, string(m.Body), "tsekh_events_pending")
 	})

@@ -75,7 +75,7 @@ func TestAdminRetry_ThroughTheAPI(t *testing.T) {
 					require.EqualValues(t, 1, s.Failed)
 				}
 			}
-			metrics := env.Do(http.MethodGet, "/metrics", nil, "")
+			metrics := env.Admin(http.MethodGet, "/metrics", nil)
 			require.Contains(t, string(metrics.Body), `tsekh_event_deliveries_total{outcome="error",subscriber="plan.backlog"} 1`)
 
 			viewer := env.UserToken("Наблюдатель", "viewer")

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/plan"
@@ -19,6 +20,8 @@ type (
 	EventList = List[events.Entry]
 	// EventTypeList is the catalogue of event types.
 	EventTypeList = List[events.Type]
+	// UserList is a page of users.
+	UserList = List[auth.User]
 	// SubscriberList is every subscriber.
 	SubscriberList = List[events.SubscriberStats]
 )

@@ -66,9 +66,12 @@ type Deps struct {
 	Plan     *plan.Service
 	Journal  *events.Journal
 	Registry *events.Registry
-	Metrics  prometheus.Gatherer // served at /metrics; nil: none
+	// Metrics is served at /metrics to administrators (bearer token); nil:
+	// not on this app (METRICS_ADDR serves it on a listener of its own, see
+	// MetricsHandler).
+	Metrics  prometheus.Gatherer
 	Logger   *slog.Logger
-	OnCommit func() // called after a request that may have written (a POST or PUT that succeeded)
+	OnCommit func() // called after a request that may have written (any but GET, HEAD or OPTIONS that succeeded)
 	// ShopWebhookSecret signs the shop's webhook deliveries; empty: the
 	// webhook answers 503 (not configured).
 	ShopWebhookSecret string
@@ -85,6 +88,7 @@ func New(d Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
+	e.Use(hardeningHeaders)
 	e.Use(middleware.RequestID())
 	e.Use(s.logRequests)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
@@ -96,9 +100,6 @@ func New(d Deps) *echo.Echo {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	if d.Metrics != nil {
-		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(d.Metrics, promhttp.HandlerOpts{})))
-	}
 	e.GET("/swagger/*", echoSwagger.WrapHandler)
 
 	// Routes under /api/v1 take the authenticate middleware one by one: a
@@ -111,9 +112,19 @@ func New(d Deps) *echo.Echo {
 		}
 		return []echo.MiddlewareFunc{s.authenticate, requireRole(roles...)}
 	}
+	if d.Metrics != nil {
+		// Whoever reaches the API port may not read the metrics: they name
+		// subscribers, volumes and the process. METRICS_ADDR serves them on
+		// an address of their own instead.
+		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(d.Metrics, promhttp.HandlerOpts{})), authed(auth.RoleAdmin)...)
+	}
 	v1.GET("/me", s.me, authed()...)
+	v1.GET("/users", s.listUsers, authed(auth.RoleAdmin)...)
 	v1.POST("/users", s.createUser, authed(auth.RoleAdmin)...)
+	v1.GET("/users/:id", s.getUser, authed(auth.RoleAdmin)...)
+	v1.POST("/users/:id/deactivate", s.deactivateUser, authed(auth.RoleAdmin)...)
 	v1.POST("/users/:id/tokens", s.issueToken, authed(auth.RoleAdmin)...)
+	v1.DELETE("/users/:id/tokens/:token_id", s.revokeToken, authed(auth.RoleAdmin)...)
 
 	v1.GET("/work-centers", s.listWorkCenters, authed()...)
 	v1.POST("/work-centers", s.createWorkCenter, authed(auth.RolePlanner)...)
@@ -152,6 +163,35 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/subscribers/:name/replay", s.replaySubscriber, authed(auth.RoleAdmin)...)
 	v1.DELETE("/subscribers/:name", s.retireSubscriber, authed(auth.RoleAdmin)...)
 	return e
+}
+
+// MetricsHandler serves the metrics at /metrics and nothing else, for a
+// listener of their own (METRICS_ADDR) that only the monitoring reaches.
+func MetricsHandler(g prometheus.Gatherer) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	return hardeningHeadersHandler(mux)
+}
+
+// The headers every response carries: the body is what its Content-Type
+// says (no sniffing), and no page of tsekh (the Swagger UI) may be framed.
+func setHardeningHeaders(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+}
+
+func hardeningHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		setHardeningHeaders(c.Response().Header())
+		return next(c)
+	}
+}
+
+func hardeningHeadersHandler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		setHardeningHeaders(w.Header())
+		next.ServeHTTP(w, r)
+	})
 }
 
 // HTTPServer wraps the app in an http.Server with timeouts, so that slow or
@@ -194,7 +234,7 @@ func (s *server) afterWrite(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := next(c)
 		m := c.Request().Method
-		if err == nil && s.OnCommit != nil && (m == http.MethodPost || m == http.MethodPut) {
+		if err == nil && s.OnCommit != nil && m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions {
 			s.OnCommit()
 		}
 		return err

@@ -1867,13 +1867,69 @@ const docTemplate = `{
             }
         },
         "/api/v1/users": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Users in id order, deactivated ones included (deactivated_at is set). GET /api/v1/users/{id} shows a user's tokens.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "auth"
+                ],
+                "summary": "Users (admin)",
+                "operationId": "listUsers",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.UserList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
             "post": {
                 "security": [
                     {
                         "BearerAuth": []
                     }
                 ],
-                "description": "Creates a user with a display name and a role (admin, manager, planner, viewer). Writes user.created.",
+                "description": "Creates a user with a display name and a role (admin, manager, planner, viewer). Writes user.created. The user gets API tokens with POST /api/v1/users/{id}/tokens.",
                 "consumes": [
                     "application/json"
                 ],
@@ -1936,6 +1992,130 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/users/{id}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The user and every token ever issued to them, oldest first: name, status (active, expired, revoked), created_at, last_used_at (to the minute), expires_at, revoked_at. Never a token's secret or hash.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "auth"
+                ],
+                "summary": "One user with their tokens (admin)",
+                "operationId": "getUser",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "user id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/auth.UserDetail"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/users/{id}/deactivate": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every token of the user stops working at once (they are revoked) and the user can get no new ones; the journal keeps naming them as the actor of their events. 409 for yourself and for the last active administrator. Deactivating a deactivated user changes nothing. Writes user.deactivated.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "auth"
+                ],
+                "summary": "Deactivate a user (admin)",
+                "operationId": "deactivateUser",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "user id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/auth.User"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "Conflict",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/users/{id}/tokens": {
             "post": {
                 "security": [
@@ -1943,7 +2123,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The token is shown in this response only; tsekh stores its hash.",
+                "description": "The token is shown in this response only (sent with Cache-Control: no-store); tsekh stores its hash. expires_in, a Go duration from 1m to 8760h (\"720h\" = 30 days), makes it expire; without it the token works until it is revoked. 409 for a deactivated user. Writes token.issued, which never holds the token.",
                 "consumes": [
                     "application/json"
                 ],
@@ -1964,7 +2144,7 @@ const docTemplate = `{
                         "required": true
                     },
                     {
-                        "description": "a name for the token",
+                        "description": "a name and a lifetime for the token",
                         "name": "body",
                         "in": "body",
                         "schema": {
@@ -1999,6 +2179,78 @@ const docTemplate = `{
                     },
                     "404": {
                         "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "Conflict",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/users/{id}/tokens/{token_id}": {
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The token stops working at once (401 from then on). Revoking a revoked token changes nothing. Writes token.revoked.",
+                "tags": [
+                    "auth"
+                ],
+                "summary": "Revoke a user's API token (admin)",
+                "operationId": "revokeToken",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "user id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "integer",
+                        "description": "token id",
+                        "name": "token_id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2607,6 +2859,11 @@ const docTemplate = `{
         "api.IssueTokenRequest": {
             "type": "object",
             "properties": {
+                "expires_in": {
+                    "description": "The token's lifetime as a Go duration (\"720h\" is 30 days, \"90m\"), from\n1m to 8760h; without it the token works until it is revoked.",
+                    "type": "string",
+                    "example": "720h"
+                },
                 "name": {
                     "type": "string",
                     "example": "CRM import"
@@ -3020,6 +3277,24 @@ const docTemplate = `{
                 }
             }
         },
+        "api.UserList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/auth.User"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
         "api.WorkCenterList": {
             "type": "object",
             "required": [
@@ -3081,12 +3356,24 @@ const docTemplate = `{
         "auth.IssuedToken": {
             "type": "object",
             "required": [
+                "created_at",
+                "expires_at",
                 "id",
                 "name",
                 "token",
                 "user_id"
             ],
             "properties": {
+                "created_at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "expires_at": {
+                    "description": "When it stops working; null: never (until revoked).",
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
                 "id": {
                     "type": "integer"
                 },
@@ -3094,10 +3381,66 @@ const docTemplate = `{
                     "type": "string"
                 },
                 "token": {
-                    "type": "string"
+                    "type": "string",
+                    "example": "tsk_orzwk23ifvsxqylnobwgkllun5vwk3rb"
                 },
                 "user_id": {
                     "type": "integer"
+                }
+            }
+        },
+        "auth.Token": {
+            "type": "object",
+            "required": [
+                "bootstrap",
+                "created_at",
+                "expires_at",
+                "id",
+                "last_used_at",
+                "name",
+                "revoked_at",
+                "status"
+            ],
+            "properties": {
+                "bootstrap": {
+                    "description": "Made from BOOTSTRAP_ADMIN_TOKEN: a changed setting revokes it.",
+                    "type": "boolean"
+                },
+                "created_at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "expires_at": {
+                    "description": "When it stops working; null: never (until revoked).",
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "last_used_at": {
+                    "description": "The last request it authenticated, to the minute; null if never used.",
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "name": {
+                    "type": "string"
+                },
+                "revoked_at": {
+                    "description": "When it was revoked; null while it is not.",
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "active",
+                        "expired",
+                        "revoked"
+                    ]
                 }
             }
         },
@@ -3105,6 +3448,7 @@ const docTemplate = `{
             "type": "object",
             "required": [
                 "created_at",
+                "deactivated_at",
                 "email",
                 "id",
                 "name",
@@ -3114,6 +3458,12 @@ const docTemplate = `{
                 "created_at": {
                     "type": "string",
                     "format": "date-time"
+                },
+                "deactivated_at": {
+                    "description": "When the user was deactivated; null while active.",
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
                 },
                 "email": {
                     "type": "string",
@@ -3127,6 +3477,49 @@ const docTemplate = `{
                 },
                 "role": {
                     "type": "string"
+                }
+            }
+        },
+        "auth.UserDetail": {
+            "type": "object",
+            "required": [
+                "created_at",
+                "deactivated_at",
+                "email",
+                "id",
+                "name",
+                "role",
+                "tokens"
+            ],
+            "properties": {
+                "created_at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "deactivated_at": {
+                    "description": "When the user was deactivated; null while active.",
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "email": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "role": {
+                    "type": "string"
+                },
+                "tokens": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/auth.Token"
+                    }
                 }
             }
         },

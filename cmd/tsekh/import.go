@@ -270,6 +270,9 @@ func actAs(ctx context.Context, a *app.App, userID int64) (context.Context, erro
 	)
 	if userID > 0 {
 		u, err = a.Auth.User(ctx, userID)
+		if err == nil && u.DeactivatedAt != nil {
+			err = fmt.Errorf("user %d (%s) was deactivated and cannot act", u.ID, u.Name)
+		}
 	} else {
 		u, err = a.Auth.EnsureUser(ctx, auth.AdminName, auth.RoleAdmin)
 	}

@@ -172,27 +172,55 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 	}
 	srv := api.HTTPServer(cfg.HTTPAddr, a.HTTP())
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "dispatch", !*noDispatch, "swagger", "/swagger/index.html")
+	// With METRICS_ADDR the metrics have a listener of their own, for the
+	// monitoring only; otherwise the API port serves them to administrators.
+	var metricsSrv *http.Server
+	if cfg.MetricsAddr != "" {
+		metricsSrv = api.HTTPServer(cfg.MetricsAddr, a.MetricsHTTP())
+		go func() { errc <- fmt.Errorf("metrics listener: %w", metricsSrv.ListenAndServe()) }()
+	}
+	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "metrics", metricsWhere(cfg.MetricsAddr), "dispatch", !*noDispatch, "swagger", "/swagger/index.html")
 
 	select {
 	case err := <-errc:
+		shutdownHTTP(srv, metricsSrv, log)
+		stopDispatch()
+		a.WaitDispatcher()
 		return err
 	case <-ctx.Done():
 	}
 	// Stop taking requests, let those in flight finish, then let the
 	// dispatcher finish the deliveries in hand.
 	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("http shutdown", "err", err)
-	}
+	shutdownHTTP(srv, metricsSrv, log)
 	stopDispatch()
 	a.WaitDispatcher()
 	log.Info("stopped")
 	return nil
+}
+
+// shutdownHTTP stops the API and the metrics listener (when there is one),
+// letting the requests in flight finish.
+func shutdownHTTP(srv, metricsSrv *http.Server, log *slog.Logger) {
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, s := range []*http.Server{srv, metricsSrv} {
+		if s == nil {
+			continue
+		}
+		if err := s.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("http shutdown", "addr", s.Addr, "err", err)
+		}
+	}
+}
+
+func metricsWhere(addr string) string {
+	if addr == "" {
+		return "/metrics on the API port, for administrators"
+	}
+	return addr
 }
 
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

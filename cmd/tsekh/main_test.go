@@ -117,3 +117,64 @@ func TestRun_ServeOnFreshSQLite(t *testing.T) {
 	require.NoError(t, run(context.Background(), []string{"migrate"}, env(vars), &out, io.Discard))
 	require.Contains(t, out.String(), "up to date")
 }
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+func get(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	return res.StatusCode, string(body)
+}
+
+// With METRICS_ADDR, serve answers /metrics (the dispatcher's included) on
+// that address only, and stops that listener with the API.
+func TestRun_ServeMetricsOnTheirOwnAddress(t *testing.T) {
+	t.Parallel()
+	addr, metricsAddr := freeAddr(t), freeAddr(t)
+	vars := map[string]string{"SQLITE_PATH": filepath.Join(t.TempDir(), "tsekh.db"), "HTTP_ADDR": addr, "METRICS_ADDR": metricsAddr,
+		"BOOTSTRAP_ADMIN_TOKEN": "metrics-admin-token-0123456789"}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, env(vars), &stdout, io.Discard) }()
+	require.Eventually(t, func() bool {
+		res, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return false
+		}
+		_ = res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	}, 20*time.Second, 20*time.Millisecond, "serve did not come up: %s", stdout.String())
+
+	status, body := get(t, "http://"+metricsAddr+"/metrics", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "tsekh_events_pending")
+	status, _ = get(t, "http://"+addr+"/metrics", vars["BOOTSTRAP_ADMIN_TOKEN"])
+	require.Equal(t, http.StatusNotFound, status, "not on the API port, not even for an administrator")
+	status, _ = get(t, "http://"+metricsAddr+"/api/v1/me", vars["BOOTSTRAP_ADMIN_TOKEN"])
+	require.Equal(t, http.StatusNotFound, status, "nothing but the metrics on their address")
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	_, err := net.DialTimeout("tcp", metricsAddr, time.Second)
+	require.Error(t, err, "the metrics listener is closed")
+}

@@ -5,8 +5,10 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -128,14 +130,23 @@ func hasTypes(r *events.Registry, types ...string) bool {
 	return true
 }
 
-// HTTP returns the Echo app.
+// HTTP returns the Echo app. It serves /metrics to administrators unless
+// METRICS_ADDR gives the metrics a listener of their own (MetricsHTTP).
 func (a *App) HTTP() *echo.Echo {
+	var metrics prometheus.Gatherer
+	if a.Config.MetricsAddr == "" {
+		metrics = a.Metrics
+	}
 	return api.New(api.Deps{
 		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan,
-		Journal: a.Journal, Registry: a.Registry, Metrics: a.Metrics, Logger: a.Logger,
+		Journal: a.Journal, Registry: a.Registry, Metrics: metrics, Logger: a.Logger,
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret,
 	})
 }
+
+// MetricsHTTP returns the handler of the METRICS_ADDR listener: /metrics,
+// the dispatcher's included, without a token.
+func (a *App) MetricsHTTP() http.Handler { return api.MetricsHandler(a.Metrics) }
 
 // StartDispatcher runs the dispatcher in the background until ctx is
 // cancelled; WaitDispatcher waits for it to finish the pass in hand.
@@ -169,7 +180,8 @@ func (a *App) WakeDispatcher() {
 }
 
 // Bootstrap prepares a database for first use. With a token it ensures the
-// administrator "Администратор" logging in with it. On a fresh SQLite
+// administrator "Администратор" logging in with it, and revokes the token of
+// an earlier, different BOOTSTRAP_ADMIN_TOKEN. On a fresh SQLite
 // database (no users yet) it also seeds the demo catalog and, with no token
 // given, creates one; the token it made (or "") is returned to be shown once.
 func (a *App) Bootstrap(ctx context.Context) (newToken string, err error) {
@@ -192,7 +204,13 @@ func (a *App) Bootstrap(ctx context.Context) (newToken string, err error) {
 		}
 	}
 	if token != "" {
-		if _, err := a.Auth.EnsureAdmin(ctx, token); err != nil {
+		_, err := a.Auth.EnsureAdmin(ctx, token)
+		switch {
+		case errors.Is(err, auth.ErrBootstrapTokenRevoked), errors.Is(err, auth.ErrBootstrapAdminDeactivated):
+			// An administrator's decision outlives a restart; the service
+			// runs, and the other administrators' tokens work.
+			a.Logger.Warn("bootstrap admin: " + err.Error())
+		case err != nil:
 			return "", fmt.Errorf("bootstrap admin: %w", err)
 		}
 	}

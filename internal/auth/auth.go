@@ -1,5 +1,6 @@
 // Package auth owns users, their roles and their API tokens. Tokens are shown
-// once when issued and stored only as SHA-256 hashes.
+// once when issued and stored only as SHA-256 hashes; they may expire, can be
+// revoked, and stop working when their user is deactivated.
 package auth
 
 import (
@@ -35,10 +36,13 @@ var Roles = []string{RoleAdmin, RoleManager, RolePlanner, RoleViewer}
 // journal screen shows it.
 const AdminName = "Администратор"
 
-// Event types of the auth module.
+// Event types of the auth module. Every one is about a user (auth_users);
+// none ever holds a token's secret or hash.
 const (
-	EventUserCreated = "user.created"
-	EventTokenIssued = "token.issued"
+	EventUserCreated     = "user.created"
+	EventUserDeactivated = "user.deactivated"
+	EventTokenIssued     = "token.issued"
+	EventTokenRevoked    = "token.revoked"
 )
 
 // EventTypes describes the auth module's events.
@@ -46,14 +50,21 @@ func EventTypes() []events.Type {
 	return []events.Type{
 		{Type: EventUserCreated, Owner: "auth", AggregateType: "auth_users", Description: "A user was created.",
 			Schema: objectSchema(map[string]any{"user_id": intSchema, "name": strSchema, "role": strSchema}, "user_id", "name", "role")},
+		{Type: EventUserDeactivated, Owner: "auth", AggregateType: "auth_users", Description: "A user was deactivated: their tokens were revoked with them, and they can get no new ones. Their earlier events keep naming them.",
+			Schema: objectSchema(map[string]any{"user_id": intSchema, "name": strSchema, "revoked_token_ids": intListSchema}, "user_id", "name", "revoked_token_ids")},
 		{Type: EventTokenIssued, Owner: "auth", AggregateType: "auth_users", Description: "An API token was issued to a user (the token itself is never recorded).",
-			Schema: objectSchema(map[string]any{"user_id": intSchema, "token_id": intSchema, "name": strSchema}, "user_id", "token_id")},
+			Schema: objectSchema(map[string]any{"user_id": intSchema, "token_id": intSchema, "name": strSchema, "expires_at": timeSchema, "bootstrap": boolSchema}, "user_id", "token_id")},
+		{Type: EventTokenRevoked, Owner: "auth", AggregateType: "auth_users", Description: "An API token was revoked: by an administrator (reason revoked) or because BOOTSTRAP_ADMIN_TOKEN changed (reason bootstrap_replaced).",
+			Schema: objectSchema(map[string]any{"user_id": intSchema, "token_id": intSchema, "name": strSchema, "reason": map[string]any{"type": "string", "enum": []string{RevokedByAdmin, RevokedBootstrapReplaced}}}, "user_id", "token_id", "name", "reason")},
 	}
 }
 
 var (
-	intSchema = map[string]any{"type": "integer"}
-	strSchema = map[string]any{"type": "string"}
+	intSchema     = map[string]any{"type": "integer"}
+	strSchema     = map[string]any{"type": "string"}
+	boolSchema    = map[string]any{"type": "boolean"}
+	timeSchema    = map[string]any{"type": "string", "format": "date-time"}
+	intListSchema = map[string]any{"type": "array", "items": intSchema}
 )
 
 func objectSchema(props map[string]any, required ...string) map[string]any {
@@ -67,6 +78,8 @@ type User struct {
 	Email     *string   `json:"email" extensions:"x-nullable"`
 	Role      string    `json:"role"`
 	CreatedAt time.Time `json:"created_at" gorm:"->" format:"date-time"`
+	// When the user was deactivated; null while active.
+	DeactivatedAt *time.Time `json:"deactivated_at" gorm:"->" format:"date-time" extensions:"x-nullable"`
 }
 
 // TableName is the auth module's users table.
@@ -79,16 +92,6 @@ func (u User) Actor() events.Actor { return events.Actor{ID: u.ID, Name: u.Name}
 func (u User) Can(roles ...string) bool {
 	return u.Role == RoleAdmin || slices.Contains(roles, u.Role)
 }
-
-type token struct {
-	ID        int64 `gorm:"primaryKey"`
-	UserID    int64
-	Name      string
-	Hash      string
-	CreatedAt time.Time `gorm:"->"`
-}
-
-func (token) TableName() string { return "auth_tokens" }
 
 // Service manages users and tokens.
 type Service struct{ db *gorm.DB }
@@ -130,11 +133,20 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (User, error) {
 	return u, err
 }
 
+// createUser inserts the user and reads back its id and the database clock's
+// created_at, then writes user.created.
 func createUser(ctx context.Context, tx *gorm.DB, u *User) error {
-	if err := tx.Omit("ID", "CreatedAt").Create(u).Error; err != nil {
+	var row struct {
+		ID        int64
+		CreatedAt time.Time
+	}
+	err := tx.Raw("INSERT INTO auth_users (name, email, role) VALUES (?, ?, ?) RETURNING id, created_at", u.Name, u.Email, u.Role).
+		Scan(&row).Error
+	if err != nil {
 		return err
 	}
-	err := events.Add(ctx, tx, events.New{Type: EventUserCreated, AggregateType: "auth_users", AggregateID: u.ID,
+	u.ID, u.CreatedAt = row.ID, row.CreatedAt
+	err = events.Add(ctx, tx, events.New{Type: EventUserCreated, AggregateType: "auth_users", AggregateID: u.ID,
 		Payload: map[string]any{"user_id": u.ID, "name": u.Name, "role": u.Role}})
 	return err
 }
@@ -147,84 +159,6 @@ func (s *Service) User(ctx context.Context, id int64) (User, error) {
 		return u, apperr.NotFound("user %d does not exist", id)
 	}
 	return u, err
-}
-
-// IssuedToken is a new token; Token is shown this once and never stored.
-type IssuedToken struct {
-	ID     int64  `json:"id"`
-	UserID int64  `json:"user_id"`
-	Name   string `json:"name"`
-	Token  string `json:"token"`
-}
-
-// IssueToken creates a new API token for the user. It returns ENOTFOUND for
-// an unknown user.
-func (s *Service) IssueToken(ctx context.Context, userID int64, name string) (IssuedToken, error) {
-	secret := NewTokenSecret()
-	var out IssuedToken
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&User{}).Where("id = ?", userID).Count(&n).Error; err != nil {
-			return err
-		}
-		if n == 0 {
-			return apperr.NotFound("user %d does not exist", userID)
-		}
-		t, err := issueToken(ctx, tx, userID, strings.TrimSpace(name), secret)
-		out = IssuedToken{ID: t.ID, UserID: userID, Name: t.Name, Token: secret}
-		return err
-	})
-	return out, err
-}
-
-func issueToken(ctx context.Context, tx *gorm.DB, userID int64, name, secret string) (token, error) {
-	t := token{UserID: userID, Name: name, Hash: HashToken(secret)}
-	if err := tx.Omit("ID", "CreatedAt").Create(&t).Error; err != nil {
-		return t, err
-	}
-	err := events.Add(ctx, tx, events.New{Type: EventTokenIssued, AggregateType: "auth_users", AggregateID: userID,
-		Payload: map[string]any{"user_id": userID, "token_id": t.ID, "name": name}})
-	return t, err
-}
-
-// Authenticate returns the user a bearer token belongs to, or EUNAUTHORIZED.
-func (s *Service) Authenticate(ctx context.Context, secret string) (User, error) {
-	if secret == "" {
-		return User{}, apperr.Errorf(apperr.EUNAUTHORIZED, "an API token is required: send Authorization: Bearer <token>")
-	}
-	var u User
-	err := s.db.WithContext(ctx).Raw(`SELECT u.id, u.name, u.email, u.role, u.created_at FROM auth_tokens t
-JOIN auth_users u ON u.id = t.user_id WHERE t.hash = ?`, HashToken(secret)).Scan(&u).Error
-	if err != nil {
-		return User{}, err
-	}
-	if u.ID == 0 {
-		return User{}, apperr.Errorf(apperr.EUNAUTHORIZED, "the API token is not valid")
-	}
-	return u, nil
-}
-
-// EnsureAdmin makes sure the administrator "Администратор" exists and that
-// the token logs in as them (BOOTSTRAP_ADMIN_TOKEN). It is idempotent.
-func (s *Service) EnsureAdmin(ctx context.Context, secret string) (User, error) {
-	var admin User
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		err := tx.Where("name = ? AND role = ?", AdminName, RoleAdmin).Order("id").First(&admin).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			admin = User{Name: AdminName, Role: RoleAdmin}
-			err = createUser(ctx, tx, &admin)
-		}
-		if err != nil {
-			return err
-		}
-		var n int64
-		if err := tx.Model(&token{}).Where("hash = ?", HashToken(secret)).Count(&n).Error; err != nil || n > 0 {
-			return err
-		}
-		_, err = issueToken(ctx, tx, admin.ID, "bootstrap", secret)
-		return err
-	})
-	return admin, err
 }
 
 // EnsureUser returns the user with the name and role, creating them (and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"reflect"
 	"strings"
@@ -20,6 +21,7 @@ type Config struct {
 	DatabaseURL         string        `env:"DATABASE_URL" secret:"url"`
 	SQLitePath          string        `env:"SQLITE_PATH" envDefault:"tsekh.db"`
 	HTTPAddr            string        `env:"HTTP_ADDR" envDefault:":8080"`
+	MetricsAddr         string        `env:"METRICS_ADDR"`
 	DispatchInterval    time.Duration `env:"DISPATCH_INTERVAL" envDefault:"1m"`
 	DispatchBatchSize   int           `env:"DISPATCH_BATCH_SIZE" envDefault:"1000"`
 	DispatchMaxAttempts int           `env:"DISPATCH_MAX_ATTEMPTS" envDefault:"10"`
@@ -82,6 +84,13 @@ func (c Config) Validate() error {
 		}
 	} else if c.SQLitePath == "" {
 		errs = append(errs, errors.New("SQLITE_PATH must not be empty when DATABASE_URL is not set"))
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			errs = append(errs, errors.New("METRICS_ADDR must be host:port or :port, e.g. :9090"))
+		} else if c.MetricsAddr == c.HTTPAddr {
+			errs = append(errs, errors.New("METRICS_ADDR must differ from HTTP_ADDR (leave it empty to serve /metrics to administrators on the API port)"))
+		}
 	}
 	if c.DispatchInterval < time.Second {
 		errs = append(errs, errors.New("DISPATCH_INTERVAL must be at least 1s"))

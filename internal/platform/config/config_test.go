@@ -52,3 +52,16 @@ func TestPrint_MasksSecrets(t *testing.T) {
 	require.Contains(t, out, "DATABASE_URL")
 	require.Contains(t, out, "tsekh:")
 }
+
+func TestLoad_MetricsAddr(t *testing.T) {
+	c, err := config.Load(vars(nil))
+	require.NoError(t, err)
+	require.Empty(t, c.MetricsAddr, "by default /metrics is on the API port, for administrators")
+	c, err = config.Load(vars(map[string]string{"METRICS_ADDR": "127.0.0.1:9090"}))
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:9090", c.MetricsAddr)
+	_, err = config.Load(vars(map[string]string{"METRICS_ADDR": "9090"}))
+	require.ErrorContains(t, err, "METRICS_ADDR must be host:port")
+	_, err = config.Load(vars(map[string]string{"METRICS_ADDR": ":8080"}))
+	require.ErrorContains(t, err, "METRICS_ADDR must differ from HTTP_ADDR")
+}

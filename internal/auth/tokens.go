@@ -1,0 +1,309 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// The lifetimes a token may be given (NewToken.ExpiresIn); without one a
+// token works until it is revoked.
+const (
+	MinTokenLifetime = time.Minute
+	MaxTokenLifetime = 365 * 24 * time.Hour
+)
+
+// lastUsedResolution is how stale a token's last_used_at may get: it is
+// written at most once per this time and token, so that authenticating a
+// request costs a read, not a write.
+const lastUsedResolution = time.Minute
+
+// Token statuses, as administrators see them.
+const (
+	TokenStatusActive  = "active"
+	TokenStatusExpired = "expired"
+	TokenStatusRevoked = "revoked" // by an administrator, with its user's deactivation, or as a replaced bootstrap token
+)
+
+// Reasons of token.revoked.
+const (
+	RevokedByAdmin           = "revoked"
+	RevokedBootstrapReplaced = "bootstrap_replaced"
+)
+
+// Errors of EnsureAdmin that leave the service running without the
+// bootstrap token: an administrator's decision outlives a restart.
+var (
+	ErrBootstrapTokenRevoked     = errors.New("BOOTSTRAP_ADMIN_TOKEN was revoked by an administrator and does not log in; set a new one")
+	ErrBootstrapAdminDeactivated = errors.New(`the administrator "` + AdminName + `" was deactivated; BOOTSTRAP_ADMIN_TOKEN does not log in`)
+)
+
+// Token is an API token as administrators see it; its secret is shown once,
+// when it is issued, and neither it nor its hash ever again.
+type Token struct {
+	ID     int64  `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status" enums:"active,expired,revoked"`
+	// Made from BOOTSTRAP_ADMIN_TOKEN: a changed setting revokes it.
+	Bootstrap bool      `json:"bootstrap"`
+	CreatedAt time.Time `json:"created_at" format:"date-time"`
+	// The last request it authenticated, to the minute; null if never used.
+	LastUsedAt *time.Time `json:"last_used_at" format:"date-time" extensions:"x-nullable"`
+	// When it stops working; null: never (until revoked).
+	ExpiresAt *time.Time `json:"expires_at" format:"date-time" extensions:"x-nullable"`
+	// When it was revoked; null while it is not.
+	RevokedAt *time.Time `json:"revoked_at" format:"date-time" extensions:"x-nullable"`
+}
+
+// IssuedToken is a new token; Token is shown this once and never stored.
+type IssuedToken struct {
+	ID        int64     `json:"id"`
+	UserID    int64     `json:"user_id"`
+	Name      string    `json:"name"`
+	Token     string    `json:"token" example:"tsk_orzwk23ifvsxqylnobwgkllun5vwk3rb"`
+	CreatedAt time.Time `json:"created_at" format:"date-time"`
+	// When it stops working; null: never (until revoked).
+	ExpiresAt *time.Time `json:"expires_at" format:"date-time" extensions:"x-nullable"`
+}
+
+// TokenIssued is the payload of token.issued (never the token).
+type TokenIssued struct {
+	UserID    int64      `json:"user_id"`
+	TokenID   int64      `json:"token_id"`
+	Name      string     `json:"name"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	Bootstrap bool       `json:"bootstrap,omitempty"`
+}
+
+// TokenRevoked is the payload of token.revoked.
+type TokenRevoked struct {
+	UserID  int64  `json:"user_id"`
+	TokenID int64  `json:"token_id"`
+	Name    string `json:"name"`
+	Reason  string `json:"reason"`
+}
+
+// NewToken is the input of IssueToken.
+type NewToken struct {
+	Name string
+	// ExpiresIn, when given, is the token's lifetime, from MinTokenLifetime
+	// to MaxTokenLifetime; nil: the token works until it is revoked.
+	ExpiresIn *time.Duration
+}
+
+// IssueToken creates a new API token for the user. It returns EINVALID for
+// a lifetime out of bounds, ENOTFOUND for an unknown user and ECONFLICT for
+// a deactivated one.
+func (s *Service) IssueToken(ctx context.Context, userID int64, in NewToken) (IssuedToken, error) {
+	if d := in.ExpiresIn; d != nil && (*d < MinTokenLifetime || *d > MaxTokenLifetime) {
+		return IssuedToken{}, apperr.Invalid("the token is not valid",
+			apperr.Field("expires_in", "must be from 1m to 8760h (365 days)"))
+	}
+	var out IssuedToken
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		u, err := userByID(tx, userID, true)
+		if err != nil {
+			return err
+		}
+		if u.DeactivatedAt != nil {
+			return apperr.Conflict("%s was deactivated and can get no new tokens", u.Name)
+		}
+		out, err = issueToken(ctx, tx, userID, strings.TrimSpace(in.Name), NewTokenSecret(), in.ExpiresIn, false)
+		return err
+	})
+	return out, err
+}
+
+func issueToken(ctx context.Context, tx *gorm.DB, userID int64, name, secret string, expiresIn *time.Duration, bootstrap bool) (IssuedToken, error) {
+	expires := "NULL"
+	if expiresIn != nil {
+		expires = database.NowPlus(tx, *expiresIn)
+	}
+	var row struct {
+		ID        int64
+		CreatedAt time.Time
+		ExpiresAt *time.Time
+	}
+	err := tx.Raw(`INSERT INTO auth_tokens (user_id, name, hash, expires_at, bootstrap) VALUES (?, ?, ?, `+expires+`, ?)
+RETURNING id, created_at, expires_at`, userID, name, HashToken(secret), bootstrap).Scan(&row).Error
+	if err != nil {
+		return IssuedToken{}, err
+	}
+	t := IssuedToken{ID: row.ID, UserID: userID, Name: name, Token: secret, CreatedAt: row.CreatedAt, ExpiresAt: row.ExpiresAt}
+	err = events.Add(ctx, tx, events.New{Type: EventTokenIssued, AggregateType: "auth_users", AggregateID: userID,
+		Payload: TokenIssued{UserID: userID, TokenID: t.ID, Name: name, ExpiresAt: t.ExpiresAt, Bootstrap: bootstrap}})
+	return t, err
+}
+
+// tokensOf returns every token of the user in id order.
+func tokensOf(ctx context.Context, tx *gorm.DB, userID int64) ([]Token, error) {
+	var rows []struct {
+		Token
+		Expired bool
+	}
+	err := tx.WithContext(ctx).Raw(`SELECT id, name, bootstrap, created_at, last_used_at, expires_at, revoked_at,
+  (expires_at IS NOT NULL AND expires_at <= `+database.Now(tx)+`) AS expired
+FROM auth_tokens WHERE user_id = ? ORDER BY id`, userID).Scan(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	ts := make([]Token, len(rows))
+	for i, r := range rows {
+		ts[i] = r.Token
+		switch {
+		case r.RevokedAt != nil:
+			ts[i].Status = TokenStatusRevoked
+		case r.Expired:
+			ts[i].Status = TokenStatusExpired
+		default:
+			ts[i].Status = TokenStatusActive
+		}
+	}
+	return ts, nil
+}
+
+// RevokeToken revokes the user's token: it stops working at once. It returns
+// ENOTFOUND when the user has no such token; revoking a revoked token
+// changes nothing and writes no event.
+func (s *Service) RevokeToken(ctx context.Context, userID, tokenID int64) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var names []string
+		err := tx.Raw(`UPDATE auth_tokens SET revoked_at = `+database.Now(tx)+`
+WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING name`, tokenID, userID).Scan(&names).Error
+		if err != nil {
+			return err
+		}
+		if len(names) == 0 {
+			var n int64
+			if err := tx.Raw("SELECT count(*) FROM auth_tokens WHERE id = ? AND user_id = ?", tokenID, userID).Scan(&n).Error; err != nil {
+				return err
+			}
+			if n == 0 {
+				return apperr.NotFound("user %d has no token %d", userID, tokenID)
+			}
+			return nil
+		}
+		return events.Add(ctx, tx, events.New{Type: EventTokenRevoked, AggregateType: "auth_users", AggregateID: userID,
+			Payload: TokenRevoked{UserID: userID, TokenID: tokenID, Name: names[0], Reason: RevokedByAdmin}})
+	})
+}
+
+// Authenticate returns the user a bearer token belongs to. It returns
+// EUNAUTHORIZED, with what to do about it, for a missing or unknown token, a
+// revoked or expired one and one whose user was deactivated. It refreshes
+// the token's last_used_at when it is older than a minute.
+func (s *Service) Authenticate(ctx context.Context, secret string) (User, error) {
+	if secret == "" {
+		return User{}, apperr.Errorf(apperr.EUNAUTHORIZED, "an API token is required: send Authorization: Bearer <token>")
+	}
+	db := s.db.WithContext(ctx)
+	var row struct {
+		User
+		TokenID   int64
+		RevokedAt *time.Time
+		ExpiresAt *time.Time
+		Expired   bool
+		Stale     bool
+	}
+	err := db.Raw(`SELECT t.id AS token_id, t.revoked_at, t.expires_at,
+  (t.expires_at IS NOT NULL AND t.expires_at <= `+database.Now(db)+`) AS expired,
+  (t.last_used_at IS NULL OR t.last_used_at < `+database.NowPlus(db, -lastUsedResolution)+`) AS stale,
+  u.id, u.name, u.email, u.role, u.created_at, u.deactivated_at
+FROM auth_tokens t JOIN auth_users u ON u.id = t.user_id WHERE t.hash = ?`, HashToken(secret)).Scan(&row).Error
+	if err != nil {
+		return User{}, err
+	}
+	switch {
+	case row.TokenID == 0:
+		return User{}, apperr.Errorf(apperr.EUNAUTHORIZED, "the API token is not valid")
+	case row.DeactivatedAt != nil:
+		return User{}, apperr.Errorf(apperr.EUNAUTHORIZED, "the user %s was deactivated on %s and their API tokens no longer work; ask an administrator",
+			row.Name, fmtTime(*row.DeactivatedAt))
+	case row.RevokedAt != nil:
+		return User{}, apperr.Errorf(apperr.EUNAUTHORIZED, "this API token was revoked on %s; ask an administrator for a new one", fmtTime(*row.RevokedAt))
+	case row.Expired:
+		return User{}, apperr.Errorf(apperr.EUNAUTHORIZED, "this API token expired on %s; ask an administrator for a new one", fmtTime(*row.ExpiresAt))
+	}
+	if row.Stale {
+		// Requests with the same token at the same moment race harmlessly:
+		// the condition lets one write through and turns the rest into no-ops.
+		err := db.Exec(`UPDATE auth_tokens SET last_used_at = `+database.Now(db)+` WHERE id = ?
+AND (last_used_at IS NULL OR last_used_at < `+database.NowPlus(db, -lastUsedResolution)+`)`, row.TokenID).Error
+		if err != nil {
+			return User{}, err
+		}
+	}
+	return row.User, nil
+}
+
+// EnsureAdmin makes sure the administrator "Администратор" exists and that
+// the token (BOOTSTRAP_ADMIN_TOKEN) logs in as them. A token of the setting
+// that is not this one is revoked (token.revoked, reason bootstrap_replaced),
+// so changing the setting retires the old token. It is idempotent; on
+// PostgreSQL replicas starting at once take turns. An administrator's
+// decision outlives a restart: it returns ErrBootstrapTokenRevoked when this
+// token was revoked and ErrBootstrapAdminDeactivated when the administrator
+// was deactivated, and changes nothing then.
+func (s *Service) EnsureAdmin(ctx context.Context, secret string) (User, error) {
+	var admin User
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if database.DialectOf(tx) == database.Postgres {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext('auth.bootstrap'))").Error; err != nil {
+				return err
+			}
+		}
+		err := tx.Where("name = ? AND role = ?", AdminName, RoleAdmin).Order("id").First(&admin).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			admin = User{Name: AdminName, Role: RoleAdmin}
+			err = createUser(ctx, tx, &admin)
+		}
+		if err != nil {
+			return err
+		}
+		if admin.DeactivatedAt != nil {
+			return ErrBootstrapAdminDeactivated
+		}
+		var current struct {
+			ID        int64
+			RevokedAt *time.Time
+		}
+		if err := tx.Raw("SELECT id, revoked_at FROM auth_tokens WHERE hash = ?", HashToken(secret)).Scan(&current).Error; err != nil {
+			return err
+		}
+		if current.RevokedAt != nil {
+			return ErrBootstrapTokenRevoked
+		}
+		var replaced []struct {
+			ID     int64
+			UserID int64
+			Name   string
+		}
+		err = tx.Raw(`UPDATE auth_tokens SET revoked_at = `+database.Now(tx)+`
+WHERE bootstrap AND revoked_at IS NULL AND id <> ? RETURNING id, user_id, name`, current.ID).Scan(&replaced).Error
+		if err != nil {
+			return err
+		}
+		for _, t := range replaced {
+			err := events.Add(ctx, tx, events.New{Type: EventTokenRevoked, AggregateType: "auth_users", AggregateID: t.UserID,
+				Payload: TokenRevoked{UserID: t.UserID, TokenID: t.ID, Name: t.Name, Reason: RevokedBootstrapReplaced}})
+			if err != nil {
+				return err
+			}
+		}
+		if current.ID != 0 {
+			return nil
+		}
+		_, err = issueToken(ctx, tx, admin.ID, "bootstrap", secret, nil, true)
+		return err
+	})
+	return admin, err
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
