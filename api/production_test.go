@@ -273,6 +273,16 @@ func TestProduction_LaunchRefusals(t *testing.T) {
 			require.Equal(t, 5, launch(t, env, map[string]any{"items": ids[1:]}).PartsCount)
 		})
 
+		t.Run("ErrTooLarge", func(t *testing.T) {
+			// 300 wardrobes of 18 parts: 5,400 parts, over the 5,000 of one launch.
+			_, ids := receive(t, env, line{"SHK-RASP-1200", 300})
+			nothingWritten(t, func() {
+				p := requireProblem(t, post(map[string]any{"items": ids}), http.StatusUnprocessableEntity, "items")
+				require.Contains(t, p.Errors[0].Message, "make 5400 parts and 16800 operations")
+			})
+			require.Contains(t, backlogIDs(t, env), ids[0])
+		})
+
 		t.Run("ErrAlreadyLaunched", func(t *testing.T) {
 			_, ids := receive(t, env, line{"SHK-KUPE-1600", 1}, line{"SHK-RASP-1200", 1})
 			o := launch(t, env, map[string]any{"items": ids[:1]})

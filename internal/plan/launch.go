@@ -3,7 +3,9 @@ package plan
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,12 +124,16 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if err != nil {
 		return 0, err
 	}
-	x := explode(backlog, products, route)
-	if x.partsCount > MaxLaunchParts || len(x.ops) > MaxLaunchOps {
+	// Refuse a launch that is too large from its counts, before a part is
+	// built: what the catalog and the sales limits allow reaches billions of
+	// parts, and memory must be bounded by the launch limits, not the input.
+	size := sizeOf(backlog, products, route)
+	if size.parts > MaxLaunchParts || size.ops > MaxLaunchOps {
 		return 0, apperr.Invalid("the launch is too large", apperr.Field("items",
-			"make %d parts and %d operations; one launch may make at most %d parts and %d operations: launch fewer items",
-			x.partsCount, len(x.ops), MaxLaunchParts, MaxLaunchOps))
+			"make %s parts and %s operations; one launch may make at most %d parts and %d operations: launch fewer items",
+			countText(size.parts), countText(size.ops), MaxLaunchParts, MaxLaunchOps))
 	}
+	x := explode(backlog, products, route)
 	centers, err := catalog.AllWorkCenters(ctx, tx)
 	if err != nil {
 		return 0, err
@@ -290,6 +296,66 @@ func chooseRoute(ctx context.Context, tx *gorm.DB, in Launch, backlog []BacklogI
 	return route, nil
 }
 
+// launchSize is how many physical parts and operations a launch makes,
+// counted from the quantities (SPEC §2): parts = Σ item qty × the product's
+// parts per unit; operations = parts × the route's part-scope operations +
+// units × its item-scope operations. The counts stop at math.MaxInt64
+// instead of overflowing.
+type launchSize struct {
+	parts, units, ops int64
+}
+
+// sizeOf counts the launch of the items along the route without building it.
+func sizeOf(backlog []BacklogItem, products map[string]catalog.Product, route catalog.Route) launchSize {
+	var s launchSize
+	for _, b := range backlog {
+		qty := int64(max(b.Qty, 0))
+		var perUnit int64
+		for _, line := range products[b.SKU].Parts {
+			perUnit = addCount(perUnit, int64(max(line.Qty, 0)))
+		}
+		s.units = addCount(s.units, qty)
+		s.parts = addCount(s.parts, mulCount(qty, perUnit))
+	}
+	var partOps, itemOps int64
+	for _, op := range route.Operations {
+		if op.Scope == catalog.ScopePart {
+			partOps++
+		} else {
+			itemOps++
+		}
+	}
+	s.ops = addCount(mulCount(s.parts, partOps), mulCount(s.units, itemOps))
+	return s
+}
+
+// countText writes a count, saying so when it stopped at its ceiling.
+func countText(n int64) string {
+	if n == math.MaxInt64 {
+		return fmt.Sprintf("more than %d", int64(math.MaxInt64-1))
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// mulCount and addCount are a×b and a+b of non-negative counts, held at
+// math.MaxInt64 instead of overflowing.
+func mulCount(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+func addCount(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
 // exploded is a launch broken down into physical parts and operations.
 type exploded struct {
 	parts      []Part
@@ -306,6 +372,9 @@ type exploded struct {
 // before it in the route on the same part (or, after an item-scope
 // operation, on the same unit), and an item-scope operation follows every
 // operation of its unit before it in the route.
+//
+// It builds every part and operation in memory: the caller checks the
+// launch's size (sizeOf) against the limits first.
 func explode(backlog []BacklogItem, products map[string]catalog.Product, route catalog.Route) exploded {
 	type unit struct {
 		item       int64
@@ -315,8 +384,10 @@ func explode(backlog []BacklogItem, products map[string]catalog.Product, route c
 		lastOps    []int // the unit's tasks of the previous route operation
 		lastOfPart map[int]int
 	}
-	var x exploded
-	var units []*unit
+	size := sizeOf(backlog, products, route)
+	x := exploded{parts: make([]Part, 0, size.parts), ops: make([]Operation, 0, size.ops),
+		opPart: make([]int, 0, size.ops), tasks: make([]Task, 0, size.ops)}
+	units := make([]*unit, 0, size.units)
 	for _, b := range backlog {
 		p := products[b.SKU]
 		for n := 1; n <= b.Qty; n++ {
@@ -332,9 +403,6 @@ func explode(backlog []BacklogItem, products map[string]catalog.Product, route c
 		}
 	}
 	x.partsCount = len(x.parts)
-	if x.partsCount > MaxLaunchParts {
-		return x // too large: the caller refuses it without planning
-	}
 	add := func(u *unit, op catalog.Operation, part int, after []int) int {
 		x.ops = append(x.ops, Operation{ItemID: u.item, Unit: u.n, Seq: op.Seq, Name: op.Name, WorkCenterID: op.WorkCenterID,
 			Scope: op.Scope, Minutes: op.Minutes, Status: OpPending})

@@ -3,6 +3,8 @@ package plan
 import (
 	"context"
 	"fmt"
+	"math"
+	"runtime"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
 )
@@ -29,6 +32,7 @@ func TestExplode(t *testing.T) {
 	x := explode([]BacklogItem{{ItemID: 7, SKU: "P", Qty: 2}}, map[string]catalog.Product{"P": product}, route)
 
 	// 2 units × 3 parts; 6 parts × 3 part operations + 2 units × 2 item operations.
+	require.Equal(t, launchSize{parts: 6, units: 2, ops: 6*3 + 2*2}, sizeOf([]BacklogItem{{ItemID: 7, SKU: "P", Qty: 2}}, map[string]catalog.Product{"P": product}, route))
 	require.Equal(t, 6, x.partsCount)
 	require.Len(t, x.parts, 6)
 	require.Len(t, x.ops, 6*3+2*2)
@@ -175,4 +179,67 @@ func TestProdOrderItems_OneLiveLaunchPerItem(t *testing.T) {
 		require.NoError(t, db.Model(&ProdItem{}).Where("prod_order_id = ?", first).Update("released", true).Error)
 		require.NoError(t, db.Create(&[]ProdItem{item(second)}).Error)
 	})
+}
+
+// A launch's size is counted from the quantities, and a count that would
+// overflow stops at its ceiling instead of wrapping round to a small number.
+func TestSizeOf_Overflow(t *testing.T) {
+	t.Parallel()
+	route := catalog.Route{Operations: []catalog.Operation{{Scope: catalog.ScopePart}, {Scope: catalog.ScopeItem}}}
+	huge := catalog.Product{SKU: "H", Parts: []catalog.Part{{Qty: math.MaxInt / 2}, {Qty: math.MaxInt / 2}, {Qty: 7}}}
+	s := sizeOf([]BacklogItem{{SKU: "H", Qty: 3}}, map[string]catalog.Product{"H": huge}, route)
+	require.Equal(t, int64(math.MaxInt64), s.parts)
+	require.Equal(t, int64(math.MaxInt64), s.ops)
+	require.Equal(t, int64(3), s.units)
+	require.Contains(t, countText(s.parts), "more than")
+
+	big := catalog.Product{SKU: "B", Parts: []catalog.Part{{Qty: 1 << 40}}}
+	s = sizeOf([]BacklogItem{{SKU: "B", Qty: 1 << 22}, {SKU: "B", Qty: 1 << 22}}, map[string]catalog.Product{"B": big}, route)
+	require.Equal(t, int64(math.MaxInt64), s.parts, "2 × 2^62 parts")
+	require.Equal(t, int64(math.MaxInt64), s.ops)
+}
+
+// A launch far over the limits (5 items × 10,000 wardrobes of 18 parts:
+// 900,000 parts) is refused from its counts before a part is built, so it
+// allocates about what a small launch does; building the parts first
+// allocated hundreds of megabytes. The test does not run in parallel: it
+// reads the process's allocation counter.
+func TestLaunchProdOrder_TooLargeIsRefusedBeforeBuilding(t *testing.T) {
+	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			s, db := seededPlan(t, d)
+			ctx := context.Background()
+			ids := []int64{1, 2, 3, 4, 5}
+			for _, id := range ids {
+				receiveItem(t, db, id, "SHK-RASP-1200", 10_000)
+			}
+			launch := func() error {
+				_, err := s.LaunchProdOrder(ctx, Launch{Items: ids})
+				return err
+			}
+			err := launch() // warm up: prepared statements, caches
+			require.Equal(t, apperr.EINVALID, apperr.Code(err), "%v", err)
+			fields := apperr.As(err).Fields
+			require.Len(t, fields, 1)
+			require.Equal(t, "items", fields[0].Field)
+			// 5 × 10,000 × 18 parts; 900,000 parts × 3 part operations + 50,000 units × 2 item operations.
+			require.Contains(t, fields[0].Message, "make 900000 parts and 2800000 operations")
+
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			err = launch()
+			runtime.ReadMemStats(&after)
+			require.Equal(t, apperr.EINVALID, apperr.Code(err), "%v", err)
+			allocated := after.TotalAlloc - before.TotalAlloc
+			t.Logf("a refused launch of 900,000 parts allocated %d KiB", allocated>>10)
+			require.Less(t, allocated, uint64(2<<20), "a refused launch must not build its parts (900,000 parts take >100 MiB)")
+
+			var n int64
+			require.NoError(t, db.Model(&ProdOrder{}).Count(&n).Error)
+			require.Zero(t, n)
+			require.NoError(t, db.Model(&BacklogItem{}).Count(&n).Error)
+			require.Equal(t, int64(len(ids)), n, "the items stay in the backlog")
+		})
+	}
 }
