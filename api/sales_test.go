@@ -24,7 +24,7 @@ import (
 )
 
 const (
-	shopSecret  = "test-shop-secret"
+	shopSecret  = "test-shop-secret-of-at-least-32-bytes"
 	webhookPath = "/api/v1/webhooks/shop/orders"
 )
 

@@ -55,10 +55,10 @@ func (s *server) shopWebhook() echo.HandlerFunc {
 //	@Description	answers 200 with the same order_id and writes nothing. The orders are recorded under the user "Интернет-магазин".
 //	@Description	Nothing is stored when a delivery is refused. Answers 503 while SHOP_WEBHOOK_SECRET is not set.
 //	@Description
-//	@Description	A signed example (secret `demo-shop-secret`, timestamp 1795000000, the body exactly as sent):
+//	@Description	A signed example (secret `demo-shop-secret-at-least-32-bytes`, timestamp 1795000000, the body exactly as sent):
 //	@Description	```
 //	@Description	X-Shop-Timestamp: 1795000000
-//	@Description	X-Shop-Signature: sha256=4c987eb596f072010c05aa0e1e11703d601a0f756756edabd1270b473328b4c8
+//	@Description	X-Shop-Signature: sha256=e84a0b30b0407497df8383fc51e6b1dfae6632bef72f72dfb43524f18da1fb09
 //	@Description	{"id":"7826d8468b3d","customer":{"name":"Иван Петров","phone":"+7 900 123-45-67"},"items":[{"sku":"SHK-KUPE-1600","qty":1}]}
 //	@Description	```
 //	@Description	Signing from a shell:

@@ -101,5 +101,8 @@ func TestRun_ShopCallbackNeedsSecret(t *testing.T) {
 	err := run(context.Background(), []string{"migrate"}, env(vars), io.Discard, io.Discard)
 	require.ErrorContains(t, err, "SHOP_CALLBACK_URL needs SHOP_WEBHOOK_SECRET")
 	vars["SHOP_WEBHOOK_SECRET"] = "s3cret"
+	err = run(context.Background(), []string{"migrate"}, env(vars), io.Discard, io.Discard)
+	require.ErrorContains(t, err, "SHOP_WEBHOOK_SECRET must be at least 32 bytes (it is 6)", "refused at start-up")
+	vars["SHOP_WEBHOOK_SECRET"] = "s3cret-value-of-at-least-32-bytes"
 	require.NoError(t, run(context.Background(), []string{"migrate"}, env(vars), io.Discard, io.Discard))
 }

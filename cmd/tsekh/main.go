@@ -18,9 +18,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -161,7 +163,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	if token != "" {
-		_, _ = fmt.Fprintf(stdout, "\nA new database with the demo catalog. Administrator's API token (shown once):\n\n    %s\n\nTry: curl -H 'Authorization: Bearer %s' http://localhost%s/api/v1/me\n\n", token, token, cfg.HTTPAddr)
+		_, _ = fmt.Fprintf(stdout, "\nA new database with the demo catalog. Administrator's API token (shown once):\n\n    %s\n\nTry: curl -H 'Authorization: Bearer %s' %s/api/v1/me\n\n", token, token, localURL(cfg.HTTPAddr))
 	}
 
 	dispatchCtx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
@@ -181,7 +183,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		metricsSrv = api.HTTPServer(cfg.MetricsAddr, a.MetricsHTTP())
 		go func() { errc <- fmt.Errorf("metrics listener: %w", metricsSrv.ListenAndServe()) }()
 	}
-	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "metrics", metricsWhere(cfg.MetricsAddr), "dispatch", !*noDispatch, "swagger", "/swagger/index.html")
+	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "metrics", metricsWhere(cfg.MetricsAddr), "dispatch", !*noDispatch, "swagger", localURL(cfg.HTTPAddr)+"/swagger/index.html")
 
 	select {
 	case err := <-errc:
@@ -221,6 +223,31 @@ func metricsWhere(addr string) string {
 		return "/metrics on the API port, for administrators"
 	}
 	return addr
+}
+
+// localURL is the URL at which a client on this machine reaches the API
+// listening on addr (HTTP_ADDR): ":8080" and "0.0.0.0:80" listen on every
+// address, so localhost; a host given is kept, an IPv6 one in brackets.
+func localURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	if port == "80" {
+		return "http://" + bracketed(host)
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// bracketed puts an IPv6 address in brackets, as a URL's host needs.
+func bracketed(host string) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]"
+	}
+	return host
 }
 
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -59,6 +59,23 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// The start-up hint names a URL that works for every form of HTTP_ADDR.
+func TestLocalURL(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]string{
+		":8080":          "http://localhost:8080",
+		"127.0.0.1:1":    "http://127.0.0.1:1",
+		"[::1]:8080":     "http://[::1]:8080",
+		"0.0.0.0:80":     "http://localhost",
+		"[::]:8443":      "http://localhost:8443",
+		"api.local:9000": "http://api.local:9000",
+		"[::1]:80":       "http://[::1]",
+		":80":            "http://localhost",
+	} {
+		require.Equal(t, want, localURL(addr), addr)
+	}
+}
+
 // A newcomer's first run: serve on a fresh SQLite file prints an admin token
 // that works, the demo catalog is there, and the server stops cleanly.
 func TestRun_ServeOnFreshSQLite(t *testing.T) {
@@ -67,7 +84,7 @@ func TestRun_ServeOnFreshSQLite(t *testing.T) {
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	vars := map[string]string{"SQLITE_PATH": filepath.Join(t.TempDir(), "tsekh.db"), "HTTP_ADDR": addr, "DISPATCH_INTERVAL": "1s", "SHOP_WEBHOOK_SECRET": "s3cret-value"}
+	vars := map[string]string{"SQLITE_PATH": filepath.Join(t.TempDir(), "tsekh.db"), "HTTP_ADDR": addr, "DISPATCH_INTERVAL": "1s", "SHOP_WEBHOOK_SECRET": "s3cret-value-of-at-least-32-bytes"}
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout syncBuffer
 	done := make(chan error, 1)
@@ -87,7 +104,8 @@ func TestRun_ServeOnFreshSQLite(t *testing.T) {
 		_ = res.Body.Close()
 		return res.StatusCode == http.StatusOK
 	}, 20*time.Second, 20*time.Millisecond, "serve did not come up: %s", stdout.String())
-	require.NotContains(t, stdout.String(), "s3cret-value", "secrets are masked when the configuration is printed")
+	require.NotContains(t, stdout.String(), "s3cret-value-of-at-least-32-bytes", "secrets are masked when the configuration is printed")
+	require.Contains(t, stdout.String(), "Try: curl -H 'Authorization: Bearer "+tok+"' http://"+addr+"/api/v1/me")
 
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/api/v1/products", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)

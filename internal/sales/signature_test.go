@@ -13,10 +13,10 @@ import (
 
 // The signed example in README.md and the webhook's OpenAPI description.
 const (
-	docSecret    = "demo-shop-secret"
+	docSecret    = "demo-shop-secret-at-least-32-bytes"
 	docTimestamp = 1795000000
 	docBody      = `{"id":"7826d8468b3d","customer":{"name":"Иван Петров","phone":"+7 900 123-45-67"},"items":[{"sku":"SHK-KUPE-1600","qty":1}]}`
-	docSignature = "sha256=4c987eb596f072010c05aa0e1e11703d601a0f756756edabd1270b473328b4c8"
+	docSignature = "sha256=e84a0b30b0407497df8383fc51e6b1dfae6632bef72f72dfb43524f18da1fb09"
 )
 
 func TestSign_DocumentedExample(t *testing.T) {

@@ -15,6 +15,10 @@ import (
 	"github.com/caarlos0/env/v11"
 )
 
+// MinShopWebhookSecret is the shortest SHOP_WEBHOOK_SECRET accepted, in
+// bytes: the key of HMAC-SHA256 should be as long as its output.
+const MinShopWebhookSecret = 32
+
 // Config is every setting of the service. Each field's `env` tag names its
 // variable; README.md documents them all.
 type Config struct {
@@ -112,6 +116,10 @@ func (c Config) Validate() error {
 	}
 	if c.DispatchLease < time.Second {
 		errs = append(errs, errors.New("DISPATCH_LEASE must be at least 1s"))
+	}
+	if n := len(c.ShopWebhookSecret); n > 0 && n < MinShopWebhookSecret {
+		errs = append(errs, fmt.Errorf("SHOP_WEBHOOK_SECRET must be at least %d bytes (it is %d): it is an HMAC-SHA256 key, make one with `openssl rand -hex 32`",
+			MinShopWebhookSecret, n))
 	}
 	if c.ShopCallbackURL != "" {
 		if u, err := url.Parse(c.ShopCallbackURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,17 +37,29 @@ func TestLoad_Errors(t *testing.T) {
 	}
 }
 
+func TestLoad_ShopWebhookSecretOf32Bytes(t *testing.T) {
+	_, err := config.Load(vars(map[string]string{"SHOP_WEBHOOK_SECRET": "x"}))
+	require.ErrorContains(t, err, "SHOP_WEBHOOK_SECRET must be at least 32 bytes (it is 1)")
+	_, err = config.Load(vars(map[string]string{"SHOP_WEBHOOK_SECRET": strings.Repeat("s", 31)}))
+	require.ErrorContains(t, err, "SHOP_WEBHOOK_SECRET must be at least 32 bytes (it is 31)")
+	c, err := config.Load(vars(map[string]string{"SHOP_WEBHOOK_SECRET": strings.Repeat("s", 32)}))
+	require.NoError(t, err)
+	require.Len(t, c.ShopWebhookSecret, 32)
+	_, err = config.Load(vars(nil))
+	require.NoError(t, err, "no secret: the webhook is off, which is allowed")
+}
+
 func TestPrint_MasksSecrets(t *testing.T) {
 	c, err := config.Load(vars(map[string]string{
 		"DATABASE_URL":          "postgres://tsekh:hunter2@db:5432/tsekh",
-		"SHOP_WEBHOOK_SECRET":   "shop-secret",
+		"SHOP_WEBHOOK_SECRET":   "shop-secret-0123456789abcdef0123456789",
 		"BOOTSTRAP_ADMIN_TOKEN": "admin-token-0123456789",
 	}))
 	require.NoError(t, err)
 	var b bytes.Buffer
 	c.Print(&b)
 	out := b.String()
-	for _, secret := range []string{"hunter2", "shop-secret", "admin-token-0123456789"} {
+	for _, secret := range []string{"hunter2", "shop-secret-0123456789abcdef0123456789", "admin-token-0123456789"} {
 		require.NotContains(t, out, secret)
 	}
 	require.Contains(t, out, "DATABASE_URL")
