@@ -13,6 +13,7 @@ import (
 	"github.com/tsekh/tsekh/internal/app"
 	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/progress"
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
@@ -20,9 +21,10 @@ const importSummary = `Imports CRM orders from FILE.json: a JSON array of orders
 as POST /api/v1/imports/crm/orders takes it, each
   {"crm_order_id": 10452, "customer": {"name": ...}, "items": [{"sku": ..., "qty": ...}], "due_date": "2026-12-20"}.
 The file is read as a stream, so it may be of any size; a progress bar is drawn
-on a terminal. Each order is imported in its own transaction, once per
-crm_order_id: running the import again creates nothing twice. Refused rows are
-printed with their reasons, and the command then exits with status 1.
+on a terminal, and a plain progress line every few seconds elsewhere. Each
+order is imported in its own transaction, once per crm_order_id: running the
+import again creates nothing twice. Refused rows are printed with their
+reasons, and the command then exits with status 1.
 The orders are recorded under the administrator "Администратор" (created if
 missing), or under the user given with --user.`
 
@@ -188,43 +190,41 @@ func (s *crmStream) open() error {
 	return errors.New("a JSON array of orders or {\"orders\": [...]} is expected")
 }
 
-// progressBar draws "importing FILE [=====>    ] 45% 12.3/27.1 MB, 10234 rows,
-// 2100 rows/s" on a terminal, redrawn at most five times a second; elsewhere
-// it stays silent.
+// progressBar shows "importing FILE [=====>    ] 45% 12.3/27.1 MB, 10234 rows,
+// 2100 rows/s": on a terminal redrawn in place at most five times a second,
+// elsewhere (a CI log) as a plain line, without the bar, every few seconds
+// and at the end.
 type progressBar struct {
-	w        io.Writer
+	line     *progress.Line
 	name     string
 	size     int64
-	tty      bool
 	start    time.Time
 	last     time.Time
-	drawn    bool
 	finished bool
 }
 
 func newProgressBar(w io.Writer, name string, size int64) *progressBar {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			tty = true
-		}
-	}
-	return &progressBar{w: w, name: name, size: size, tty: tty, start: time.Now()}
+	return &progressBar{line: progress.New(w), name: name, size: size, start: time.Now()}
 }
 
 func (p *progressBar) update(done int64, rows int) {
-	if !p.tty || time.Since(p.last) < 200*time.Millisecond {
+	if time.Since(p.last) < 200*time.Millisecond {
 		return
 	}
 	p.last = time.Now()
-	p.draw(done, rows)
+	p.line.Show("import", p.text(done, rows))
 }
 
-func (p *progressBar) draw(done int64, rows int) {
+func (p *progressBar) text(done int64, rows int) string {
 	const width = 30
 	frac := 1.0
 	if p.size > 0 {
 		frac = min(float64(done)/float64(p.size), 1)
+	}
+	rate := float64(rows) / max(time.Since(p.start).Seconds(), 0.001)
+	figures := fmt.Sprintf("%3.0f%% %.1f/%.1f MB, %d rows, %.0f rows/s", frac*100, float64(done)/1e6, float64(p.size)/1e6, rows, rate)
+	if !p.line.Terminal() {
+		return fmt.Sprintf("importing %s: %s", p.name, figures)
 	}
 	filled := int(frac * width)
 	bar := make([]byte, width)
@@ -238,27 +238,18 @@ func (p *progressBar) draw(done int64, rows int) {
 			bar[i] = ' '
 		}
 	}
-	rate := float64(rows) / max(time.Since(p.start).Seconds(), 0.001)
-	_, _ = fmt.Fprintf(p.w, "\rimporting %s [%s] %3.0f%% %.1f/%.1f MB, %d rows, %.0f rows/s ",
-		p.name, bar, frac*100, float64(done)/1e6, float64(p.size)/1e6, rows, rate)
-	p.drawn = true
+	return fmt.Sprintf("importing %s [%s] %s", p.name, bar, figures)
 }
 
 // clear wipes the bar so that a line can be printed in its place.
-func (p *progressBar) clear() {
-	if p.drawn {
-		_, _ = fmt.Fprint(p.w, "\r\033[K")
-		p.drawn = false
-	}
-}
+func (p *progressBar) clear() { p.line.Clear() }
 
 func (p *progressBar) finish(done int64, rows int) {
-	if !p.tty || p.finished {
+	if p.finished {
 		return
 	}
 	p.finished = true
-	p.draw(done, rows)
-	_, _ = fmt.Fprintln(p.w)
+	p.line.Finish(p.text(done, rows))
 }
 
 // actAs returns ctx acting as the user with the id, or as the administrator

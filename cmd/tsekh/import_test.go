@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
+	"github.com/tsekh/tsekh/internal/platform/progress"
 )
 
 func TestRun_ImportCRM(t *testing.T) {
@@ -75,16 +77,33 @@ func TestRun_ImportCRM(t *testing.T) {
 	}
 }
 
-func TestProgressBar(t *testing.T) {
+// Not on a terminal (a CI log), the import prints a plain progress line when
+// it starts, every few seconds and at the end, never a carriage return.
+func TestProgressBar_NotATerminal(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	p := newProgressBar(&buf, "crm.json", 2_000_000)
-	require.False(t, p.tty, "a buffer is no terminal")
+	require.False(t, p.line.Terminal(), "a buffer is no terminal")
 	p.update(1_000_000, 10)
+	p.last = time.Time{} // as if the redraw limit had passed
+	p.update(1_500_000, 15)
+	p.clear()
 	p.finish(2_000_000, 20)
-	require.Empty(t, buf.String(), "silent when not on a terminal")
+	p.finish(2_000_000, 20)
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	require.Len(t, lines, 2, "%q: the first line, nothing within a few seconds, the last", buf.String())
+	require.True(t, strings.HasPrefix(lines[0], "importing crm.json:  50% 1.0/2.0 MB, 10 rows, "), lines[0])
+	require.True(t, strings.HasPrefix(lines[1], "importing crm.json: 100% 2.0/2.0 MB, 20 rows, "), lines[1])
+	require.NotContains(t, buf.String(), "\r")
+	require.NotContains(t, buf.String(), "\033")
+}
 
-	p.tty = true
+// On a terminal the bar is redrawn in place, at most five times a second.
+func TestProgressBar_Terminal(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	p := newProgressBar(&buf, "crm.json", 2_000_000)
+	p.line = progress.NewTerminal(&buf)
 	p.update(1_000_000, 10)
 	require.Contains(t, buf.String(), "\rimporting crm.json [===============>              ]  50% 1.0/2.0 MB, 10 rows")
 	p.update(1_500_000, 15) // too soon after the last redraw
@@ -93,6 +112,18 @@ func TestProgressBar(t *testing.T) {
 	p.finish(2_000_000, 20)
 	require.Contains(t, buf.String(), "100% 2.0/2.0 MB, 20 rows")
 	require.True(t, strings.HasSuffix(buf.String(), "\n"))
+}
+
+func TestRun_ImportProgressInALog(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "crm.json")
+	require.NoError(t, os.WriteFile(file, []byte(`[{"crm_order_id": 1, "customer": {"name": "Иван"}, "items": [{"sku": "SHK-KUPE-1600", "qty": 1}]}]`), 0o600))
+	vars := map[string]string{"SQLITE_PATH": filepath.Join(t.TempDir(), "tsekh.db")}
+	require.NoError(t, run(context.Background(), []string{"seed", "--demo"}, env(vars), io.Discard, io.Discard))
+	var stderr bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"import", "crm", file}, env(vars), io.Discard, &stderr))
+	require.Contains(t, stderr.String(), "importing "+file+": 100% ")
+	require.NotContains(t, stderr.String(), "\r")
 }
 
 func TestRun_ShopCallbackNeedsSecret(t *testing.T) {

@@ -33,6 +33,7 @@ func TestBench_Run(t *testing.T) {
 		require.Positive(t, res.DispatchHeapPeakMB)
 		require.Contains(t, res.Claim.Plan, "events_partition_id", "the batch read must use the (partition, id) index")
 		require.Contains(t, progress.String(), "bench: dispatch")
+		require.NotContains(t, progress.String(), "\r", "not on a terminal: plain lines")
 		require.Contains(t, bench.Summary(res), "write overhead")
 
 		db := dbtest.New(t, database.Postgres)

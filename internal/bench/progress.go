@@ -6,11 +6,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	statusline "github.com/tsekh/tsekh/internal/platform/progress"
 )
 
-// progress keeps one line on the terminal up to date with the step in hand.
+// progress reports the step in hand: one line kept up to date on a
+// terminal, a plain line now and then anywhere else (package platform/progress).
 type progress struct {
-	w     io.Writer
+	line  *statusline.Line
 	mu    sync.Mutex
 	step  string
 	total int64
@@ -18,11 +21,10 @@ type progress struct {
 	done  atomic.Int64
 	quit  chan struct{}
 	wg    sync.WaitGroup
-	shown bool
 }
 
 func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, quit: make(chan struct{}), since: time.Now()}
+	p := &progress{line: statusline.New(w), quit: make(chan struct{}), since: time.Now()}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -61,17 +63,12 @@ func (p *progress) print() {
 		line += fmt.Sprintf(" %d/%d (%d%%)", d, p.total, d*100/p.total)
 	}
 	line += fmt.Sprintf(" %.1fs", time.Since(p.since).Seconds())
-	_, _ = fmt.Fprintf(p.w, "\r%-78s", line)
-	p.shown = true
+	p.line.Show(p.step, line)
 }
 
 // stop ends the progress line.
 func (p *progress) stop() {
 	close(p.quit)
 	p.wg.Wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shown {
-		_, _ = fmt.Fprintf(p.w, "\r%-78s\r", "")
-	}
+	p.line.Clear()
 }
