@@ -4,11 +4,16 @@ GO            ?= go
 GOLANGCI_LINT ?= golangci-lint
 SWAG          ?= swag
 BIN           ?= bin/tsekh
+NPX           ?= npx
+# The OpenAPI linters, pinned (npm). Redocly 1.34 runs on Node.js 18.17 and
+# later, which Debian's own package provides.
+REDOCLY_CLI   ?= @redocly/cli@1.34.20
+SPECTRAL_CLI  ?= @stoplight/spectral-cli@6.16.3
 
-.PHONY: help run test lint docs build bench fmt
+.PHONY: help run test lint lint-api docs build bench fmt
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-6s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-9s %s\n", $$1, $$2}'
 
 run: ## start the API server (SQLite by default; set DATABASE_URL for PostgreSQL)
 	$(GO) run ./cmd/tsekh serve
@@ -18,6 +23,11 @@ test: ## run all tests with the race detector (needs PostgreSQL and NATS, see .c
 
 lint: ## run golangci-lint (config in .golangci.yml)
 	$(GOLANGCI_LINT) run ./...
+
+lint-api: ## lint docs/ with Redocly (redocly.yaml) and Spectral (.spectral.yaml); needs npx
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+		$(NPX) -y $(REDOCLY_CLI) lint --config redocly.yaml docs/swagger.json docs/swagger.yaml
+	$(NPX) -y $(SPECTRAL_CLI) lint --ruleset .spectral.yaml --fail-severity=warn docs/swagger.json docs/swagger.yaml
 
 docs: ## regenerate the OpenAPI docs in ./docs from the swag annotations
 	$(SWAG) init --generalInfo server.go --dir ./api,./internal --output ./docs \

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tsekh/tsekh/api"
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
@@ -245,6 +246,9 @@ func TestHTTP_Hygiene(t *testing.T) {
 		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/events?status=lost&since=yesterday", nil), http.StatusUnprocessableEntity, "status", "since")
 		require.Equal(t, http.StatusOK, env.Do(http.MethodGet, "/healthz", nil, "").Status)
 		require.Equal(t, http.StatusOK, env.Do(http.MethodGet, "/readyz", nil, "").Status)
+		// The 4xx the health checks document: a body over the limit, as on every route.
+		requireProblem(t, env.Do(http.MethodGet, "/healthz", strings.Repeat("x", api.MaxBodyBytes+1), ""), http.StatusRequestEntityTooLarge)
+		requireProblem(t, env.Do(http.MethodGet, "/readyz", strings.Repeat("x", api.MaxBodyBytes+1), ""), http.StatusRequestEntityTooLarge)
 		require.Equal(t, http.StatusOK, env.Do(http.MethodGet, "/swagger/index.html", nil, "").Status)
 		m := env.Admin(http.MethodGet, "/metrics", nil)
 		require.Equal(t, http.StatusOK, m.Status)
@@ -469,4 +473,59 @@ func TestSpec_OperationsAreComplete(t *testing.T) {
 	}
 	sort.Strings(problems)
 	require.Empty(t, problems, "fix the swag annotations, then run make docs")
+}
+
+// Every operation says how it is authenticated: the public ones (the shop's
+// webhook, which is signed, and the health checks) with an empty security
+// list, every other one with the bearer token. The document names no host
+// and no schemes, so Swagger UI calls the origin that serves it, whatever
+// port or proxy that is.
+func TestSpec_SecurityAndOrigin(t *testing.T) {
+	raw, err := os.ReadFile("../docs/swagger.json")
+	require.NoError(t, err)
+	var spec struct {
+		Host    *string
+		Schemes []string
+		Paths   map[string]map[string]struct {
+			Security *[]map[string][]string
+		}
+	}
+	require.NoError(t, json.Unmarshal(raw, &spec))
+	require.Nil(t, spec.Host, "no host: the origin serving the document is the API's")
+	require.Empty(t, spec.Schemes, "no schemes: the scheme serving the document is the API's")
+	public := map[string]bool{"post /api/v1/webhooks/shop/orders": true, "get /healthz": true, "get /readyz": true}
+	bearer := []map[string][]string{{"BearerAuth": {}}}
+	var problems []string
+	for path, ops := range spec.Paths {
+		for method, op := range ops {
+			where := method + " " + path
+			switch {
+			case op.Security == nil:
+				problems = append(problems, where+": declares no security (@Security BearerAuth, or an empty @Security if public)")
+			case public[where] && len(*op.Security) > 0:
+				problems = append(problems, where+": is public and must declare security: [] (an empty @Security)")
+			case !public[where] && !sameSecurity(bearer, *op.Security):
+				problems = append(problems, fmt.Sprintf("%s: security %v, want BearerAuth", where, *op.Security))
+			}
+		}
+	}
+	sort.Strings(problems)
+	require.Empty(t, problems, "fix the swag annotations, then run make docs")
+
+	env := apptest.New(t, database.SQLite, nil)
+	r := env.Do(http.MethodGet, "/swagger/doc.json", nil, "")
+	require.Equal(t, http.StatusOK, r.Status)
+	var served struct {
+		Host    string
+		Schemes []string
+	}
+	r.JSON(t, &served)
+	require.Empty(t, served.Host, "the served document names no host")
+	require.Empty(t, served.Schemes)
+}
+
+func sameSecurity(a, b []map[string][]string) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
 }

@@ -7,10 +7,9 @@
 //	@description				Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.
 //	@description				Every error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`.
 //	@BasePath					/
-//	@host						localhost:8080
-//	@schemes					http https
 //	@contact.name				tsekh engineers
 //	@license.name				Proprietary
+//	@license.url				https://github.com/tsekh/tsekh#license
 //	@tag.name					sales
 //	@tag.description			Sales orders and their items: manual orders, the shop's webhook, the CRM import, the order life cycle.
 //	@tag.name					plan
@@ -245,10 +244,12 @@ func (s *server) afterWrite(next echo.HandlerFunc) echo.HandlerFunc {
 //
 //	@Summary	Liveness: the process answers
 //	@ID		healthz
-//	@Description	Always 200 while the process runs.
+//	@Description	Always 200 while the process runs. Public: no token. Like every request, one with a body over 1 MiB is refused (413).
 //	@Tags		operations
 //	@Produce	json
+//	@Security
 //	@Success	200	{object}	Status
+//	@Failure	413	{object}	Problem
 //	@Router		/healthz [get]
 func (s *server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, Status{Status: "ok"})
@@ -258,10 +259,12 @@ func (s *server) healthz(c echo.Context) error {
 //
 //	@Summary	Readiness: the database answers and every migration is applied
 //	@ID		readyz
-//	@Description	503 while the database is unreachable or migrations are pending.
+//	@Description	503 while the database is unreachable or migrations are pending. Public: no token. Like every request, one with a body over 1 MiB is refused (413).
 //	@Tags		operations
 //	@Produce	json
+//	@Security
 //	@Success	200	{object}	Status
+//	@Failure	413	{object}	Problem
 //	@Failure	503	{object}	Problem
 //	@Router		/readyz [get]
 func (s *server) readyz(c echo.Context) error {

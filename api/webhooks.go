@@ -71,6 +71,7 @@ func (s *server) shopWebhook() echo.HandlerFunc {
 //	@Tags			sales
 //	@Accept			json
 //	@Produce		json
+//	@Security
 //	@Param			X-Shop-Timestamp	header		string				true	"Unix seconds when the shop sent the request"
 //	@Param			X-Shop-Signature	header		string				true	"sha256=<hex HMAC-SHA256 of timestamp + '.' + body>"
 //	@Param			body				body		ShopOrderRequest	true	"the shop's order"

@@ -13,7 +13,8 @@ const docTemplate = `{
             "name": "tsekh engineers"
         },
         "license": {
-            "name": "Proprietary"
+            "name": "Proprietary",
+            "url": "https://github.com/tsekh/tsekh#license"
         },
         "version": "{{.Version}}"
     },
@@ -2260,6 +2261,7 @@ const docTemplate = `{
         },
         "/api/v1/webhooks/shop/orders": {
             "post": {
+                "security": [],
                 "description": "Authenticated by its signature: ` + "`" + `X-Shop-Timestamp` + "`" + ` is the Unix time of sending and\n` + "`" + `X-Shop-Signature` + "`" + ` is ` + "`" + `sha256=` + "`" + ` + hex HMAC-SHA256(SHOP_WEBHOOK_SECRET, timestamp + \".\" + raw body).\nA timestamp more than 5 minutes from the server's clock is refused, so a captured request cannot be replayed later;\nthe shop re-signs each retry. Bodies over 1 MiB are refused.\n\nIdempotent by the shop's order id: the first delivery creates the order (sync_id \"shop-\" + id),\nits items and its order.received event, and answers 201; every later delivery of that id, even many at once,\nanswers 200 with the same order_id and writes nothing. The orders are recorded under the user \"Интернет-магазин\".\nNothing is stored when a delivery is refused. Answers 503 while SHOP_WEBHOOK_SECRET is not set.\n\nA signed example (secret ` + "`" + `demo-shop-secret-at-least-32-bytes` + "`" + `, timestamp 1795000000, the body exactly as sent):\n` + "`" + `` + "`" + `` + "`" + `\nX-Shop-Timestamp: 1795000000\nX-Shop-Signature: sha256=e84a0b30b0407497df8383fc51e6b1dfae6632bef72f72dfb43524f18da1fb09\n{\"id\":\"7826d8468b3d\",\"customer\":{\"name\":\"Иван Петров\",\"phone\":\"+7 900 123-45-67\"},\"items\":[{\"sku\":\"SHK-KUPE-1600\",\"qty\":1}]}\n` + "`" + `` + "`" + `` + "`" + `\nSigning from a shell:\n` + "`" + `` + "`" + `` + "`" + `\nTS=$(date +%s)\nSIG=$(printf '%s.%s' \"$TS\" \"$BODY\" | openssl dgst -sha256 -hmac \"$SHOP_WEBHOOK_SECRET\" | sed 's/^.* //')\ncurl -X POST http://localhost:8080/api/v1/webhooks/shop/orders -H 'Content-Type: application/json' -H \"X-Shop-Timestamp: $TS\" -H \"X-Shop-Signature: sha256=$SIG\" --data-binary \"$BODY\"\n` + "`" + `` + "`" + `` + "`" + `",
                 "consumes": [
                     "application/json"
@@ -2611,7 +2613,8 @@ const docTemplate = `{
         },
         "/healthz": {
             "get": {
-                "description": "Always 200 while the process runs.",
+                "security": [],
+                "description": "Always 200 while the process runs. Public: no token. Like every request, one with a body over 1 MiB is refused (413).",
                 "produces": [
                     "application/json"
                 ],
@@ -2626,13 +2629,20 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/api.Status"
                         }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
                     }
                 }
             }
         },
         "/readyz": {
             "get": {
-                "description": "503 while the database is unreachable or migrations are pending.",
+                "security": [],
+                "description": "503 while the database is unreachable or migrations are pending. Public: no token. Like every request, one with a body over 1 MiB is refused (413).",
                 "produces": [
                     "application/json"
                 ],
@@ -2646,6 +2656,12 @@ const docTemplate = `{
                         "description": "OK",
                         "schema": {
                             "$ref": "#/definitions/api.Status"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
                         }
                     },
                     "503": {
@@ -4856,9 +4872,9 @@ const docTemplate = `{
 // SwaggerInfo holds exported Swagger Info so clients can modify it
 var SwaggerInfo = &swag.Spec{
 	Version:          "1.0",
-	Host:             "localhost:8080",
+	Host:             "",
 	BasePath:         "/",
-	Schemes:          []string{"http", "https"},
+	Schemes:          []string{},
 	Title:            "tsekh API",
 	Description:      "Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.\nEvery error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`.",
 	InfoInstanceName: "swagger",
