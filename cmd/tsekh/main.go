@@ -58,7 +58,7 @@ var errUsage = errors.New("usage")
 const usage = `tsekh: the order-to-production service of a furniture factory.
 
 Usage:
-  tsekh serve [--no-dispatch]   run the HTTP API and the event dispatcher
+  tsekh serve [--no-dispatch]   run the HTTP API, the event dispatcher and the maintenance job
   tsekh migrate                 apply the database migrations and exit
   tsekh seed --demo             load the demo catalog (work centres, routes, products)
   tsekh dispatch --once         run one dispatcher pass and exit (for an external cron)
@@ -142,8 +142,8 @@ func openApp(ctx context.Context, getenv func(string) string, stderr io.Writer) 
 }
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flags("serve [--no-dispatch]", "Runs the HTTP API and, unless --no-dispatch, the event dispatcher.\nApplies pending migrations first. On a fresh SQLite database it loads the demo\ncatalog and prints an admin token.", stderr)
-	noDispatch := fs.Bool("no-dispatch", false, "serve the API only (for API-only replicas)")
+	fs := flags("serve [--no-dispatch]", "Runs the HTTP API and, unless --no-dispatch, the event dispatcher and the\nmaintenance job. Applies pending migrations first. On a fresh SQLite database\nit loads the demo catalog and prints an admin token.", stderr)
+	noDispatch := fs.Bool("no-dispatch", false, "serve the API only, without the dispatcher and the maintenance job (for API-only replicas)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -172,6 +172,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		if err := a.StartDispatcher(dispatchCtx); err != nil {
 			return err
 		}
+		if err := a.StartMaintenance(dispatchCtx); err != nil {
+			return err
+		}
 	}
 	srv := api.HTTPServer(cfg.HTTPAddr, a.HTTP())
 	errc := make(chan error, 2)
@@ -183,13 +186,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		metricsSrv = api.HTTPServer(cfg.MetricsAddr, a.MetricsHTTP())
 		go func() { errc <- fmt.Errorf("metrics listener: %w", metricsSrv.ListenAndServe()) }()
 	}
-	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "metrics", metricsWhere(cfg.MetricsAddr), "dispatch", !*noDispatch, "swagger", localURL(cfg.HTTPAddr)+"/swagger/index.html")
+	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "metrics", metricsWhere(cfg.MetricsAddr), "dispatch", !*noDispatch, "maintenance", !*noDispatch,
+		"swagger", localURL(cfg.HTTPAddr)+"/swagger/index.html")
 
 	select {
 	case err := <-errc:
 		shutdownHTTP(srv, metricsSrv, log)
 		stopDispatch()
 		a.WaitDispatcher()
+		a.WaitMaintenance()
 		return err
 	case <-ctx.Done():
 	}
@@ -199,6 +204,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	shutdownHTTP(srv, metricsSrv, log)
 	stopDispatch()
 	a.WaitDispatcher()
+	a.WaitMaintenance()
 	log.Info("stopped")
 	return nil
 }

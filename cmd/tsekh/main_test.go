@@ -115,6 +115,15 @@ func TestRun_ServeOnFreshSQLite(t *testing.T) {
 	_ = res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode, "%s", body)
 	require.Contains(t, string(body), "SHK-KUPE-1600")
+	require.Eventually(t, func() bool {
+		res, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer func() { _ = res.Body.Close() }()
+		m, _ := io.ReadAll(res.Body)
+		return strings.Contains(string(m), `tsekh_maintenance_runs_total{outcome="ok",task="expire_idempotency_keys"} 1`)
+	}, 20*time.Second, 20*time.Millisecond, "serve runs the maintenance job at start")
 
 	cancel()
 	select {

@@ -56,6 +56,11 @@ func TestServe_NoDispatchReplica(t *testing.T) {
 	}
 	time.Sleep(2500 * time.Millisecond) // past two ticks of a dispatcher, were one running
 	require.Equal(t, "pending", eventStatus(), "the API-only replica does not dispatch")
+	st, body, err = c.do(http.MethodGet, "/metrics", nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, st)
+	require.Contains(t, string(body), `tsekh_maintenance_runs_total{outcome="ok",task="expire_idempotency_keys"} 0`,
+		"nor does it run the maintenance job (which runs at once when started)")
 
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"dispatch", "--once"}, env(vars), &out, io.Discard))

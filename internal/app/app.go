@@ -20,6 +20,7 @@ import (
 	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/maintenance"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/config"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -36,6 +37,8 @@ type App struct {
 	Journal    *events.Journal
 	Dispatcher *events.Dispatcher
 	Metrics    *prometheus.Registry
+	// Maintenance is the housekeeping job (serve starts it unless --no-dispatch).
+	Maintenance *maintenance.Maintainer
 
 	Auth    *auth.Service
 	Catalog *catalog.Service
@@ -118,6 +121,12 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 	})
 	a.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Dispatcher.SetMetrics(events.NewMetrics(a.Metrics, db))
+
+	// Housekeeping, run by one replica at a time: one line per task.
+	a.Maintenance = maintenance.New(db, maintenance.Options{Interval: cfg.MaintenanceInterval, Logger: log, Metrics: a.Metrics})
+	a.Maintenance.Add("expire_idempotency_keys", func(ctx context.Context) (int64, error) {
+		return a.Sales.ExpireIdempotencyKeys(ctx, cfg.IdempotencyKeyTTL)
+	})
 	return a
 }
 
@@ -169,6 +178,15 @@ func (a *App) WaitDispatcher() {
 		a.runner.Wait()
 	}
 }
+
+// StartMaintenance runs the maintenance job in the background until ctx is
+// cancelled; WaitMaintenance waits for it to stop.
+func (a *App) StartMaintenance(ctx context.Context) error {
+	return a.Maintenance.Start(ctx)
+}
+
+// WaitMaintenance blocks until the job started by StartMaintenance stops.
+func (a *App) WaitMaintenance() { a.Maintenance.Wait() }
 
 // WakeDispatcher asks the running dispatcher for a pass now; the HTTP layer
 // calls it after a request that wrote, so that on SQLite (which has no

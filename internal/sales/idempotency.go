@@ -20,6 +20,10 @@ import (
 // over. It is longer than any request may take.
 const IdempotencyStale = 2 * time.Minute
 
+// idempotencyExpiryBatch is how many keys one statement of
+// ExpireIdempotencyKeys deletes.
+const idempotencyExpiryBatch = 1000
+
 // IdempotencyKey names a request by its caller and the caller's key, with a
 // hash of the request body (see RequestHash).
 type IdempotencyKey struct {
@@ -67,7 +71,8 @@ func RequestHash(body []byte) string {
 // and the order) in the order's own transaction. A repeat with the same body
 // gets that stored response; with another body, EUNPROCESSABLE; while the
 // first is still in flight, ECONFLICT. A request that fails releases its key,
-// so the client may retry it. Keys are scoped to the user and kept.
+// so the client may retry it. Keys are scoped to the user and kept until
+// ExpireIdempotencyKeys removes them (IDEMPOTENCY_KEY_TTL).
 func (s *Service) CreateOrderOnce(ctx context.Context, k IdempotencyKey, in NewOrder) (StoredResponse, error) {
 	db := s.db.WithContext(ctx)
 	var reserved int
@@ -93,8 +98,14 @@ ON CONFLICT (user_id, key) DO NOTHING RETURNING 1`, k.UserID, k.Key, k.RequestHa
 			return err
 		}
 		res = StoredResponse{Status: http.StatusCreated, Body: body}
-		return tx.Exec(`UPDATE sales_idempotency_keys SET state = 'done', response_status = ?, response_body = ?, order_id = ?
-WHERE user_id = ? AND key = ?`, res.Status, string(body), o.ID, k.UserID, k.Key).Error
+		up := tx.Exec(`UPDATE sales_idempotency_keys SET state = 'done', response_status = ?, response_body = ?, order_id = ?
+WHERE user_id = ? AND key = ?`, res.Status, string(body), o.ID, k.UserID, k.Key)
+		if up.Error == nil && up.RowsAffected != 1 {
+			// The key expired while the request was in flight: without it a
+			// repeat would create the order again, so this one creates none.
+			return apperr.Conflict("the Idempotency-Key expired while the request was in progress; retry it")
+		}
+		return up.Error
 	})
 	if err != nil {
 		// Release the key, even when the client has gone away.
@@ -135,4 +146,39 @@ WHERE user_id = ? AND key = ? AND state = 'in_flight' AND created_at < `+staleBe
 		}
 	}
 	return res, false, apperr.Conflict("a request with this Idempotency-Key is still in progress; retry it later")
+}
+
+// ExpireIdempotencyKeys deletes the Idempotency-Keys created more than ttl
+// ago, oldest first, in statements of 1,000 rows, so that no statement holds
+// many rows for long; it stops between two of them when ctx ends. A request
+// repeated after its key expired is a new request. It returns how many keys
+// it deleted.
+func (s *Service) ExpireIdempotencyKeys(ctx context.Context, ttl time.Duration) (int64, error) {
+	return s.expireIdempotencyKeys(ctx, ttl, idempotencyExpiryBatch)
+}
+
+func (s *Service) expireIdempotencyKeys(ctx context.Context, ttl time.Duration, batch int) (int64, error) {
+	db := s.db.WithContext(ctx)
+	q := `DELETE FROM sales_idempotency_keys WHERE (user_id, key) IN (
+SELECT user_id, key FROM sales_idempotency_keys WHERE created_at < ` + database.NowPlus(db, -ttl) + `
+ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED)`
+	if database.DialectOf(db) == database.SQLite {
+		q = `DELETE FROM sales_idempotency_keys WHERE rowid IN (
+SELECT rowid FROM sales_idempotency_keys WHERE created_at < ` + database.NowPlus(db, -ttl) + `
+ORDER BY created_at LIMIT ?)`
+	}
+	var total int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		res := db.Exec(q, batch)
+		if res.Error != nil {
+			return total, res.Error
+		}
+		total += res.RowsAffected
+		if res.RowsAffected < int64(batch) {
+			return total, nil
+		}
+	}
 }

@@ -31,6 +31,8 @@ type Config struct {
 	DispatchMaxAttempts int           `env:"DISPATCH_MAX_ATTEMPTS" envDefault:"10"`
 	DispatchTimeout     time.Duration `env:"DISPATCH_TIMEOUT" envDefault:"30s"`
 	DispatchLease       time.Duration `env:"DISPATCH_LEASE" envDefault:"1m"`
+	MaintenanceInterval time.Duration `env:"MAINTENANCE_INTERVAL" envDefault:"10m"`
+	IdempotencyKeyTTL   time.Duration `env:"IDEMPOTENCY_KEY_TTL" envDefault:"24h"`
 	ShopWebhookSecret   string        `env:"SHOP_WEBHOOK_SECRET" secret:"true"`
 	ShopCallbackURL     string        `env:"SHOP_CALLBACK_URL"`
 	ShopCallbackConc    int           `env:"SHOP_CALLBACK_CONCURRENCY" envDefault:"4"`
@@ -120,6 +122,14 @@ func (c Config) Validate() error {
 	if n := len(c.ShopWebhookSecret); n > 0 && n < MinShopWebhookSecret {
 		errs = append(errs, fmt.Errorf("SHOP_WEBHOOK_SECRET must be at least %d bytes (it is %d): it is an HMAC-SHA256 key, make one with `openssl rand -hex 32`",
 			MinShopWebhookSecret, n))
+	}
+	if c.MaintenanceInterval < time.Second {
+		errs = append(errs, errors.New("MAINTENANCE_INTERVAL must be at least 1s"))
+	}
+	// A key is held in flight for up to 2 minutes (then a retry takes it
+	// over): it must not expire before that.
+	if c.IdempotencyKeyTTL < 10*time.Minute {
+		errs = append(errs, errors.New("IDEMPOTENCY_KEY_TTL must be at least 10m"))
 	}
 	if c.ShopCallbackURL != "" {
 		if u, err := url.Parse(c.ShopCallbackURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -19,6 +19,8 @@ func TestLoad_Defaults(t *testing.T) {
 	require.Equal(t, ":8080", c.HTTPAddr)
 	require.Equal(t, time.Minute, c.DispatchInterval)
 	require.Equal(t, time.Minute, c.DispatchLease)
+	require.Equal(t, 10*time.Minute, c.MaintenanceInterval)
+	require.Equal(t, 24*time.Hour, c.IdempotencyKeyTTL)
 	require.False(t, c.UsesPostgres())
 	require.Equal(t, "tsekh.db", c.SQLitePath)
 }
@@ -28,6 +30,9 @@ func TestLoad_Errors(t *testing.T) {
 	require.ErrorContains(t, err, "DISPATCH_INTERVAL")
 	_, err = config.Load(vars(map[string]string{"DISPATCH_LEASE": "100ms"}))
 	require.ErrorContains(t, err, "DISPATCH_LEASE must be at least 1s")
+	_, err = config.Load(vars(map[string]string{"MAINTENANCE_INTERVAL": "500ms", "IDEMPOTENCY_KEY_TTL": "5m"}))
+	require.ErrorContains(t, err, "MAINTENANCE_INTERVAL must be at least 1s")
+	require.ErrorContains(t, err, "IDEMPOTENCY_KEY_TTL must be at least 10m")
 	_, err = config.Load(vars(map[string]string{
 		"DATABASE_URL": "mysql://x", "LOG_FORMAT": "xml", "DISPATCH_INTERVAL": "10ms",
 		"SHOP_CALLBACK_URL": "ftp://shop", "BOOTSTRAP_ADMIN_TOKEN": "short",
