@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
 	"github.com/tsekh/tsekh/internal/sales"
@@ -82,5 +83,28 @@ func TestIdempotencyKeys_Expire(t *testing.T) {
 		n, err = f.sales.ExpireIdempotencyKeys(cancelled, 24*time.Hour)
 		require.ErrorIs(t, err, context.Canceled)
 		require.Zero(t, n)
+	})
+}
+
+// A key that expires while its request is in flight (the maintenance deleted
+// it) must not leave an order behind it: a repeat would create it again.
+// A trigger deletes the key as the order is written, as an expiry would.
+func TestIdempotencyKeys_ExpiredInFlight(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		trigger := `CREATE TRIGGER expire_now AFTER INSERT ON sales_orders
+BEGIN DELETE FROM sales_idempotency_keys; END`
+		if database.DialectOf(db) == database.Postgres {
+			require.NoError(t, db.Exec(`CREATE FUNCTION expire_now() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN DELETE FROM sales_idempotency_keys; RETURN NULL; END $$`).Error)
+			trigger = `CREATE TRIGGER expire_now AFTER INSERT ON sales_orders FOR EACH ROW EXECUTE FUNCTION expire_now()`
+		}
+		require.NoError(t, db.Exec(trigger).Error)
+		in := sales.NewOrder{Customer: sales.Customer{Name: "Иван"}, Items: []sales.NewItem{{SKU: "SHK-KUPE-1600", Qty: 1}}}
+		_, err := f.sales.CreateOrderOnce(context.Background(), sales.IdempotencyKey{UserID: 1, Key: "k", RequestHash: "h"}, in)
+		require.Equal(t, apperr.ECONFLICT, apperr.Code(err), "%v", err)
+		var orders int64
+		require.NoError(t, db.Raw("SELECT count(*) FROM sales_orders").Scan(&orders).Error)
+		require.Zero(t, orders)
 	})
 }
