@@ -52,7 +52,7 @@ func TestMaintenance_ExpiresIdempotencyKeys(t *testing.T) {
 		require.True(t, replayed, "a key within its TTL still replays")
 		require.Equal(t, young, again)
 
-		m := env.Do(http.MethodGet, "/metrics", nil, "")
+		m := env.Admin(http.MethodGet, "/metrics", nil)
 		require.Equal(t, http.StatusOK, m.Status)
 		require.Contains(t, string(m.Body), `tsekh_maintenance_runs_total{outcome="ok",task="expire_idempotency_keys"} 1`)
 		require.Contains(t, string(m.Body), `tsekh_maintenance_rows_total{task="expire_idempotency_keys"} 1`)

@@ -116,7 +116,9 @@ func TestRun_ServeOnFreshSQLite(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode, "%s", body)
 	require.Contains(t, string(body), "SHK-KUPE-1600")
 	require.Eventually(t, func() bool {
-		res, err := http.Get("http://" + addr + "/metrics")
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return false
 		}
