@@ -58,3 +58,29 @@ func TestMaintenance_ExpiresIdempotencyKeys(t *testing.T) {
 		require.Contains(t, string(m.Body), `tsekh_maintenance_rows_total{task="expire_idempotency_keys"} 1`)
 	})
 }
+
+// The maintenance job compacts the outbox's batch rows, and the journal
+// reads the same before and after.
+func TestMaintenance_CompactsEventBatches(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		for range 3 {
+			require.Equal(t, http.StatusCreated, env.Admin(http.MethodPost, "/api/v1/orders", validOrder).Status)
+			env.Dispatch()
+		}
+		count := func() (n int64) {
+			require.NoError(t, env.App.DB.Raw("SELECT count(*) FROM events_batches").Scan(&n).Error)
+			return n
+		}
+		before := count()
+		require.Positive(t, before)
+		journal := env.Admin(http.MethodGet, "/api/v1/events?limit=500", nil)
+		require.Equal(t, http.StatusOK, journal.Status)
+		ran, err := env.App.Maintenance.RunOnce(context.Background())
+		require.NoError(t, err)
+		require.True(t, ran)
+		require.Less(t, count(), before)
+		require.JSONEq(t, string(journal.Body), string(env.Admin(http.MethodGet, "/api/v1/events?limit=500", nil).Body))
+		m := env.Admin(http.MethodGet, "/metrics", nil)
+		require.Contains(t, string(m.Body), `tsekh_maintenance_runs_total{outcome="ok",task="compact_event_batches"} 1`)
+	})
+}

@@ -127,6 +127,9 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 	a.Maintenance.Add("expire_idempotency_keys", func(ctx context.Context) (int64, error) {
 		return a.Sales.ExpireIdempotencyKeys(ctx, cfg.IdempotencyKeyTTL)
 	})
+	a.Maintenance.Add("compact_event_batches", func(ctx context.Context) (int64, error) {
+		return events.CompactBatches(ctx, db, 0)
+	})
 	return a
 }
 

@@ -25,6 +25,9 @@ func CompactBatches(ctx context.Context, db *gorm.DB, maxEvents int) (int64, err
 	}
 	var removed int64
 	for p := range Partitions {
+		if ctx.Err() != nil {
+			return removed, ctx.Err() // the rest next time
+		}
 		n, err := compactPartition(ctx, db, p, subs, lanes, maxEvents)
 		if err != nil {
 			return removed, err

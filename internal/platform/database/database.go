@@ -9,7 +9,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	gosqlite "github.com/glebarez/go-sqlite"
 	"io"
 	"io/fs"
 	"net"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	gosqlite "github.com/glebarez/go-sqlite"
 	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
