@@ -157,7 +157,7 @@ func TestOrders_CreateFromWebhook(t *testing.T) {
 		t.Run("ErrBadQuantities", func(t *testing.T) {
 			refused(t, deliver(env, shopBody("q1", `{"sku": "SHK-KUPE-1600", "qty": 0}`, `{"sku": "SHK-KUPE-1600", "qty": -2}`), time.Now()),
 				http.StatusUnprocessableEntity, "items[0].qty", "items[1].qty")
-			refused(t, deliver(env, shopBody("q2", `{"sku": "SHK-KUPE-1600", "qty": "1"}`), time.Now()), http.StatusUnprocessableEntity, "items.qty")
+			refused(t, deliver(env, shopBody("q2", `{"sku": "SHK-KUPE-1600", "qty": "1"}`), time.Now()), http.StatusUnprocessableEntity, "items[0].qty")
 		})
 		t.Run("ErrNoID", func(t *testing.T) {
 			refused(t, deliver(env, `{"customer": {"name": "x"}, "items": [{"sku": "SHK-KUPE-1600", "qty": 1}]}`, time.Now()), http.StatusUnprocessableEntity, "id")
@@ -261,7 +261,9 @@ func TestOrders_ImportFromCRM(t *testing.T) {
 		require.Equal(t, []string{"crm_order_id"}, fieldsOf(rep.Rows[3]))
 		require.NotEmpty(t, rep.Rows[4].Detail)
 		require.Equal(t, []string{"crm_order_id"}, fieldsOf(rep.Rows[5]))
-		require.Equal(t, []string{"items.qty"}, fieldsOf(rep.Rows[7]))
+		require.Nil(t, rep.Rows[5].CRMOrderID, "a mistyped crm_order_id is not reported as 0")
+		require.Contains(t, rep.Rows[5].Errors[0].Message, "whole number, not a JSON string")
+		require.Equal(t, []string{"items[0].qty"}, fieldsOf(rep.Rows[7]))
 		require.EqualValues(t, 10457, *rep.Rows[7].CRMOrderID, "the report names the row's CRM number")
 		require.EqualValues(t, 10453, *rep.Rows[1].CRMOrderID)
 		require.Nil(t, rep.Rows[1].OrderID)

@@ -23,8 +23,9 @@ as POST /api/v1/imports/crm/orders takes it, each
 The file is read as a stream, so it may be of any size; a progress bar is drawn
 on a terminal, and a plain progress line every few seconds elsewhere. Each
 order is imported in its own transaction, once per crm_order_id: running the
-import again creates nothing twice. Refused rows are printed with their
-reasons, and the command then exits with status 1.
+import again creates nothing twice. Refused rows (invalid) and failed rows (an
+unexpected error) are printed with their reasons and the rows after them are
+imported; the command then exits with status 1.
 The orders are recorded under the administrator "Администратор" (created if
 missing), or under the user given with --user.`
 
@@ -83,18 +84,18 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		rep.Add(row)
 		rep.Rows = rep.Rows[:0] // counts only: a large file's report is not kept in memory
-		if row.Result == sales.ImportRefused || *verbose {
+		if row.Result == sales.ImportRefused || row.Result == sales.ImportFailed || *verbose {
 			bar.clear()
 			_, _ = fmt.Fprintln(stdout, describeRow(row))
 		}
 		bar.update(rows.offset(), i+1)
 	}
-	bar.finish(rows.offset(), rep.Created+rep.Exists+rep.Refused)
+	bar.finish(rows.offset(), rep.Created+rep.Exists+rep.Refused+rep.Failed)
 	a.WakeDispatcher()
-	_, _ = fmt.Fprintf(stdout, "%s: %d rows: %d created, %d already present, %d refused\n",
-		path, rep.Created+rep.Exists+rep.Refused, rep.Created, rep.Exists, rep.Refused)
-	if rep.Refused > 0 {
-		return fmt.Errorf("%d rows refused", rep.Refused)
+	_, _ = fmt.Fprintf(stdout, "%s: %d rows: %d created, %d already present, %d refused, %d failed\n",
+		path, rep.Created+rep.Exists+rep.Refused+rep.Failed, rep.Created, rep.Exists, rep.Refused, rep.Failed)
+	if rep.Refused+rep.Failed > 0 {
+		return fmt.Errorf("%d rows refused, %d failed", rep.Refused, rep.Failed)
 	}
 	return nil
 }
@@ -113,6 +114,9 @@ func describeRow(r sales.ImportRow) string {
 	}
 	for _, e := range r.Errors {
 		s += fmt.Sprintf("; %s %s", e.Field, e.Message)
+	}
+	if r.Err != nil {
+		s += fmt.Sprintf(" (%v)", r.Err)
 	}
 	return s
 }

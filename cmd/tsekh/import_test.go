@@ -27,32 +27,49 @@ func TestRun_ImportCRM(t *testing.T) {
 			ctx := context.Background()
 			require.NoError(t, run(ctx, []string{"seed", "--demo"}, env(vars), io.Discard, io.Discard))
 
-			// A bare array of 300 orders, the 7th of them bad.
+			// A bare array of 300 orders, the 7th to the 10th of them bad: an
+			// unknown SKU, a NUL and invalid UTF-8 in the name (PostgreSQL
+			// cannot store either), a due date in year 0000.
 			var rows []string
 			for i := range 300 {
-				sku := "SHK-KUPE-1600"
-				if i == 6 {
+				sku, name, due := "SHK-KUPE-1600", fmt.Sprintf("Клиент %d", i), "2026-12-20"
+				switch i {
+				case 6:
 					sku = "NO-SUCH"
+				case 7:
+					name = "Клиент\\u0000"
+				case 8:
+					name = "Клиент\xff"
+				case 9:
+					due = "0000-01-01"
 				}
-				rows = append(rows, fmt.Sprintf(`{"crm_order_id": %d, "customer": {"name": "Клиент %d"}, "items": [{"sku": %q, "qty": 1}]}`, 5000+i, i, sku))
+				rows = append(rows, fmt.Sprintf(`{"crm_order_id": %d, "customer": {"name": "%s"}, "items": [{"sku": %q, "qty": 1}], "due_date": %q}`, 5000+i, name, sku, due))
 			}
 			file := filepath.Join(t.TempDir(), "crm.json")
 			require.NoError(t, os.WriteFile(file, []byte("[\n"+strings.Join(rows, ",\n")+"\n]"), 0o600))
 			var out, errOut bytes.Buffer
 			err := run(ctx, []string{"import", "crm", file}, env(vars), &out, &errOut)
-			require.EqualError(t, err, "1 rows refused")
+			require.EqualError(t, err, "4 rows refused, 0 failed")
 			require.Contains(t, out.String(), "row 6 (crm_order_id 5006): refused")
 			require.Contains(t, out.String(), "items[0].sku")
-			require.Contains(t, out.String(), "300 rows: 299 created, 0 already present, 1 refused")
+			require.Contains(t, out.String(), "row 7 (crm_order_id 5007): refused: some text is not valid UTF-8 or holds control characters; customer.name must not contain")
+			require.Contains(t, out.String(), "row 8 (crm_order_id 5008): refused: some text is not valid UTF-8 or holds control characters; customer.name must be valid UTF-8")
+			require.Contains(t, out.String(), "row 9 (crm_order_id 5009): refused")
+			require.Contains(t, out.String(), "due_date must be a date from 2000-01-01 to 2100-12-31")
+			require.Contains(t, out.String(), "300 rows: 296 created, 0 already present, 4 refused, 0 failed")
 
-			// Again, as {"orders": [...]} with the bad row fixed: only it is new.
+			// Again, as {"orders": [...]} with the bad rows fixed: only they are new.
 			rows[6] = strings.Replace(rows[6], "NO-SUCH", "TMB-PRIK-450", 1)
+			rows[7] = strings.Replace(rows[7], "\\u0000", "", 1)
+			rows[8] = strings.Replace(rows[8], "\xff", "", 1)
+			rows[9] = strings.Replace(rows[9], "0000-01-01", "2027-01-01", 1)
 			require.NoError(t, os.WriteFile(file, []byte(`{"source": "crm", "orders": [`+strings.Join(rows, ",")+`]}`), 0o600))
 			out.Reset()
 			require.NoError(t, run(ctx, []string{"import", "crm", "--verbose", file}, env(vars), &out, &errOut))
 			require.Contains(t, out.String(), "row 6 (crm_order_id 5006): created")
-			require.Contains(t, out.String(), "row 7 (crm_order_id 5007): exists")
-			require.Contains(t, out.String(), "300 rows: 1 created, 299 already present, 0 refused")
+			require.Contains(t, out.String(), "row 9 (crm_order_id 5009): created")
+			require.Contains(t, out.String(), "row 10 (crm_order_id 5010): exists")
+			require.Contains(t, out.String(), "300 rows: 4 created, 296 already present, 0 refused, 0 failed")
 
 			// The orders' events name the administrator.
 			db, err := database.Open(ctx, opts)

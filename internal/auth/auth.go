@@ -19,6 +19,7 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // Roles, from most to least powerful.
@@ -106,14 +107,14 @@ type NewUser struct {
 	Role  string
 }
 
-// CreateUser creates a user. It returns EINVALID for a missing name or an
-// unknown role and ECONFLICT when the email is taken.
+// CreateUser creates a user. It returns EINVALID for a missing, too long
+// (over 200 characters) or not single-line name, an email of over 254
+// characters or an unknown role, and ECONFLICT when the email is taken.
 func (s *Service) CreateUser(ctx context.Context, in NewUser) (User, error) {
 	var fields []apperr.FieldError
-	in.Name = strings.TrimSpace(in.Name)
-	if in.Name == "" {
-		fields = append(fields, apperr.Field("name", "is required"))
-	}
+	in.Name, in.Email = strings.TrimSpace(in.Name), strings.TrimSpace(in.Email)
+	fields = append(fields, input.RequiredLine("name", in.Name, input.MaxName)...)
+	fields = append(fields, input.Line("email", in.Email, input.MaxEmail)...)
 	if !slices.Contains(Roles, in.Role) {
 		fields = append(fields, apperr.Field("role", "must be one of %s", strings.Join(Roles, ", ")))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // The lifetimes a token may be given (NewToken.ExpiresIn); without one a
@@ -99,12 +100,17 @@ type NewToken struct {
 }
 
 // IssueToken creates a new API token for the user. It returns EINVALID for
+// a name that is not one line of at most 200 characters or
 // a lifetime out of bounds, ENOTFOUND for an unknown user and ECONFLICT for
 // a deactivated one.
 func (s *Service) IssueToken(ctx context.Context, userID int64, in NewToken) (IssuedToken, error) {
+	in.Name = strings.TrimSpace(in.Name)
+	fields := input.Line("name", in.Name, input.MaxName)
 	if d := in.ExpiresIn; d != nil && (*d < MinTokenLifetime || *d > MaxTokenLifetime) {
-		return IssuedToken{}, apperr.Invalid("the token is not valid",
-			apperr.Field("expires_in", "must be from 1m to 8760h (365 days)"))
+		fields = append(fields, apperr.Field("expires_in", "must be from 1m to 8760h (365 days)"))
+	}
+	if len(fields) > 0 {
+		return IssuedToken{}, apperr.Invalid("the token is not valid", fields...)
 	}
 	var out IssuedToken
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

@@ -10,11 +10,12 @@ import (
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
-// Limits of a product.
+// Limits of a product; the SKU's length is in characters.
 const (
-	MaxSKULen    = 64
+	MaxSKULen    = input.MaxSKU
 	MaxPartLines = 200
 	MaxPartQty   = 1000
 	MaxDimension = 10000 // millimetres
@@ -43,12 +44,7 @@ type PartInput struct {
 func (in *ProductInput) validate(ctx context.Context, tx *gorm.DB) error {
 	var fields []apperr.FieldError
 	in.SKU, in.Name = strings.TrimSpace(in.SKU), strings.TrimSpace(in.Name)
-	switch {
-	case in.SKU == "":
-		fields = append(fields, apperr.Field("sku", "is required"))
-	case len(in.SKU) > MaxSKULen:
-		fields = append(fields, apperr.Field("sku", "must be at most %d characters", MaxSKULen))
-	}
+	fields = append(fields, input.RequiredLine("sku", in.SKU, MaxSKULen)...)
 	fields = append(fields, checkName("name", in.Name)...)
 	if !validKind(in.Kind) {
 		fields = append(fields, apperr.Field("kind", "must be %s", strings.Join(Kinds, " or ")))
@@ -74,9 +70,7 @@ func (in *ProductInput) validate(ctx context.Context, tx *gorm.DB) error {
 		p.Name, p.Material, p.Edging = strings.TrimSpace(p.Name), strings.TrimSpace(p.Material), strings.TrimSpace(p.Edging)
 		fields = append(fields, checkName(at("name"), p.Name)...)
 		fields = append(fields, checkName(at("material"), p.Material)...)
-		if len(p.Edging) > MaxNameLen {
-			fields = append(fields, apperr.Field(at("edging"), "must be at most %d characters", MaxNameLen))
-		}
+		fields = append(fields, input.Line(at("edging"), p.Edging, MaxNameLen)...)
 		for f, v := range map[string]int{"length_mm": p.LengthMM, "width_mm": p.WidthMM, "thickness_mm": p.ThicknessMM} {
 			if v < 1 || v > MaxDimension {
 				fields = append(fields, apperr.Field(at(f), "must be a whole number of millimetres from 1 to %d", MaxDimension))

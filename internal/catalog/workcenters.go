@@ -6,19 +6,19 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
-// Limits of catalog input.
+// Limits of catalog input; text lengths are in characters.
 const (
-	MaxNameLen        = 200
-	MaxCodeLen        = 32
+	MaxNameLen        = input.MaxName
+	MaxCodeLen        = input.MaxCode
 	MaxCapacityPerDay = 100000 // minutes: a work centre may be many machines or teams
 	MaxHolidays       = 1000
 )
@@ -36,12 +36,7 @@ func (in *WorkCenterInput) Validate() error {
 	var fields []apperr.FieldError
 	in.Code = strings.TrimSpace(in.Code)
 	in.Name = strings.TrimSpace(in.Name)
-	switch {
-	case in.Code == "":
-		fields = append(fields, apperr.Field("code", "is required"))
-	case len(in.Code) > MaxCodeLen:
-		fields = append(fields, apperr.Field("code", "must be at most %d characters", MaxCodeLen))
-	}
+	fields = append(fields, input.RequiredLine("code", in.Code, MaxCodeLen)...)
 	fields = append(fields, checkName("name", in.Name)...)
 	if in.CapacityMinPerDay < 1 || in.CapacityMinPerDay > MaxCapacityPerDay {
 		fields = append(fields, apperr.Field("capacity_min_per_day", "must be a whole number of minutes from 1 to %d", MaxCapacityPerDay))
@@ -66,9 +61,11 @@ func (in *WorkCenterInput) Validate() error {
 		fields = append(fields, apperr.Field("calendar.holidays", "must list at most %d days", MaxHolidays))
 	}
 	for i, h := range in.Calendar.Holidays {
-		if _, err := time.Parse(database.DateLayout, h); err != nil {
-			fields = append(fields, apperr.Field(fmt.Sprintf("calendar.holidays[%d]", i), "must be a date of the form YYYY-MM-DD"))
+		_, f := input.Date(fmt.Sprintf("calendar.holidays[%d]", i), h)
+		if h == "" {
+			f = []apperr.FieldError{apperr.Field(fmt.Sprintf("calendar.holidays[%d]", i), "must be a date of the form YYYY-MM-DD")}
 		}
+		fields = append(fields, f...)
 	}
 	if len(fields) > 0 {
 		return apperr.Invalid("the work centre is not valid", fields...)
@@ -79,14 +76,9 @@ func (in *WorkCenterInput) Validate() error {
 	return nil
 }
 
+// checkName checks a required single-line name of at most MaxNameLen characters.
 func checkName(field, name string) []apperr.FieldError {
-	switch {
-	case name == "":
-		return []apperr.FieldError{apperr.Field(field, "is required")}
-	case len(name) > MaxNameLen:
-		return []apperr.FieldError{apperr.Field(field, "must be at most %d characters", MaxNameLen)}
-	}
-	return nil
+	return input.RequiredLine(field, name, MaxNameLen)
 }
 
 // WorkCenters returns a page of work centres in id order.

@@ -16,6 +16,7 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
@@ -147,32 +148,27 @@ func (s *Service) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	return o, err
 }
 
-// ParseDueDate reads an order's optional due date ("YYYY-MM-DD"; "" for
-// none), naming the field when it is not a date. The manual, shop and CRM
-// intakes share it so that all three refuse alike.
+// ParseDueDate reads an order's optional due date ("YYYY-MM-DD" from
+// 2000-01-01 to 2100-12-31; "" for none), naming the field when it is not
+// such a date. The manual, shop and CRM intakes share it so that all three
+// refuse alike.
 func ParseDueDate(s string) (database.Date, []apperr.FieldError) {
-	if s == "" {
-		return database.Date{}, nil
-	}
-	d, err := database.ParseDate(s)
-	if err != nil {
-		return database.Date{}, []apperr.FieldError{apperr.Field("due_date", "must be a date of the form YYYY-MM-DD")}
-	}
-	return d, nil
+	return input.Date("due_date", s)
 }
 
 // Validate checks a new order's own fields (not its SKUs, which need the
-// catalog).
+// catalog): the customer's name (required), phone and email, and each item's
+// SKU, quantity and note, each text within its length in characters and
+// free of control characters (a note may have tabs and line breaks).
 func (in *NewOrder) Validate() error {
 	var fields []apperr.FieldError
-	in.Customer.Name = strings.TrimSpace(in.Customer.Name)
-	if in.Customer.Name == "" {
-		fields = append(fields, apperr.Field("customer.name", "is required"))
-	}
-	if len(in.Customer.Name) > 200 {
-		fields = append(fields, apperr.Field("customer.name", "must be at most 200 characters"))
-	}
-	if e := in.Customer.Email; e != "" && (!strings.Contains(e, "@") || len(e) > 200) {
+	c := &in.Customer
+	c.Name, c.Phone, c.Email = strings.TrimSpace(c.Name), strings.TrimSpace(c.Phone), strings.TrimSpace(c.Email)
+	fields = append(fields, input.RequiredLine("customer.name", c.Name, input.MaxName)...)
+	fields = append(fields, input.Line("customer.phone", c.Phone, input.MaxPhone)...)
+	if f := input.Line("customer.email", c.Email, input.MaxEmail); len(f) > 0 {
+		fields = append(fields, f...)
+	} else if c.Email != "" && !strings.Contains(c.Email, "@") {
 		fields = append(fields, apperr.Field("customer.email", "is not an email address"))
 	}
 	if len(in.Items) == 0 {
@@ -184,12 +180,11 @@ func (in *NewOrder) Validate() error {
 	for i := range in.Items {
 		it := &in.Items[i]
 		it.SKU = strings.TrimSpace(it.SKU)
-		if it.SKU == "" {
-			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].sku", i), "is required"))
-		}
+		fields = append(fields, input.RequiredLine(fmt.Sprintf("items[%d].sku", i), it.SKU, input.MaxSKU)...)
 		if it.Qty < 1 || it.Qty > 10000 {
 			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].qty", i), "must be a whole number from 1 to 10000"))
 		}
+		fields = append(fields, input.Note(fmt.Sprintf("items[%d].note", i), it.Note, input.MaxNote)...)
 	}
 	if len(fields) > 0 {
 		return apperr.Invalid("the order is not valid", fields...)

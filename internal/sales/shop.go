@@ -6,13 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // ShopActorName is the user the shop webhook's orders are recorded under, so
@@ -54,7 +56,7 @@ func VerifyShopWebhook(secret, timestamp, signature string, body []byte, now tim
 // "due_date"?} into a NewOrder with source shop and sync_id "shop-" + id.
 func ParseShopOrder(body []byte) (NewOrder, error) {
 	var so shopOrder
-	if err := decodeObject(body, &so); err != nil {
+	if err := input.DecodeObject(body, &so); err != nil {
 		return NewOrder{}, err
 	}
 	var fields []apperr.FieldError
@@ -105,39 +107,15 @@ func shopOrderID(raw json.RawMessage) (string, error) {
 	switch {
 	case id == "":
 		return "", errors.New("is required")
-	case len(id) > MaxShopOrderID:
+	case utf8.RuneCountInString(id) > MaxShopOrderID:
 		return "", fmt.Errorf("must be at most %d characters", MaxShopOrderID)
 	}
 	for _, r := range id {
-		if r <= ' ' || r == 0x7f {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
 			return "", errors.New("must not contain spaces or control characters")
 		}
 	}
 	return id, nil
-}
-
-// decodeObject decodes one JSON object into v with errors a client can act on.
-func decodeObject(body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return apperr.Errorf(apperr.EBADREQUEST, "the body is empty; a JSON object is expected")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		var syn *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &typ) && typ.Field != "":
-			return apperr.Invalid("a field has the wrong type", apperr.Field(typ.Field, "must be %s, not a JSON %s", kindOf(typ.Type), typ.Value))
-		case errors.As(err, &syn):
-			return apperr.Errorf(apperr.EBADREQUEST, "the body is not valid JSON (at byte %d)", syn.Offset)
-		default:
-			return apperr.Errorf(apperr.EBADREQUEST, "the body must be a JSON object")
-		}
-	}
-	if dec.More() {
-		return apperr.Errorf(apperr.EBADREQUEST, "the body must hold one JSON object")
-	}
-	return nil
 }
 
 // ReceiveShopOrder stores an order from the shop webhook once per sync_id:
@@ -154,23 +132,4 @@ func (s *Service) ReceiveShopOrder(ctx context.Context, in NewOrder) (o Order, c
 		return err
 	})
 	return o, created, err
-}
-
-// kindOf names a Go type as a JSON client knows it.
-func kindOf(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a whole number"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	default:
-		return "an object"
-	}
 }

@@ -90,7 +90,7 @@ func TestParseShopOrder(t *testing.T) {
 		{"ErrIDWithSpace", `{"id": "a b", "customer": {"name": "x"}, "items": [{"sku": "A", "qty": 1}]}`, apperr.EINVALID, []string{"id"}},
 		{"ErrEmptyItems", `{"id": "a", "customer": {"name": "x"}, "items": []}`, apperr.EINVALID, []string{"items"}},
 		{"ErrBadQuantities", `{"id": "a", "customer": {"name": "x"}, "items": [{"sku": "A", "qty": 0}, {"sku": "B", "qty": 10001}]}`, apperr.EINVALID, []string{"items[0].qty", "items[1].qty"}},
-		{"ErrQtyNotNumber", `{"id": "a", "customer": {"name": "x"}, "items": [{"sku": "A", "qty": "two"}]}`, apperr.EINVALID, []string{"items.qty"}},
+		{"ErrQtyNotNumber", `{"id": "a", "customer": {"name": "x"}, "items": [{"sku": "A", "qty": "two"}]}`, apperr.EINVALID, []string{"items[0].qty"}},
 		{"ErrEverything", `{"id": "", "customer": {}, "items": [{"qty": 1}], "due_date": "tomorrow"}`, apperr.EINVALID, []string{"id", "due_date", "customer.name", "items[0].sku"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,140 @@
+package input_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/input"
+)
+
+type item struct {
+	SKU  string `json:"sku"`
+	Qty  int    `json:"qty"`
+	Note string `json:"note"`
+}
+
+type order struct {
+	ID       *int64 `json:"id"`
+	Customer struct {
+		Name string `json:"name"`
+	} `json:"customer"`
+	Items    []item `json:"items"`
+	Weekdays []int  `json:"weekdays"`
+	Matrix   [][]int
+}
+
+func fieldsOf(err error) []string {
+	var out []string
+	if e := apperr.As(err); e != nil {
+		for _, f := range e.Fields {
+			out = append(out, f.Field)
+		}
+	}
+	return out
+}
+
+func TestDecodeObject(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		code       string
+		fields     []string
+		detail     string
+	}{
+		{"OK", `{"id": 1, "customer": {"name": "Иван\tПетров"}, "items": [{"sku": "A", "qty": 1, "note": "две\nстроки"}]}`, "", nil, ""},
+		{"OKEmptyKeyIgnored", `{"": 1, "items": []}`, "", nil, ""},
+		{"ErrEmpty", "  \n", apperr.EBADREQUEST, nil, "empty"},
+		{"ErrNotJSON", `{"id": x}`, apperr.EBADREQUEST, nil, "not valid JSON"},
+		{"ErrTruncatedInObject", `{"id": 1, "items": [{"sku": "A"`, apperr.EBADREQUEST, nil, "truncated"},
+		{"ErrTruncatedInString", `{"id": 1, "customer": {"name": "Ив`, apperr.EBADREQUEST, nil, "truncated"},
+		{"ErrTruncatedAfterColon", `{"id":`, apperr.EBADREQUEST, nil, "truncated"},
+		{"ErrArray", `[{"id": 1}]`, apperr.EBADREQUEST, nil, "JSON object"},
+		{"ErrString", `"x"`, apperr.EBADREQUEST, nil, "JSON object"},
+		{"ErrTwoObjects", `{} {}`, apperr.EBADREQUEST, nil, "one JSON object"},
+		{"ErrTrailingGarbage", `{} x`, apperr.EBADREQUEST, nil, "one JSON object"},
+		{"ErrTooDeep", `{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, apperr.EBADREQUEST, nil, "deeper"},
+		{"ErrNUL", `{"customer": {"name": "a\u0000b"}}`, apperr.EINVALID, []string{"customer.name"}, ""},
+		{"ErrNULInArray", `{"items": [{"sku": "A"}, {"sku": "\u0000"}]}`, apperr.EINVALID, []string{"items[1].sku"}, ""},
+		{"ErrBell", `{"items": [{"note": "\u0007"}]}`, apperr.EINVALID, []string{"items[0].note"}, ""},
+		{"ErrC1", `{"customer": {"name": "\u0085"}}`, apperr.EINVALID, []string{"customer.name"}, ""},
+		{"ErrInvalidUTF8", "{\"customer\": {\"name\": \"\xff\"}}", apperr.EINVALID, []string{"customer.name"}, ""},
+		{"ErrOverlongUTF8", "{\"items\": [{\"sku\": \"\xc0\xaf\"}]}", apperr.EINVALID, []string{"items[0].sku"}, ""},
+		{"ErrInvalidKey", "{\"customer\": {\"na\xffme\": \"x\"}}", apperr.EINVALID, []string{"customer.na\uFFFDme"}, ""},
+		{"ErrNULKey", `{"a\u0000": 1}`, apperr.EINVALID, []string{`a\x00`}, ""},
+		{"ErrUnusedFieldStillChecked", `{"extra": ["\u0000"]}`, apperr.EINVALID, []string{"extra[0]"}, ""},
+		{"ErrTypeKeepsIndex", `{"items": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": "two"}]}`, apperr.EINVALID, []string{"items[1].qty"}, ""},
+		{"ErrTypeCaseFolded", `{"Items": [{"QTY": true}]}`, apperr.EINVALID, []string{"Items[0].QTY"}, ""},
+		{"ErrTypeArrayElement", `{"weekdays": [1, 2, "x"]}`, apperr.EINVALID, []string{"weekdays[2]"}, ""},
+		{"ErrTypeNestedArray", `{"Matrix": [[1], [2, {}]]}`, apperr.EINVALID, []string{"Matrix[1][1]"}, ""},
+		{"ErrTypeObjectForArray", `{"items": {"sku": "A"}}`, apperr.EINVALID, []string{"items"}, ""},
+		{"ErrTypeArrayForObject", `{"customer": [1]}`, apperr.EINVALID, []string{"customer"}, ""},
+		{"ErrTypeStringForNumberPointer", `{"id": "10455"}`, apperr.EINVALID, []string{"id"}, ""},
+		{"ErrTypeHugeNumber", `{"items": [{"qty": 1e400}]}`, apperr.EINVALID, []string{"items[0].qty"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var o order
+			err := input.DecodeObject([]byte(tc.body), &o)
+			require.Equal(t, tc.code, apperr.Code(err), "%v", err)
+			require.Equal(t, tc.fields, fieldsOf(err))
+			if tc.detail != "" {
+				require.Contains(t, apperr.As(err).Message, tc.detail)
+			}
+		})
+	}
+}
+
+func TestDecodeObject_BoundsItsAnswer(t *testing.T) {
+	body := `{"items": [` + strings.Repeat(`{"sku": "\u0000"},`, 1000) + `{}]}`
+	err := input.DecodeObject([]byte(body), &order{})
+	require.Equal(t, apperr.EINVALID, apperr.Code(err))
+	require.Len(t, apperr.As(err).Fields, 20)
+}
+
+func TestDecodeEnvelope_LeavesThePartsToTheirOwnCheck(t *testing.T) {
+	var env struct {
+		Orders []json.RawMessage `json:"orders"`
+	}
+	body := "{\"orders\": [{\"name\": \"\\u0000\"}, {\"name\": \"\xff\"}]}"
+	require.NoError(t, input.DecodeEnvelope([]byte(body), &env))
+	require.Len(t, env.Orders, 2)
+	var row struct{ Name string }
+	require.Equal(t, []string{"name"}, fieldsOf(input.DecodeObject(env.Orders[1], &row)), "the raw part keeps its bytes")
+	require.Equal(t, apperr.EBADREQUEST, apperr.Code(input.DecodeEnvelope([]byte(`{"orders": [`), &env)))
+}
+
+func TestText(t *testing.T) {
+	cyrillic := strings.Repeat("Ж", 200)
+	require.Empty(t, input.Line("name", cyrillic, input.MaxName), "200 Cyrillic letters are 400 bytes but 200 characters")
+	require.Equal(t, "name", input.Line("name", cyrillic+"Ж", input.MaxName)[0].Field)
+	require.Empty(t, input.Line("phone", "", input.MaxPhone))
+	require.Equal(t, "is required", input.RequiredLine("name", "", input.MaxName)[0].Message)
+	require.NotEmpty(t, input.Line("name", "a\nb", input.MaxName), "a single line has no newline")
+	require.NotEmpty(t, input.Line("name", "a\tb", input.MaxName))
+	require.Empty(t, input.Note("note", "a\r\n\tb", input.MaxNote))
+	require.NotEmpty(t, input.Note("note", "a\x00b", input.MaxNote))
+	require.NotEmpty(t, input.Note("note", "a\x7fb", input.MaxNote))
+	require.NotEmpty(t, input.Line("name", "\xff", input.MaxName))
+	require.Contains(t, input.Line("name", "ok\xc0\xaf", input.MaxName)[0].Message, "UTF-8")
+	require.Empty(t, input.Line("name", "\ufffd is a character like any other", input.MaxName))
+}
+
+func TestDate(t *testing.T) {
+	for s, ok := range map[string]bool{
+		"": true, "2000-01-01": true, "2026-12-20": true, "2100-12-31": true,
+		"1999-12-31": false, "0000-01-01": false, "2101-01-01": false, "9999-12-31": false,
+		"2026-02-30": false, "2026-1-5": false, "tomorrow": false,
+	} {
+		_, fields := input.Date("due_date", s)
+		require.Equal(t, ok, len(fields) == 0, "%q: %v", s, fields)
+	}
+	for s, ok := range map[string]bool{
+		"": true, "2026-11-13T17:20:25.729Z": true, "2000-01-01T00:00:00Z": true, "2100-12-31T23:59:59.999Z": true,
+		"1999-12-31T23:59:59Z": false, "2101-01-01T00:00:00Z": false, "0000-01-01T00:00:00Z": false, "yesterday": false,
+	} {
+		_, fields := input.Time("since", s)
+		require.Equal(t, ok, len(fields) == 0, "%q: %v", s, fields)
+	}
+}
