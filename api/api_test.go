@@ -140,7 +140,7 @@ func TestOrders_Create(t *testing.T) {
 			r = env.Admin(http.MethodPost, "/api/v1/orders", map[string]any{"customer": map[string]any{"name": "x"}, "items": []map[string]any{{"sku": "SHK-KUPE-1600", "qty": 1}}, "due_date": "20.12.2026"})
 			requireProblem(t, r, http.StatusUnprocessableEntity, "due_date")
 			r = env.Admin(http.MethodPost, "/api/v1/orders", `{"customer": {"name": "x"}, "items": [{"sku": "SHK-KUPE-1600", "qty": "one"}]}`)
-			requireProblem(t, r, http.StatusUnprocessableEntity, "items.qty")
+			requireProblem(t, r, http.StatusUnprocessableEntity, "items[0].qty")
 			require.Equal(t, before, env.Count("sales_orders"))
 			require.Equal(t, events, env.Count("events"))
 		})

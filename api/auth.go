@@ -11,6 +11,7 @@ import (
 	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 const userKey = "tsekh.user"
@@ -86,8 +87,8 @@ func (s *server) me(c echo.Context) error {
 
 // CreateUserRequest is the body of POST /api/v1/users.
 type CreateUserRequest struct {
-	Name  string `json:"name" validate:"required" example:"Ольга Планова"`
-	Email string `json:"email" validate:"optional" example:"olga@factory.example"`
+	Name  string `json:"name" validate:"required" maxLength:"200" example:"Ольга Планова"`
+	Email string `json:"email" validate:"optional" maxLength:"254" example:"olga@factory.example"`
 	Role  string `json:"role" validate:"required" enums:"admin,manager,planner,viewer" example:"planner"`
 }
 
@@ -122,10 +123,10 @@ func (s *server) createUser(c echo.Context) error {
 
 // IssueTokenRequest is the body of POST /api/v1/users/{id}/tokens.
 type IssueTokenRequest struct {
-	Name string `json:"name" validate:"optional" example:"CRM import"`
+	Name string `json:"name" validate:"optional" maxLength:"200" example:"CRM import"`
 	// The token's lifetime as a Go duration ("720h" is 30 days, "90m"), from
 	// 1m to 8760h; without it the token works until it is revoked.
-	ExpiresIn string `json:"expires_in" validate:"optional" example:"720h"`
+	ExpiresIn string `json:"expires_in" validate:"optional" maxLength:"32" example:"720h"`
 }
 
 // issueToken godoc
@@ -161,6 +162,9 @@ func (s *server) issueToken(c echo.Context) error {
 		}
 	}
 	in := auth.NewToken{Name: req.Name}
+	if f := input.Line("expires_in", req.ExpiresIn, 32); len(f) > 0 {
+		return apperr.Invalid("the token is not valid", f...)
+	}
 	if req.ExpiresIn != "" {
 		d, err := time.ParseDuration(req.ExpiresIn)
 		if err != nil {

@@ -1,91 +1,87 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
-// bindJSON decodes the request body into v, refusing what is not one JSON
-// object with a problem that says where it went wrong.
+// bindJSON decodes the request body, one JSON object, into v (see
+// input.DecodeObject): what cannot be read is refused with a problem that says
+// where it went wrong, and every string of it must be valid UTF-8 without
+// control characters other than tab and newline.
 func bindJSON(c echo.Context, v any) error {
 	body, err := readBody(c)
 	if err != nil {
 		return err
 	}
-	return decodeJSON(body, v)
+	return input.DecodeObject(body, v)
 }
 
+// readBody reads a JSON request body: one that says it is anything but
+// application/json (parameters such as charset=utf-8 allowed), or that comes
+// without a Content-Type, is refused with 415; one over MaxBodyBytes with 413.
 func readBody(c echo.Context) ([]byte, error) {
-	ct := c.Request().Header.Get(echo.HeaderContentType)
-	if ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) {
-		return nil, apperr.Errorf(apperr.EBADREQUEST, "the body must be JSON (Content-Type: application/json), not %s", ct)
+	ct := c.Request().Header.Values(echo.HeaderContentType)
+	if len(ct) > 0 {
+		if err := checkJSONMediaType(ct); err != nil {
+			return nil, err
+		}
 	}
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, MaxBodyBytes+1))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, apperr.Errorf(apperr.ETOOLARGE, "the request body is larger than %d bytes", MaxBodyBytes)
+			return nil, errTooLarge()
 		}
 		return nil, apperr.Errorf(apperr.EBADREQUEST, "the request body could not be read")
 	}
 	if len(body) > MaxBodyBytes {
-		return nil, apperr.Errorf(apperr.ETOOLARGE, "the request body is larger than %d bytes", MaxBodyBytes)
+		return nil, errTooLarge()
+	}
+	if len(ct) == 0 && len(body) > 0 {
+		return nil, apperr.Errorf(apperr.EMEDIATYPE, "the request body needs the header Content-Type: application/json")
 	}
 	return body, nil
 }
 
-// decodeJSON decodes one JSON object into v.
-func decodeJSON(body []byte, v any) error {
-	if len(strings.TrimSpace(string(body))) == 0 {
-		return apperr.Errorf(apperr.EBADREQUEST, "the request body is empty; a JSON object is expected")
+func errTooLarge() error {
+	return apperr.Errorf(apperr.ETOOLARGE, "the request body is larger than %d bytes (1 MiB)", MaxBodyBytes)
+}
+
+// checkJSONMediaType accepts one Content-Type header of application/json, in
+// UTF-8 if it names a charset.
+func checkJSONMediaType(values []string) error {
+	if len(values) > 1 {
+		return apperr.Errorf(apperr.EMEDIATYPE, "send one Content-Type header, application/json")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	if err := dec.Decode(v); err != nil {
-		var syn *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &typ) && typ.Field != "":
-			return apperr.Invalid("the request body has a field of the wrong type",
-				apperr.Field(typ.Field, "must be %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value))
-		case errors.As(err, &typ):
-			return apperr.Errorf(apperr.EBADREQUEST, "the request body must be a JSON object")
-		case errors.As(err, &syn):
-			return apperr.Errorf(apperr.EBADREQUEST, "the request body is not valid JSON (at byte %d)", syn.Offset)
-		default:
-			return apperr.Errorf(apperr.EBADREQUEST, "the request body is not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
-		}
+	mt, params, err := mime.ParseMediaType(values[0])
+	if err != nil || mt != echo.MIMEApplicationJSON {
+		return apperr.Errorf(apperr.EMEDIATYPE, "the body must be JSON (Content-Type: application/json), not %q", printableHeader(values[0]))
 	}
-	if dec.More() {
-		return apperr.Errorf(apperr.EBADREQUEST, "the request body must hold one JSON object")
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return apperr.Errorf(apperr.EMEDIATYPE, "the body must be JSON in UTF-8, not in %q", printableHeader(cs))
 	}
 	return nil
 }
 
-func jsonKind(k string) string {
-	switch {
-	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"):
-		return "a whole number"
-	case strings.HasPrefix(k, "float"):
-		return "a number"
-	case k == "string":
-		return "a string"
-	case k == "bool":
-		return "true or false"
-	case k == "slice":
-		return "an array"
-	case k == "struct", k == "map":
-		return "an object"
+// printableHeader bounds and escapes a header value to quote it back.
+func printableHeader(v string) string {
+	if len(v) > 100 {
+		v = v[:100]
 	}
-	return k
+	q := strconv.QuoteToASCII(v)
+	return q[1 : len(q)-1]
 }
 
 // pathID reads a positive integer path parameter.
@@ -95,6 +91,47 @@ func pathID(c echo.Context, name string) (int64, error) {
 		return 0, apperr.Invalid("invalid path", apperr.Field(name, "must be a positive whole number"))
 	}
 	return id, nil
+}
+
+// queryText reads an optional free-text query parameter of at most max
+// characters (see checkQuery for its characters).
+func queryText(c echo.Context, name string, max int) (string, []apperr.FieldError) {
+	v := c.QueryParam(name)
+	return v, input.Line(name, v, max)
+}
+
+// checkQuery refuses, for every route, a query whose parameters (names or
+// values) are not valid UTF-8 or hold control characters (%00, %FF,
+// %C0%AF), naming each: no handler and no database sees them.
+func checkQuery(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().URL.RawQuery == "" {
+			return next(c)
+		}
+		var fields []apperr.FieldError
+		q := c.QueryParams()
+		names := make([]string, 0, len(q))
+		for name := range q {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if f := input.Line("query parameter name", name, 0); len(f) > 0 {
+				fields = append(fields, apperr.Field(printableHeader(name), "is a query parameter name that %s", f[0].Message))
+				continue
+			}
+			for _, v := range q[name] {
+				if f := input.Line(name, v, 0); len(f) > 0 {
+					fields = append(fields, f...)
+					break
+				}
+			}
+		}
+		if len(fields) > 0 {
+			return apperr.Invalid("invalid query", fields...)
+		}
+		return next(c)
+	}
 }
 
 // queryInt reads an optional positive integer query parameter.

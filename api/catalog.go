@@ -63,15 +63,15 @@ func (s *server) getProduct(c echo.Context) error {
 // CalendarRequest says on which days a work centre works.
 type CalendarRequest struct {
 	// ISO weekdays, 1 = Monday … 7 = Sunday; Monday to Friday when absent.
-	Weekdays []int `json:"weekdays" validate:"optional" example:"1,2,3,4,5"`
-	// Days off, YYYY-MM-DD.
-	Holidays []string `json:"holidays" validate:"optional" example:"2026-12-31"`
+	Weekdays []int `json:"weekdays" validate:"optional,max=7" example:"1,2,3,4,5"`
+	// Days off, YYYY-MM-DD from 2000-01-01 to 2100-12-31.
+	Holidays []string `json:"holidays" validate:"optional,max=1000" format:"date" example:"2026-12-31"`
 }
 
 // WorkCenterRequest is the body of POST /api/v1/work-centers and PUT /api/v1/work-centers/{id}.
 type WorkCenterRequest struct {
-	Code              string          `json:"code" example:"CUT"`
-	Name              string          `json:"name" example:"Раскрой (форматно-раскроечный станок)"`
+	Code              string          `json:"code" maxLength:"32" example:"CUT"`
+	Name              string          `json:"name" maxLength:"200" example:"Раскрой (форматно-раскроечный станок)"`
 	CapacityMinPerDay int             `json:"capacity_min_per_day" example:"960"`
 	Calendar          CalendarRequest `json:"calendar" validate:"optional"`
 }
@@ -201,7 +201,7 @@ func (s *server) updateWorkCenter(c echo.Context) error {
 
 // RouteOperationRequest is one operation of a RouteRequest.
 type RouteOperationRequest struct {
-	Name         string  `json:"name" example:"Раскрой ЛДСП"`
+	Name         string  `json:"name" maxLength:"200" example:"Раскрой ЛДСП"`
 	WorkCenterID int64   `json:"work_center_id" example:"1"`
 	Scope        string  `json:"scope" enums:"part,item" example:"part"`
 	Minutes      float64 `json:"minutes" example:"4"`
@@ -209,10 +209,10 @@ type RouteOperationRequest struct {
 
 // RouteRequest is the body of POST /api/v1/routes and PUT /api/v1/routes/{id}.
 type RouteRequest struct {
-	Name string `json:"name" example:"Корпус ЛДСП (типовой)"`
+	Name string `json:"name" maxLength:"200" example:"Корпус ЛДСП (типовой)"`
 	Kind string `json:"kind" enums:"case,upholstered" example:"case"`
 	// In order: an operation's seq is its position, from 1.
-	Operations []RouteOperationRequest `json:"operations"`
+	Operations []RouteOperationRequest `json:"operations" validate:"required,min=1,max=50"`
 }
 
 func (r RouteRequest) input() catalog.RouteInput {
@@ -343,22 +343,22 @@ func (s *server) updateRoute(c echo.Context) error {
 
 // PartRequest is one line of a product's parts specification.
 type PartRequest struct {
-	Name        string `json:"name" example:"Боковина"`
-	Material    string `json:"material" example:"ЛДСП 16 мм"`
+	Name        string `json:"name" maxLength:"200" example:"Боковина"`
+	Material    string `json:"material" maxLength:"200" example:"ЛДСП 16 мм"`
 	LengthMM    int    `json:"length_mm" example:"2200"`
 	WidthMM     int    `json:"width_mm" example:"600"`
 	ThicknessMM int    `json:"thickness_mm" example:"16"`
-	Edging      string `json:"edging" validate:"optional" example:"ПВХ 2 мм, 1 сторона"`
+	Edging      string `json:"edging" validate:"optional" maxLength:"200" example:"ПВХ 2 мм, 1 сторона"`
 	Qty         int    `json:"qty" example:"2"`
 }
 
 // ProductRequest is the body of POST /api/v1/products and PUT /api/v1/products/{id}.
 type ProductRequest struct {
-	SKU     string        `json:"sku" example:"SHK-KUPE-1600"`
-	Name    string        `json:"name" example:"Шкаф-купе двухдверный 1600"`
+	SKU     string        `json:"sku" maxLength:"64" example:"SHK-KUPE-1600"`
+	Name    string        `json:"name" maxLength:"200" example:"Шкаф-купе двухдверный 1600"`
 	Kind    string        `json:"kind" enums:"case,upholstered" example:"case"`
 	RouteID int64         `json:"route_id" example:"1"`
-	Parts   []PartRequest `json:"parts"`
+	Parts   []PartRequest `json:"parts" validate:"required,min=1,max=200"`
 }
 
 func (r ProductRequest) input() catalog.ProductInput {

@@ -33,6 +33,8 @@ type Problem struct {
 // statusOf is the one place where error codes become HTTP status codes.
 var statusOf = map[string]int{
 	apperr.EBADREQUEST:    http.StatusBadRequest,
+	apperr.EMETHOD:        http.StatusMethodNotAllowed,
+	apperr.EMEDIATYPE:     http.StatusUnsupportedMediaType,
 	apperr.EINVALID:       http.StatusUnprocessableEntity,
 	apperr.EUNPROCESSABLE: http.StatusUnprocessableEntity,
 	apperr.ENOTFOUND:      http.StatusNotFound,
@@ -46,6 +48,8 @@ var statusOf = map[string]int{
 
 var titleOf = map[string]string{
 	apperr.EBADREQUEST:    "Malformed request",
+	apperr.EMETHOD:        "Method not allowed",
+	apperr.EMEDIATYPE:     "Unsupported media type",
 	apperr.EINVALID:       "Invalid request",
 	apperr.EUNPROCESSABLE: "Request cannot be applied",
 	apperr.ENOTFOUND:      "Not found",
@@ -62,11 +66,11 @@ var titleOf = map[string]string{
 var codeOfStatus = map[int]string{
 	http.StatusBadRequest:            apperr.EBADREQUEST,
 	http.StatusNotFound:              apperr.ENOTFOUND,
-	http.StatusMethodNotAllowed:      apperr.EBADREQUEST,
+	http.StatusMethodNotAllowed:      apperr.EMETHOD,
 	http.StatusUnauthorized:          apperr.EUNAUTHORIZED,
 	http.StatusForbidden:             apperr.EFORBIDDEN,
 	http.StatusRequestEntityTooLarge: apperr.ETOOLARGE,
-	http.StatusUnsupportedMediaType:  apperr.EBADREQUEST,
+	http.StatusUnsupportedMediaType:  apperr.EMEDIATYPE,
 	http.StatusServiceUnavailable:    apperr.EUNAVAILABLE,
 }
 
@@ -80,11 +84,11 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		p := problemOf(err, c)
 		if p.Status >= 500 {
 			log.ErrorContext(c.Request().Context(), "request failed", "err", err, "request_id", p.RequestID,
-				"method", c.Request().Method, "path", c.Request().URL.Path)
+				"method", methodOf(c), "path", c.Request().URL.Path)
 		}
 		c.Response().Header().Set(echo.HeaderContentType, "application/problem+json")
 		c.Response().WriteHeader(p.Status)
-		if c.Request().Method == http.MethodHead {
+		if methodOf(c) == http.MethodHead {
 			return
 		}
 		_ = jsonEncode(c.Response(), p)
@@ -104,10 +108,9 @@ func problemOf(err error, c echo.Context) Problem {
 		p.Type = "urn:tsekh:problem:" + code
 		switch he.Code {
 		case http.StatusNotFound:
-			p.Detail = "no such resource: " + c.Request().Method + " " + c.Request().URL.Path
+			p.Detail = "no such resource: " + methodOf(c) + " " + c.Request().URL.Path
 		case http.StatusMethodNotAllowed:
-			p.Title = "Method not allowed"
-			p.Detail = c.Request().Method + " is not allowed on " + c.Request().URL.Path
+			p.Detail = methodOf(c) + " is not allowed on " + c.Request().URL.Path
 		case http.StatusRequestEntityTooLarge:
 			p.Detail = "the request body is larger than allowed"
 		default:

@@ -2,12 +2,12 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // listEvents godoc
@@ -18,13 +18,13 @@ import (
 //	@Tags			events
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			type			query		string	false	"event type, e.g. order.received"
-//	@Param			aggregate_type	query		string	false	"the object's table, e.g. sales_orders"
+//	@Param			type			query		string	false	"event type, e.g. order.received"		maxlength(100)
+//	@Param			aggregate_type	query		string	false	"the object's table, e.g. sales_orders"	maxlength(100)
 //	@Param			aggregate_id	query		int		false	"the object's id"
 //	@Param			status			query		string	false	"event status"	Enums(pending, processed, failed)
 //	@Param			actor_id		query		int		false	"the user who caused it"
-//	@Param			since			query		string	false	"created at or after (RFC 3339)"	format(date-time)
-//	@Param			until			query		string	false	"created before (RFC 3339)"			format(date-time)
+//	@Param			since			query		string	false	"created at or after (RFC 3339, from 2000-01-01 to 2100-12-31)"	format(date-time)
+//	@Param			until			query		string	false	"created before (RFC 3339, from 2000-01-01 to 2100-12-31)"		format(date-time)
 //	@Param			limit			query		int		false	"page size (1-500, default 50)"
 //	@Param			cursor			query		string	false	"next_cursor of the previous page"
 //	@Success		200				{object}	EventList
@@ -36,8 +36,12 @@ func (s *server) listEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := events.Filter{Type: c.QueryParam("type"), AggregateType: c.QueryParam("aggregate_type"), Status: c.QueryParam("status")}
-	var fields []apperr.FieldError
+	f := events.Filter{Status: c.QueryParam("status")}
+	var fields, more []apperr.FieldError
+	f.Type, more = queryText(c, "type", input.MaxQuery)
+	fields = append(fields, more...)
+	f.AggregateType, more = queryText(c, "aggregate_type", input.MaxQuery)
+	fields = append(fields, more...)
 	switch f.Status {
 	case "", events.StatusPending, events.StatusProcessed, events.StatusFailed:
 	default:
@@ -49,15 +53,10 @@ func (s *server) listEvents(c echo.Context) error {
 	if f.ActorID, err = queryInt(c, "actor_id"); err != nil {
 		fields = append(fields, apperr.As(err).Fields...)
 	}
-	for name, dst := range map[string]*time.Time{"since": &f.Since, "until": &f.Until} {
-		if v := c.QueryParam(name); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				fields = append(fields, apperr.Field(name, "must be a time in RFC 3339 form, e.g. 2026-11-13T17:20:04Z"))
-			}
-			*dst = t
-		}
-	}
+	f.Since, more = input.Time("since", c.QueryParam("since"))
+	fields = append(fields, more...)
+	f.Until, more = input.Time("until", c.QueryParam("until"))
+	fields = append(fields, more...)
 	if len(fields) > 0 {
 		return apperr.Invalid("invalid query", fields...)
 	}

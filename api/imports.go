@@ -7,12 +7,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
 // CRMImportRequest is the body of POST /api/v1/imports/crm/orders.
 type CRMImportRequest struct {
-	Orders []CRMOrderRequest `json:"orders" validate:"required"`
+	Orders []CRMOrderRequest `json:"orders" validate:"required,max=1000"`
 }
 
 // CRMOrderRequest is one order as the CRM exports it.
@@ -20,8 +21,9 @@ type CRMOrderRequest struct {
 	// The CRM's order number; an order is imported once per number.
 	CRMOrderID int64              `json:"crm_order_id" validate:"required" minimum:"1" example:"10452"`
 	Customer   CustomerRequest    `json:"customer" validate:"required"`
-	Items      []OrderItemRequest `json:"items" validate:"required"`
-	DueDate    string             `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
+	Items      []OrderItemRequest `json:"items" validate:"required,min=1,max=200"`
+	// The day the customer wants the order, from 2000-01-01 to 2100-12-31.
+	DueDate string `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
 }
 
 // importCRMOrders godoc
@@ -29,9 +31,12 @@ type CRMOrderRequest struct {
 //	@Summary		Import a batch of CRM orders (manager)
 //	@ID				importCRMOrders
 //	@Description	Each row is imported in its own transaction and reported: `created` (with its order_id), `exists`
-//	@Description	(an order with that crm_order_id was imported before; its order_id) or `refused` (with the fields at fault,
-//	@Description	named within the row, e.g. `items[0].sku`). A bad row spoils no other. The orders' events name the caller
-//	@Description	as their actor. At most 1000 rows per request; `tsekh import crm FILE.json` streams files of any size.
+//	@Description	(an order with that crm_order_id was imported before; its order_id), `refused` (with the fields at fault,
+//	@Description	named within the row, e.g. `items[0].sku`: a wrong type, text with control characters or invalid UTF-8, a
+//	@Description	date out of range, too long a text) or `failed` (an unexpected error, logged with the request id). Whatever
+//	@Description	goes wrong with a row is reported on that row and the rows after it are imported; nothing of a refused or
+//	@Description	failed row is stored. The orders' events name the caller as their actor. At most 1000 rows per request;
+//	@Description	`tsekh import crm FILE.json` streams files of any size.
 //	@Tags			sales
 //	@Accept			json
 //	@Produce		json
@@ -48,7 +53,12 @@ func (s *server) importCRMOrders(c echo.Context) error {
 	var req struct {
 		Orders *[]json.RawMessage `json:"orders"`
 	}
-	if err := bindJSON(c, &req); err != nil {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	// Each row's strings are checked with the row, which is refused alone.
+	if err := input.DecodeEnvelope(body, &req); err != nil {
 		return err
 	}
 	switch {
@@ -57,9 +67,16 @@ func (s *server) importCRMOrders(c echo.Context) error {
 	case len(*req.Orders) > sales.MaxCRMImportRows:
 		return apperr.Invalid("the import is not valid", apperr.Field("orders", "must list at most %d orders; tsekh import crm streams larger files", sales.MaxCRMImportRows))
 	}
-	rep, err := s.Sales.ImportCRMOrders(c.Request().Context(), *req.Orders)
+	ctx := c.Request().Context()
+	rep, err := s.Sales.ImportCRMOrders(ctx, *req.Orders)
 	if err != nil {
 		return err
+	}
+	for _, row := range rep.Rows {
+		if row.Err != nil {
+			s.Logger.ErrorContext(ctx, "CRM import: a row failed", "row", row.Row, "err", row.Err,
+				"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+		}
 	}
 	return c.JSON(http.StatusOK, rep)
 }

@@ -3,33 +3,36 @@ package api
 import (
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
 // CreateOrderRequest is the body of POST /api/v1/orders.
 type CreateOrderRequest struct {
 	Customer CustomerRequest    `json:"customer" validate:"required"`
-	Items    []OrderItemRequest `json:"items" validate:"required"`
-	DueDate  string             `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
+	Items    []OrderItemRequest `json:"items" validate:"required,min=1,max=200"`
+	// The day the customer wants the order, from 2000-01-01 to 2100-12-31.
+	DueDate string `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
 }
 
 // CustomerRequest is who orders.
+// Text is counted in characters, one line each, without control characters.
 type CustomerRequest struct {
-	Name  string `json:"name" validate:"required" example:"Иван Петров"`
-	Phone string `json:"phone" validate:"optional" example:"+7 900 123-45-67"`
-	Email string `json:"email" validate:"optional" example:"ivan@example.com"`
+	Name  string `json:"name" validate:"required" maxLength:"200" example:"Иван Петров"`
+	Phone string `json:"phone" validate:"optional" maxLength:"50" example:"+7 900 123-45-67"`
+	Email string `json:"email" validate:"optional" maxLength:"254" example:"ivan@example.com"`
 }
 
 // OrderItemRequest is one line of a new order.
 type OrderItemRequest struct {
-	SKU  string `json:"sku" validate:"required" example:"SHK-KUPE-1600"`
-	Qty  int    `json:"qty" validate:"required" minimum:"1" maximum:"10000" example:"1"`
-	Note string `json:"note" validate:"optional" example:"цвет: дуб сонома"`
+	SKU string `json:"sku" validate:"required" maxLength:"64" example:"SHK-KUPE-1600"`
+	Qty int    `json:"qty" validate:"required" minimum:"1" maximum:"10000" example:"1"`
+	// Free text: tabs and line breaks are allowed, other control characters are not.
+	Note string `json:"note" validate:"optional" maxLength:"2000" example:"цвет: дуб сонома"`
 }
 
 func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
@@ -77,7 +80,7 @@ func (s *server) createOrder(c echo.Context) error {
 		return err
 	}
 	var req CreateOrderRequest
-	if err := decodeJSON(body, &req); err != nil {
+	if err := input.DecodeObject(body, &req); err != nil {
 		return err
 	}
 	in, err := req.toNewOrder()
@@ -85,8 +88,11 @@ func (s *server) createOrder(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if key, ok := c.Request().Header[headerIdempotencyKey]; ok {
-		k := sales.IdempotencyKey{UserID: currentUser(c).ID, Key: strings.Join(key, ","), RequestHash: sales.RequestHash(body)}
+	if keys := c.Request().Header.Values(headerIdempotencyKey); len(keys) > 0 {
+		if len(keys) > 1 {
+			return apperr.Errorf(apperr.EBADREQUEST, "send one Idempotency-Key header, not %d", len(keys))
+		}
+		k := sales.IdempotencyKey{UserID: currentUser(c).ID, Key: keys[0], RequestHash: sales.RequestHash(body)}
 		if err := checkIdempotencyKey(k.Key); err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
-	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // LaunchRequest is the body of POST /api/v1/production-orders.
@@ -16,7 +16,7 @@ type LaunchRequest struct {
 	Items []int64 `json:"items" example:"53,54"`
 	// The route to follow; by default the items' products' default route, which must then be the same for all.
 	RouteID int64 `json:"route_id" validate:"optional" example:"1"`
-	// The promised day, instead of the one the schedule computes.
+	// The promised day, instead of the one the schedule computes: from today to 2100-12-31.
 	ETA string `json:"eta" validate:"optional" format:"date" example:"2026-11-20"`
 }
 
@@ -48,14 +48,11 @@ func (s *server) launchProdOrder(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	in := plan.Launch{Items: req.Items, RouteID: req.RouteID}
-	if req.ETA != "" {
-		eta, err := database.ParseDate(req.ETA)
-		if err != nil {
-			return apperr.Invalid("the launch is not valid", apperr.Field("eta", "must be a date of the form YYYY-MM-DD"))
-		}
-		in.ETA = eta
+	eta, fields := input.Date("eta", req.ETA)
+	if len(fields) > 0 {
+		return apperr.Invalid("the launch is not valid", fields...)
 	}
+	in := plan.Launch{Items: req.Items, RouteID: req.RouteID, ETA: eta}
 	o, err := s.Plan.LaunchProdOrder(c.Request().Context(), in)
 	if err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
-	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // MIMEImageSVG is the media type of the schedule's Gantt chart.
@@ -25,27 +25,16 @@ const MIMEImageSVG = "image/svg+xml"
 //	@Produce		json
 //	@Produce		image/svg+xml
 //	@Security		BearerAuth
-//	@Param			from	query		string	false	"first day, YYYY-MM-DD (default today)"	Format(date)
-//	@Param			to		query		string	false	"last day, YYYY-MM-DD (default from + 13 days)"	Format(date)
+//	@Param			from	query		string	false	"first day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default today)"	Format(date)
+//	@Param			to		query		string	false	"last day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default from + 13 days)"	Format(date)
 //	@Success		200		{object}	plan.ScheduleView
 //	@Failure		401		{object}	Problem
 //	@Failure		422		{object}	Problem
 //	@Router			/api/v1/plan/schedule [get]
 func (s *server) getSchedule(c echo.Context) error {
-	var fields []apperr.FieldError
-	day := func(name string) database.Date {
-		v := c.QueryParam(name)
-		if v == "" {
-			return database.Date{}
-		}
-		d, err := database.ParseDate(v)
-		if err != nil {
-			fields = append(fields, apperr.Field(name, "must be a date of the form YYYY-MM-DD"))
-		}
-		return d
-	}
-	from, to := day("from"), day("to")
-	if len(fields) > 0 {
+	from, fields := input.Date("from", c.QueryParam("from"))
+	to, toFields := input.Date("to", c.QueryParam("to"))
+	if fields = append(fields, toFields...); len(fields) > 0 {
 		return apperr.Invalid("invalid query", fields...)
 	}
 	v, err := s.Plan.Schedule(c.Request().Context(), from, to)

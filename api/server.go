@@ -30,6 +30,7 @@ package api
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -53,7 +54,7 @@ import (
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
-// MaxBodyBytes is the largest request body accepted.
+// MaxBodyBytes is the largest request body accepted: 1 MiB.
 const MaxBodyBytes = 1 << 20
 
 // Deps is what the HTTP layer needs.
@@ -87,14 +88,16 @@ func New(d Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
+	e.Pre(headLikeGet)
 	e.Use(hardeningHeaders)
-	e.Use(middleware.RequestID())
+	e.Use(requestID)
 	e.Use(s.logRequests)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 		d.Logger.ErrorContext(c.Request().Context(), "handler panicked", "err", err, "stack", string(stack))
 		return err
 	}}))
-	e.Use(middleware.BodyLimit("1M"))
+	e.Use(limitBody)
+	e.Use(checkQuery)
 	e.Use(s.afterWrite)
 
 	e.GET("/healthz", s.healthz)
@@ -221,10 +224,96 @@ func (s *server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		s.Logger.LogAttrs(req.Context(), level, "request",
 			slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
-			slog.String("method", req.Method), slog.String("path", req.URL.Path),
+			slog.String("method", methodOf(c)), slog.String("path", req.URL.Path),
 			slog.Int("status", res.Status), slog.Int64("bytes", res.Size),
 			slog.Duration("took", time.Since(start)))
 		return nil
+	}
+}
+
+// headKey marks a HEAD request served by the route's GET handler.
+const headKey = "tsekh.head"
+
+// headLikeGet lets every GET route answer HEAD (RFC 9110): the request is
+// routed and handled as a GET whose body is dropped, so the status and
+// headers are those of the GET. The method is HEAD again once the handler is
+// done, so that the server sends no Content-Length of the dropped body.
+func headLikeGet(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.Method != http.MethodHead {
+			return next(c)
+		}
+		req.Method = http.MethodGet
+		defer func() { req.Method = http.MethodHead }()
+		c.Response().Writer = bodyless{c.Response().Writer}
+		c.Set(headKey, true)
+		return next(c)
+	}
+}
+
+// methodOf is the request's method as the client sent it (HEAD for a HEAD
+// handled as a GET).
+func methodOf(c echo.Context) string {
+	if head, _ := c.Get(headKey).(bool); head {
+		return http.MethodHead
+	}
+	return c.Request().Method
+}
+
+// bodyless is a response writer that drops the body.
+type bodyless struct{ http.ResponseWriter }
+
+func (b bodyless) Write(p []byte) (int, error) { return len(p), nil }
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (b bodyless) Unwrap() http.ResponseWriter { return b.ResponseWriter }
+
+// maxRequestID is the longest X-Request-Id taken from a client.
+const maxRequestID = 128
+
+// requestID names every request: a client's X-Request-Id when it is one
+// short, plain token (at most 128 of A-Z, a-z, 0-9, '.', '_', '-'), otherwise
+// a new one. It is sent back in X-Request-Id and logged.
+func requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ids := c.Request().Header.Values(echo.HeaderXRequestID)
+		id := ""
+		if len(ids) == 1 && plainRequestID(ids[0]) {
+			id = ids[0]
+		} else {
+			id = rand.Text()
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
+}
+
+func plainRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch b := id[i]; {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', b == '.', b == '_', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// limitBody refuses a request body over MaxBodyBytes with 413: at once when
+// its Content-Length says so, and while it is read when it is sent in chunks
+// (readBody turns the reader's error into the problem).
+func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength > MaxBodyBytes {
+			return errTooLarge()
+		}
+		req.Body = http.MaxBytesReader(c.Response(), req.Body, MaxBodyBytes)
+		return next(c)
 	}
 }
 

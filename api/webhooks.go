@@ -17,10 +17,11 @@ import (
 // ShopOrderRequest is the body the online shop posts to its webhook.
 type ShopOrderRequest struct {
 	// The shop's order id (a string or a whole number); the order's sync_id is "shop-" + id.
-	ID       string             `json:"id" validate:"required" example:"7826d8468b3d"`
+	ID       string             `json:"id" validate:"required" maxLength:"64" example:"7826d8468b3d"`
 	Customer CustomerRequest    `json:"customer" validate:"required"`
-	Items    []OrderItemRequest `json:"items" validate:"required"`
-	DueDate  string             `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
+	Items    []OrderItemRequest `json:"items" validate:"required,min=1,max=200"`
+	// The day the customer wants the order, from 2000-01-01 to 2100-12-31.
+	DueDate string `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
 }
 
 // ShopWebhookResponse names the order a delivery created or found.

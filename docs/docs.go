@@ -71,12 +71,14 @@ const docTemplate = `{
                 "operationId": "listEvents",
                 "parameters": [
                     {
+                        "maxLength": 100,
                         "type": "string",
                         "description": "event type, e.g. order.received",
                         "name": "type",
                         "in": "query"
                     },
                     {
+                        "maxLength": 100,
                         "type": "string",
                         "description": "the object's table, e.g. sales_orders",
                         "name": "aggregate_type",
@@ -108,14 +110,14 @@ const docTemplate = `{
                     {
                         "type": "string",
                         "format": "date-time",
-                        "description": "created at or after (RFC 3339)",
+                        "description": "created at or after (RFC 3339, from 2000-01-01 to 2100-12-31)",
                         "name": "since",
                         "in": "query"
                     },
                     {
                         "type": "string",
                         "format": "date-time",
-                        "description": "created before (RFC 3339)",
+                        "description": "created before (RFC 3339, from 2000-01-01 to 2100-12-31)",
                         "name": "until",
                         "in": "query"
                     },
@@ -279,7 +281,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Each row is imported in its own transaction and reported: ` + "`" + `created` + "`" + ` (with its order_id), ` + "`" + `exists` + "`" + `\n(an order with that crm_order_id was imported before; its order_id) or ` + "`" + `refused` + "`" + ` (with the fields at fault,\nnamed within the row, e.g. ` + "`" + `items[0].sku` + "`" + `). A bad row spoils no other. The orders' events name the caller\nas their actor. At most 1000 rows per request; ` + "`" + `tsekh import crm FILE.json` + "`" + ` streams files of any size.",
+                "description": "Each row is imported in its own transaction and reported: ` + "`" + `created` + "`" + ` (with its order_id), ` + "`" + `exists` + "`" + `\n(an order with that crm_order_id was imported before; its order_id), ` + "`" + `refused` + "`" + ` (with the fields at fault,\nnamed within the row, e.g. ` + "`" + `items[0].sku` + "`" + `: a wrong type, text with control characters or invalid UTF-8, a\ndate out of range, too long a text) or ` + "`" + `failed` + "`" + ` (an unexpected error, logged with the request id). Whatever\ngoes wrong with a row is reported on that row and the rows after it are imported; nothing of a refused or\nfailed row is stored. The orders' events name the caller as their actor. At most 1000 rows per request;\n` + "`" + `tsekh import crm FILE.json` + "`" + ` streams files of any size.",
                 "consumes": [
                     "application/json"
                 ],
@@ -727,14 +729,14 @@ const docTemplate = `{
                     {
                         "type": "string",
                         "format": "date",
-                        "description": "first day, YYYY-MM-DD (default today)",
+                        "description": "first day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default today)",
                         "name": "from",
                         "in": "query"
                     },
                     {
                         "type": "string",
                         "format": "date",
-                        "description": "last day, YYYY-MM-DD (default from + 13 days)",
+                        "description": "last day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default from + 13 days)",
                         "name": "to",
                         "in": "query"
                     }
@@ -2701,6 +2703,7 @@ const docTemplate = `{
             "properties": {
                 "orders": {
                     "type": "array",
+                    "maxItems": 1000,
                     "items": {
                         "$ref": "#/definitions/api.CRMOrderRequest"
                     }
@@ -2725,12 +2728,15 @@ const docTemplate = `{
                     "$ref": "#/definitions/api.CustomerRequest"
                 },
                 "due_date": {
+                    "description": "The day the customer wants the order, from 2000-01-01 to 2100-12-31.",
                     "type": "string",
                     "format": "date",
                     "example": "2026-12-20"
                 },
                 "items": {
                     "type": "array",
+                    "maxItems": 200,
+                    "minItems": 1,
                     "items": {
                         "$ref": "#/definitions/api.OrderItemRequest"
                     }
@@ -2741,10 +2747,12 @@ const docTemplate = `{
             "type": "object",
             "properties": {
                 "holidays": {
-                    "description": "Days off, YYYY-MM-DD.",
+                    "description": "Days off, YYYY-MM-DD from 2000-01-01 to 2100-12-31.",
                     "type": "array",
+                    "maxItems": 1000,
                     "items": {
-                        "type": "string"
+                        "type": "string",
+                        "format": "date"
                     },
                     "example": [
                         "2026-12-31"
@@ -2753,6 +2761,7 @@ const docTemplate = `{
                 "weekdays": {
                     "description": "ISO weekdays, 1 = Monday … 7 = Sunday; Monday to Friday when absent.",
                     "type": "array",
+                    "maxItems": 7,
                     "items": {
                         "type": "integer"
                     },
@@ -2777,12 +2786,15 @@ const docTemplate = `{
                     "$ref": "#/definitions/api.CustomerRequest"
                 },
                 "due_date": {
+                    "description": "The day the customer wants the order, from 2000-01-01 to 2100-12-31.",
                     "type": "string",
                     "format": "date",
                     "example": "2026-12-20"
                 },
                 "items": {
                     "type": "array",
+                    "maxItems": 200,
+                    "minItems": 1,
                     "items": {
                         "$ref": "#/definitions/api.OrderItemRequest"
                     }
@@ -2798,10 +2810,12 @@ const docTemplate = `{
             "properties": {
                 "email": {
                     "type": "string",
+                    "maxLength": 254,
                     "example": "olga@factory.example"
                 },
                 "name": {
                     "type": "string",
+                    "maxLength": 200,
                     "example": "Ольга Планова"
                 },
                 "role": {
@@ -2824,14 +2838,17 @@ const docTemplate = `{
             "properties": {
                 "email": {
                     "type": "string",
+                    "maxLength": 254,
                     "example": "ivan@example.com"
                 },
                 "name": {
                     "type": "string",
+                    "maxLength": 200,
                     "example": "Иван Петров"
                 },
                 "phone": {
                     "type": "string",
+                    "maxLength": 50,
                     "example": "+7 900 123-45-67"
                 }
             }
@@ -2882,6 +2899,7 @@ const docTemplate = `{
                 },
                 "name": {
                     "type": "string",
+                    "maxLength": 200,
                     "example": "CRM import"
                 }
             }
@@ -2893,7 +2911,7 @@ const docTemplate = `{
             ],
             "properties": {
                 "eta": {
-                    "description": "The promised day, instead of the one the schedule computes.",
+                    "description": "The promised day, instead of the one the schedule computes: from today to 2100-12-31.",
                     "type": "string",
                     "format": "date",
                     "example": "2026-11-20"
@@ -2924,7 +2942,9 @@ const docTemplate = `{
             ],
             "properties": {
                 "note": {
+                    "description": "Free text: tabs and line breaks are allowed, other control characters are not.",
                     "type": "string",
+                    "maxLength": 2000,
                     "example": "цвет: дуб сонома"
                 },
                 "qty": {
@@ -2935,6 +2955,7 @@ const docTemplate = `{
                 },
                 "sku": {
                     "type": "string",
+                    "maxLength": 64,
                     "example": "SHK-KUPE-1600"
                 }
             }
@@ -2970,6 +2991,7 @@ const docTemplate = `{
             "properties": {
                 "edging": {
                     "type": "string",
+                    "maxLength": 200,
                     "example": "ПВХ 2 мм, 1 сторона"
                 },
                 "length_mm": {
@@ -2978,10 +3000,12 @@ const docTemplate = `{
                 },
                 "material": {
                     "type": "string",
+                    "maxLength": 200,
                     "example": "ЛДСП 16 мм"
                 },
                 "name": {
                     "type": "string",
+                    "maxLength": 200,
                     "example": "Боковина"
                 },
                 "qty": {
@@ -3101,10 +3125,13 @@ const docTemplate = `{
                 },
                 "name": {
                     "type": "string",
+                    "maxLength": 200,
                     "example": "Шкаф-купе двухдверный 1600"
                 },
                 "parts": {
                     "type": "array",
+                    "maxItems": 200,
+                    "minItems": 1,
                     "items": {
                         "$ref": "#/definitions/api.PartRequest"
                     }
@@ -3115,6 +3142,7 @@ const docTemplate = `{
                 },
                 "sku": {
                     "type": "string",
+                    "maxLength": 64,
                     "example": "SHK-KUPE-1600"
                 }
             }
@@ -3177,6 +3205,7 @@ const docTemplate = `{
                 },
                 "name": {
                     "type": "string",
+                    "maxLength": 200,
                     "example": "Раскрой ЛДСП"
                 },
                 "scope": {
@@ -3211,11 +3240,14 @@ const docTemplate = `{
                 },
                 "name": {
                     "type": "string",
+                    "maxLength": 200,
                     "example": "Корпус ЛДСП (типовой)"
                 },
                 "operations": {
                     "description": "In order: an operation's seq is its position, from 1.",
                     "type": "array",
+                    "maxItems": 50,
+                    "minItems": 1,
                     "items": {
                         "$ref": "#/definitions/api.RouteOperationRequest"
                     }
@@ -3234,6 +3266,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/api.CustomerRequest"
                 },
                 "due_date": {
+                    "description": "The day the customer wants the order, from 2000-01-01 to 2100-12-31.",
                     "type": "string",
                     "format": "date",
                     "example": "2026-12-20"
@@ -3241,10 +3274,13 @@ const docTemplate = `{
                 "id": {
                     "description": "The shop's order id (a string or a whole number); the order's sync_id is \"shop-\" + id.",
                     "type": "string",
+                    "maxLength": 64,
                     "example": "7826d8468b3d"
                 },
                 "items": {
                     "type": "array",
+                    "maxItems": 200,
+                    "minItems": 1,
                     "items": {
                         "$ref": "#/definitions/api.OrderItemRequest"
                     }
@@ -3346,10 +3382,12 @@ const docTemplate = `{
                 },
                 "code": {
                     "type": "string",
+                    "maxLength": 32,
                     "example": "CUT"
                 },
                 "name": {
                     "type": "string",
+                    "maxLength": 200,
                     "example": "Раскрой (форматно-раскроечный станок)"
                 }
             }
@@ -4648,6 +4686,7 @@ const docTemplate = `{
             "required": [
                 "created",
                 "exists",
+                "failed",
                 "refused",
                 "rows"
             ],
@@ -4656,6 +4695,9 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "exists": {
+                    "type": "integer"
+                },
+                "failed": {
                     "type": "integer"
                 },
                 "refused": {
@@ -4679,6 +4721,7 @@ const docTemplate = `{
             ],
             "properties": {
                 "crm_order_id": {
+                    "description": "The row's crm_order_id, when it is a positive whole number.",
                     "type": "integer",
                     "x-nullable": true
                 },
@@ -4700,7 +4743,8 @@ const docTemplate = `{
                     "enum": [
                         "created",
                         "exists",
-                        "refused"
+                        "refused",
+                        "failed"
                     ]
                 },
                 "row": {

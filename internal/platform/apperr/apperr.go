@@ -11,16 +11,18 @@ import (
 
 // Error codes. Each maps to one HTTP status in api/errors.go.
 const (
-	EBADREQUEST    = "bad_request"   // the request cannot be read (malformed JSON, bad header)
-	EINVALID       = "invalid"       // the input is malformed or fails validation
-	ENOTFOUND      = "not_found"     // the object does not exist
-	ECONFLICT      = "conflict"      // the request conflicts with the current state
-	EUNAUTHORIZED  = "unauthorized"  // no or bad credentials
-	EFORBIDDEN     = "forbidden"     // credentials are fine, the role is not enough
-	EUNPROCESSABLE = "unprocessable" // well-formed, but cannot be applied (e.g. an idempotency key reused with another body)
-	ETOOLARGE      = "too_large"     // the body is over its limit
-	EUNAVAILABLE   = "unavailable"   // a dependency (the database) is not reachable
-	EINTERNAL      = "internal"      // a bug or an unexpected failure
+	EBADREQUEST    = "bad_request"            // the request cannot be read (malformed JSON, bad header)
+	EMETHOD        = "method_not_allowed"     // the path does not take the method
+	EMEDIATYPE     = "unsupported_media_type" // the body is not of a type the path takes (not JSON)
+	EINVALID       = "invalid"                // the input is malformed or fails validation
+	ENOTFOUND      = "not_found"              // the object does not exist
+	ECONFLICT      = "conflict"               // the request conflicts with the current state
+	EUNAUTHORIZED  = "unauthorized"           // no or bad credentials
+	EFORBIDDEN     = "forbidden"              // credentials are fine, the role is not enough
+	EUNPROCESSABLE = "unprocessable"          // well-formed, but cannot be applied (e.g. an idempotency key reused with another body)
+	ETOOLARGE      = "too_large"              // the body is over its limit
+	EUNAVAILABLE   = "unavailable"            // a dependency (the database) is not reachable
+	EINTERNAL      = "internal"               // a bug or an unexpected failure
 )
 
 // FieldError names one invalid input field, with its path as the client sent

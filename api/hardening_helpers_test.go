@@ -1,0 +1,100 @@
+package api_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// requireProblemType is requireProblem that also checks the problem's type,
+// e.g. "invalid" for urn:tsekh:problem:invalid.
+func requireProblemType(t *testing.T, r apptest.Response, status int, typ string, fields ...string) problem {
+	t.Helper()
+	p := requireProblem(t, r, status, fields...)
+	require.Equal(t, "urn:tsekh:problem:"+typ, p.Type, "%s", r.Body)
+	return p
+}
+
+// newRequest makes a request with a body sent as is (nil: none) and the
+// headers given as name, value pairs; a name may come more than once.
+func newRequest(method, path string, body []byte, headers ...string) *http.Request {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Add(headers[i], headers[i+1])
+	}
+	return req
+}
+
+// send sends a request through the app exactly as it is made.
+func send(env *apptest.Env, req *http.Request) apptest.Response {
+	rec := httptest.NewRecorder()
+	env.Echo.ServeHTTP(rec, req)
+	return apptest.Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}
+
+// asAdmin is the Authorization header of the administrator.
+var asAdmin = []string{"Authorization", "Bearer " + apptest.AdminToken}
+
+// jsonAdmin are the headers of an administrator's JSON request.
+var jsonAdmin = append([]string{"Content-Type", "application/json"}, asAdmin...)
+
+// bookkeeping are the dispatcher's own tables: requests never write them.
+var bookkeeping = []string{"events_partitions", "events_batches", "events_deliveries"}
+
+// rowCounts counts the rows of every table of the modules and of the
+// journal (events), so that a test can tell that a request wrote nothing.
+// The tables are listed from the database, so that new ones count too.
+func rowCounts(t testing.TB, env *apptest.Env) map[string]int64 {
+	t.Helper()
+	var tables []string
+	q := `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`
+	if env.Dialect == database.Postgres {
+		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
+	}
+	require.NoError(t, env.App.DB.Raw(q).Scan(&tables).Error)
+	var parts []string
+	for _, name := range tables {
+		if name == "goose_db_version" || slices.Contains(bookkeeping, name) {
+			continue
+		}
+		parts = append(parts, "SELECT '"+name+"' AS name, count(*) AS n FROM "+name)
+	}
+	require.NotEmpty(t, parts)
+	var rows []struct {
+		Name string
+		N    int64
+	}
+	require.NoError(t, env.App.DB.Raw(strings.Join(parts, " UNION ALL ")).Scan(&rows).Error)
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.Name] = r.N
+	}
+	require.Contains(t, out, "events")
+	require.Contains(t, out, "sales_orders")
+	return out
+}
+
+// requireRefusedCleanly checks the rules every refused request keeps: a 4xx
+// answer (never a 5xx), as application/problem+json, and no row written.
+func requireRefusedCleanly(t testing.TB, r apptest.Response, before, after map[string]int64) {
+	t.Helper()
+	require.Less(t, r.Status, 500, "%s", r.Body)
+	if r.Status < 400 {
+		return
+	}
+	require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"), "%d %s", r.Status, r.Body)
+	require.Equal(t, before, after, "a refused request (%d %s) wrote a row", r.Status, r.Body)
+}
