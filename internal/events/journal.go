@@ -149,10 +149,10 @@ func (j *Journal) List(ctx context.Context, f Filter, pr page.Request) ([]Entry,
 		where, args = append(where, "e.actor_id = ?"), append(args, f.ActorID)
 	}
 	if !f.Since.IsZero() {
-		where, args = append(where, "e.created_at >= ?"), append(args, f.Since.UTC())
+		where, args = append(where, "e.created_at >= ?"), append(args, database.TimeArg(j.db, f.Since))
 	}
 	if !f.Until.IsZero() {
-		where, args = append(where, "e.created_at < ?"), append(args, f.Until.UTC())
+		where, args = append(where, "e.created_at < ?"), append(args, database.TimeArg(j.db, f.Until))
 	}
 	var join strings.Builder
 	var joinArgs []any

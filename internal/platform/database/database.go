@@ -195,6 +195,32 @@ func NowPlus(gdb *gorm.DB, d time.Duration) string {
 	return fmt.Sprintf("strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now', '%+.3f seconds')", float64(ms)/1000)
 }
 
+// sqliteTimeLayout is how SQLite columns hold the database clock's times
+// (strftime's '%Y-%m-%d %H:%M:%f', see Now), always in UTC.
+const sqliteTimeLayout = "2006-01-02 15:04:05.000"
+
+// TimeArg returns t as a query argument to compare with a time column the
+// database clock wrote (created_at): on SQLite, text in the column's own
+// layout, since SQLite compares such columns as text and the driver's layout
+// ("…25.729+00:00") sorts after the column's "…25.729" of the same instant.
+// The column holds milliseconds on SQLite and microseconds on PostgreSQL, so
+// t is rounded up to that: "at or after t" and "before t" then keep the same
+// rows on both.
+func TimeArg(gdb *gorm.DB, t time.Time) any {
+	t = t.UTC()
+	if DialectOf(gdb) == Postgres {
+		return ceilTime(t, time.Microsecond)
+	}
+	return ceilTime(t, time.Millisecond).Format(sqliteTimeLayout)
+}
+
+func ceilTime(t time.Time, unit time.Duration) time.Time {
+	if r := t.Sub(t.Truncate(unit)); r > 0 {
+		return t.Truncate(unit).Add(unit)
+	}
+	return t
+}
+
 // IsUniqueViolation tells whether err is a unique-key conflict.
 func IsUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
