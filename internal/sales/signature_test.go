@@ -2,6 +2,7 @@ package sales_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,6 +125,20 @@ func FuzzShopWebhook(f *testing.F) {
 	f.Add([]byte(`null`), true, int64(0))
 	f.Add([]byte(``), true, int64(0))
 	f.Add([]byte("{\"id\": \"\u0000\"}"), true, int64(0))
+	// The hardening report's inputs: NUL, invalid UTF-8, dates out of range,
+	// text over its length in characters, mistyped and truncated JSON.
+	for _, field := range []string{`"id": "`, `"name": "`, `"phone": "`, `"sku": "`} {
+		for _, bad := range []string{`\u0000`, "\xff", "\xc0\xaf", `\u001b`} {
+			f.Add([]byte(strings.Replace(docBody, field, field+bad, 1)), true, int64(0))
+		}
+	}
+	f.Add([]byte(strings.Replace(docBody, `"qty":1`, `"qty":1,"note":"строка\nвторая\tстрока"`, 1)), true, int64(0))
+	f.Add([]byte(strings.Replace(docBody, `}]}`, `}],"due_date":"0000-01-01"}`, 1)), true, int64(0))
+	f.Add([]byte(strings.Replace(docBody, `}]}`, `}],"due_date":"9999-12-31"}`, 1)), true, int64(0))
+	f.Add([]byte(strings.Replace(docBody, "Иван Петров", strings.Repeat("Ж", 201), 1)), true, int64(0))
+	f.Add([]byte(strings.Replace(docBody, "Иван Петров", strings.Repeat("Ж", 101), 1)), true, int64(0))
+	f.Add([]byte(strings.Replace(docBody, `"qty":1`, `"qty":"1"`, 1)), true, int64(0))
+	f.Add([]byte(docBody[:len(docBody)-5]), true, int64(0))
 	now := time.Unix(1_800_000_000, 0)
 	f.Fuzz(func(t *testing.T, body []byte, sign bool, skew int64) {
 		ts := now.Unix() + skew%100_000
@@ -148,6 +163,11 @@ func FuzzShopWebhook(f *testing.F) {
 		}
 		if code == apperr.EINVALID {
 			require.NotEmpty(t, apperr.As(err).Fields)
+			for _, fe := range apperr.As(err).Fields {
+				if strings.Contains(fe.Field, "qty") {
+					require.Regexp(t, `^items\[\d+\]\.qty$`, fe.Field, "an item's field keeps its index")
+				}
+			}
 			for _, fe := range apperr.As(err).Fields {
 				require.NotEmpty(t, fe.Field)
 				require.NotEmpty(t, fe.Message)
