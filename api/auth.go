@@ -107,6 +107,8 @@ type CreateUserRequest struct {
 //	@Failure	401		{object}	Problem
 //	@Failure	403		{object}	Problem
 //	@Failure	409		{object}	Problem
+//	@Failure	413		{object}	Problem
+//	@Failure	415		{object}	Problem
 //	@Failure	422		{object}	Problem
 //	@Router		/api/v1/users [post]
 func (s *server) createUser(c echo.Context) error {
@@ -146,6 +148,8 @@ type IssueTokenRequest struct {
 //	@Failure		403		{object}	Problem
 //	@Failure		404		{object}	Problem
 //	@Failure		409		{object}	Problem
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem
 //	@Router			/api/v1/users/{id}/tokens [post]
 func (s *server) issueToken(c echo.Context) error {

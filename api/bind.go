@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"slices"
@@ -100,6 +101,9 @@ func queryText(c echo.Context, name string, max int) (string, []apperr.FieldErro
 	return v, input.Line(name, v, max)
 }
 
+// maxQueryProblems bounds the parameters one refusal names.
+const maxQueryProblems = 20
+
 // checkQuery refuses, for every route, a query whose parameters (names or
 // values) are not valid UTF-8 or hold control characters (%00, %FF,
 // %C0%AF), naming each: no handler and no database sees them.
@@ -110,14 +114,12 @@ func checkQuery(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		var fields []apperr.FieldError
 		q := c.QueryParams()
-		names := make([]string, 0, len(q))
-		for name := range q {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		for _, name := range names {
-			if f := input.Line("query parameter name", name, 0); len(f) > 0 {
-				fields = append(fields, apperr.Field(printableHeader(name), "is a query parameter name that %s", f[0].Message))
+		for _, name := range slices.Sorted(maps.Keys(q)) {
+			if len(fields) >= maxQueryProblems {
+				break
+			}
+			if f := input.Line(printableHeader(name), name, 0); len(f) > 0 {
+				fields = append(fields, f...)
 				continue
 			}
 			for _, v := range q[name] {

@@ -149,6 +149,7 @@ func (s *server) getWorkCenter(c echo.Context) error {
 //	@Failure		403		{object}	Problem
 //	@Failure		409		{object}	Problem	"the code is taken"
 //	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"invalid fields, named in errors"
 //	@Router			/api/v1/work-centers [post]
 func (s *server) createWorkCenter(c echo.Context) error {
@@ -181,6 +182,7 @@ func (s *server) createWorkCenter(c echo.Context) error {
 //	@Failure		404		{object}	Problem
 //	@Failure		409		{object}	Problem	"the code is another work centre's"
 //	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"invalid fields, named in errors"
 //	@Router			/api/v1/work-centers/{id} [put]
 func (s *server) updateWorkCenter(c echo.Context) error {
@@ -291,6 +293,7 @@ func (s *server) getRoute(c echo.Context) error {
 //	@Failure		403		{object}	Problem
 //	@Failure		409		{object}	Problem	"the name is taken"
 //	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"invalid fields, named in errors"
 //	@Router			/api/v1/routes [post]
 func (s *server) createRoute(c echo.Context) error {
@@ -323,6 +326,7 @@ func (s *server) createRoute(c echo.Context) error {
 //	@Failure		404		{object}	Problem
 //	@Failure		409		{object}	Problem	"the name is another route's"
 //	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"invalid fields, named in errors"
 //	@Router			/api/v1/routes/{id} [put]
 func (s *server) updateRoute(c echo.Context) error {
@@ -386,6 +390,7 @@ func (r ProductRequest) input() catalog.ProductInput {
 //	@Failure		403		{object}	Problem
 //	@Failure		409		{object}	Problem	"the SKU is taken"
 //	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"invalid fields, named in errors"
 //	@Router			/api/v1/products [post]
 func (s *server) createProduct(c echo.Context) error {
@@ -418,6 +423,7 @@ func (s *server) createProduct(c echo.Context) error {
 //	@Failure		404		{object}	Problem
 //	@Failure		409		{object}	Problem	"the SKU is another product's"
 //	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"invalid fields, named in errors"
 //	@Router			/api/v1/products/{id} [put]
 func (s *server) updateProduct(c echo.Context) error {

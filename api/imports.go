@@ -47,6 +47,7 @@ type CRMOrderRequest struct {
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
 //	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem
 //	@Router			/api/v1/imports/crm/orders [post]
 func (s *server) importCRMOrders(c echo.Context) error {

@@ -1,8 +1,10 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,6 +186,8 @@ func TestInput_CRMRowsFailAlone(t *testing.T) {
 		}
 		require.Equal(t, []string{"customer.name"}, fields(1))
 		require.Equal(t, []string{"customer.name"}, fields(2))
+		require.EqualValues(t, 2, *rep.Rows[1].CRMOrderID, "a refused row is named by its number")
+		require.EqualValues(t, 3, *rep.Rows[2].CRMOrderID)
 		require.Empty(t, fields(3))
 		require.NotContains(t, rep.Rows[3].Detail, "injected", "the error itself is logged, not shown")
 		require.EqualValues(t, 4, *rep.Rows[3].CRMOrderID)
@@ -301,4 +305,49 @@ func TestInput_FieldPathsAndTruncatedJSON(t *testing.T) {
 			}
 		})
 	})
+}
+
+// Item 6 in the OpenAPI document: every text a request body takes declares
+// its bound (maxLength), or is an enum or a date; every list its maxItems.
+func TestSpec_RequestTextIsBounded(t *testing.T) {
+	raw, err := os.ReadFile("../docs/swagger.json")
+	require.NoError(t, err)
+	type schema struct {
+		Type      string
+		Format    string
+		Enum      []any
+		MaxLength *int   `json:"maxLength"`
+		MaxItems  *int   `json:"maxItems"`
+		Ref       string `json:"$ref"`
+		Items     *struct {
+			Type   string
+			Format string
+			Ref    string `json:"$ref"`
+		}
+	}
+	var spec struct {
+		Definitions map[string]struct{ Properties map[string]schema }
+	}
+	require.NoError(t, json.Unmarshal(raw, &spec))
+	var problems []string
+	checked := 0
+	for name, def := range spec.Definitions {
+		if !strings.HasPrefix(name, "api.") || !strings.HasSuffix(name, "Request") {
+			continue
+		}
+		for prop, s := range def.Properties {
+			where := name + "." + prop
+			switch {
+			case s.Type == "string" && s.MaxLength == nil && len(s.Enum) == 0 && s.Format != "date":
+				problems = append(problems, where+": a string without maxLength")
+			case s.Type == "array" && s.MaxItems == nil:
+				problems = append(problems, where+": an array without maxItems")
+			case s.Type == "array" && s.Items != nil && s.Items.Type == "string" && s.Items.Format != "date":
+				problems = append(problems, where+": strings without a bound")
+			}
+			checked++
+		}
+	}
+	require.Greater(t, checked, 30)
+	require.Empty(t, problems)
 }

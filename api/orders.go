@@ -54,11 +54,14 @@ func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
 //	@ID				createOrder
 //	@Description	Stores the order, its items and its order.received event in one transaction.
 //	@Description
-//	@Description	With an `Idempotency-Key` header (1 to 255 visible ASCII characters, scoped to the caller) a retried request
+//	@Description	With an `Idempotency-Key` header (one; 1 to 255 visible ASCII characters, scoped to the caller) a retried request
 //	@Description	cannot create a second order: a repeat with the same body (compared as JSON: spacing and key order do not matter)
 //	@Description	gets the stored response again, the same status and body, with `Idempotent-Replayed: true`; the same key with
 //	@Description	another body is refused (422); while the first request with the key is still in flight, a repeat gets 409.
-//	@Description	A request that fails (for instance 422) does not keep its key.
+//	@Description	A request that fails (for instance 422) does not keep its key. Two Idempotency-Key headers are refused (400).
+//	@Description
+//	@Description	Text is valid UTF-8 without control characters (an item's note may hold tabs and line breaks) and within its
+//	@Description	maxLength in characters; due_date is from 2000-01-01 to 2100-12-31 (422 naming the field otherwise).
 //	@Tags			sales
 //	@Accept			json
 //	@Produce		json
@@ -72,6 +75,7 @@ func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
 //	@Failure		403				{object}	Problem
 //	@Failure		409				{object}	Problem	"a request with this Idempotency-Key is still in flight"
 //	@Failure		413				{object}	Problem
+//	@Failure		415				{object}	Problem	"the body is not application/json"
 //	@Failure		422				{object}	Problem	"invalid order, or the Idempotency-Key was used with another body"
 //	@Router			/api/v1/orders [post]
 func (s *server) createOrder(c echo.Context) error {

@@ -13,7 +13,7 @@ import (
 // LaunchRequest is the body of POST /api/v1/production-orders.
 type LaunchRequest struct {
 	// Sales-order item ids, waiting in the planning backlog.
-	Items []int64 `json:"items" example:"53,54"`
+	Items []int64 `json:"items" validate:"required,min=1,max=100" example:"53,54"`
 	// The route to follow; by default the items' products' default route, which must then be the same for all.
 	RouteID int64 `json:"route_id" validate:"optional" example:"1"`
 	// The promised day, instead of the one the schedule computes: from today to 2100-12-31.
@@ -41,6 +41,7 @@ type ProdOrderList = List[plan.ProdOrder]
 //	@Failure		403		{object}	Problem
 //	@Failure		409		{object}	Problem	"an item is launched already"
 //	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"invalid fields, named in errors"
 //	@Router			/api/v1/production-orders [post]
 func (s *server) launchProdOrder(c echo.Context) error {

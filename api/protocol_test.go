@@ -82,7 +82,7 @@ func TestHTTP_BodyLimitIsOneMiB(t *testing.T) {
 // is a problem of its own type.
 func TestHTTP_HeadAndMethodNotAllowed(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
-		for _, path := range []string{"/healthz", "/readyz", "/metrics", "/swagger/index.html", "/swagger/doc.json",
+		for _, path := range []string{"/healthz", "/readyz", "/swagger/index.html", "/swagger/doc.json",
 			"/api/v1/me", "/api/v1/orders", "/api/v1/orders?status=received", "/api/v1/events", "/api/v1/event-types",
 			"/api/v1/subscribers", "/api/v1/work-centers", "/api/v1/work-centers/1", "/api/v1/routes", "/api/v1/routes/1",
 			"/api/v1/products", "/api/v1/products/1", "/api/v1/plan/backlog", "/api/v1/plan/schedule", "/api/v1/production-orders"} {

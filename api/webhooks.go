@@ -81,6 +81,7 @@ func (s *server) shopWebhook() echo.HandlerFunc {
 //	@Failure		400					{object}	Problem
 //	@Failure		401					{object}	Problem
 //	@Failure		413					{object}	Problem
+//	@Failure		415					{object}	Problem
 //	@Failure		422					{object}	Problem
 //	@Failure		503					{object}	Problem
 //	@Router			/api/v1/webhooks/shop/orders [post]

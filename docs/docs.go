@@ -335,6 +335,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "422": {
                         "description": "Unprocessable Entity",
                         "schema": {
@@ -457,7 +463,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Stores the order, its items and its order.received event in one transaction.\n\nWith an ` + "`" + `Idempotency-Key` + "`" + ` header (1 to 255 visible ASCII characters, scoped to the caller) a retried request\ncannot create a second order: a repeat with the same body (compared as JSON: spacing and key order do not matter)\ngets the stored response again, the same status and body, with ` + "`" + `Idempotent-Replayed: true` + "`" + `; the same key with\nanother body is refused (422); while the first request with the key is still in flight, a repeat gets 409.\nA request that fails (for instance 422) does not keep its key.",
+                "description": "Stores the order, its items and its order.received event in one transaction.\n\nWith an ` + "`" + `Idempotency-Key` + "`" + ` header (one; 1 to 255 visible ASCII characters, scoped to the caller) a retried request\ncannot create a second order: a repeat with the same body (compared as JSON: spacing and key order do not matter)\ngets the stored response again, the same status and body, with ` + "`" + `Idempotent-Replayed: true` + "`" + `; the same key with\nanother body is refused (422); while the first request with the key is still in flight, a repeat gets 409.\nA request that fails (for instance 422) does not keep its key. Two Idempotency-Key headers are refused (400).\n\nText is valid UTF-8 without control characters (an item's note may hold tabs and line breaks) and within its\nmaxLength in characters; due_date is from 2000-01-01 to 2100-12-31 (422 naming the field otherwise).",
                 "consumes": [
                     "application/json"
                 ],
@@ -525,6 +531,12 @@ const docTemplate = `{
                     },
                     "413": {
                         "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "the body is not application/json",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -888,6 +900,12 @@ const docTemplate = `{
                     },
                     "413": {
                         "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1280,6 +1298,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "422": {
                         "description": "invalid fields, named in errors",
                         "schema": {
@@ -1420,6 +1444,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "422": {
                         "description": "invalid fields, named in errors",
                         "schema": {
@@ -1542,6 +1572,12 @@ const docTemplate = `{
                     },
                     "413": {
                         "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1682,6 +1718,12 @@ const docTemplate = `{
                     },
                     "413": {
                         "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1986,6 +2028,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "422": {
                         "description": "Unprocessable Entity",
                         "schema": {
@@ -2192,6 +2246,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "422": {
                         "description": "Unprocessable Entity",
                         "schema": {
@@ -2332,6 +2398,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "422": {
                         "description": "Unprocessable Entity",
                         "schema": {
@@ -2460,6 +2532,12 @@ const docTemplate = `{
                     },
                     "413": {
                         "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2600,6 +2678,12 @@ const docTemplate = `{
                     },
                     "413": {
                         "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2895,6 +2979,7 @@ const docTemplate = `{
                 "expires_in": {
                     "description": "The token's lifetime as a Go duration (\"720h\" is 30 days, \"90m\"), from\n1m to 8760h; without it the token works until it is revoked.",
                     "type": "string",
+                    "maxLength": 32,
                     "example": "720h"
                 },
                 "name": {
@@ -2919,6 +3004,8 @@ const docTemplate = `{
                 "items": {
                     "description": "Sales-order item ids, waiting in the planning backlog.",
                     "type": "array",
+                    "maxItems": 100,
+                    "minItems": 1,
                     "items": {
                         "type": "integer"
                     },

@@ -55,6 +55,10 @@ func check(field, s string, max int, multiline bool) []apperr.FieldError {
 	return nil
 }
 
+// lineSpace tells the control characters free text may hold: tab, line feed
+// and carriage return.
+func lineSpace(r rune) bool { return r == '\t' || r == '\n' || r == '\r' }
+
 // problemOf says what is wrong with the characters of s, or "" when nothing is.
 func problemOf(s string, multiline bool) string {
 	n := 0
@@ -65,7 +69,7 @@ func problemOf(s string, multiline bool) string {
 				return fmt.Sprintf("must be valid UTF-8 (an invalid byte 0x%02X at character %d)", s[i], n)
 			}
 		}
-		if unicode.IsControl(r) && !(multiline && (r == '\t' || r == '\n' || r == '\r')) {
+		if unicode.IsControl(r) && (!multiline || !lineSpace(r)) {
 			what := "control characters"
 			if multiline {
 				what = "control characters other than tab and newline"
