@@ -95,42 +95,46 @@ func pathID(c echo.Context, name string) (int64, error) {
 }
 
 // queryText reads an optional free-text query parameter of at most max
-// characters (see checkQuery for its characters).
+// characters (see checkParams for its characters).
 func queryText(c echo.Context, name string, max int) (string, []apperr.FieldError) {
 	v := c.QueryParam(name)
 	return v, input.Line(name, v, max)
 }
 
-// maxQueryProblems bounds the parameters one refusal names.
-const maxQueryProblems = 20
+// maxParamProblems bounds the parameters one refusal names.
+const maxParamProblems = 20
 
-// checkQuery refuses, for every route, a query whose parameters (names or
-// values) are not valid UTF-8 or hold control characters (%00, %FF,
+// checkParams refuses, for every route, path and query parameters (names
+// or values) that are not valid UTF-8 or hold control characters (%00, %FF,
 // %C0%AF), naming each: no handler and no database sees them.
-func checkQuery(next echo.HandlerFunc) echo.HandlerFunc {
+func checkParams(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if c.Request().URL.RawQuery == "" {
-			return next(c)
-		}
 		var fields []apperr.FieldError
-		q := c.QueryParams()
-		for _, name := range slices.Sorted(maps.Keys(q)) {
-			if len(fields) >= maxQueryProblems {
-				break
+		for i, name := range c.ParamNames() {
+			if i < len(c.ParamValues()) {
+				fields = append(fields, input.Line(name, c.ParamValues()[i], 0)...)
 			}
-			if f := input.Line(printableHeader(name), name, 0); len(f) > 0 {
-				fields = append(fields, f...)
-				continue
-			}
-			for _, v := range q[name] {
-				if f := input.Line(name, v, 0); len(f) > 0 {
-					fields = append(fields, f...)
+		}
+		if c.Request().URL.RawQuery != "" {
+			q := c.QueryParams()
+			for _, name := range slices.Sorted(maps.Keys(q)) {
+				if len(fields) >= maxParamProblems {
 					break
+				}
+				if f := input.Line(printableHeader(name), name, 0); len(f) > 0 {
+					fields = append(fields, f...)
+					continue
+				}
+				for _, v := range q[name] {
+					if f := input.Line(name, v, 0); len(f) > 0 {
+						fields = append(fields, f...)
+						break
+					}
 				}
 			}
 		}
 		if len(fields) > 0 {
-			return apperr.Invalid("invalid query", fields...)
+			return apperr.Invalid("invalid path or query", fields...)
 		}
 		return next(c)
 	}

@@ -2,7 +2,7 @@ package api_test
 
 // Fuzz targets for every way input comes in through the API: the JSON
 // bodies of the shop's webhook, manual orders, the CRM import and the
-// catalog, and the query parameters of the lists. Each sends what it is
+// catalog, the query parameters of the lists and the parameters in paths. Each sends what it is
 // given through the real app on PostgreSQL and on SQLite and asserts that
 // the answer is never a 5xx, that every 4xx is application/problem+json, and
 // that a refused request wrote no row (every table of the modules and the
@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -357,6 +358,36 @@ func FuzzListQuery(f *testing.F) {
 			if plainID.MatchString(requestID) {
 				require.Equal(t, requestID, r.Header.Get("X-Request-Id"))
 			}
+		})
+	})
+}
+
+// pathRoutes are routes with a parameter in their path, as method and the
+// path around it (not those that would lock the fuzzer's administrator out).
+var pathRoutes = []struct{ method, before, after string }{
+	{http.MethodGet, "/api/v1/orders/", ""}, {http.MethodPost, "/api/v1/orders/", "/cancel"},
+	{http.MethodGet, "/api/v1/events/", ""}, {http.MethodPost, "/api/v1/events/", "/retry"},
+	{http.MethodGet, "/api/v1/users/", ""}, {http.MethodGet, "/api/v1/products/", ""},
+	{http.MethodGet, "/api/v1/production-orders/", ""}, {http.MethodPost, "/api/v1/production-orders/1/operations/", "/start"},
+	{http.MethodPost, "/api/v1/subscribers/", "/replay"}, {http.MethodDelete, "/api/v1/subscribers/", ""},
+}
+
+func FuzzPathParams(f *testing.F) {
+	for i := range pathRoutes {
+		for _, seg := range []string{"1", "0", "-1", "x", "a\x00b", "\x00", "\xff", "\xc0\xaf", "nats.relay", "plan.backlog", strings.Repeat("9", 30), strings.Repeat("Ж", 300)} {
+			f.Add(uint8(i), seg)
+		}
+	}
+	envs := fuzzEnvs(f, nil)
+	f.Fuzz(func(t *testing.T, route uint8, segment string) {
+		r := pathRoutes[int(route)%len(pathRoutes)]
+		onEach(t, envs, func(t *testing.T, env *apptest.Env) {
+			var body []byte
+			if strings.HasSuffix(r.after, "/replay") {
+				body = []byte(`{"from_event_id": 1}`)
+			}
+			req := newRequest(r.method, r.before+url.PathEscape(segment)+r.after, body, jsonAdmin...)
+			fuzzSend(t, env, req)
 		})
 	})
 }

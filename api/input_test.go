@@ -133,6 +133,13 @@ func TestInput_ControlCharactersAndInvalidUTF8(t *testing.T) {
 			{"WorkCentersLimitNUL", get("/api/v1/work-centers?limit=%00"), 422, "invalid", []string{"limit"}},
 			{"RoutesCursorFF", get("/api/v1/routes?cursor=%FF"), 422, "invalid", []string{"cursor"}},
 			{"JournalTypeTooLong", get("/api/v1/events?type=" + strings.Repeat("x", 101)), 422, "invalid", []string{"type"}},
+			// Path parameters: a subscriber's name goes to the database as it is.
+			{"SubscriberNameNUL", post("/api/v1/subscribers/plan.backlog%00/replay", []byte(`{"from_event_id": 1}`)), 422, "invalid", []string{"name"}},
+			{"SubscriberNameFF", post("/api/v1/subscribers/%FF/replay", []byte(`{"from_event_id": 1}`)), 422, "invalid", []string{"name"}},
+			{"SubscriberNameOverlong", func() *http.Request {
+				return newRequest(http.MethodDelete, "/api/v1/subscribers/%C0%AF", nil, asAdmin...)
+			}, 422, "invalid", []string{"name"}},
+			{"OrderIDNUL", get("/api/v1/orders/1%00"), 422, "invalid", []string{"id"}},
 		})
 		t.Run("OKNoteKeepsTabsAndLineBreaks", func(t *testing.T) {
 			r := send(env, post("/api/v1/orders", okOrder("note", `"цвет:\tдуб\r\nручки: хром"`))())

@@ -97,7 +97,7 @@ func New(d Deps) *echo.Echo {
 		return err
 	}}))
 	e.Use(limitBody)
-	e.Use(checkQuery)
+	e.Use(checkParams)
 	e.Use(s.afterWrite)
 
 	e.GET("/healthz", s.healthz)
