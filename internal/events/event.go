@@ -67,10 +67,15 @@ func PartitionOf(aggregateType string, aggregateID int64) int {
 }
 
 // Type describes one event type for the catalogue at GET /api/v1/event-types.
+// Modules declare their types with Declare, which generates the schema from
+// the payload's Go type (see Contract).
 type Type struct {
-	Type          string         `json:"type"`
-	Owner         string         `json:"owner"`          // the module that writes it
-	AggregateType string         `json:"aggregate_type"` // the owner's table
+	Type          string         `json:"type" example:"order.received"`
+	Owner         string         `json:"owner" example:"sales"`                 // the module that writes it
+	AggregateType string         `json:"aggregate_type" example:"sales_orders"` // the owner's table
 	Description   string         `json:"description"`
-	Schema        map[string]any `json:"schema"` // JSON Schema of the payload
+	Schema        map[string]any `json:"schema"` // JSON Schema (2020-12) of the payload
+
+	shape string    // the payload's fields in declared order (see Shape)
+	order *keyOrder // the payload's keys in declared order (see InDeclaredOrder)
 }
