@@ -65,6 +65,8 @@ type Registry struct {
 	types  map[string]Type
 	subs   []*Subscriber
 	byType map[string][]*Subscriber
+	every  []*Subscriber // subscribers to AllTypes (modules.go)
+	sealed bool          // by Register: nothing more can be declared or subscribed
 }
 
 // NewRegistry returns an empty registry.
@@ -72,16 +74,24 @@ func NewRegistry() *Registry {
 	return &Registry{types: map[string]Type{}, byType: map[string][]*Subscriber{}}
 }
 
-// AddTypes declares event types; a module calls it for the types it writes.
+// AddTypes declares event types, for tests and tools that wire a registry by
+// hand; it panics on an error of Declare. The service's modules declare
+// theirs through Register.
 func (r *Registry) AddTypes(ts ...Type) {
 	for _, t := range ts {
-		r.types[t.Type] = t
+		if err := r.Declare(t); err != nil {
+			panic(err)
+		}
 	}
 }
 
 // Subscribe registers a subscriber. It returns an error when the name is
-// taken, a type is unknown, or not exactly one handler is set.
+// taken, a type is unknown, or not exactly one handler is set. Types
+// []string{AllTypes} subscribes to every declared type (modules.go).
 func (r *Registry) Subscribe(s Subscriber) error {
+	if r.sealed {
+		return fmt.Errorf("events: subscriber %s: the registry is sealed", s.Name)
+	}
 	if !validName(s.Name) || len(s.Types) == 0 {
 		return fmt.Errorf("events: subscriber %q needs a name of lowercase letters, digits, '.', '_' and '-' (at most 100) and types", s.Name)
 	}
@@ -93,14 +103,16 @@ func (r *Registry) Subscribe(s Subscriber) error {
 			return fmt.Errorf("events: subscriber %s registered twice", s.Name)
 		}
 	}
-	for _, t := range s.Types {
-		if _, ok := r.types[t]; !ok {
-			return fmt.Errorf("events: subscriber %s: unknown event type %q", s.Name, t)
-		}
+	if err := r.checkTypes(s); err != nil {
+		return err
 	}
 	sub := s
+	if sub.everyType() {
+		sub.Types = r.typeNames()
+		r.every = append(r.every, &sub)
+	}
 	r.subs = append(r.subs, &sub)
-	for _, t := range s.Types {
+	for _, t := range sub.Types {
 		r.byType[t] = append(r.byType[t], &sub)
 	}
 	return nil
