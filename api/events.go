@@ -64,6 +64,9 @@ func (s *server) listEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	for i := range entries {
+		entries[i].Payload = events.InDeclaredOrder(entries[i].Type, entries[i].Payload)
+	}
 	return c.JSON(http.StatusOK, list(entries, next))
 }
 
@@ -90,6 +93,7 @@ func (s *server) getEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	e.Payload = events.InDeclaredOrder(e.Type, e.Payload)
 	return c.JSON(http.StatusOK, e)
 }
 

@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/config"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -492,9 +493,8 @@ func TestOrders_FollowProduction(t *testing.T) {
 		env.Dispatch()
 		// As the plan module writes it when a production order is launched.
 		require.NoError(t, env.App.DB.Transaction(func(tx *gorm.DB) error {
-			err := events.Add(context.Background(), tx, events.New{Type: sales.EventProdOrderLaunched, AggregateType: "plan_prod_orders", AggregateID: 77,
-				Payload: map[string]any{"prod_order_id": 77, "items": []int64{o.Items[0].ID, o.Items[1].ID}, "route": "Корпус ЛДСП (типовой)", "parts_count": 1, "ops_count": 1, "eta": "2026-12-18"}})
-			return err
+			return events.Add(context.Background(), tx, contracts.ProdOrderLaunched.New(77, contracts.ProdOrderLaunchedPayload{ProdOrderID: 77,
+				Items: []int64{o.Items[0].ID, o.Items[1].ID}, Route: "Корпус ЛДСП (типовой)", PartsCount: 1, OpsCount: 1, ETA: "2026-12-18"}))
 		}))
 		env.Dispatch()
 		got := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", o.ID), nil).Map(t)

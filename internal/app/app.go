@@ -64,11 +64,17 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	if n > 0 {
 		log.Info("migrations applied", "count", n)
 	}
-	return New(db, cfg, log), nil
+	a, err := New(db, cfg, log)
+	if err != nil {
+		_ = database.Close(db)
+		return nil, err
+	}
+	return a, nil
 }
 
-// New wires the service over an open, migrated database.
-func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
+// New wires the service over an open, migrated database. It returns an error
+// when the modules' events do not fit together (see events.Registry.Register).
+func New(db *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -77,40 +83,12 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 	a.Catalog = catalog.NewService(db)
 	a.Sales = sales.NewService(db)
 	a.Plan = plan.NewService(db)
-
-	a.Registry.AddTypes(events.EventTypes()...)
-	a.Registry.AddTypes(auth.EventTypes()...)
-	a.Registry.AddTypes(catalog.EventTypes()...)
-	a.Registry.AddTypes(sales.EventTypes()...)
-	a.Registry.AddTypes(plan.EventTypes()...)
-	// plan.backlog-cancel waits for sales to declare order.cancelled.
-	for _, s := range a.Plan.Subscribers(a.Registry.HasType) {
-		a.Registry.MustSubscribe(s)
-	}
-	// Sales follows production through the plan's prod_order.* events, once
-	// the plan module declares them (keep this after every AddTypes).
-	if hasTypes(a.Registry, sales.ProductionEventTypes...) {
-		for _, s := range a.Sales.Subscribers() {
-			a.Registry.MustSubscribe(s)
-		}
-	}
-	if cfg.ShopCallbackURL != "" {
-		cb := sales.ShopCallback(cfg.ShopCallbackURL, cfg.ShopWebhookSecret, nil)
-		cb.Concurrency = cfg.ShopCallbackConc
-		a.Registry.MustSubscribe(cb)
-	}
-	// The NATS relay subscribes to every type declared above: keep it last.
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log})
-		types := make([]string, 0, len(a.Registry.Types()))
-		for _, t := range a.Registry.Types() {
-			types = append(types, t.Type)
-		}
-		rs := a.relay.Subscriber(types)
-		rs.Concurrency = cfg.NATSRelayConc
-		a.Registry.MustSubscribe(rs)
 	}
-
+	if err := a.Registry.Register(a.eventModules(cfg)...); err != nil {
+		return nil, fmt.Errorf("wiring the events: %w", err)
+	}
 	a.Journal = events.NewJournal(db, a.Registry)
 	a.Dispatcher = events.NewDispatcher(db, a.Registry, events.DispatcherOptions{
 		BatchSize:   cfg.DispatchBatchSize,
@@ -130,16 +108,25 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) *App {
 	a.Maintenance.Add("compact_event_batches", func(ctx context.Context) (int64, error) {
 		return events.CompactBatches(ctx, db, 0)
 	})
-	return a
+	return a, nil
 }
 
-func hasTypes(r *events.Registry, types ...string) bool {
-	for _, t := range types {
-		if !r.HasType(t) {
-			return false
-		}
+// eventModules are the parts of the service that declare event types or run
+// subscribers, as cfg wires them. The registry declares every module's types
+// before it subscribes anyone, so their order does not matter.
+func (a *App) eventModules(cfg config.Config) []events.Module {
+	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan}
+	if cfg.ShopCallbackURL != "" {
+		cb := sales.ShopCallback(cfg.ShopCallbackURL, cfg.ShopWebhookSecret, nil)
+		cb.Concurrency = cfg.ShopCallbackConc
+		mods = append(mods, events.ModuleFunc(func(r *events.Registrar) { r.Subscribe(cb) }))
 	}
-	return true
+	if a.relay != nil {
+		rs := a.relay.Subscriber() // every declared type
+		rs.Concurrency = cfg.NATSRelayConc
+		mods = append(mods, events.ModuleFunc(func(r *events.Registrar) { r.Subscribe(rs) }))
+	}
+	return mods
 }
 
 // HTTP returns the Echo app. It serves /metrics to administrators unless

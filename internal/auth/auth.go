@@ -16,6 +16,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -37,39 +38,11 @@ var Roles = []string{RoleAdmin, RoleManager, RolePlanner, RoleViewer}
 // journal screen shows it.
 const AdminName = "Администратор"
 
-// Event types of the auth module. Every one is about a user (auth_users);
-// none ever holds a token's secret or hash.
-const (
-	EventUserCreated     = "user.created"
-	EventUserDeactivated = "user.deactivated"
-	EventTokenIssued     = "token.issued"
-	EventTokenRevoked    = "token.revoked"
-)
-
-// EventTypes describes the auth module's events.
-func EventTypes() []events.Type {
-	return []events.Type{
-		{Type: EventUserCreated, Owner: "auth", AggregateType: "auth_users", Description: "A user was created.",
-			Schema: objectSchema(map[string]any{"user_id": intSchema, "name": strSchema, "role": strSchema}, "user_id", "name", "role")},
-		{Type: EventUserDeactivated, Owner: "auth", AggregateType: "auth_users", Description: "A user was deactivated: their tokens were revoked with them, and they can get no new ones. Their earlier events keep naming them.",
-			Schema: objectSchema(map[string]any{"user_id": intSchema, "name": strSchema, "revoked_token_ids": intListSchema}, "user_id", "name", "revoked_token_ids")},
-		{Type: EventTokenIssued, Owner: "auth", AggregateType: "auth_users", Description: "An API token was issued to a user (the token itself is never recorded).",
-			Schema: objectSchema(map[string]any{"user_id": intSchema, "token_id": intSchema, "name": strSchema, "expires_at": timeSchema, "bootstrap": boolSchema}, "user_id", "token_id")},
-		{Type: EventTokenRevoked, Owner: "auth", AggregateType: "auth_users", Description: "An API token was revoked: by an administrator (reason revoked) or because BOOTSTRAP_ADMIN_TOKEN changed (reason bootstrap_replaced).",
-			Schema: objectSchema(map[string]any{"user_id": intSchema, "token_id": intSchema, "name": strSchema, "reason": map[string]any{"type": "string", "enum": []string{RevokedByAdmin, RevokedBootstrapReplaced}}}, "user_id", "token_id", "name", "reason")},
-	}
-}
-
-var (
-	intSchema     = map[string]any{"type": "integer"}
-	strSchema     = map[string]any{"type": "string"}
-	boolSchema    = map[string]any{"type": "boolean"}
-	timeSchema    = map[string]any{"type": "string", "format": "date-time"}
-	intListSchema = map[string]any{"type": "array", "items": intSchema}
-)
-
-func objectSchema(props map[string]any, required ...string) map[string]any {
-	return map[string]any{"type": "object", "properties": props, "required": required}
+// RegisterEvents declares the auth module's event types
+// (internal/contracts, auth.go); it subscribes to none. None of them ever
+// holds a token's secret or hash.
+func (s *Service) RegisterEvents(r *events.Registrar) {
+	r.Declare(contracts.UserCreated, contracts.UserDeactivated, contracts.TokenIssued, contracts.TokenRevoked)
 }
 
 // User is a person or an integration acting on tsekh.
@@ -147,8 +120,7 @@ func createUser(ctx context.Context, tx *gorm.DB, u *User) error {
 		return err
 	}
 	u.ID, u.CreatedAt = row.ID, row.CreatedAt
-	err = events.Add(ctx, tx, events.New{Type: EventUserCreated, AggregateType: "auth_users", AggregateID: u.ID,
-		Payload: map[string]any{"user_id": u.ID, "name": u.Name, "role": u.Role}})
+	err = events.Add(ctx, tx, contracts.UserCreated.New(u.ID, contracts.UserCreatedPayload{UserID: u.ID, Name: u.Name, Role: u.Role}))
 	return err
 }
 

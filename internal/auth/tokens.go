@@ -8,6 +8,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -74,23 +75,6 @@ type IssuedToken struct {
 	ExpiresAt *time.Time `json:"expires_at" format:"date-time" extensions:"x-nullable"`
 }
 
-// TokenIssued is the payload of token.issued (never the token).
-type TokenIssued struct {
-	UserID    int64      `json:"user_id"`
-	TokenID   int64      `json:"token_id"`
-	Name      string     `json:"name"`
-	ExpiresAt *time.Time `json:"expires_at,omitempty"`
-	Bootstrap bool       `json:"bootstrap,omitempty"`
-}
-
-// TokenRevoked is the payload of token.revoked.
-type TokenRevoked struct {
-	UserID  int64  `json:"user_id"`
-	TokenID int64  `json:"token_id"`
-	Name    string `json:"name"`
-	Reason  string `json:"reason"`
-}
-
 // NewToken is the input of IssueToken.
 type NewToken struct {
 	Name string
@@ -143,8 +127,8 @@ RETURNING id, created_at, expires_at`, userID, name, HashToken(secret), bootstra
 		return IssuedToken{}, err
 	}
 	t := IssuedToken{ID: row.ID, UserID: userID, Name: name, Token: secret, CreatedAt: row.CreatedAt, ExpiresAt: row.ExpiresAt}
-	err = events.Add(ctx, tx, events.New{Type: EventTokenIssued, AggregateType: "auth_users", AggregateID: userID,
-		Payload: TokenIssued{UserID: userID, TokenID: t.ID, Name: name, ExpiresAt: t.ExpiresAt, Bootstrap: bootstrap}})
+	err = events.Add(ctx, tx, contracts.TokenIssued.New(userID,
+		contracts.TokenIssuedPayload{UserID: userID, TokenID: t.ID, Name: name, ExpiresAt: t.ExpiresAt, Bootstrap: bootstrap}))
 	return t, err
 }
 
@@ -196,8 +180,8 @@ WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING name`, tokenID, us
 			}
 			return nil
 		}
-		return events.Add(ctx, tx, events.New{Type: EventTokenRevoked, AggregateType: "auth_users", AggregateID: userID,
-			Payload: TokenRevoked{UserID: userID, TokenID: tokenID, Name: names[0], Reason: RevokedByAdmin}})
+		return events.Add(ctx, tx, contracts.TokenRevoked.New(userID,
+			contracts.TokenRevokedPayload{UserID: userID, TokenID: tokenID, Name: names[0], Reason: RevokedByAdmin}))
 	})
 }
 
@@ -297,8 +281,8 @@ WHERE bootstrap AND revoked_at IS NULL AND id <> ? RETURNING id, user_id, name`,
 			return err
 		}
 		for _, t := range replaced {
-			err := events.Add(ctx, tx, events.New{Type: EventTokenRevoked, AggregateType: "auth_users", AggregateID: t.UserID,
-				Payload: TokenRevoked{UserID: t.UserID, TokenID: t.ID, Name: t.Name, Reason: RevokedBootstrapReplaced}})
+			err := events.Add(ctx, tx, contracts.TokenRevoked.New(t.UserID,
+				contracts.TokenRevokedPayload{UserID: t.UserID, TokenID: t.ID, Name: t.Name, Reason: RevokedBootstrapReplaced}))
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -18,13 +19,6 @@ import (
 type UserDetail struct {
 	User
 	Tokens []Token `json:"tokens"`
-}
-
-// UserDeactivated is the payload of user.deactivated.
-type UserDeactivated struct {
-	UserID          int64   `json:"user_id"`
-	Name            string  `json:"name"`
-	RevokedTokenIDs []int64 `json:"revoked_token_ids"`
 }
 
 // Users returns a page of users in id order, deactivated ones included.
@@ -115,8 +109,8 @@ func (s *Service) DeactivateUser(ctx context.Context, id int64, by User) (User, 
 		if u, err = userByID(tx, id, false); err != nil {
 			return err
 		}
-		return events.Add(ctx, tx, events.New{Type: EventUserDeactivated, AggregateType: "auth_users", AggregateID: u.ID,
-			Payload: UserDeactivated{UserID: u.ID, Name: u.Name, RevokedTokenIDs: revoked}})
+		return events.Add(ctx, tx, contracts.UserDeactivated.New(u.ID,
+			contracts.UserDeactivatedPayload{UserID: u.ID, Name: u.Name, RevokedTokenIDs: revoked}))
 	})
 	return u, err
 }

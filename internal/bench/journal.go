@@ -113,7 +113,10 @@ SELECT ?, p, coalesce((SELECT max(id) FROM events e WHERE e.partition = p), 0), 
 	if err != nil {
 		return err
 	}
-	a := app.New(r.db, cfg, slog.New(slog.DiscardHandler))
+	a, err := app.New(r.db, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
 	token := "bench-admin-" + randomHex(12)
 	if _, err := a.Auth.EnsureAdmin(ctx, token); err != nil {
 		return err

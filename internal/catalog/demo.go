@@ -5,6 +5,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 )
 
@@ -121,8 +122,7 @@ func (s *Service) SeedDemo(ctx context.Context) (bool, error) {
 				return err
 			}
 			centers[wc.Code] = wc.ID
-			if err := add(ctx, tx, EventWorkCenterCreated, "catalog_work_centers", wc.ID, map[string]any{
-				"work_center_id": wc.ID, "name": wc.Name, "code": wc.Code, "capacity_min_per_day": wc.CapacityMinPerDay}); err != nil {
+			if err := events.Add(ctx, tx, contracts.WorkCenterCreated.New(wc.ID, workCenterPayload(wc))); err != nil {
 				return err
 			}
 		}
@@ -136,8 +136,7 @@ func (s *Service) SeedDemo(ctx context.Context) (bool, error) {
 				return err
 			}
 			routes[r.Name] = r.ID
-			if err := add(ctx, tx, EventRouteCreated, "catalog_routes", r.ID, map[string]any{
-				"route_id": r.ID, "name": r.Name, "kind": r.Kind, "operations": len(r.Operations)}); err != nil {
+			if err := events.Add(ctx, tx, contracts.RouteCreated.New(r.ID, routePayload(r))); err != nil {
 				return err
 			}
 		}
@@ -150,17 +149,11 @@ func (s *Service) SeedDemo(ctx context.Context) (bool, error) {
 			if err := tx.Create(&p).Error; err != nil {
 				return err
 			}
-			if err := add(ctx, tx, EventProductCreated, "catalog_products", p.ID, map[string]any{
-				"product_id": p.ID, "name": p.Name, "sku": p.SKU, "route_id": p.RouteID, "parts_per_unit": p.PartsPerUnit()}); err != nil {
+			if err := events.Add(ctx, tx, contracts.ProductCreated.New(p.ID, productPayload(p))); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	return seeded, err
-}
-
-func add(ctx context.Context, tx *gorm.DB, typ, aggType string, id int64, payload map[string]any) error {
-	err := events.Add(ctx, tx, events.New{Type: typ, AggregateType: aggType, AggregateID: id, Payload: payload})
-	return err
 }

@@ -1,29 +1,29 @@
 package catalog
 
-import "github.com/tsekh/tsekh/internal/events"
-
-// Event types of the catalog module.
-const (
-	EventWorkCenterCreated = "work_center.created"
-	EventWorkCenterUpdated = "work_center.updated"
-	EventRouteCreated      = "route.created"
-	EventRouteUpdated      = "route.updated"
-	EventProductCreated    = "product.created"
-	EventProductUpdated    = "product.updated"
+import (
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
 )
 
-// EventTypes describes the catalog module's events.
-func EventTypes() []events.Type {
-	obj := func(idField string) map[string]any {
-		return map[string]any{"type": "object", "required": []string{idField, "name"}, "properties": map[string]any{
-			idField: map[string]any{"type": "integer"}, "name": map[string]any{"type": "string"}}}
-	}
-	return []events.Type{
-		{Type: EventWorkCenterCreated, Owner: "catalog", AggregateType: "catalog_work_centers", Description: "A work centre was created.", Schema: obj("work_center_id")},
-		{Type: EventWorkCenterUpdated, Owner: "catalog", AggregateType: "catalog_work_centers", Description: "A work centre's capacity, calendar or name changed.", Schema: obj("work_center_id")},
-		{Type: EventRouteCreated, Owner: "catalog", AggregateType: "catalog_routes", Description: "A route template was created.", Schema: obj("route_id")},
-		{Type: EventRouteUpdated, Owner: "catalog", AggregateType: "catalog_routes", Description: "A route template's operations changed.", Schema: obj("route_id")},
-		{Type: EventProductCreated, Owner: "catalog", AggregateType: "catalog_products", Description: "A product was created.", Schema: obj("product_id")},
-		{Type: EventProductUpdated, Owner: "catalog", AggregateType: "catalog_products", Description: "A product's route or parts changed.", Schema: obj("product_id")},
-	}
+// RegisterEvents declares the catalog module's event types
+// (internal/contracts, catalog.go); it subscribes to none.
+func (s *Service) RegisterEvents(r *events.Registrar) {
+	r.Declare(contracts.WorkCenterCreated, contracts.WorkCenterUpdated, contracts.RouteCreated, contracts.RouteUpdated,
+		contracts.ProductCreated, contracts.ProductUpdated)
+}
+
+func workCenterPayload(wc WorkCenter) contracts.WorkCenterPayload {
+	return contracts.WorkCenterPayload{WorkCenterID: wc.ID, Code: wc.Code, Name: wc.Name, CapacityMinPerDay: wc.CapacityMinPerDay,
+		Weekdays: append([]int{}, wc.Calendar.Weekdays...), Holidays: append([]string{}, wc.Calendar.Holidays...)}
+}
+
+func routePayload(r Route) contracts.RoutePayload {
+	part, item := r.OpsByScope()
+	return contracts.RoutePayload{RouteID: r.ID, Name: r.Name, Kind: r.Kind, Operations: len(r.Operations),
+		PartOperations: part, ItemOperations: item}
+}
+
+func productPayload(p Product) contracts.ProductPayload {
+	return contracts.ProductPayload{ProductID: p.ID, SKU: p.SKU, Name: p.Name, Kind: p.Kind, RouteID: p.RouteID,
+		Parts: len(p.Parts), PartsPerUnit: p.PartsPerUnit()}
 }

@@ -8,6 +8,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
@@ -113,7 +115,7 @@ func (s *Service) CreateProduct(ctx context.Context, in ProductInput) (Product, 
 		if err := tx.Create(&p.Parts).Error; err != nil {
 			return err
 		}
-		return add(ctx, tx, EventProductCreated, "catalog_products", p.ID, productPayload(p))
+		return events.Add(ctx, tx, contracts.ProductCreated.New(p.ID, productPayload(p)))
 	})
 	return p, err
 }
@@ -144,14 +146,9 @@ func (s *Service) UpdateProduct(ctx context.Context, id int64, in ProductInput) 
 		if err := tx.Create(&p.Parts).Error; err != nil {
 			return err
 		}
-		return add(ctx, tx, EventProductUpdated, "catalog_products", p.ID, productPayload(p))
+		return events.Add(ctx, tx, contracts.ProductUpdated.New(p.ID, productPayload(p)))
 	})
 	return p, err
-}
-
-func productPayload(p Product) map[string]any {
-	return map[string]any{"product_id": p.ID, "sku": p.SKU, "name": p.Name, "kind": p.Kind, "route_id": p.RouteID,
-		"parts": len(p.Parts), "parts_per_unit": p.PartsPerUnit()}
 }
 
 func skuTaken(err error, sku string) error {

@@ -8,6 +8,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/page"
@@ -135,7 +137,7 @@ func (s *Service) CreateRoute(ctx context.Context, in RouteInput) (Route, error)
 		if err := tx.Create(&r.Operations).Error; err != nil {
 			return err
 		}
-		return add(ctx, tx, EventRouteCreated, "catalog_routes", r.ID, routePayload(r))
+		return events.Add(ctx, tx, contracts.RouteCreated.New(r.ID, routePayload(r)))
 	})
 	return r, err
 }
@@ -175,15 +177,9 @@ func (s *Service) UpdateRoute(ctx context.Context, id int64, in RouteInput) (Rou
 		if err := tx.Create(&r.Operations).Error; err != nil {
 			return err
 		}
-		return add(ctx, tx, EventRouteUpdated, "catalog_routes", r.ID, routePayload(r))
+		return events.Add(ctx, tx, contracts.RouteUpdated.New(r.ID, routePayload(r)))
 	})
 	return r, err
-}
-
-func routePayload(r Route) map[string]any {
-	part, item := r.OpsByScope()
-	return map[string]any{"route_id": r.ID, "name": r.Name, "kind": r.Kind, "operations": len(r.Operations),
-		"part_operations": part, "item_operations": item}
 }
 
 // OpsByScope counts the route's part-scope and item-scope operations.

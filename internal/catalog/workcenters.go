@@ -9,6 +9,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
@@ -128,7 +130,7 @@ func (s *Service) CreateWorkCenter(ctx context.Context, in WorkCenterInput) (Wor
 		if err := tx.Omit("ID").Create(&wc).Error; err != nil {
 			return codeTaken(err, in.Code)
 		}
-		return add(ctx, tx, EventWorkCenterCreated, "catalog_work_centers", wc.ID, workCenterPayload(wc))
+		return events.Add(ctx, tx, contracts.WorkCenterCreated.New(wc.ID, workCenterPayload(wc)))
 	})
 	return wc, err
 }
@@ -152,14 +154,9 @@ func (s *Service) UpdateWorkCenter(ctx context.Context, id int64, in WorkCenterI
 		if err := tx.Save(&wc).Error; err != nil {
 			return codeTaken(err, in.Code)
 		}
-		return add(ctx, tx, EventWorkCenterUpdated, "catalog_work_centers", wc.ID, workCenterPayload(wc))
+		return events.Add(ctx, tx, contracts.WorkCenterUpdated.New(wc.ID, workCenterPayload(wc)))
 	})
 	return wc, err
-}
-
-func workCenterPayload(wc WorkCenter) map[string]any {
-	return map[string]any{"work_center_id": wc.ID, "code": wc.Code, "name": wc.Name,
-		"capacity_min_per_day": wc.CapacityMinPerDay, "weekdays": wc.Calendar.Weekdays, "holidays": wc.Calendar.Holidays}
 }
 
 func codeTaken(err error, code string) error {

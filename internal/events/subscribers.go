@@ -188,7 +188,7 @@ WHERE name = ? AND registered_at IS NOT NULL`, name).Scan(&rows).Error; err != n
 // again every event of its types with an id from FromEventID on.
 type Replayed struct {
 	Subscriber  string `json:"subscriber"`
-	FromEventID int64  `json:"from_event_id"`
+	FromEventID int64  `json:"from_event_id" jsonschema:"minimum=1"`
 }
 
 // Replay makes every event of the subscriber's types with id >= from reach
@@ -233,7 +233,7 @@ start_position = CASE WHEN start_position > @b THEN @b ELSE start_position END, 
 				return err
 			}
 		}
-		return Add(ctx, tx, New{Type: EventSubscriberReplayed, AggregateType: SubscribersTable, AggregateID: s.ID, Payload: out})
+		return Add(ctx, tx, SubscriberReplayedEvent.New(s.ID, out))
 	})
 	return out, err
 }
@@ -276,23 +276,19 @@ func (j *Journal) Retire(ctx context.Context, name string) error {
 		if err := tx.Exec(`DELETE FROM events_replicas WHERE subscriber = ?`, name).Error; err != nil {
 			return err
 		}
-		return Add(ctx, tx, New{Type: EventSubscriberRetired, AggregateType: SubscribersTable, AggregateID: s.ID, Payload: Retired{Subscriber: name}})
+		return Add(ctx, tx, SubscriberRetiredEvent.New(s.ID, Retired{Subscriber: name}))
 	})
 }
 
-// EventTypes are the events module's own event types.
-func EventTypes() []Type {
-	obj := func(props map[string]any, required ...string) map[string]any {
-		return map[string]any{"type": "object", "properties": props, "required": required}
-	}
-	str := map[string]any{"type": "string"}
-	id := map[string]any{"type": "integer", "minimum": 0}
-	return []Type{
-		{Type: EventSubscriberReplayed, Owner: "events", AggregateType: SubscribersTable,
-			Description: "An admin replayed the journal to one subscriber from an event id on.",
-			Schema:      obj(map[string]any{"subscriber": str, "from_event_id": id}, "subscriber", "from_event_id")},
-		{Type: EventSubscriberRetired, Owner: "events", AggregateType: SubscribersTable,
-			Description: "An admin retired a subscriber that is gone for good; no event waits for it any more.",
-			Schema:      obj(map[string]any{"subscriber": str}, "subscriber")},
-	}
-}
+// The events module's own event types, declared like every module's (see
+// internal/contracts); OwnEvents registers them.
+var (
+	SubscriberReplayedEvent = Declare[Replayed](EventSubscriberReplayed, "events", SubscribersTable,
+		"An admin replayed the journal to one subscriber from an event id on.")
+	SubscriberRetiredEvent = Declare[Retired](EventSubscriberRetired, "events", SubscribersTable,
+		"An admin retired a subscriber that is gone for good; no event waits for it any more.")
+)
+
+// OwnEvents declares the events module's own event types; it subscribes to
+// none.
+var OwnEvents Module = ModuleFunc(func(r *Registrar) { r.Declare(SubscriberReplayedEvent, SubscriberRetiredEvent) })

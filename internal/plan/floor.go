@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -79,7 +80,7 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 		}
 		switch {
 		case to == OpInProgress && o.Status == StatusLaunched:
-			if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusInProgress, "started_at", EventProdOrderStarted); err != nil {
+			if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
 				return err
 			}
 		case to == OpDone:
@@ -88,7 +89,7 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 				return err
 			}
 			if left == 0 {
-				if err := s.moveOrder(ctx, tx, o, StatusInProgress, StatusDone, "completed_at", EventProdOrderCompleted); err != nil {
+				if err := s.moveOrder(ctx, tx, o, StatusInProgress, StatusDone, "completed_at", contracts.ProdOrderCompleted); err != nil {
 					return err
 				}
 			}
@@ -103,7 +104,7 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 }
 
 // moveOrder changes the order's state and writes its event, in tx.
-func (s *Service) moveOrder(ctx context.Context, tx *gorm.DB, o ProdOrder, from, to, stamp, eventType string) error {
+func (s *Service) moveOrder(ctx context.Context, tx *gorm.DB, o ProdOrder, from, to, stamp string, ev events.Contract[contracts.ProdOrderPayload]) error {
 	res := tx.Model(&ProdOrder{}).Where("id = ? AND status = ?", o.ID, from).
 		Updates(map[string]any{"status": to, stamp: gorm.Expr(database.Now(tx))})
 	if res.Error != nil {
@@ -112,9 +113,7 @@ func (s *Service) moveOrder(ctx context.Context, tx *gorm.DB, o ProdOrder, from,
 	if res.RowsAffected != 1 {
 		return apperr.Conflict("%s changed at the same time; read it again", describe(o))
 	}
-	err := events.Add(ctx, tx, events.New{Type: eventType, AggregateType: AggregateType, AggregateID: o.ID,
-		Payload: map[string]any{"prod_order_id": o.ID, "items": o.ItemIDs()}})
-	return err
+	return events.Add(ctx, tx, ev.New(o.ID, contracts.ProdOrderPayload{ProdOrderID: o.ID, Items: o.ItemIDs()}))
 }
 
 // CancelProdOrder cancels a production order on which no operation has
@@ -134,7 +133,7 @@ func (s *Service) CancelProdOrder(ctx context.Context, id int64) (ProdOrder, err
 		if o.Status != StatusLaunched {
 			return apperr.Conflict("%s is %s; only an order on which no work has started can be cancelled", describe(o), o.Status)
 		}
-		if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusCancelled, "cancelled_at", EventProdOrderCancelled); err != nil {
+		if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusCancelled, "cancelled_at", contracts.ProdOrderCancelled); err != nil {
 			return err
 		}
 		if err := tx.Model(&ProdItem{}).Where("prod_order_id = ?", id).Update("released", true).Error; err != nil {
@@ -180,18 +179,12 @@ type cancelledOrder struct {
 
 func (cancelledOrder) TableName() string { return "plan_cancelled_orders" }
 
-// orderCancelled is the part of the order.cancelled payload the plan reads.
-type orderCancelled struct {
-	OrderID int64   `json:"order_id"`
-	Items   []int64 `json:"items"`
-}
-
 // dropFromBacklog runs in the dispatcher's transaction: a cancelled sales
 // order's items leave the backlog, and the plan remembers the order so that
 // a cancelled production order never puts them back.
 func (s *Service) dropFromBacklog(ctx context.Context, tx *gorm.DB, ev events.Event) error {
-	var p orderCancelled
-	if err := ev.Decode(&p); err != nil {
+	p, err := contracts.OrderCancelled.Decode(ev)
+	if err != nil {
 		return err
 	}
 	if p.OrderID == 0 {

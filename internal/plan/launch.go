@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -204,9 +205,8 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if res.RowsAffected != int64(len(in.Items)) {
 		return 0, apperr.Conflict("an item left the backlog while it was being launched; try again")
 	}
-	err = events.Add(ctx, tx, events.New{Type: EventProdOrderLaunched, AggregateType: AggregateType, AggregateID: o.ID,
-		Payload: map[string]any{"prod_order_id": o.ID, "items": in.Items, "route": route.Name,
-			"parts_count": o.PartsCount, "ops_count": o.OpsCount, "eta": o.ETA.String()}})
+	err = events.Add(ctx, tx, contracts.ProdOrderLaunched.New(o.ID, contracts.ProdOrderLaunchedPayload{ProdOrderID: o.ID, Items: in.Items,
+		Route: route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String()}))
 	return o.ID, err
 }
 

@@ -5,12 +5,12 @@ package plan
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/page"
@@ -63,45 +63,11 @@ func (s *Service) todayIn(ctx context.Context, db *gorm.DB) (time.Time, error) {
 	return time.Parse(database.DateLayout, d)
 }
 
-// Subscribers are the plan module's subscribers to other modules' events,
-// those whose event types are declared (declared tells; nil: all).
-func (s *Service) Subscribers(declared func(eventType string) bool) []events.Subscriber {
-	all := []events.Subscriber{{
-		Name:        "plan.backlog",
-		Types:       []string{"order.received"},
-		Description: "Adds the items of every received sales order to the planning backlog.",
-		HandleTx:    s.addToBacklog,
-	}, {
-		Name:        "plan.backlog-cancel",
-		Types:       []string{"order.cancelled"},
-		Description: "Takes the items of a cancelled sales order out of the planning backlog, for good.",
-		HandleTx:    s.dropFromBacklog,
-	}}
-	var out []events.Subscriber
-	for _, sub := range all {
-		if declared == nil || !slices.ContainsFunc(sub.Types, func(t string) bool { return !declared(t) }) {
-			out = append(out, sub)
-		}
-	}
-	return out
-}
-
-// orderReceived is the part of the order.received payload the plan reads.
-type orderReceived struct {
-	OrderID int64  `json:"order_id"`
-	DueDate string `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
-	Items   []struct {
-		ItemID int64  `json:"item_id"`
-		SKU    string `json:"sku"`
-		Qty    int    `json:"qty"`
-	} `json:"items"`
-}
-
 // addToBacklog runs in the dispatcher's transaction: its rows and the record
 // of the delivery commit together.
 func (s *Service) addToBacklog(ctx context.Context, tx *gorm.DB, ev events.Event) error {
-	var p orderReceived
-	if err := ev.Decode(&p); err != nil {
+	p, err := contracts.OrderReceived.Decode(ev)
+	if err != nil {
 		return err
 	}
 	if len(p.Items) == 0 {

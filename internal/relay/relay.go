@@ -74,12 +74,12 @@ func New(opt Options) *Relay {
 	return &Relay{opt: opt}
 }
 
-// Subscriber returns the relay as an outside subscriber to the given event
-// types (at wiring time: every declared type).
-func (r *Relay) Subscriber(types []string) events.Subscriber {
+// Subscriber returns the relay as an outside subscriber to every event type
+// the registry declares (events.AllTypes), wherever it is registered.
+func (r *Relay) Subscriber() events.Subscriber {
 	return events.Subscriber{
 		Name:        SubscriberName,
-		Types:       types,
+		Types:       []string{events.AllTypes},
 		Description: "Publishes every event to NATS JetStream as a CloudEvent on " + r.opt.SubjectPrefix + ".<type>, de-duplicated by event id.",
 		Handle:      func(ctx context.Context, ev events.Event) error { _, err := r.Publish(ctx, ev); return err },
 		// Publishes for different objects go out side by side (those of one
@@ -186,7 +186,7 @@ type Envelope struct {
 	Subject         string          `json:"subject"`         // the object: "sales_orders/22"
 	Time            time.Time       `json:"time"`            // the event's created_at
 	DataContentType string          `json:"datacontenttype"` // "application/json"
-	Data            json.RawMessage `json:"data"`            // the payload
+	Data            json.RawMessage `json:"data"`            // the payload, keys in declared order
 	// The actor (extension attributes), absent for work the system did.
 	Actor   string `json:"tsekhactor,omitempty"`
 	ActorID int64  `json:"tsekhactorid,omitempty"`
@@ -202,7 +202,7 @@ func CloudEvent(ev events.Event, source string) ([]byte, error) {
 		Subject:         ev.AggregateType + "/" + strconv.FormatInt(ev.AggregateID, 10),
 		Time:            ev.CreatedAt.UTC(),
 		DataContentType: "application/json",
-		Data:            ev.Payload,
+		Data:            events.InDeclaredOrder(ev.Type, ev.Payload),
 	}
 	if len(env.Data) == 0 {
 		env.Data = json.RawMessage("{}")

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
 	"github.com/tsekh/tsekh/internal/relay"
@@ -53,18 +54,21 @@ func TestRelay_PublishesCloudEventsOnce(t *testing.T) {
 		ctx := context.Background()
 		r, js, stream := testStream(t)
 		reg := events.NewRegistry()
-		reg.AddTypes(
-			events.Type{Type: "order.received", Owner: "sales", AggregateType: "sales_orders"},
-			events.Type{Type: "prod_order.launched", Owner: "plan", AggregateType: "plan_prod_orders"},
-		)
-		reg.MustSubscribe(r.Subscriber([]string{"order.received", "prod_order.launched"}))
+		// The relay subscribes to every type whoever declares them, and
+		// wherever it stands in the wiring.
+		require.NoError(t, reg.Register(
+			events.ModuleFunc(func(reg *events.Registrar) { reg.Subscribe(r.Subscriber()) }),
+			events.ModuleFunc(func(reg *events.Registrar) { reg.Declare(contracts.OrderReceived, contracts.ProdOrderLaunched) }),
+		))
+		require.Equal(t, []string{"order.received", "prod_order.launched"}, reg.Subscriber(relay.SubscriberName).Types)
 		disp := events.NewDispatcher(db, reg, events.DispatcherOptions{Timeout: 10 * time.Second})
 
 		var ids []int64
+		syncID := "shop-7826d8468b3d"
 		require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
 			actx := events.WithActor(ctx, events.Actor{ID: 1, Name: "Администратор"})
-			if err := events.Add(actx, tx, events.New{Type: "order.received", AggregateType: "sales_orders", AggregateID: 22,
-				Payload: map[string]any{"order_id": 22, "lines": 1, "source": "shop"}}); err != nil {
+			if err := events.Add(actx, tx, contracts.OrderReceived.New(22, contracts.OrderReceivedPayload{OrderID: 22, Lines: 1, Source: "shop",
+				SyncID: &syncID, Items: []contracts.OrderReceivedItem{{ItemID: 1, SKU: "SHK-KUPE-1600", Qty: 1}}})); err != nil {
 				return err
 			}
 			id, err := dbtest.LastEventID(tx)
@@ -72,8 +76,8 @@ func TestRelay_PublishesCloudEventsOnce(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if err := events.Add(ctx, tx, events.New{Type: "prod_order.launched", AggregateType: "plan_prod_orders", AggregateID: 5,
-				Payload: map[string]any{"prod_order_id": 5, "items": []int64{1}}}); err != nil {
+			if err := events.Add(ctx, tx, contracts.ProdOrderLaunched.New(5, contracts.ProdOrderLaunchedPayload{ProdOrderID: 5, Items: []int64{1},
+				Route: "Корпус ЛДСП (типовой)", PartsCount: 12, OpsCount: 40, ETA: "2026-11-20"})); err != nil {
 				return err
 			}
 			id, err = dbtest.LastEventID(tx)
@@ -116,7 +120,11 @@ func TestRelay_PublishesCloudEventsOnce(t *testing.T) {
 		require.Equal(t, "sales_orders/22", ce["subject"])
 		require.Equal(t, "application/json", ce["datacontenttype"])
 		require.Equal(t, "Администратор", ce["tsekhactor"])
-		require.Equal(t, map[string]any{"order_id": 22.0, "lines": 1.0, "source": "shop"}, ce["data"])
+		require.Equal(t, map[string]any{"order_id": 22.0, "lines": 1.0, "source": "shop", "sync_id": syncID,
+			"items": []any{map[string]any{"item_id": 1.0, "sku": "SHK-KUPE-1600", "qty": 1.0}}}, ce["data"])
+		require.True(t, strings.HasPrefix(string(raw.Data), `{"specversion":"1.0"`), "%s", raw.Data)
+		require.Contains(t, string(raw.Data), `"data":{"order_id":22,"lines":1,"source":"shop","sync_id":"shop-7826d8468b3d","items":[`,
+			"the payload's keys in their declared order")
 		created, err := time.Parse(time.RFC3339Nano, ce["time"].(string))
 		require.NoError(t, err)
 		require.WithinDuration(t, time.Now(), created, time.Minute)
@@ -136,7 +144,7 @@ func TestRelay_PublishesCloudEventsOnce(t *testing.T) {
 		dup, err := r.Publish(ctx, evs[0])
 		require.NoError(t, err)
 		require.True(t, dup)
-		sub := r.Subscriber([]string{"order.received"})
+		sub := r.Subscriber()
 		require.NoError(t, sub.Handle(ctx, evs[0]))
 		info, err = s.Info(ctx)
 		require.NoError(t, err)

@@ -6,54 +6,27 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
-// Event types the sales module writes about the life of an order.
-const (
-	EventOrderCancelled     = "order.cancelled"
-	EventOrderStatusChanged = "order.status_changed"
-)
-
-// Event types of the plan module that the sales module follows (subscriber
-// "sales.production"); the plan module declares them.
-const (
-	EventProdOrderLaunched  = "prod_order.launched"
-	EventProdOrderStarted   = "prod_order.started"
-	EventProdOrderCompleted = "prod_order.completed"
-	EventProdOrderCancelled = "prod_order.cancelled"
-)
-
-// ProductionEventTypes are the plan's events that move items and orders.
-var ProductionEventTypes = []string{EventProdOrderLaunched, EventProdOrderStarted, EventProdOrderCompleted, EventProdOrderCancelled}
-
 // SubscriberProduction is the name of the subscriber that follows production.
 const SubscriberProduction = "sales.production"
 
-func lifecycleEventTypes() []events.Type {
-	return []events.Type{{
-		Type: EventOrderCancelled, Owner: "sales", AggregateType: "sales_orders",
-		Description: "A received sales order was cancelled; its items are no longer to be made.",
-		Schema: map[string]any{"type": "object", "required": []string{"order_id", "items"}, "properties": map[string]any{
-			"order_id": map[string]any{"type": "integer"},
-			"items":    map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "description": "the order's item ids"},
-		}},
-	}, {
-		Type: EventOrderStatusChanged, Owner: "sales", AggregateType: "sales_orders",
-		Description: "A sales order's state or ETA changed (cancelled, or following production: in_production, ready, back to received).",
-		Schema: map[string]any{"type": "object", "required": []string{"order_id", "status", "previous_status"}, "properties": map[string]any{
-			"order_id":        map[string]any{"type": "integer"},
-			"status":          map[string]any{"type": "string", "enum": orderStatuses},
-			"previous_status": map[string]any{"type": "string", "enum": orderStatuses},
-			"eta":             map[string]any{"type": "string", "format": "date", "description": "the latest ETA of the order's launched items, once any is launched"},
-			"sync_id":         map[string]any{"type": "string", "description": "shop orders: \"shop-\" + the shop's order id"},
-		}},
-	}}
+// RegisterEvents declares the sales module's event types (internal/contracts,
+// sales.go) and its subscriber "sales.production", which follows the plan's
+// prod_order.* events.
+func (s *Service) RegisterEvents(r *events.Registrar) {
+	r.Declare(contracts.OrderReceived, contracts.OrderCancelled, contracts.OrderStatusChanged)
+	r.Subscribe(events.Subscriber{
+		Name:        SubscriberProduction,
+		Types:       events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled),
+		Description: "Follows production: items become in_production, done or new again; orders in_production, ready or received again, with the ETA of their launched items; writes order.status_changed.",
+		HandleTx:    followProduction,
+	})
 }
-
-var orderStatuses = []string{StatusReceived, StatusInProduction, StatusReady, StatusShipped, StatusCancelled}
 
 // CancelOrder cancels a received order and writes order.cancelled and
 // order.status_changed. It returns ENOTFOUND for an unknown order and
@@ -77,8 +50,7 @@ func (s *Service) CancelOrder(ctx context.Context, id int64) (Order, error) {
 		for i, it := range o.Items {
 			items[i] = it.ID
 		}
-		if err := events.Add(ctx, tx, events.New{Type: EventOrderCancelled, AggregateType: "sales_orders", AggregateID: id,
-			Payload: map[string]any{"order_id": id, "items": items}}); err != nil {
+		if err := events.Add(ctx, tx, contracts.OrderCancelled.New(id, contracts.OrderCancelledPayload{OrderID: id, Items: items})); err != nil {
 			return err
 		}
 		return statusChanged(ctx, tx, o, StatusReceived)
@@ -88,34 +60,8 @@ func (s *Service) CancelOrder(ctx context.Context, id int64) (Order, error) {
 
 // statusChanged writes order.status_changed for o, now in its new state.
 func statusChanged(ctx context.Context, tx *gorm.DB, o Order, previous string) error {
-	payload := map[string]any{"order_id": o.ID, "status": o.Status, "previous_status": previous}
-	if !o.ETA.IsZero() {
-		payload["eta"] = o.ETA.String()
-	}
-	if o.SyncID != nil {
-		payload["sync_id"] = *o.SyncID
-	}
-	err := events.Add(ctx, tx, events.New{Type: EventOrderStatusChanged, AggregateType: "sales_orders", AggregateID: o.ID, Payload: payload})
-	return err
-}
-
-// Subscribers are the sales module's subscribers to other modules' events.
-// They name the plan's prod_order.* types, so they are registered once the
-// plan module has declared those.
-func (s *Service) Subscribers() []events.Subscriber {
-	return []events.Subscriber{{
-		Name:        SubscriberProduction,
-		Types:       ProductionEventTypes,
-		Description: "Follows production: items become in_production, done or new again; orders in_production, ready or received again, with the ETA of their launched items; writes order.status_changed.",
-		HandleTx:    followProduction,
-	}}
-}
-
-// prodOrderEvent is what the sales module reads of the plan's prod_order.* payloads.
-type prodOrderEvent struct {
-	ProdOrderID int64   `json:"prod_order_id"`
-	Items       []int64 `json:"items"`
-	ETA         string  `json:"eta"`
+	return events.Add(ctx, tx, contracts.OrderStatusChanged.New(o.ID, contracts.OrderStatusChangedPayload{
+		OrderID: o.ID, Status: o.Status, PreviousStatus: previous, ETA: o.ETA.String(), SyncID: o.SyncID}))
 }
 
 // followProduction runs in the dispatcher's transaction: the items' and
@@ -124,8 +70,18 @@ type prodOrderEvent struct {
 // of them may arrive in either order; an item follows only the production
 // order it was last launched in.
 func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
-	var p prodOrderEvent
-	if err := ev.Decode(&p); err != nil {
+	var p contracts.ProdOrderPayload
+	var eta database.Date
+	if ev.Type == contracts.ProdOrderLaunched.Name() {
+		l, err := contracts.ProdOrderLaunched.Decode(ev)
+		if err != nil {
+			return err
+		}
+		if eta, err = database.ParseDate(l.ETA); err != nil {
+			return fmt.Errorf("sales: %s eta: %w", ev.Type, err)
+		}
+		p = contracts.ProdOrderPayload{ProdOrderID: l.ProdOrderID, Items: l.Items}
+	} else if err := ev.Decode(&p); err != nil {
 		return fmt.Errorf("sales: %s payload: %w", ev.Type, err)
 	}
 	if len(p.Items) == 0 {
@@ -133,20 +89,16 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	}
 	var res *gorm.DB
 	switch ev.Type {
-	case EventProdOrderLaunched:
-		eta, err := database.ParseDate(p.ETA)
-		if p.ETA != "" && err != nil {
-			return fmt.Errorf("sales: %s eta: %w", ev.Type, err)
-		}
+	case contracts.ProdOrderLaunched.Name():
 		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = ?, prod_order_id = ? WHERE id IN ? AND status <> ?",
 			ItemInProduction, eta, p.ProdOrderID, p.Items, ItemDone)
-	case EventProdOrderStarted:
+	case contracts.ProdOrderStarted.Name():
 		res = tx.Exec("UPDATE sales_order_items SET status = ? WHERE id IN ? AND status = ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
 			ItemInProduction, p.Items, ItemNew, p.ProdOrderID)
-	case EventProdOrderCompleted:
+	case contracts.ProdOrderCompleted.Name():
 		res = tx.Exec("UPDATE sales_order_items SET status = ? WHERE id IN ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
 			ItemDone, p.Items, p.ProdOrderID)
-	case EventProdOrderCancelled:
+	case contracts.ProdOrderCancelled.Name():
 		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = NULL, prod_order_id = NULL WHERE id IN ? AND prod_order_id = ? AND status <> ?",
 			ItemNew, p.Items, p.ProdOrderID, ItemDone)
 	default:

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
@@ -31,17 +32,11 @@ func newFixture(t *testing.T, db *gorm.DB, extra ...events.Subscriber) *fixture 
 	_, err := catalog.NewService(db).SeedDemo(context.Background())
 	require.NoError(t, err)
 	f := &fixture{db: db, sales: sales.NewService(db), reg: events.NewRegistry()}
-	f.reg.AddTypes(sales.EventTypes()...)
-	// The plan module declares these; the sales module only follows them.
-	for _, ty := range sales.ProductionEventTypes {
-		f.reg.AddTypes(events.Type{Type: ty, Owner: "plan", AggregateType: "plan_prod_orders"})
-	}
-	for _, s := range f.sales.Subscribers() {
-		f.reg.MustSubscribe(s)
-	}
-	for _, s := range extra {
-		f.reg.MustSubscribe(s)
-	}
+	// The plan module declares the prod_order.* types the sales module follows.
+	require.NoError(t, f.reg.Register(f.sales, events.ModuleFunc(func(r *events.Registrar) {
+		r.Declare(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled)
+		r.Subscribe(extra...)
+	})))
 	f.disp = events.NewDispatcher(db, f.reg, events.DispatcherOptions{BackoffBase: 20 * time.Millisecond, BackoffMax: 40 * time.Millisecond, MaxAttempts: 4, Timeout: 2 * time.Second})
 	f.journal = events.NewJournal(db, f.reg)
 	return f
@@ -67,13 +62,14 @@ func (f *fixture) drain(t *testing.T) {
 // production writes a prod_order.* event as the plan module would.
 func (f *fixture) production(t *testing.T, typ string, prodOrderID int64, items []int64, eta string) {
 	t.Helper()
-	payload := map[string]any{"prod_order_id": prodOrderID, "items": items}
-	if eta != "" {
-		payload["eta"] = eta
+	ev := events.New{Type: typ, AggregateType: "plan_prod_orders", AggregateID: prodOrderID,
+		Payload: contracts.ProdOrderPayload{ProdOrderID: prodOrderID, Items: items}}
+	if typ == contracts.ProdOrderLaunched.Name() {
+		ev = contracts.ProdOrderLaunched.New(prodOrderID, contracts.ProdOrderLaunchedPayload{ProdOrderID: prodOrderID, Items: items,
+			Route: "Корпус ЛДСП (типовой)", PartsCount: len(items), OpsCount: len(items), ETA: eta})
 	}
 	require.NoError(t, f.db.Transaction(func(tx *gorm.DB) error {
-		err := events.Add(context.Background(), tx, events.New{Type: typ, AggregateType: "plan_prod_orders", AggregateID: prodOrderID, Payload: payload})
-		return err
+		return events.Add(context.Background(), tx, ev)
 	}))
 	f.drain(t)
 }
@@ -89,7 +85,7 @@ type statusChange struct {
 func (f *fixture) statusChanges(t *testing.T, orderID int64) []statusChange {
 	t.Helper()
 	var payloads []string
-	require.NoError(t, f.db.Raw("SELECT payload FROM events WHERE type = ? AND aggregate_id = ? ORDER BY id", sales.EventOrderStatusChanged, orderID).Scan(&payloads).Error)
+	require.NoError(t, f.db.Raw("SELECT payload FROM events WHERE type = ? AND aggregate_id = ? ORDER BY id", contracts.OrderStatusChanged.Name(), orderID).Scan(&payloads).Error)
 	out := make([]statusChange, len(payloads))
 	for i, p := range payloads {
 		require.NoError(t, json.Unmarshal([]byte(p), &out[i]))
@@ -121,7 +117,7 @@ func TestLifecycle_FollowsProduction(t *testing.T) {
 		}
 
 		// One item launched: the order is in production with that item's ETA.
-		f.production(t, sales.EventProdOrderLaunched, 1, []int64{a}, "2026-12-10")
+		f.production(t, contracts.ProdOrderLaunched.Name(), 1, []int64{a}, "2026-12-10")
 		got := state()
 		require.Equal(t, sales.StatusInProduction, got.Status)
 		require.Equal(t, "2026-12-10", got.ETA.String())
@@ -130,17 +126,17 @@ func TestLifecycle_FollowsProduction(t *testing.T) {
 		require.Equal(t, sales.ItemNew, got.Items[1].Status)
 
 		// The other launched later: the ETA is the latest of the two.
-		f.production(t, sales.EventProdOrderLaunched, 2, []int64{b}, "2026-12-20")
-		f.production(t, sales.EventProdOrderStarted, 1, []int64{a}, "")
+		f.production(t, contracts.ProdOrderLaunched.Name(), 2, []int64{b}, "2026-12-20")
+		f.production(t, contracts.ProdOrderStarted.Name(), 1, []int64{a}, "")
 		require.Equal(t, "2026-12-20", state().ETA.String())
 
 		// A stale cancellation of another production order changes nothing.
-		f.production(t, sales.EventProdOrderCancelled, 7, []int64{b}, "")
+		f.production(t, contracts.ProdOrderCancelled.Name(), 7, []int64{b}, "")
 		require.Equal(t, sales.ItemInProduction, state().Items[1].Status)
 
 		// One done, the other's production order cancelled: still in production (one item was made), ETA of the made one.
-		f.production(t, sales.EventProdOrderCompleted, 1, []int64{a}, "")
-		f.production(t, sales.EventProdOrderCancelled, 2, []int64{b}, "")
+		f.production(t, contracts.ProdOrderCompleted.Name(), 1, []int64{a}, "")
+		f.production(t, contracts.ProdOrderCancelled.Name(), 2, []int64{b}, "")
 		got = state()
 		require.Equal(t, sales.StatusInProduction, got.Status)
 		require.Equal(t, sales.ItemDone, got.Items[0].Status)
@@ -149,8 +145,8 @@ func TestLifecycle_FollowsProduction(t *testing.T) {
 		require.Equal(t, "2026-12-10", got.ETA.String())
 
 		// Relaunched and done: the order is ready.
-		f.production(t, sales.EventProdOrderLaunched, 3, []int64{b}, "2026-12-24")
-		f.production(t, sales.EventProdOrderCompleted, 3, []int64{b}, "")
+		f.production(t, contracts.ProdOrderLaunched.Name(), 3, []int64{b}, "2026-12-24")
+		f.production(t, contracts.ProdOrderCompleted.Name(), 3, []int64{b}, "")
 		got = state()
 		require.Equal(t, sales.StatusReady, got.Status)
 		require.Equal(t, "2026-12-24", got.ETA.String())
@@ -165,7 +161,7 @@ func TestLifecycle_FollowsProduction(t *testing.T) {
 		}, f.statusChanges(t, o.ID))
 		// The system made them: no actor.
 		var actors int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM events WHERE type = ? AND actor_id IS NOT NULL", sales.EventOrderStatusChanged).Scan(&actors).Error)
+		require.NoError(t, db.Raw("SELECT count(*) FROM events WHERE type = ? AND actor_id IS NOT NULL", contracts.OrderStatusChanged.Name()).Scan(&actors).Error)
 		require.Zero(t, actors)
 	})
 }
@@ -176,8 +172,8 @@ func TestLifecycle_BackToReceived(t *testing.T) {
 		o := newOrder(t, f, "SHK-KUPE-1600")
 		other := newOrder(t, f, "TMB-PRIK-450")
 		// One production order for the items of two sales orders.
-		f.production(t, sales.EventProdOrderLaunched, 5, []int64{o.Items[0].ID, other.Items[0].ID}, "2026-12-01")
-		f.production(t, sales.EventProdOrderCancelled, 5, []int64{o.Items[0].ID, other.Items[0].ID}, "")
+		f.production(t, contracts.ProdOrderLaunched.Name(), 5, []int64{o.Items[0].ID, other.Items[0].ID}, "2026-12-01")
+		f.production(t, contracts.ProdOrderCancelled.Name(), 5, []int64{o.Items[0].ID, other.Items[0].ID}, "")
 		for _, id := range []int64{o.ID, other.ID} {
 			got, err := f.sales.Order(context.Background(), id)
 			require.NoError(t, err)
@@ -189,7 +185,7 @@ func TestLifecycle_BackToReceived(t *testing.T) {
 			}, f.statusChanges(t, id))
 		}
 		// Items the sales module does not know are ignored.
-		f.production(t, sales.EventProdOrderLaunched, 6, []int64{999999}, "2026-12-01")
+		f.production(t, contracts.ProdOrderLaunched.Name(), 6, []int64{999999}, "2026-12-01")
 	})
 }
 
@@ -203,12 +199,12 @@ func TestOrders_Cancel(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, sales.StatusCancelled, got.Status)
 			var payload string
-			require.NoError(t, db.Raw("SELECT payload FROM events WHERE type = ? AND aggregate_id = ?", sales.EventOrderCancelled, o.ID).Scan(&payload).Error)
+			require.NoError(t, db.Raw("SELECT payload FROM events WHERE type = ? AND aggregate_id = ?", contracts.OrderCancelled.Name(), o.ID).Scan(&payload).Error)
 			require.JSONEq(t, `{"order_id": `+itoa(o.ID)+`, "items": [`+itoa(o.Items[0].ID)+`, `+itoa(o.Items[1].ID)+`]}`, payload)
 			require.Equal(t, []statusChange{{OrderID: o.ID, Status: "cancelled", PreviousStatus: "received"}}, f.statusChanges(t, o.ID))
 
 			// A cancelled order stays cancelled whatever production reports.
-			f.production(t, sales.EventProdOrderLaunched, 9, []int64{o.Items[0].ID}, "2026-12-01")
+			f.production(t, contracts.ProdOrderLaunched.Name(), 9, []int64{o.Items[0].ID}, "2026-12-01")
 			got, err = f.sales.Order(ctx, o.ID)
 			require.NoError(t, err)
 			require.Equal(t, sales.StatusCancelled, got.Status)
@@ -221,7 +217,7 @@ func TestOrders_Cancel(t *testing.T) {
 			_, err = f.sales.CancelOrder(ctx, o.ID)
 			require.Equal(t, apperr.ECONFLICT, apperr.Code(err))
 			launched := newOrder(t, f, "SHK-KUPE-1600")
-			f.production(t, sales.EventProdOrderLaunched, 10, []int64{launched.Items[0].ID}, "2026-12-01")
+			f.production(t, contracts.ProdOrderLaunched.Name(), 10, []int64{launched.Items[0].ID}, "2026-12-01")
 			_, err = f.sales.CancelOrder(ctx, launched.ID)
 			require.Equal(t, apperr.ECONFLICT, apperr.Code(err))
 			require.Contains(t, err.Error(), "in_production")

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -42,29 +43,6 @@ const (
 	ItemInProduction = "in_production"
 	ItemDone         = "done"
 )
-
-// Event types of the sales module.
-const (
-	EventOrderReceived = "order.received"
-)
-
-// EventTypes describes the sales module's events.
-func EventTypes() []events.Type {
-	return append([]events.Type{{
-		Type: EventOrderReceived, Owner: "sales", AggregateType: "sales_orders",
-		Description: "A sales order was received (manually, from the shop webhook or from the CRM).",
-		Schema: map[string]any{"type": "object", "required": []string{"order_id", "lines", "source", "items"}, "properties": map[string]any{
-			"order_id":     map[string]any{"type": "integer"},
-			"lines":        map[string]any{"type": "integer", "description": "number of items"},
-			"source":       map[string]any{"type": "string", "enum": []string{SourceShop, SourceCRM, SourceManual}},
-			"sync_id":      map[string]any{"type": "string", "description": "shop orders: \"shop-\" + the shop's order id"},
-			"crm_order_id": map[string]any{"type": "integer", "description": "CRM orders: the CRM's order number"},
-			"due_date":     map[string]any{"type": "string", "format": "date"},
-			"items": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"item_id", "sku", "qty"},
-				"properties": map[string]any{"item_id": map[string]any{"type": "integer"}, "sku": map[string]any{"type": "string"}, "qty": map[string]any{"type": "integer"}}}},
-		}},
-	}}, lifecycleEventTypes()...)
-}
 
 // Customer is who ordered.
 type Customer struct {
@@ -257,21 +235,12 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 	if err := tx.Omit("ID").Create(&o.Items).Error; err != nil {
 		return Order{}, false, err
 	}
-	items := make([]map[string]any, len(o.Items))
+	payload := contracts.OrderReceivedPayload{OrderID: o.ID, Lines: len(o.Items), Source: o.Source,
+		SyncID: o.SyncID, CRMOrderID: o.CRMOrderID, DueDate: o.DueDate.String(), Items: make([]contracts.OrderReceivedItem, len(o.Items))}
 	for i, it := range o.Items {
-		items[i] = map[string]any{"item_id": it.ID, "sku": it.SKU, "qty": it.Qty}
+		payload.Items[i] = contracts.OrderReceivedItem{ItemID: it.ID, SKU: it.SKU, Qty: it.Qty}
 	}
-	payload := map[string]any{"order_id": o.ID, "lines": len(o.Items), "source": o.Source, "items": items}
-	if o.SyncID != nil {
-		payload["sync_id"] = *o.SyncID
-	}
-	if o.CRMOrderID != nil {
-		payload["crm_order_id"] = *o.CRMOrderID
-	}
-	if !o.DueDate.IsZero() {
-		payload["due_date"] = o.DueDate.String()
-	}
-	if err := events.Add(ctx, tx, events.New{Type: EventOrderReceived, AggregateType: "sales_orders", AggregateID: o.ID, Payload: payload}); err != nil {
+	if err := events.Add(ctx, tx, contracts.OrderReceived.New(o.ID, payload)); err != nil {
 		return Order{}, false, err
 	}
 	// Read back for the database's timestamps.

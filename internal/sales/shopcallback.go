@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 )
 
@@ -64,7 +65,7 @@ func ShopCallback(callbackURL, secret string, client *http.Client) events.Subscr
 	cb := &shopCallback{url: callbackURL, shown: shown, secret: secret, client: client, now: time.Now}
 	return events.Subscriber{
 		Name:        SubscriberShopCallback,
-		Types:       []string{EventOrderStatusChanged},
+		Types:       events.Names(contracts.OrderStatusChanged),
 		Description: "POSTs the state and ETA of shop orders to SHOP_CALLBACK_URL, signed like the webhook.",
 		Handle:      cb.send,
 		// Calls for different orders go out side by side (those of one order
@@ -80,21 +81,18 @@ type shopCallback struct {
 }
 
 func (cb *shopCallback) send(ctx context.Context, ev events.Event) error {
-	var p struct {
-		OrderID        int64  `json:"order_id"`
-		Status         string `json:"status"`
-		PreviousStatus string `json:"previous_status"`
-		ETA            string `json:"eta"`
-		SyncID         string `json:"sync_id"`
+	p, err := contracts.OrderStatusChanged.Decode(ev)
+	if err != nil {
+		return fmt.Errorf("shop callback: %w", err)
 	}
-	if err := ev.Decode(&p); err != nil {
-		return fmt.Errorf("shop callback: payload: %w", err)
+	if p.SyncID == nil {
+		return nil // not a shop order
 	}
-	shopID, ok := strings.CutPrefix(p.SyncID, SyncIDPrefix)
+	shopID, ok := strings.CutPrefix(*p.SyncID, SyncIDPrefix)
 	if !ok {
 		return nil // not a shop order
 	}
-	body := ShopCallbackBody{EventID: ev.ID, Type: ev.Type, OrderID: p.OrderID, ShopOrderID: shopID, SyncID: p.SyncID,
+	body := ShopCallbackBody{EventID: ev.ID, Type: ev.Type, OrderID: p.OrderID, ShopOrderID: shopID, SyncID: *p.SyncID,
 		Status: p.Status, PreviousStatus: p.PreviousStatus, OccurredAt: ev.CreatedAt.UTC()}
 	if p.ETA != "" {
 		body.ETA = &p.ETA

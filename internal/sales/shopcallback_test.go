@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
 	"github.com/tsekh/tsekh/internal/sales"
@@ -89,8 +90,8 @@ func TestShopCallback_TellsTheShop(t *testing.T) {
 
 		o := shopOrder(t, f, "A-100")
 		manual := newOrder(t, f, "SHK-KUPE-1600")
-		f.production(t, sales.EventProdOrderLaunched, 1, []int64{o.Items[0].ID, manual.Items[0].ID}, "2026-12-15")
-		f.production(t, sales.EventProdOrderCompleted, 1, []int64{o.Items[0].ID, manual.Items[0].ID}, "")
+		f.production(t, contracts.ProdOrderLaunched.Name(), 1, []int64{o.Items[0].ID, manual.Items[0].ID}, "2026-12-15")
+		f.production(t, contracts.ProdOrderCompleted.Name(), 1, []int64{o.Items[0].ID, manual.Items[0].ID}, "")
 
 		got, calls := sh.received()
 		require.Equal(t, 2, calls, "only the shop's order is reported, once per change")
@@ -101,7 +102,7 @@ func TestShopCallback_TellsTheShop(t *testing.T) {
 		require.Equal(t, "in_production", got[0].Status)
 		require.Equal(t, "received", got[0].PreviousStatus)
 		require.Equal(t, "2026-12-15", *got[0].ETA)
-		require.Equal(t, sales.EventOrderStatusChanged, got[0].Type)
+		require.Equal(t, contracts.OrderStatusChanged.Name(), got[0].Type)
 		require.Equal(t, "ready", got[1].Status)
 		require.NotZero(t, got[1].EventID)
 		require.Equal(t, itoa(got[1].EventID), sh.eventID[1])
@@ -121,7 +122,7 @@ func TestShopCallback_RetriesFailures(t *testing.T) {
 		o := shopOrder(t, f, "B-7")
 		_, err := f.sales.CancelOrder(ctx, o.ID)
 		require.NoError(t, err)
-		evID := lastEvent(t, db, sales.EventOrderStatusChanged, o.ID)
+		evID := lastEvent(t, db, contracts.OrderStatusChanged.Name(), o.ID)
 
 		// The first attempt fails; the journal shows why, and when it will try again.
 		// (A pass may find the event not yet dispatchable while other tests' transactions are open.)
@@ -188,7 +189,7 @@ func TestShopCallback_AnswersDecideTheRetry(t *testing.T) {
 				o := shopOrder(t, f, "R-"+tc.name)
 				_, err = f.sales.CancelOrder(ctx, o.ID)
 				require.NoError(t, err)
-				evID := lastEvent(t, db, sales.EventOrderStatusChanged, o.ID)
+				evID := lastEvent(t, db, contracts.OrderStatusChanged.Name(), o.ID)
 				dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 				defer cancel()
 				_, err = f.disp.Drain(dctx)
@@ -220,7 +221,7 @@ func TestShopCallback_NetworkErrorIsRetried(t *testing.T) {
 		o := shopOrder(t, f, "C-1")
 		_, err := f.sales.CancelOrder(context.Background(), o.ID)
 		require.NoError(t, err)
-		evID := lastEvent(t, db, sales.EventOrderStatusChanged, o.ID)
+		evID := lastEvent(t, db, contracts.OrderStatusChanged.Name(), o.ID)
 		deadline := time.Now().Add(10 * time.Second)
 		for delivery(t, f, evID).Attempts == 0 && time.Now().Before(deadline) {
 			_, err = f.disp.RunOnce(context.Background())

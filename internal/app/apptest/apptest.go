@@ -58,7 +58,8 @@ func New(t testing.TB, d database.Dialect, configure func(*config.Config)) *Env 
 	if configure != nil {
 		configure(&cfg)
 	}
-	a := app.New(db, cfg, slog.New(slog.DiscardHandler))
+	a, err := app.New(db, cfg, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
 	ctx := context.Background()
 	_, err = a.Catalog.SeedDemo(ctx)
 	require.NoError(t, err)
