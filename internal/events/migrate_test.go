@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
@@ -34,8 +35,8 @@ func TestMigrate_SharedPositionsBecomeLanes(t *testing.T) {
 			var ids []int64
 			for i := range 6 {
 				require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
-					if err := events.Add(ctx, tx, events.New{Type: "order.received", AggregateType: "sales_orders", AggregateID: int64(i + 1),
-						Payload: map[string]any{"order_id": i + 1}}); err != nil {
+					if err := events.Add(ctx, tx, contracts.OrderReceived.New(int64(i+1), contracts.OrderReceivedPayload{OrderID: int64(i + 1),
+						Lines: 1, Source: "manual", Items: []contracts.OrderReceivedItem{{ItemID: int64(i + 1), SKU: "SHK-KUPE-1600", Qty: 1}}})); err != nil {
 						return err
 					}
 					id, err := dbtest.LastEventID(tx)

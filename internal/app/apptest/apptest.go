@@ -65,6 +65,7 @@ func New(t testing.TB, d database.Dialect, configure func(*config.Config)) *Env 
 	require.NoError(t, err)
 	_, err = a.Auth.EnsureAdmin(ctx, AdminToken)
 	require.NoError(t, err)
+	t.Cleanup(func() { checkDeclared(t, a) })
 	env := &Env{T: t, App: a, Echo: a.HTTP(), Dialect: d}
 	// The service's dispatcher starts with it: its subscribers are
 	// registered, with their lanes, before the test writes anything.
@@ -151,4 +152,20 @@ func (e *Env) UserToken(name, role string) string {
 	var tok struct{ Token string }
 	r.JSON(e.T, &tok)
 	return tok.Token
+}
+
+// checkDeclared fails the test when it wrote an event of a type the app's
+// registry does not declare; dbtest checks every payload against its
+// declared schema when the database is dropped.
+func checkDeclared(t testing.TB, a *app.App) {
+	t.Helper()
+	var types []string
+	if err := a.DB.Raw("SELECT DISTINCT type FROM events ORDER BY type").Scan(&types).Error; err != nil {
+		return // the test closed the database itself
+	}
+	for _, ty := range types {
+		if !a.Registry.HasType(ty) {
+			t.Errorf("apptest: events of type %q were written, but no module declares it (internal/contracts)", ty)
+		}
+	}
 }

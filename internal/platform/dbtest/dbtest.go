@@ -16,6 +16,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/contracts/contractstest"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
@@ -65,7 +66,9 @@ func New(t testing.TB, d database.Dialect) *gorm.DB {
 func Options(t testing.TB, d database.Dialect) database.Options {
 	t.Helper()
 	if d == database.SQLite {
-		return database.Options{SQLitePath: filepath.Join(t.TempDir(), "tsekh.db")}
+		opts := database.Options{SQLitePath: filepath.Join(t.TempDir(), "tsekh.db")}
+		t.Cleanup(func() { CheckEvents(t, opts) }) // before the directory is removed
+		return opts
 	}
 	schema := "t_" + randomHex(8)
 	admin, err := database.Open(context.Background(), database.Options{PostgresURL: PostgresURL(), MaxConns: 1})
@@ -84,7 +87,34 @@ func Options(t testing.TB, d database.Dialect) database.Options {
 		defer func() { _ = database.Close(a) }()
 		_ = a.Exec("DROP SCHEMA " + schema + " CASCADE").Error
 	})
-	return database.Options{PostgresURL: WithSearchPath(PostgresURL(), schema)}
+	opts := database.Options{PostgresURL: WithSearchPath(PostgresURL(), schema)}
+	t.Cleanup(func() { CheckEvents(t, opts) }) // before the schema is dropped
+	return opts
+}
+
+// CheckEvents fails the test when an event in the database does not match
+// the payload schema its type declares (see contractstest): every test
+// database is checked this way when its test ends, so a writer that drifts
+// from its declaration fails the suite. Types no events.Declare declares
+// (tests' own) are not checked.
+func CheckEvents(t testing.TB, opts database.Options) {
+	t.Helper()
+	if opts.SQLitePath != "" {
+		if _, err := os.Stat(opts.SQLitePath); err != nil {
+			return // never opened
+		}
+	}
+	opts.MaxConns = 1
+	ctx := context.Background()
+	db, err := database.Open(ctx, opts)
+	if err != nil {
+		t.Errorf("dbtest: cannot open the test's database to check its events: %v", err)
+		return
+	}
+	defer func() { _ = database.Close(db) }()
+	if err := contractstest.CheckJournal(ctx, db); err != nil {
+		t.Errorf("dbtest: events that drift from their contracts (internal/contracts):\n%v", err)
+	}
 }
 
 // WithSearchPath returns the URL with its search_path set to schema.
