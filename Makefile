@@ -9,6 +9,11 @@ NPX           ?= npx
 # later, which Debian's own package provides.
 REDOCLY_CLI   ?= @redocly/cli@1.34.20
 SPECTRAL_CLI  ?= @stoplight/spectral-cli@6.16.3
+# The AsyncAPI CLI, pinned (npm). It needs Node.js 20.19 or later, so it runs
+# on a pinned Node.js from npm whatever the system's; CI=true keeps it from
+# sending usage metrics.
+ASYNCAPI_CLI  ?= @asyncapi/cli@6.2.0
+ASYNCAPI_NODE ?= node@22.23.3
 
 .PHONY: help run test lint lint-api docs build bench fmt
 
@@ -24,14 +29,17 @@ test: ## run all tests with the race detector (needs PostgreSQL and NATS, see .c
 lint: ## run golangci-lint (config in .golangci.yml)
 	$(GOLANGCI_LINT) run ./...
 
-lint-api: ## lint docs/ with Redocly (redocly.yaml) and Spectral (.spectral.yaml); needs npx
+lint-api: ## lint docs/: OpenAPI with Redocly (redocly.yaml) and Spectral (.spectral.yaml), AsyncAPI with its CLI; needs npx
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
 		$(NPX) -y $(REDOCLY_CLI) lint --config redocly.yaml docs/swagger.json docs/swagger.yaml
 	$(NPX) -y $(SPECTRAL_CLI) lint --ruleset .spectral.yaml --fail-severity=warn docs/swagger.json docs/swagger.yaml
+	CI=true SUPPRESS_NO_CONFIG_WARNING=1 $(NPX) -y -p $(ASYNCAPI_NODE) -p $(ASYNCAPI_CLI) -- asyncapi validate docs/asyncapi.json
 
-docs: ## regenerate the OpenAPI docs in ./docs from the swag annotations
+docs: ## regenerate docs/ (OpenAPI from the swag annotations, AsyncAPI from the event contracts) and README's event types
 	$(SWAG) init --generalInfo server.go --dir ./api,./internal --output ./docs \
 		--outputTypes go,json,yaml --parseInternal --requiredByDefault
+	$(GO) run ./cmd/tsekh asyncapi > docs/asyncapi.json.tmp && mv docs/asyncapi.json.tmp docs/asyncapi.json
+	$(GO) run ./cmd/tsekh asyncapi --readme README.md > README.md.tmp && mv README.md.tmp README.md
 
 build: ## build a static binary into bin/
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/tsekh

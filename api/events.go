@@ -145,6 +145,21 @@ func (s *server) listEventTypes(c echo.Context) error {
 	return c.JSON(http.StatusOK, list(s.Registry.Types(), ""))
 }
 
+// asyncAPI godoc
+//
+//	@Summary	The AsyncAPI 3.0 document of the events
+//	@ID		getAsyncAPI
+//	@Description	Every event type as the NATS channel tsekh.events.<type> carrying CloudEvents, with the payload's JSON Schema under components.schemas.<type> (where the CloudEvents' dataschema points), and the shop's signed HTTP callback. Public: no token. Like every request, one with a body over 1 MiB is refused (413).
+//	@Tags		events
+//	@Produce	json
+//	@Security
+//	@Success	200	{object}	map[string]any
+//	@Failure	413	{object}	Problem
+//	@Router		/asyncapi.json [get]
+func (s *server) asyncAPI(c echo.Context) error {
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, s.AsyncAPI)
+}
+
 // listSubscribers godoc
 //
 //	@Summary	Subscribers with their lanes, replicas, lag and failures

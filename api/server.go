@@ -75,6 +75,9 @@ type Deps struct {
 	// ShopWebhookSecret signs the shop's webhook deliveries; empty: the
 	// webhook answers 503 (not configured).
 	ShopWebhookSecret string
+	// AsyncAPI is the AsyncAPI document of the events, served at
+	// /asyncapi.json; nil: not served.
+	AsyncAPI []byte
 }
 
 type server struct{ Deps }
@@ -103,6 +106,9 @@ func New(d Deps) *echo.Echo {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/swagger/*", echoSwagger.WrapHandler)
+	if d.AsyncAPI != nil {
+		e.GET("/asyncapi.json", s.asyncAPI)
+	}
 
 	// Routes under /api/v1 take the authenticate middleware one by one: a
 	// group-level middleware would answer 404 instead of 405 for a known

@@ -2697,6 +2697,35 @@ const docTemplate = `{
                 }
             }
         },
+        "/asyncapi.json": {
+            "get": {
+                "security": [],
+                "description": "Every event type as the NATS channel tsekh.events.\u003ctype\u003e carrying CloudEvents, with the payload's JSON Schema under components.schemas.\u003ctype\u003e (where the CloudEvents' dataschema points), and the shop's signed HTTP callback. Public: no token. Like every request, one with a body over 1 MiB is refused (413).",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "events"
+                ],
+                "summary": "The AsyncAPI 3.0 document of the events",
+                "operationId": "getAsyncAPI",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "type": "object",
+                            "additionalProperties": true
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/healthz": {
             "get": {
                 "security": [],
@@ -4149,22 +4178,25 @@ const docTemplate = `{
             "properties": {
                 "aggregate_type": {
                     "description": "the owner's table",
-                    "type": "string"
+                    "type": "string",
+                    "example": "sales_orders"
                 },
                 "description": {
                     "type": "string"
                 },
                 "owner": {
                     "description": "the module that writes it",
-                    "type": "string"
+                    "type": "string",
+                    "example": "sales"
                 },
                 "schema": {
-                    "description": "JSON Schema of the payload",
+                    "description": "JSON Schema (2020-12) of the payload",
                     "type": "object",
                     "additionalProperties": {}
                 },
                 "type": {
-                    "type": "string"
+                    "type": "string",
+                    "example": "order.received"
                 }
             }
         },

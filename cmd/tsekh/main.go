@@ -7,6 +7,7 @@
 //	tsekh import crm FILE.json    import CRM orders from a file
 //	tsekh bench                   measure the outbox on PostgreSQL (see README.md)
 //	tsekh subscribers ...         list, replay to or retire subscribers
+//	tsekh asyncapi                print the AsyncAPI document of the events
 //
 // Settings come from the environment; see README.md.
 package main
@@ -68,6 +69,7 @@ Usage:
   tsekh subscribers replay NAME --from ID
                                 deliver the journal again to one subscriber from an event id
   tsekh subscribers retire NAME retire a subscriber that is gone for good
+  tsekh asyncapi [--readme F]   print the AsyncAPI document of the events (or F, its table updated)
 
 Settings come from the environment (DATABASE_URL, HTTP_ADDR, DISPATCH_INTERVAL, ...);
 see README.md. "tsekh COMMAND --help" describes a command.
@@ -98,6 +100,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "subscribers":
 		return subscribersCmd(ctx, rest, getenv, stdout, stderr)
+	case "asyncapi":
+		return asyncAPICmd(rest, stdout, stderr)
 	default:
 		_, _ = fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)

@@ -45,8 +45,9 @@ type App struct {
 	Sales   *sales.Service
 	Plan    *plan.Service
 
-	runner *events.Runner
-	relay  *relay.Relay
+	runner   *events.Runner
+	relay    *relay.Relay
+	asyncAPI []byte // the AsyncAPI document, served at /asyncapi.json
 }
 
 // Open connects to the configured database, applies the migrations and
@@ -84,11 +85,17 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error) {
 	a.Sales = sales.NewService(db)
 	a.Plan = plan.NewService(db)
 	if cfg.NATSURL != "" {
-		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log})
+		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
 	}
 	if err := a.Registry.Register(a.eventModules(cfg)...); err != nil {
 		return nil, fmt.Errorf("wiring the events: %w", err)
 	}
+	doc, err := asyncAPIDocument(a.Registry.Types())
+	if err != nil {
+		return nil, err
+	}
+	a.asyncAPI = doc
+
 	a.Journal = events.NewJournal(db, a.Registry)
 	a.Dispatcher = events.NewDispatcher(db, a.Registry, events.DispatcherOptions{
 		BatchSize:   cfg.DispatchBatchSize,
@@ -139,7 +146,7 @@ func (a *App) HTTP() *echo.Echo {
 	return api.New(api.Deps{
 		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan,
 		Journal: a.Journal, Registry: a.Registry, Metrics: metrics, Logger: a.Logger,
-		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret,
+		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret, AsyncAPI: a.asyncAPI,
 	})
 }
 

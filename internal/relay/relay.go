@@ -40,7 +40,10 @@ type Options struct {
 	SubjectPrefix string        // subjects are <prefix>.<event type> (tsekh.events)
 	Source        string        // the CloudEvents source attribute (tsekh)
 	Duplicates    time.Duration // the stream's de-duplication window when the relay creates it (1h)
-	Logger        *slog.Logger
+	// DataSchema returns the URL of an event type's payload schema, sent as
+	// the CloudEvents dataschema attribute; nil: none is sent.
+	DataSchema func(eventType string) string
+	Logger     *slog.Logger
 }
 
 // Relay publishes events to JetStream. It connects on first use and keeps
@@ -103,7 +106,11 @@ func (r *Relay) Publish(ctx context.Context, ev events.Event) (duplicate bool, e
 	if err != nil {
 		return false, err
 	}
-	body, err := CloudEvent(ev, r.opt.Source)
+	schema := ""
+	if r.opt.DataSchema != nil {
+		schema = r.opt.DataSchema(ev.Type)
+	}
+	body, err := CloudEvent(ev, r.opt.Source, schema)
 	if err != nil {
 		return false, err
 	}
@@ -177,23 +184,26 @@ func (r *Relay) Close() {
 }
 
 // Envelope is a CloudEvents 1.0 event in the JSON format, as the relay
-// publishes it.
+// publishes it; the AsyncAPI document (/asyncapi.json) describes it with the
+// schema generated from this type.
 type Envelope struct {
-	SpecVersion     string          `json:"specversion"`     // "1.0"
-	ID              string          `json:"id"`              // the journal's event id
-	Source          string          `json:"source"`          // "tsekh"
-	Type            string          `json:"type"`            // the event type, e.g. order.received
-	Subject         string          `json:"subject"`         // the object: "sales_orders/22"
-	Time            time.Time       `json:"time"`            // the event's created_at
-	DataContentType string          `json:"datacontenttype"` // "application/json"
-	Data            json.RawMessage `json:"data"`            // the payload, keys in declared order
+	SpecVersion     string          `json:"specversion" jsonschema:"enum=1.0" jsonschema_description:"the CloudEvents version"`
+	ID              string          `json:"id" jsonschema:"pattern=^[0-9]+$" jsonschema_description:"the journal's event id (GET /api/v1/events/{id}), also the Nats-Msg-Id header"`
+	Source          string          `json:"source" jsonschema:"format=uri-reference" jsonschema_description:"the producer: tsekh"`
+	Type            string          `json:"type" jsonschema_description:"the event type, e.g. order.received"`
+	Subject         string          `json:"subject" jsonschema_description:"the object: <aggregate_type>/<aggregate_id>, e.g. sales_orders/22"`
+	Time            time.Time       `json:"time" jsonschema_description:"when the event was written (the database clock)"`
+	DataContentType string          `json:"datacontenttype" jsonschema:"enum=application/json"`
+	DataSchema      string          `json:"dataschema,omitempty" jsonschema:"format=uri" jsonschema_description:"the JSON Schema of data: the type's schema in the AsyncAPI document"`
+	Data            json.RawMessage `json:"data" jsonschema_description:"the payload: the type's schema"`
 	// The actor (extension attributes), absent for work the system did.
-	Actor   string `json:"tsekhactor,omitempty"`
-	ActorID int64  `json:"tsekhactorid,omitempty"`
+	Actor   string `json:"tsekhactor,omitempty" jsonschema_description:"the user who caused the event; absent for work the system did"`
+	ActorID int64  `json:"tsekhactorid,omitempty" jsonschema_description:"that user's id"`
 }
 
-// CloudEvent encodes ev as a CloudEvents 1.0 JSON document.
-func CloudEvent(ev events.Event, source string) ([]byte, error) {
+// CloudEvent encodes ev as a CloudEvents 1.0 JSON document; dataSchema, when
+// not empty, is its dataschema attribute.
+func CloudEvent(ev events.Event, source, dataSchema string) ([]byte, error) {
 	env := Envelope{
 		SpecVersion:     "1.0",
 		ID:              strconv.FormatInt(ev.ID, 10),
@@ -202,6 +212,7 @@ func CloudEvent(ev events.Event, source string) ([]byte, error) {
 		Subject:         ev.AggregateType + "/" + strconv.FormatInt(ev.AggregateID, 10),
 		Time:            ev.CreatedAt.UTC(),
 		DataContentType: "application/json",
+		DataSchema:      dataSchema,
 		Data:            events.InDeclaredOrder(ev.Type, ev.Payload),
 	}
 	if len(env.Data) == 0 {

@@ -38,7 +38,10 @@ func testStream(t *testing.T) (*relay.Relay, jetstream.JetStream, string) {
 	_, _ = rand.Read(b)
 	suffix := hex.EncodeToString(b)
 	stream := "TSEKH_EVENTS_T" + strings.ToUpper(suffix)
-	r := relay.New(relay.Options{URL: natsURL(), Stream: stream, SubjectPrefix: "tsekh_t" + suffix + ".events", Duplicates: time.Hour})
+	r := relay.New(relay.Options{URL: natsURL(), Stream: stream, SubjectPrefix: "tsekh_t" + suffix + ".events", Duplicates: time.Hour,
+		DataSchema: func(eventType string) string {
+			return "https://tsekh.example.com/asyncapi.json#/components/schemas/" + eventType
+		}})
 	t.Cleanup(r.Close)
 	nc, err := nats.Connect(natsURL())
 	require.NoError(t, err, "the NATS server (nats-server -js) must run at %s", natsURL())
@@ -120,6 +123,7 @@ func TestRelay_PublishesCloudEventsOnce(t *testing.T) {
 		require.Equal(t, "sales_orders/22", ce["subject"])
 		require.Equal(t, "application/json", ce["datacontenttype"])
 		require.Equal(t, "Администратор", ce["tsekhactor"])
+		require.Equal(t, "https://tsekh.example.com/asyncapi.json#/components/schemas/order.received", ce["dataschema"])
 		require.Equal(t, map[string]any{"order_id": 22.0, "lines": 1.0, "source": "shop", "sync_id": syncID,
 			"items": []any{map[string]any{"item_id": 1.0, "sku": "SHK-KUPE-1600", "qty": 1.0}}}, ce["data"])
 		require.True(t, strings.HasPrefix(string(raw.Data), `{"specversion":"1.0"`), "%s", raw.Data)
@@ -164,8 +168,14 @@ func TestCloudEvent_Envelope(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 13, 17, 20, 4, 0, time.UTC)
 	b, err := relay.CloudEvent(events.Event{ID: 132, Type: "order.received", AggregateType: "sales_orders", AggregateID: 22,
-		Payload: json.RawMessage(`{"lines":1}`), Actor: &events.Actor{ID: 1, Name: "Администратор"}, CreatedAt: at}, "tsekh")
+		Payload: json.RawMessage(`{"lines":1}`), Actor: &events.Actor{ID: 1, Name: "Администратор"}, CreatedAt: at}, "tsekh", "")
 	require.NoError(t, err)
 	require.JSONEq(t, `{"specversion":"1.0","id":"132","source":"tsekh","type":"order.received","subject":"sales_orders/22",
 "time":"2026-11-13T17:20:04Z","datacontenttype":"application/json","data":{"lines":1},"tsekhactor":"Администратор","tsekhactorid":1}`, string(b))
+	b, err = relay.CloudEvent(events.Event{ID: 133, Type: "order.received", AggregateType: "sales_orders", AggregateID: 22,
+		Payload: json.RawMessage(`{"lines":1}`), CreatedAt: at}, "tsekh", "https://tsekh.example.com/asyncapi.json#/components/schemas/order.received")
+	require.NoError(t, err)
+	require.JSONEq(t, `{"specversion":"1.0","id":"133","source":"tsekh","type":"order.received","subject":"sales_orders/22",
+"time":"2026-11-13T17:20:04Z","datacontenttype":"application/json","dataschema":"https://tsekh.example.com/asyncapi.json#/components/schemas/order.received",
+"data":{"lines":1}}`, string(b))
 }

@@ -26,17 +26,25 @@ const SubscriberShopCallback = "sales.shop-callback"
 const HeaderEventID = "X-Tsekh-Event-Id"
 
 // ShopCallbackBody is what the shop receives when one of its orders changes
-// state or ETA.
+// state or ETA. Its schema is in the AsyncAPI document (/asyncapi.json).
 type ShopCallbackBody struct {
-	EventID        int64     `json:"event_id"`
-	Type           string    `json:"type"`
-	OrderID        int64     `json:"order_id"`
-	ShopOrderID    string    `json:"shop_order_id"`
-	SyncID         string    `json:"sync_id"`
-	Status         string    `json:"status"`
-	PreviousStatus string    `json:"previous_status"`
-	ETA            *string   `json:"eta"`
-	OccurredAt     time.Time `json:"occurred_at"`
+	EventID        int64     `json:"event_id" jsonschema_description:"the journal's event id, also in X-Tsekh-Event-Id: drop repeats by it"`
+	Type           string    `json:"type" jsonschema:"enum=order.status_changed" jsonschema_description:"the event type"`
+	OrderID        int64     `json:"order_id" jsonschema_description:"tsekh's sales order"`
+	ShopOrderID    string    `json:"shop_order_id" jsonschema_description:"the shop's order id, as the shop sent it"`
+	SyncID         string    `json:"sync_id" jsonschema_description:"\"shop-\" + the shop's order id"`
+	Status         string    `json:"status" jsonschema:"enum=received,enum=in_production,enum=ready,enum=shipped,enum=cancelled" jsonschema_description:"the order's new state"`
+	PreviousStatus string    `json:"previous_status" jsonschema:"enum=received,enum=in_production,enum=ready,enum=shipped,enum=cancelled" jsonschema_description:"its state before"`
+	ETA            *string   `json:"eta" jsonschema:"oneof_type=string;null" jsonschema_extras:"format=date" jsonschema_description:"the day production promises the order, or null before any item is launched"`
+	OccurredAt     time.Time `json:"occurred_at" jsonschema_description:"when the change was recorded"`
+}
+
+// ShopCallbackHeaders are the headers of a shop callback beside
+// Content-Type: application/json, described for the AsyncAPI document.
+type ShopCallbackHeaders struct {
+	Timestamp string `json:"X-Shop-Timestamp" jsonschema:"pattern=^[0-9]+$" jsonschema_description:"Unix seconds when the request was signed"`
+	Signature string `json:"X-Shop-Signature" jsonschema:"pattern=^sha256=[0-9a-f]{64}$" jsonschema_description:"sha256=<hex HMAC-SHA256(SHOP_WEBHOOK_SECRET, timestamp + \".\" + raw body)>, as the shop signs its webhook"`
+	EventID   string `json:"X-Tsekh-Event-Id" jsonschema:"pattern=^[0-9]+$" jsonschema_description:"the journal's event id: a repeat of a delivery carries the same"`
 }
 
 // DefaultShopCallbackConcurrency is how many callbacks may be in flight at

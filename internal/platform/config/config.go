@@ -26,6 +26,7 @@ type Config struct {
 	SQLitePath          string        `env:"SQLITE_PATH" envDefault:"tsekh.db"`
 	HTTPAddr            string        `env:"HTTP_ADDR" envDefault:":8080"`
 	MetricsAddr         string        `env:"METRICS_ADDR"`
+	PublicURL           string        `env:"PUBLIC_URL" envDefault:"http://localhost:8080"`
 	DispatchInterval    time.Duration `env:"DISPATCH_INTERVAL" envDefault:"1m"`
 	DispatchBatchSize   int           `env:"DISPATCH_BATCH_SIZE" envDefault:"1000"`
 	DispatchMaxAttempts int           `env:"DISPATCH_MAX_ATTEMPTS" envDefault:"10"`
@@ -97,6 +98,9 @@ func (c Config) Validate() error {
 		} else if c.MetricsAddr == c.HTTPAddr {
 			errs = append(errs, errors.New("METRICS_ADDR must differ from HTTP_ADDR (leave it empty to serve /metrics to administrators on the API port)"))
 		}
+	}
+	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		errs = append(errs, errors.New("PUBLIC_URL must be an http(s) URL without a query, e.g. https://tsekh.example.com"))
 	}
 	if c.DispatchInterval < time.Second {
 		errs = append(errs, errors.New("DISPATCH_INTERVAL must be at least 1s"))

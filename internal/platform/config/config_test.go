@@ -23,6 +23,7 @@ func TestLoad_Defaults(t *testing.T) {
 	require.Equal(t, 24*time.Hour, c.IdempotencyKeyTTL)
 	require.False(t, c.UsesPostgres())
 	require.Equal(t, "tsekh.db", c.SQLitePath)
+	require.Equal(t, "http://localhost:8080", c.PublicURL)
 }
 
 func TestLoad_Errors(t *testing.T) {
@@ -35,9 +36,9 @@ func TestLoad_Errors(t *testing.T) {
 	require.ErrorContains(t, err, "IDEMPOTENCY_KEY_TTL must be at least 10m")
 	_, err = config.Load(vars(map[string]string{
 		"DATABASE_URL": "mysql://x", "LOG_FORMAT": "xml", "DISPATCH_INTERVAL": "10ms",
-		"SHOP_CALLBACK_URL": "ftp://shop", "BOOTSTRAP_ADMIN_TOKEN": "short",
+		"SHOP_CALLBACK_URL": "ftp://shop", "BOOTSTRAP_ADMIN_TOKEN": "short", "PUBLIC_URL": "tsekh.example.com",
 	}))
-	for _, name := range []string{"DATABASE_URL", "LOG_FORMAT", "DISPATCH_INTERVAL", "SHOP_CALLBACK_URL", "BOOTSTRAP_ADMIN_TOKEN"} {
+	for _, name := range []string{"DATABASE_URL", "LOG_FORMAT", "DISPATCH_INTERVAL", "SHOP_CALLBACK_URL", "BOOTSTRAP_ADMIN_TOKEN", "PUBLIC_URL"} {
 		require.ErrorContains(t, err, name)
 	}
 }
