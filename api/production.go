@@ -29,7 +29,7 @@ type ProdOrderList = List[plan.ProdOrder]
 //	@ID			launchProdOrder
 //	@Description	Takes the items out of the planning backlog and, in one transaction, writes the production order, its physical parts (part quantity × item quantity) and operations (a part-scope route operation per physical part, an item-scope one per unit) with their planned slots, and prod_order.launched {"prod_order_id", "items", "route", "parts_count", "ops_count", "eta"}.
 //	@Description	The ETA is computed by a forward finite-capacity schedule (see the README, "Planning") unless eta is given.
-//	@Description	422 when an item is not in the backlog (unknown, not yet received by planning, or its sales order was cancelled), the items' routes differ, the route does not fit the products, or the launch is too large (over 5,000 physical parts or 20,000 operations, counted from the quantities before anything is built); 409 when an item is in a live production order already (also to the loser of two launches racing for the same item).
+//	@Description	422 when an item is not in the backlog (unknown, not yet received by planning, or its sales order was cancelled), the items' routes differ, the route does not fit the products, the launch is too large (over 5,000 physical parts or 20,000 operations, counted from the quantities before anything is built), or a work centre it needs has no working day within three years (the detail names it); 409 when an item is in a live production order already (also to the loser of two launches racing for the same item).
 //	@Tags			plan
 //	@Accept			json
 //	@Produce		json

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -48,7 +49,8 @@ type Launch struct {
 // It returns EINVALID when the input is bad, an item is not in the backlog
 // (unknown, not yet received by the plan, or its order was cancelled), the
 // items' routes differ, the route given does not exist or is for another
-// kind of product, or the launch is too large; ECONFLICT when an item is in a
+// kind of product, the launch is too large, or a work centre it needs has no
+// working day within three years; ECONFLICT when an item is in a
 // live production order already (also to the loser of two launches racing
 // for an item).
 func (s *Service) LaunchProdOrder(ctx context.Context, in Launch) (ProdOrderDetail, error) {
@@ -152,7 +154,7 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	}
 	plan, err := Schedule(problem)
 	if err != nil {
-		return 0, fmt.Errorf("plan: schedule: %w", err)
+		return 0, scheduleError(err, centers)
 	}
 	eta := database.DateOf(plan.ETA)
 	if len(x.tasks) > 0 {
@@ -502,6 +504,20 @@ func (s *Service) problem(ctx context.Context, tx *gorm.DB, today time.Time, wcs
 		}
 	}
 	return p, nil
+}
+
+// scheduleError is the error of a schedule that failed: a 422 naming the
+// work centre when one has no working day within the horizon (its calendar
+// must be fixed before anything can be planned on it), else err itself.
+func scheduleError(err error, wcs map[int64]catalog.WorkCenter) error {
+	var never *NeverWorksError
+	if !errors.As(err, &never) {
+		return fmt.Errorf("plan: schedule: %w", err)
+	}
+	wc := wcs[never.Center]
+	return apperr.Errorf(apperr.EINVALID,
+		"work centre %q (%s, id %d) has no working day within three years of %s: nothing can be planned on it until its calendar (weekdays, holidays) is fixed",
+		wc.Name, wc.Code, never.Center, never.From.Format(time.DateOnly))
 }
 
 func slotOf(op Operation) Slot {

@@ -94,14 +94,28 @@ const maxSearchDays = 3 * 366
 
 const epsilon = 1e-9
 
-// ErrNeverWorks is returned when a centre has no working day within three
-// years of the day an operation is to start.
+// ErrNeverWorks is what a NeverWorksError is: a centre has no working day
+// within three years of the day an operation is to start.
 var ErrNeverWorks = errors.New("plan: a work centre has no working day within three years")
+
+// NeverWorksError names the centre that has no working day within three
+// years of From, the day an operation was to start on it.
+type NeverWorksError struct {
+	Center int64
+	From   time.Time
+}
+
+func (e *NeverWorksError) Error() string {
+	return fmt.Sprintf("plan: work centre %d has no working day within three years of %s", e.Center, e.From.Format(time.DateOnly))
+}
+
+// Is makes errors.Is(err, ErrNeverWorks) true.
+func (e *NeverWorksError) Is(target error) bool { return target == ErrNeverWorks }
 
 // Schedule places every task forward on its centre's free capacity and
 // returns the slots and the ETA. It returns an error when a task names an
 // unknown centre or a predecessor that does not come before it, and
-// ErrNeverWorks when a centre never works.
+// a *NeverWorksError (errors.Is ErrNeverWorks) when a centre never works.
 func Schedule(p Problem) (Plan, error) {
 	today := midnight(p.Today)
 	levels := map[int64]map[time.Time]float64{}
@@ -135,7 +149,7 @@ func Schedule(p Problem) (Plan, error) {
 		}
 		s, err := place(c, level(t.Center), earliest, t.Minutes)
 		if err != nil {
-			return Plan{}, err
+			return Plan{}, &NeverWorksError{Center: t.Center, From: earliest.Day}
 		}
 		out.Slots[i] = s
 		if s.End.Day.After(out.ETA) {
