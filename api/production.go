@@ -116,7 +116,7 @@ func (s *server) getProdOrder(c echo.Context) error {
 
 // startOperation godoc
 //
-//	@Summary		Start an operation (admin, planner)
+//	@Summary		Start an operation (admin, planner, master)
 //	@ID			startOperation
 //	@Description	pending → in_progress. The first operation started moves the production order from launched to in_progress and writes prod_order.started.
 //	@Tags			plan
@@ -145,7 +145,7 @@ func (s *server) startOperation(c echo.Context) error {
 
 // completeOperation godoc
 //
-//	@Summary		Complete an operation (admin, planner)
+//	@Summary		Complete an operation (admin, planner, master)
 //	@ID			completeOperation
 //	@Description	in_progress → done. The last operation done moves the production order to done and writes prod_order.completed.
 //	@Tags			plan

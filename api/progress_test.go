@@ -66,3 +66,49 @@ func TestProduction_CentreThatNeverWorks(t *testing.T) {
 		launch(t, env, map[string]any{"items": ids})
 	})
 }
+
+// The shop floor's master reports progress and reads the plan; they launch,
+// cancel and change nothing else.
+func TestProduction_MasterRole(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		tok := env.UserToken("Мастер смены", "master")
+		var me struct{ Role string }
+		env.Do(http.MethodGet, "/api/v1/me", nil, tok).JSON(t, &me)
+		require.Equal(t, "master", me.Role)
+
+		_, ids := receive(t, env, line{"DIV-CHESTER-3", 1})
+		p := requireProblem(t, env.Do(http.MethodPost, "/api/v1/production-orders", map[string]any{"items": ids}, tok), http.StatusForbidden)
+		require.Contains(t, p.Detail, "master")
+		o := launch(t, env, map[string]any{"items": ids})
+
+		for _, path := range []string{"/api/v1/plan/backlog", "/api/v1/plan/schedule", "/api/v1/production-orders",
+			fmt.Sprintf("/api/v1/production-orders/%d", o.ID), "/api/v1/work-centers", "/api/v1/routes", "/api/v1/products"} {
+			r := env.Do(http.MethodGet, path, nil, tok)
+			require.Equal(t, http.StatusOK, r.Status, "%s: %s", path, r.Body)
+		}
+		op := o.Operations[0].ID
+		for _, action := range []string{"start", "complete"} {
+			r := env.Do(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/operations/%d/%s", o.ID, op, action), nil, tok)
+			require.Equal(t, http.StatusOK, r.Status, "%s: %s", action, r.Body)
+		}
+		started := eventsOf(t, env, "prod_order.started", o.ID)
+		require.Len(t, started, 1)
+		require.NotNil(t, started[0].Actor)
+		require.Equal(t, "Мастер смены", started[0].Actor.Name)
+
+		for _, c := range []struct {
+			method, path string
+			body         any
+		}{
+			{http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/cancel", o.ID), nil},
+			{http.MethodPost, "/api/v1/work-centers", map[string]any{"code": "CNC", "name": "ЧПУ", "capacity_min_per_day": 900}},
+			{http.MethodPut, fmt.Sprintf("/api/v1/work-centers/%d", o.Operations[0].WorkCenterID), map[string]any{"code": "CNC", "name": "ЧПУ", "capacity_min_per_day": 900}},
+			{http.MethodPost, "/api/v1/routes", map[string]any{}},
+			{http.MethodPost, "/api/v1/products", map[string]any{}},
+			{http.MethodPost, "/api/v1/orders", validOrder},
+			{http.MethodPost, "/api/v1/users", map[string]any{"name": "x", "role": "master"}},
+		} {
+			requireProblem(t, env.Do(c.method, c.path, c.body, tok), http.StatusForbidden)
+		}
+	})
+}

@@ -159,8 +159,8 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/production-orders", s.launchProdOrder, authed(auth.RolePlanner)...)
 	v1.GET("/production-orders", s.listProdOrders, authed()...)
 	v1.GET("/production-orders/:id", s.getProdOrder, authed()...)
-	v1.POST("/production-orders/:id/operations/:op_id/start", s.startOperation, authed(auth.RolePlanner)...)
-	v1.POST("/production-orders/:id/operations/:op_id/complete", s.completeOperation, authed(auth.RolePlanner)...)
+	v1.POST("/production-orders/:id/operations/:op_id/start", s.startOperation, authed(auth.RolePlanner, auth.RoleMaster)...)
+	v1.POST("/production-orders/:id/operations/:op_id/complete", s.completeOperation, authed(auth.RolePlanner, auth.RoleMaster)...)
 	v1.POST("/production-orders/:id/cancel", s.cancelProdOrder, authed(auth.RolePlanner)...)
 
 	v1.GET("/events", s.listEvents, authed()...)

@@ -1051,7 +1051,7 @@ const docTemplate = `{
                 "tags": [
                     "plan"
                 ],
-                "summary": "Complete an operation (admin, planner)",
+                "summary": "Complete an operation (admin, planner, master)",
                 "operationId": "completeOperation",
                 "parameters": [
                     {
@@ -1123,7 +1123,7 @@ const docTemplate = `{
                 "tags": [
                     "plan"
                 ],
-                "summary": "Start an operation (admin, planner)",
+                "summary": "Start an operation (admin, planner, master)",
                 "operationId": "startOperation",
                 "parameters": [
                     {
@@ -1974,7 +1974,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Creates a user with a display name and a role (admin, manager, planner, viewer). Writes user.created. The user gets API tokens with POST /api/v1/users/{id}/tokens.",
+                "description": "Creates a user with a display name and a role (admin, manager, planner, master, viewer). Writes user.created. The user gets API tokens with POST /api/v1/users/{id}/tokens.",
                 "consumes": [
                     "application/json"
                 ],
@@ -2937,6 +2937,7 @@ const docTemplate = `{
                         "admin",
                         "manager",
                         "planner",
+                        "master",
                         "viewer"
                     ],
                     "example": "planner"

@@ -28,11 +28,12 @@ const (
 	RoleAdmin   = "admin"
 	RoleManager = "manager"
 	RolePlanner = "planner"
+	RoleMaster  = "master" // the shop floor: reports progress, reads the plan, launches nothing, changes no catalog
 	RoleViewer  = "viewer"
 )
 
 // Roles lists every role.
-var Roles = []string{RoleAdmin, RoleManager, RolePlanner, RoleViewer}
+var Roles = []string{RoleAdmin, RoleManager, RolePlanner, RoleMaster, RoleViewer}
 
 // AdminName is the display name of the bootstrap administrator, as the
 // journal screen shows it.
