@@ -257,7 +257,7 @@ var catalogTargets = []struct{ method, path string }{
 	{http.MethodPost, "/api/v1/routes"}, {http.MethodPut, "/api/v1/routes/1"},
 	{http.MethodPost, "/api/v1/products"}, {http.MethodPut, "/api/v1/products/1"},
 	{http.MethodPost, "/api/v1/users"}, {http.MethodPost, "/api/v1/users/1/tokens"},
-	{http.MethodPost, "/api/v1/production-orders"},
+	{http.MethodPost, "/api/v1/production-orders"}, {http.MethodPost, "/api/v1/production-orders/1/progress"},
 }
 
 func FuzzCatalog(f *testing.F) {

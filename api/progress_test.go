@@ -112,3 +112,150 @@ func TestProduction_MasterRole(t *testing.T) {
 		}
 	})
 }
+
+type progressReport struct {
+	Seq       int
+	Name      string
+	Scope     string
+	Done      int
+	Total     int
+	Ready     int
+	ProdOrder prodOrder `json:"prod_order"`
+}
+
+// The shop floor reports in quantities, in route order: two nightstands
+// are 12 parts through cutting, edge banding and drilling, then 2 units
+// through assembly and packing.
+func TestProduction_ProgressByQuantity(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		master := env.UserToken("Мастер смены", "master")
+		_, ids := receive(t, env, line{"TMB-PRIK-450", 2})
+		o := launch(t, env, map[string]any{"items": ids})
+		require.Equal(t, 12, o.PartsCount)
+		url := fmt.Sprintf("/api/v1/production-orders/%d/progress", o.ID)
+		report := func(body map[string]any) progressReport {
+			t.Helper()
+			r := env.Do(http.MethodPost, url, body, master)
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			var rep progressReport
+			r.JSON(t, &rep)
+			return rep
+		}
+		refuse := func(body map[string]any, status int, fields ...string) problem {
+			t.Helper()
+			return requireProblem(t, env.Do(http.MethodPost, url, body, master), status, fields...)
+		}
+
+		rep := report(map[string]any{"seq": 1, "qty": 10, "minutes": 40})
+		require.Equal(t, progressReport{Seq: 1, Name: rep.Name, Scope: "part", Done: 10, Total: 12, Ready: 2, ProdOrder: rep.ProdOrder}, rep)
+		require.Equal(t, "in_progress", rep.ProdOrder.Status)
+		require.Equal(t, 10, rep.ProdOrder.Progress.OpsDone)
+		require.Len(t, eventsOf(t, env, "prod_order.started", o.ID), 1)
+
+		// Refusals: ahead of the step before, more than remains, unknown step,
+		// scrap per unit, nothing reported, a role that may not.
+		p := refuse(map[string]any{"seq": 2, "qty": 11}, http.StatusConflict)
+		require.Contains(t, p.Detail, "10")
+		refuse(map[string]any{"seq": 1, "qty": 3}, http.StatusUnprocessableEntity, "qty")
+		refuse(map[string]any{"seq": 1, "qty": 2, "scrap": 1}, http.StatusUnprocessableEntity, "qty")
+		refuse(map[string]any{"seq": 4, "qty": 1}, http.StatusConflict)
+		refuse(map[string]any{"seq": 9, "qty": 1}, http.StatusUnprocessableEntity, "seq")
+		refuse(map[string]any{"seq": 4, "scrap": 1}, http.StatusUnprocessableEntity, "scrap")
+		refuse(map[string]any{"seq": 1}, http.StatusUnprocessableEntity, "qty")
+		refuse(map[string]any{"seq": 1, "qty": -1, "minutes": -5}, http.StatusUnprocessableEntity, "qty", "minutes")
+		viewer := env.UserToken("Наблюдатель", "viewer")
+		requireProblem(t, env.Do(http.MethodPost, url, map[string]any{"seq": 1, "qty": 1}, viewer), http.StatusForbidden)
+		requireProblem(t, env.Do(http.MethodPost, "/api/v1/production-orders/99999/progress", map[string]any{"seq": 1, "qty": 1}, master), http.StatusNotFound)
+
+		// Edge banding: 8 done, 2 spoilt; the spoilt ones go back to be cut again.
+		rep = report(map[string]any{"seq": 2, "qty": 8, "scrap": 2})
+		require.Equal(t, 8, rep.Done)
+		require.Equal(t, 0, rep.Ready, "the two left at edge banding are not cut yet")
+		var got prodOrder
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", o.ID), nil).JSON(t, &got)
+		cut := 0
+		for _, op := range got.Operations {
+			if op.Seq == 1 && op.Status == "done" {
+				cut++
+			}
+		}
+		require.Equal(t, 8, cut, "10 were cut, 2 of them spoilt")
+		refuse(map[string]any{"seq": 2, "qty": 1}, http.StatusConflict)
+
+		report(map[string]any{"seq": 1, "qty": 4})
+		report(map[string]any{"seq": 2, "qty": 4})
+		rep = report(map[string]any{"seq": 3, "qty": 12})
+		require.Empty(t, eventsOf(t, env, "prod_order.completed", o.ID))
+		require.Equal(t, "in_progress", rep.ProdOrder.Status)
+		report(map[string]any{"seq": 4, "qty": 2})
+		require.Empty(t, eventsOf(t, env, "prod_order.completed", o.ID))
+		rep = report(map[string]any{"seq": 5, "qty": 2})
+		require.Equal(t, "done", rep.ProdOrder.Status)
+		require.Equal(t, 100.0, rep.ProdOrder.Progress.Percent)
+		require.Len(t, eventsOf(t, env, "prod_order.completed", o.ID), 1)
+		refuse(map[string]any{"seq": 5, "qty": 1}, http.StatusConflict)
+
+		reports := eventsOf(t, env, "prod_order.progress_reported", o.ID)
+		require.Len(t, reports, 7)
+		require.Equal(t, map[string]any{"prod_order_id": float64(o.ID), "items": toAny(ids), "seq": 1.0, "operation": reports[0].Payload["operation"],
+			"scope": "part", "qty": 10.0, "scrap": 0.0, "minutes": 40.0, "done": 10.0, "total": 12.0}, reports[0].Payload)
+		require.Equal(t, 2.0, reports[1].Payload["scrap"])
+		require.Equal(t, "Мастер смены", reports[0].Actor.Name)
+	})
+}
+
+// The per-operation endpoints keep the route order too, and share the state
+// with the reports in quantities.
+func TestProduction_RouteOrder(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		opURL := func(o prodOrder, op int64, action string) string {
+			return fmt.Sprintf("/api/v1/production-orders/%d/operations/%d/%s", o.ID, op, action)
+		}
+		ok := func(url string) {
+			t.Helper()
+			r := env.Admin(http.MethodPost, url, nil)
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		}
+		// Edge banding before cutting.
+		_, ids := receive(t, env, line{"TMB-PRIK-450", 1})
+		o := launch(t, env, map[string]any{"items": ids})
+		var band int64
+		for _, op := range o.Operations {
+			if op.Seq == 2 && op.PartID != nil && *op.PartID == *o.Operations[0].PartID {
+				band = op.ID
+			}
+		}
+		require.NotZero(t, band)
+		ok(opURL(o, band, "start"))
+		p := requireProblem(t, env.Admin(http.MethodPost, opURL(o, band, "complete"), nil), http.StatusConflict)
+		require.Contains(t, p.Detail, fmt.Sprint(o.Operations[0].ID))
+		ok(opURL(o, o.Operations[0].ID, "start"))
+		ok(opURL(o, o.Operations[0].ID, "complete"))
+		ok(opURL(o, band, "complete"))
+
+		// Assembly before the sofa's parts are cut; then the cutting reported
+		// in a quantity lets it through.
+		_, ids = receive(t, env, line{"DIV-CHESTER-3", 1})
+		sofa := launch(t, env, map[string]any{"items": ids})
+		sewing := sofa.Operations[5]
+		require.Equal(t, "item", sewing.Scope)
+		ok(opURL(sofa, sewing.ID, "start"))
+		requireProblem(t, env.Admin(http.MethodPost, opURL(sofa, sewing.ID, "complete"), nil), http.StatusConflict)
+		url := fmt.Sprintf("/api/v1/production-orders/%d/progress", sofa.ID)
+		r := env.Admin(http.MethodPost, url, map[string]any{"seq": sofa.Operations[0].Seq, "qty": 4})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		requireProblem(t, env.Admin(http.MethodPost, opURL(sofa, sewing.ID, "complete"), nil), http.StatusConflict)
+		r = env.Admin(http.MethodPost, url, map[string]any{"seq": sofa.Operations[0].Seq, "qty": 1})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		ok(opURL(sofa, sewing.ID, "complete"))
+		requireProblem(t, env.Admin(http.MethodPost, url, map[string]any{"seq": sewing.Seq, "qty": 1}), http.StatusUnprocessableEntity, "qty")
+		for _, op := range sofa.Operations[6:] {
+			r = env.Admin(http.MethodPost, url, map[string]any{"seq": op.Seq, "qty": 1})
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		}
+		var got prodOrder
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", sofa.ID), nil).JSON(t, &got)
+		require.Equal(t, "done", got.Status)
+		require.Len(t, eventsOf(t, env, "prod_order.completed", sofa.ID), 1)
+	})
+}

@@ -1181,6 +1181,101 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/production-orders/{id}/progress": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Completes qty parts of a part-scope step (or units of an item-scope step) of the production order, and sends scrap parts of it back to be made again from the first step (every operation on them pending again). Route order is kept: only parts through the step before (for an item-scope step, units with every part through the part-scope steps) can be reported; those in progress go first. It works on the same operations as start/complete.\nWrites prod_order.progress_reported {\"prod_order_id\", \"items\", \"seq\", \"operation\", \"scope\", \"qty\", \"scrap\", \"minutes\"?, \"done\", \"total\"}; the first report moves the order to in_progress (prod_order.started), the one that leaves nothing to do to done (prod_order.completed).\n422 for a step the route does not have, scrap at an item-scope step, or more than the step has left (field qty); 409 when the report gets ahead of the step before (the detail says how many are ready), or the order is cancelled or done.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "Report a quantity of one route step done (admin, planner, master)",
+                "operationId": "reportProgress",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the report",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.ProgressRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.ProgressReport"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "ahead of the step before, or the order is cancelled or done",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/products": {
             "get": {
                 "security": [
@@ -3264,6 +3359,39 @@ const docTemplate = `{
                 }
             }
         },
+        "api.ProgressRequest": {
+            "type": "object",
+            "required": [
+                "seq"
+            ],
+            "properties": {
+                "minutes": {
+                    "description": "The minutes spent, when known.",
+                    "type": "number",
+                    "maximum": 44640,
+                    "minimum": 0,
+                    "example": 95
+                },
+                "qty": {
+                    "description": "Parts (or units, at an item-scope step) done.",
+                    "type": "integer",
+                    "minimum": 0,
+                    "example": 120
+                },
+                "scrap": {
+                    "description": "Parts spoilt at the step: they are made again from the first step. Part-scope steps only.",
+                    "type": "integer",
+                    "minimum": 0,
+                    "example": 2
+                },
+                "seq": {
+                    "description": "The route step (seq of the route's operation).",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 20
+                }
+            }
+        },
         "api.ReplayRequest": {
             "type": "object",
             "required": [
@@ -4740,6 +4868,47 @@ const docTemplate = `{
                 "percent": {
                     "description": "Percent is the share of the planned minutes done, 0 to 100.",
                     "type": "number"
+                }
+            }
+        },
+        "plan.ProgressReport": {
+            "type": "object",
+            "required": [
+                "done",
+                "name",
+                "prod_order",
+                "ready",
+                "scope",
+                "seq",
+                "total"
+            ],
+            "properties": {
+                "done": {
+                    "description": "Done is how many of the step's parts (or units) are done, of Total.",
+                    "type": "integer"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "prod_order": {
+                    "$ref": "#/definitions/plan.ProdOrder"
+                },
+                "ready": {
+                    "description": "Ready is how many more may be reported now: through the step before, not done at this one.",
+                    "type": "integer"
+                },
+                "scope": {
+                    "type": "string",
+                    "enum": [
+                        "part",
+                        "item"
+                    ]
+                },
+                "seq": {
+                    "type": "integer"
+                },
+                "total": {
+                    "type": "integer"
                 }
             }
         },

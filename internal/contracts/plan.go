@@ -31,3 +31,22 @@ type ProdOrderPayload struct {
 	ProdOrderID int64   `json:"prod_order_id" jsonschema_description:"the production order"`
 	Items       []int64 `json:"items" jsonschema_description:"the sales-order items it makes"`
 }
+
+// ProdOrderProgressReported is written for every report of the shop floor in
+// quantities (POST /api/v1/production-orders/{id}/progress).
+var ProdOrderProgressReported = events.Declare[ProdOrderProgressPayload]("prod_order.progress_reported", "plan", "plan_prod_orders",
+	"The shop floor reported a quantity of one route step of a production order done, and parts scrapped at it (to be made again from the first step).")
+
+// ProdOrderProgressPayload is the payload of prod_order.progress_reported.
+type ProdOrderProgressPayload struct {
+	ProdOrderID int64    `json:"prod_order_id" jsonschema_description:"the production order"`
+	Items       []int64  `json:"items" jsonschema_description:"the sales-order items it makes"`
+	Seq         int      `json:"seq" jsonschema_description:"the route step"`
+	Operation   string   `json:"operation" jsonschema_description:"the step's name"`
+	Scope       string   `json:"scope" jsonschema:"enum=part,enum=item" jsonschema_description:"part: counted in physical parts; item: in units"`
+	Qty         int      `json:"qty" jsonschema:"minimum=0" jsonschema_description:"parts (or units, at an item-scope step) completed by this report"`
+	Scrap       int      `json:"scrap" jsonschema:"minimum=0" jsonschema_description:"parts scrapped at the step by this report, to be made again"`
+	Minutes     *float64 `json:"minutes,omitempty" jsonschema:"minimum=0" jsonschema_description:"the minutes spent, when reported"`
+	Done        int      `json:"done" jsonschema:"minimum=0" jsonschema_description:"the step's parts (or units) done after the report"`
+	Total       int      `json:"total" jsonschema:"minimum=0" jsonschema_description:"the step's parts (or units) in all"`
+}

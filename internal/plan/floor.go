@@ -36,7 +36,8 @@ func (s *Service) StartOperation(ctx context.Context, orderID, opID int64) (Oper
 // CompleteOperation marks an operation in progress done. The order's last
 // operation done moves the order to done and writes prod_order.completed. It
 // returns ENOTFOUND for an unknown order or operation, ECONFLICT when the
-// operation is not in progress.
+// operation is not in progress or an operation before it in the route (on
+// its part, or of its unit for an item-scope one) is not done.
 func (s *Service) CompleteOperation(ctx context.Context, orderID, opID int64) (OperationChange, error) {
 	return s.changeOperation(ctx, orderID, opID, OpInProgress, OpDone)
 }
@@ -63,6 +64,11 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 				return apperr.Conflict("operation %d is %s; only a pending operation can be started", opID, op.Status)
 			}
 			return apperr.Conflict("operation %d is %s; only an operation in progress can be completed", opID, op.Status)
+		}
+		if to == OpDone {
+			if err := checkRouteOrder(ctx, tx, op); err != nil {
+				return err
+			}
 		}
 		now := gorm.Expr(database.Now(tx))
 		set := map[string]any{"status": to}

@@ -1,0 +1,60 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tsekh/tsekh/internal/plan"
+)
+
+// ProgressRequest is the body of POST /api/v1/production-orders/{id}/progress.
+type ProgressRequest struct {
+	// The route step (seq of the route's operation).
+	Seq int `json:"seq" validate:"required" minimum:"1" example:"20"`
+	// Parts (or units, at an item-scope step) done.
+	Qty int `json:"qty" validate:"optional" minimum:"0" example:"120"`
+	// Parts spoilt at the step: they are made again from the first step. Part-scope steps only.
+	Scrap int `json:"scrap" validate:"optional" minimum:"0" example:"2"`
+	// The minutes spent, when known.
+	Minutes *float64 `json:"minutes" validate:"optional" minimum:"0" maximum:"44640" example:"95"`
+}
+
+// reportProgress godoc
+//
+//	@Summary		Report a quantity of one route step done (admin, planner, master)
+//	@ID			reportProgress
+//	@Description	Completes qty parts of a part-scope step (or units of an item-scope step) of the production order, and sends scrap parts of it back to be made again from the first step (every operation on them pending again). Route order is kept: only parts through the step before (for an item-scope step, units with every part through the part-scope steps) can be reported; those in progress go first. It works on the same operations as start/complete.
+//	@Description	Writes prod_order.progress_reported {"prod_order_id", "items", "seq", "operation", "scope", "qty", "scrap", "minutes"?, "done", "total"}; the first report moves the order to in_progress (prod_order.started), the one that leaves nothing to do to done (prod_order.completed).
+//	@Description	422 for a step the route does not have, scrap at an item-scope step, or more than the step has left (field qty); 409 when the report gets ahead of the step before (the detail says how many are ready), or the order is cancelled or done.
+//	@Tags			plan
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id		path		int				true	"production order id"
+//	@Param			body	body		ProgressRequest	true	"the report"
+//	@Success		200		{object}	plan.ProgressReport
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem	"ahead of the step before, or the order is cancelled or done"
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/production-orders/{id}/progress [post]
+func (s *server) reportProgress(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var req ProgressRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	r, err := s.Plan.ReportProgress(c.Request().Context(), id, plan.Report{Seq: req.Seq, Qty: req.Qty, Scrap: req.Scrap, Minutes: req.Minutes})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}

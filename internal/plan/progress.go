@@ -1,0 +1,317 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// This file is the shop floor's report in quantities and the route order
+// that every report, by quantity or by operation, keeps.
+//
+// Route order: an operation may be completed only when the operations before
+// it in the route on the same physical part are done and, for an item-scope
+// operation (assembly, packing), every operation of its unit before it is
+// done: the same predecessors the schedule plans with (explode).
+
+// MaxReportMinutes bounds the minutes a report may say were spent: a month
+// of round-the-clock work.
+const MaxReportMinutes = 31 * 24 * 60
+
+// Report is the input of ReportProgress.
+type Report struct {
+	Seq     int      // the route step
+	Qty     int      // parts (part-scope step) or units (item-scope step) done
+	Scrap   int      // parts spoilt at the step, to be made again from the first step
+	Minutes *float64 // the minutes spent, when said
+}
+
+// ProgressReport is the result of ReportProgress: the step's figures after
+// the report, and the production order as it is now.
+type ProgressReport struct {
+	Seq   int    `json:"seq"`
+	Name  string `json:"name"`
+	Scope string `json:"scope" enums:"part,item"`
+	// Done is how many of the step's parts (or units) are done, of Total.
+	Done  int `json:"done"`
+	Total int `json:"total"`
+	// Ready is how many more may be reported now: through the step before, not done at this one.
+	Ready     int       `json:"ready"`
+	ProdOrder ProdOrder `json:"prod_order"`
+}
+
+func (in Report) validate() error {
+	var fields []apperr.FieldError
+	if in.Seq <= 0 {
+		fields = append(fields, apperr.Field("seq", "must be the positive seq of a step of the order's route"))
+	}
+	if in.Qty < 0 {
+		fields = append(fields, apperr.Field("qty", "must not be negative"))
+	}
+	if in.Scrap < 0 {
+		fields = append(fields, apperr.Field("scrap", "must not be negative"))
+	}
+	if in.Qty == 0 && in.Scrap == 0 && in.Qty >= 0 && in.Scrap >= 0 {
+		fields = append(fields, apperr.Field("qty", "qty or scrap must be at least 1"))
+	}
+	if in.Minutes != nil && (*in.Minutes < 0 || *in.Minutes > MaxReportMinutes) {
+		fields = append(fields, apperr.Field("minutes", "must be from 0 to %d", MaxReportMinutes))
+	}
+	if len(fields) > 0 {
+		return apperr.Invalid("the report is not valid", fields...)
+	}
+	return nil
+}
+
+// ReportProgress completes Qty parts (or units) of route step Seq of the
+// production order and sends Scrap parts of it back to be made again, in one
+// transaction with a prod_order.progress_reported event. The operations
+// completed are those ready at the step (through the step before), those in
+// progress first; the parts scrapped are taken from the ready ones left, and
+// every operation of theirs becomes pending again. The first report moves the
+// order to in_progress (prod_order.started), the one that leaves nothing to
+// do to done (prod_order.completed).
+//
+// It returns EINVALID for a bad report, a step the route does not have,
+// scrap at an item-scope step, or more than the step has left; ECONFLICT
+// when the order is cancelled or done, or the report is ahead of the step
+// before (more than are ready); ENOTFOUND for an unknown order.
+func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) (ProgressReport, error) {
+	if err := in.validate(); err != nil {
+		return ProgressReport{}, err
+	}
+	var out ProgressReport
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		o, err := prodOrder(ctx, tx, orderID, true)
+		if err != nil {
+			return err
+		}
+		if o.Status == StatusCancelled || o.Status == StatusDone {
+			return apperr.Conflict("%s is %s: no progress can be reported on it", describe(o), o.Status)
+		}
+		var ops []Operation
+		if err := tx.Where("prod_order_id = ?", orderID).Order("id").Find(&ops).Error; err != nil {
+			return err
+		}
+		st := stepOf(ops, in.Seq)
+		if st.total == 0 {
+			return apperr.Invalid("the report is not valid", apperr.Field("seq", "route %q of %s has no step %d; its steps are %s",
+				o.Route.Name, describe(o), in.Seq, seqsText(ops)))
+		}
+		if in.Scrap > 0 && st.scope != catalog.ScopePart {
+			return apperr.Invalid("the report is not valid", apperr.Field("scrap", "step %d (%s) is done per unit: scrap is counted in parts, at a part-scope step", in.Seq, st.name))
+		}
+		left := st.total - st.done
+		if in.Qty+in.Scrap > left {
+			return apperr.Invalid("the report is more than remains", apperr.Field("qty",
+				"step %d (%s) has %d of %d %s left to do; qty %d and scrap %d make %d", in.Seq, st.name, left, st.total, st.unit(), in.Qty, in.Scrap, in.Qty+in.Scrap))
+		}
+		ready := readyAt(ops, in.Seq)
+		if in.Qty+in.Scrap > len(ready) {
+			return apperr.Conflict("step %d (%s) would get ahead of the steps before it: %d %s are through them and not done at this step; qty %d and scrap %d make %d",
+				in.Seq, st.name, len(ready), st.unit(), in.Qty, in.Scrap, in.Qty+in.Scrap)
+		}
+		done, scrapped := ready[:in.Qty], ready[in.Qty:in.Qty+in.Scrap]
+		if err := completeOps(tx, done); err != nil {
+			return err
+		}
+		if err := remake(tx, orderID, ops, scrapped); err != nil {
+			return err
+		}
+		if o.Status == StatusLaunched {
+			if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
+				return err
+			}
+			o.Status = StatusInProgress
+		}
+		if err := s.completeIfDone(ctx, tx, o); err != nil {
+			return err
+		}
+		var after []Operation
+		if err := tx.Where("prod_order_id = ?", orderID).Order("id").Find(&after).Error; err != nil {
+			return err
+		}
+		now := stepOf(after, in.Seq)
+		out = ProgressReport{Seq: in.Seq, Name: now.name, Scope: now.scope, Done: now.done, Total: now.total, Ready: len(readyAt(after, in.Seq))}
+		payload := contracts.ProdOrderProgressPayload{ProdOrderID: orderID, Items: o.ItemIDs(), Seq: in.Seq, Operation: now.name, Scope: now.scope,
+			Qty: in.Qty, Scrap: in.Scrap, Minutes: in.Minutes, Done: now.done, Total: now.total}
+		if err := events.Add(ctx, tx, contracts.ProdOrderProgressReported.New(orderID, payload)); err != nil {
+			return err
+		}
+		out.ProdOrder, err = prodOrder(ctx, tx, orderID, false)
+		return err
+	})
+	return out, err
+}
+
+// step is what a route step of a production order stands at.
+type step struct {
+	name, scope string
+	done, total int
+}
+
+func (st step) unit() string {
+	if st.scope == catalog.ScopePart {
+		return "parts"
+	}
+	return "units"
+}
+
+func stepOf(ops []Operation, seq int) step {
+	var st step
+	for _, op := range ops {
+		if op.Seq != seq {
+			continue
+		}
+		st.name, st.scope = op.Name, op.Scope
+		st.total++
+		if op.Status == OpDone {
+			st.done++
+		}
+	}
+	return st
+}
+
+func seqsText(ops []Operation) string {
+	var seqs []int
+	for _, op := range ops {
+		if !slices.Contains(seqs, op.Seq) {
+			seqs = append(seqs, op.Seq)
+		}
+	}
+	slices.Sort(seqs)
+	return fmt.Sprint(seqs)
+}
+
+// unitKey names one unit of one item.
+type unitKey struct {
+	item int64
+	unit int
+}
+
+// precedes tells whether op p must be done before op may be completed:
+// an earlier step of the same unit, on the same part or with either of them
+// item-scope.
+func precedes(p, op Operation) bool {
+	if p.ItemID != op.ItemID || p.Unit != op.Unit || p.Seq >= op.Seq {
+		return false
+	}
+	return p.PartID == nil || op.PartID == nil || *p.PartID == *op.PartID
+}
+
+// readyAt returns the operations of step seq that are not done and whose
+// predecessors are all done, those in progress first, then in id order.
+func readyAt(ops []Operation, seq int) []Operation {
+	byUnit := map[unitKey][]Operation{}
+	for _, op := range ops {
+		k := unitKey{op.ItemID, op.Unit}
+		byUnit[k] = append(byUnit[k], op)
+	}
+	var ready []Operation
+	for _, op := range ops {
+		if op.Seq != seq || op.Status == OpDone {
+			continue
+		}
+		if !slices.ContainsFunc(byUnit[unitKey{op.ItemID, op.Unit}], func(p Operation) bool { return p.Status != OpDone && precedes(p, op) }) {
+			ready = append(ready, op)
+		}
+	}
+	slices.SortStableFunc(ready, func(a, b Operation) int {
+		ia, ib := a.Status == OpInProgress, b.Status == OpInProgress
+		switch {
+		case ia && !ib:
+			return -1
+		case ib && !ia:
+			return 1
+		}
+		return 0
+	})
+	return ready
+}
+
+// idBatch is the ids per UPDATE … WHERE id IN.
+const idBatch = 500
+
+func idsOf(ops []Operation) []int64 {
+	ids := make([]int64, len(ops))
+	for i, op := range ops {
+		ids[i] = op.ID
+	}
+	return ids
+}
+
+func inBatches(ids []int64, fn func([]int64) error) error {
+	for len(ids) > 0 {
+		n := min(len(ids), idBatch)
+		if err := fn(ids[:n]); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// completeOps marks the operations done, started now when they were pending.
+func completeOps(tx *gorm.DB, ops []Operation) error {
+	now := gorm.Expr(database.Now(tx))
+	return inBatches(idsOf(ops), func(ids []int64) error {
+		if err := tx.Model(&Operation{}).Where("id IN ? AND status = ?", ids, OpPending).Update("started_at", now).Error; err != nil {
+			return err
+		}
+		return tx.Model(&Operation{}).Where("id IN ?", ids).Updates(map[string]any{"status": OpDone, "completed_at": now}).Error
+	})
+}
+
+// remake sends the scrapped operations' parts back to the first step: every
+// operation on those parts becomes pending again.
+func remake(tx *gorm.DB, orderID int64, ops, scrapped []Operation) error {
+	if len(scrapped) == 0 {
+		return nil
+	}
+	var parts []int64
+	for _, op := range scrapped {
+		parts = append(parts, *op.PartID)
+	}
+	return inBatches(parts, func(ids []int64) error {
+		return tx.Model(&Operation{}).Where("prod_order_id = ? AND part_id IN ?", orderID, ids).
+			Updates(map[string]any{"status": OpPending, "started_at": nil, "completed_at": nil}).Error
+	})
+}
+
+// completeIfDone moves an order in progress with every operation done to done.
+func (s *Service) completeIfDone(ctx context.Context, tx *gorm.DB, o ProdOrder) error {
+	var left int64
+	if err := tx.Model(&Operation{}).Where("prod_order_id = ? AND status <> ?", o.ID, OpDone).Count(&left).Error; err != nil {
+		return err
+	}
+	if left > 0 {
+		return nil
+	}
+	return s.moveOrder(ctx, tx, o, StatusInProgress, StatusDone, "completed_at", contracts.ProdOrderCompleted)
+}
+
+// checkRouteOrder refuses to complete an operation before its predecessors
+// in the route are done (ECONFLICT naming the first one not done).
+func checkRouteOrder(ctx context.Context, tx *gorm.DB, op Operation) error {
+	var unit []Operation
+	err := tx.WithContext(ctx).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND seq < ? AND status <> ?",
+		op.ProdOrderID, op.ItemID, op.Unit, op.Seq, OpDone).Order("seq, id").Find(&unit).Error
+	if err != nil {
+		return err
+	}
+	for _, p := range unit {
+		if precedes(p, op) {
+			return apperr.Conflict("operation %d (step %d, %s) comes after operation %d (step %d, %s), which is %s: the route's order is kept",
+				op.ID, op.Seq, op.Name, p.ID, p.Seq, p.Name, p.Status)
+		}
+	}
+	return nil
+}
