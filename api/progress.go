@@ -13,9 +13,9 @@ type ProgressRequest struct {
 	// The route step (seq of the route's operation).
 	Seq int `json:"seq" validate:"required" minimum:"1" example:"20"`
 	// Parts (or units, at an item-scope step) done.
-	Qty int `json:"qty" validate:"optional" minimum:"0" example:"120"`
+	Qty int `json:"qty" validate:"optional" minimum:"0" maximum:"20000" example:"120"`
 	// Parts spoilt at the step: they are made again from the first step. Part-scope steps only.
-	Scrap int `json:"scrap" validate:"optional" minimum:"0" example:"2"`
+	Scrap int `json:"scrap" validate:"optional" minimum:"0" maximum:"20000" example:"2"`
 	// The minutes spent, when known.
 	Minutes *float64 `json:"minutes" validate:"optional" minimum:"0" maximum:"44640" example:"95"`
 }

@@ -163,6 +163,7 @@ func TestProduction_ProgressByQuantity(t *testing.T) {
 		refuse(map[string]any{"seq": 4, "scrap": 1}, http.StatusUnprocessableEntity, "scrap")
 		refuse(map[string]any{"seq": 1}, http.StatusUnprocessableEntity, "qty")
 		refuse(map[string]any{"seq": 1, "qty": -1, "minutes": -5}, http.StatusUnprocessableEntity, "qty", "minutes")
+		refuse(map[string]any{"seq": 1, "qty": int64(1) << 62, "scrap": int64(1) << 62}, http.StatusUnprocessableEntity, "qty", "scrap")
 		viewer := env.UserToken("Наблюдатель", "viewer")
 		requireProblem(t, env.Do(http.MethodPost, url, map[string]any{"seq": 1, "qty": 1}, viewer), http.StatusForbidden)
 		requireProblem(t, env.Do(http.MethodPost, "/api/v1/production-orders/99999/progress", map[string]any{"seq": 1, "qty": 1}, master), http.StatusNotFound)

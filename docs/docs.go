@@ -3375,12 +3375,14 @@ const docTemplate = `{
                 "qty": {
                     "description": "Parts (or units, at an item-scope step) done.",
                     "type": "integer",
+                    "maximum": 20000,
                     "minimum": 0,
                     "example": 120
                 },
                 "scrap": {
                     "description": "Parts spoilt at the step: they are made again from the first step. Part-scope steps only.",
                     "type": "integer",
+                    "maximum": 20000,
                     "minimum": 0,
                     "example": 2
                 },

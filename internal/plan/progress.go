@@ -53,11 +53,11 @@ func (in Report) validate() error {
 	if in.Seq <= 0 {
 		fields = append(fields, apperr.Field("seq", "must be the positive seq of a step of the order's route"))
 	}
-	if in.Qty < 0 {
-		fields = append(fields, apperr.Field("qty", "must not be negative"))
+	if in.Qty < 0 || in.Qty > MaxLaunchOps {
+		fields = append(fields, apperr.Field("qty", "must be from 0 to %d", MaxLaunchOps))
 	}
-	if in.Scrap < 0 {
-		fields = append(fields, apperr.Field("scrap", "must not be negative"))
+	if in.Scrap < 0 || in.Scrap > MaxLaunchOps {
+		fields = append(fields, apperr.Field("scrap", "must be from 0 to %d", MaxLaunchOps))
 	}
 	if in.Qty == 0 && in.Scrap == 0 && in.Qty >= 0 && in.Scrap >= 0 {
 		fields = append(fields, apperr.Field("qty", "qty or scrap must be at least 1"))
