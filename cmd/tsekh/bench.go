@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"strings"
+	"time"
 
 	"github.com/tsekh/tsekh/internal/bench"
 	"github.com/tsekh/tsekh/internal/platform/config"
@@ -16,24 +18,34 @@ import (
 const benchSummary = `Measures the outbox on the PostgreSQL at DATABASE_URL, in a schema of its own
 (bench_<random>, migrated for the run and dropped afterwards unless --keep):
 the cost of the event in an order's write, the dispatcher's throughput and
-memory on a backlog, the delay from commit to subscriber, and a deep page of
-the journal. Prints a progress line and a summary on stderr, and one JSON
-object on stdout. The defaults are the sizes the targets in README.md are
-stated for; smaller sizes make a quick run.`
+memory on a backlog with two and with four subscribers, the delay from commit
+to subscriber (alone, beside a slow outside subscriber, and while another
+session holds a snapshot), and a deep page of the journal. Prints a progress
+line and a summary on stderr, and one JSON object on stdout. The defaults are
+the sizes the targets in README.md are stated for; smaller sizes make a quick
+run, and --only runs some of the steps.`
 
 func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flags("bench [flags]", benchSummary, stderr)
 	var o bench.Options
-	fs.IntVar(&o.Events, "events", 100_000, "dispatch: events in the backlog (2 subscribers each)")
+	fs.IntVar(&o.Events, "events", 100_000, "dispatch: events in the backlog (dispatched to 2 subscribers, then to 4)")
 	fs.IntVar(&o.Journal, "journal", 1_000_000, "journal: events in the journal for the deep page and the claim plan")
 	fs.IntVar(&o.LatencyEvents, "latency-events", 1000, "latency: events written one by one")
-	fs.DurationVar(&o.LatencyPace, "latency-pace", 0, "latency: time between two writes (default 5ms)")
+	fs.DurationVar(&o.LatencyPace, "latency-pace", 0, "latency and isolation: time between two writes (default 5ms)")
+	fs.IntVar(&o.IsolationEvents, "isolation-events", 1000, "isolation: events written one by one (a quarter fast, half slow, a quarter fast)")
+	fs.DurationVar(&o.IsolationDelay, "isolation-delay", 200*time.Millisecond, "isolation: what each call of the slow outside subscriber takes")
+	fs.DurationVar(&o.XminDuration, "xmin-duration", 20*time.Second, "xmin: each phase, before and while a snapshot is held (the step takes twice this)")
+	fs.Float64Var(&o.XminRate, "xmin-rate", 150, "xmin: events written a second")
 	fs.IntVar(&o.Writes, "writes", 500, "write overhead: orders per round and variant")
 	fs.IntVar(&o.Rounds, "rounds", 5, "write overhead: rounds (the median ratio is reported)")
+	only := fs.String("only", "", "run only these steps, comma-separated: "+strings.Join(bench.Steps, ","))
 	fs.BoolVar(&o.Keep, "keep", false, "keep the bench schema after the run")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *only != "" {
+		o.Only = strings.Split(*only, ",")
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)

@@ -1,7 +1,9 @@
 // Package bench measures what tsekh's outbox costs and how fast it goes, on
 // the PostgreSQL server it is pointed at: the cost of the event in an order's
-// write, the dispatcher's throughput and memory on a backlog, the delay from
-// commit to subscriber, and the journal's deep pages. It works in a schema of
+// write, the dispatcher's throughput and memory on a backlog (with two and
+// with four subscribers), the delay from commit to subscriber (alone, beside
+// a slow outside subscriber, and while another session holds a snapshot),
+// and the journal's deep pages. It works in a schema of
 // its own (bench_<random>), created, migrated and dropped for the run, so it
 // never touches real data. `tsekh bench` is its command line.
 package bench
@@ -16,6 +18,7 @@ import (
 	"log/slog"
 	"net/url"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,17 +31,27 @@ import (
 // Options are the sizes of a run; zero values take the defaults, which are
 // the sizes the targets are stated for.
 type Options struct {
-	DatabaseURL   string // PostgreSQL; required
-	Events        int    // dispatch backlog (100,000 events, 2 subscribers: 200,000 deliveries)
-	Journal       int    // journal size for the deep page and the claim plan (1,000,000)
-	LatencyEvents int    // events written one by one for the latency (1,000)
-	LatencyPace   time.Duration
-	Writes        int  // orders per round and variant for the write overhead (500)
-	Rounds        int  // rounds of the write overhead; the median is reported (5)
-	Keep          bool // keep the schema after the run
-	Progress      io.Writer
-	Logger        *slog.Logger
+	DatabaseURL     string        // PostgreSQL; required
+	Events          int           // dispatch backlog (100,000 events; 2 subscribers: 200,000 deliveries, 4: 400,000)
+	Journal         int           // journal size for the deep page and the claim plan (1,000,000)
+	LatencyEvents   int           // events written one by one for the latency (1,000)
+	LatencyPace     time.Duration // between two of those writes, and the isolation's (5ms)
+	IsolationEvents int           // events written one by one for the isolation (1,000)
+	IsolationDelay  time.Duration // what each call of the slow outside subscriber takes (200ms)
+	XminDuration    time.Duration // each of the xmin figure's two phases (20s)
+	XminRate        float64       // events a second in the xmin figure (150)
+	Writes          int           // orders per round and variant for the write overhead (500)
+	Rounds          int           // rounds of the write overhead; the median is reported (5)
+	// Only, when not empty, names the steps to run (see Steps); the others'
+	// figures stay zero.
+	Only     []string
+	Keep     bool // keep the schema after the run
+	Progress io.Writer
+	Logger   *slog.Logger
 }
+
+// Steps are the measurements of a run, in the order they run.
+var Steps = []string{"write", "dispatch", "dispatch-four", "latency", "isolation", "xmin", "journal"}
 
 func (o *Options) defaults() {
 	if o.Events <= 0 {
@@ -52,6 +65,18 @@ func (o *Options) defaults() {
 	}
 	if o.LatencyPace <= 0 {
 		o.LatencyPace = 5 * time.Millisecond
+	}
+	if o.IsolationEvents <= 0 {
+		o.IsolationEvents = 1000
+	}
+	if o.IsolationDelay <= 0 {
+		o.IsolationDelay = 200 * time.Millisecond
+	}
+	if o.XminDuration <= 0 {
+		o.XminDuration = 20 * time.Second
+	}
+	if o.XminRate <= 0 {
+		o.XminRate = 150
 	}
 	if o.Writes <= 0 {
 		o.Writes = 500
@@ -70,20 +95,27 @@ func (o *Options) defaults() {
 // Result is what a run measured. The figures the targets name come first.
 type Result struct {
 	WriteOverheadRatio float64 `json:"write_overhead_ratio"`
-	DispatchPerS       float64 `json:"dispatch_per_s"`
+	DispatchPerS       float64 `json:"dispatch_per_s"`      // two subscribers, one local, one outside
+	DispatchFourPerS   float64 `json:"dispatch_four_per_s"` // four, two local, two outside
 	LatencyP50Ms       float64 `json:"latency_p50_ms"`
 	LatencyP99Ms       float64 `json:"latency_p99_ms"`
+	IsolationP99Ratio  float64 `json:"isolation_p99_ratio"` // local p99 beside a slow outside subscriber ÷ beside a fast one
+	XminP99Ratio       float64 `json:"xmin_p99_ratio"`      // p99 while a snapshot is held ÷ before
 	JournalPageMs      float64 `json:"journal_page_ms"`
 	DispatchHeapPeakMB float64 `json:"dispatch_heap_peak_mb"`
 
-	Write    WriteResult    `json:"write"`
-	Dispatch DispatchResult `json:"dispatch"`
-	Latency  LatencyResult  `json:"latency"`
-	JournalR JournalResult  `json:"journal"`
-	Claim    ClaimResult    `json:"claim"`
-	Machine  Machine        `json:"machine"`
-	Schema   string         `json:"schema"`
-	Seconds  float64        `json:"seconds"`
+	Write        WriteResult     `json:"write"`
+	Dispatch     DispatchResult  `json:"dispatch"`
+	DispatchFour DispatchResult  `json:"dispatch_four"`
+	Latency      LatencyResult   `json:"latency"`
+	Isolation    IsolationResult `json:"isolation"`
+	Xmin         XminResult      `json:"xmin"`
+	JournalR     JournalResult   `json:"journal"`
+	Claim        ClaimResult     `json:"claim"`
+	Machine      Machine         `json:"machine"`
+	Steps        []string        `json:"steps"` // the steps run
+	Schema       string          `json:"schema"`
+	Seconds      float64         `json:"seconds"`
 }
 
 // Machine describes where the figures come from.
@@ -104,6 +136,11 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	if opt.DatabaseURL == "" {
 		return res, errors.New("bench needs PostgreSQL: set DATABASE_URL to a postgres:// URL " +
 			"(it works in a schema of its own, created and dropped for the run); the embedded SQLite is not benchmarked")
+	}
+	for _, o := range opt.Only {
+		if !slices.Contains(Steps, o) {
+			return res, fmt.Errorf("bench: no step %q (the steps: %s)", o, strings.Join(Steps, ", "))
+		}
 	}
 	start := time.Now()
 	p := newProgress(opt.Progress)
@@ -146,25 +183,29 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	}
 
 	r := &runner{opt: opt, db: db, url: url, p: p}
-	steps := []struct {
-		name string
-		fn   func(context.Context, *Result) error
-	}{
-		{"write overhead", r.writeOverhead},
-		{"dispatch", r.dispatch},
-		{"latency", r.latency},
-		{"journal", r.journal},
+	steps := map[string]func(context.Context, *Result) error{
+		"write":         r.writeOverhead,
+		"dispatch":      r.dispatch,
+		"dispatch-four": r.dispatchFour,
+		"latency":       r.latency,
+		"isolation":     r.isolation,
+		"xmin":          r.xmin,
+		"journal":       r.journal,
 	}
-	for _, s := range steps {
+	for _, name := range Steps {
+		if len(opt.Only) > 0 && !slices.Contains(opt.Only, name) {
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
 		if err := r.reset(ctx); err != nil {
 			return res, err
 		}
-		if err := s.fn(ctx, &res); err != nil {
-			return res, fmt.Errorf("%s: %w", s.name, err)
+		if err := steps[name](ctx, &res); err != nil {
+			return res, fmt.Errorf("%s: %w", name, err)
 		}
+		res.Steps = append(res.Steps, name)
 	}
 	res.Seconds = round(time.Since(start).Seconds(), 1)
 	return res, nil
@@ -254,23 +295,50 @@ func round(x float64, digits int) float64 {
 // Summary is a short human reading of a result.
 func Summary(r Result) string {
 	var b strings.Builder
+	ran := func(step string) bool { return slices.Contains(r.Steps, step) }
 	fmt.Fprintf(&b, "tsekh bench (%d CPUs, PostgreSQL %s, synchronous_commit=%s, %s) in %.0fs\n",
 		r.Machine.CPUs, r.Machine.Postgres, r.Machine.SyncCommit, r.Machine.Go, r.Seconds)
-	fmt.Fprintf(&b, "  write overhead    %.3f  (%.3f ms per order with its event, %.3f ms without; median of %d rounds of %d)\n",
-		r.WriteOverheadRatio, r.Write.WithMs, r.Write.WithoutMs, r.Write.Rounds, r.Write.Orders)
-	fmt.Fprintf(&b, "  dispatch          %.0f events/s  (%d events, %d deliveries in %.2fs; %.0f deliveries/s)\n",
-		r.DispatchPerS, r.Dispatch.Events, r.Dispatch.Deliveries, r.Dispatch.Seconds, r.Dispatch.DeliveriesPS)
-	fmt.Fprintf(&b, "  dispatcher heap   %.1f MB peak at %d events, %.1f MB at a tenth\n",
-		r.Dispatch.HeapPeakMB, r.Dispatch.Events, r.Dispatch.HeapPeakMBTen)
-	fmt.Fprintf(&b, "  latency           p50 %.2f ms, p99 %.2f ms  (%d events, one every %.0f ms; oldest transaction on the server meanwhile %.0f ms)\n",
-		r.LatencyP50Ms, r.LatencyP99Ms, r.Latency.Events, r.Latency.PaceMs, r.Latency.OtherXactMaxMs)
-	fmt.Fprintf(&b, "  journal page      %.2f ms  (median; type filter, cursor 90%% deep in %d events; first page %.2f ms)\n",
-		r.JournalPageMs, r.JournalR.Events, r.JournalR.FirstMs)
-	fmt.Fprintf(&b, "  claim + read      %.3f ms with 0 processed events, %.3f ms with %d\n",
-		r.Claim.EmptyMs, r.Claim.FullMs, r.JournalR.Events)
-	if r.Claim.Plan != "" {
-		for _, l := range strings.Split(r.Claim.Plan, "\n") {
-			fmt.Fprintf(&b, "    %s\n", l)
+	if ran("write") {
+		fmt.Fprintf(&b, "  write overhead    %.3f  (%.3f ms per order with its event, %.3f ms without; median of %d rounds of %d)\n",
+			r.WriteOverheadRatio, r.Write.WithMs, r.Write.WithoutMs, r.Write.Rounds, r.Write.Orders)
+	}
+	if ran("dispatch") {
+		fmt.Fprintf(&b, "  dispatch          %.0f events/s  (1 local + 1 outside subscriber; %d events, %d deliveries in %.2fs; %.0f deliveries/s)\n",
+			r.DispatchPerS, r.Dispatch.Events, r.Dispatch.Deliveries, r.Dispatch.Seconds, r.Dispatch.DeliveriesPS)
+		fmt.Fprintf(&b, "  dispatcher heap   %.1f MB peak at %d events, %.1f MB at a tenth\n",
+			r.Dispatch.HeapPeakMB, r.Dispatch.Events, r.Dispatch.HeapPeakMBTen)
+	}
+	if ran("dispatch-four") {
+		fmt.Fprintf(&b, "  dispatch, four    %.0f events/s  (2 local + 2 outside subscribers; %d events, %d deliveries in %.2fs; %.0f deliveries/s)\n",
+			r.DispatchFourPerS, r.DispatchFour.Events, r.DispatchFour.Deliveries, r.DispatchFour.Seconds, r.DispatchFour.DeliveriesPS)
+	}
+	if ran("latency") {
+		fmt.Fprintf(&b, "  latency           p50 %.2f ms, p99 %.2f ms  (%d events, one every %.0f ms; oldest transaction on the server meanwhile %.0f ms)\n",
+			r.LatencyP50Ms, r.LatencyP99Ms, r.Latency.Events, r.Latency.PaceMs, r.Latency.OtherXactMaxMs)
+	}
+	if ran("isolation") {
+		i := r.Isolation
+		fmt.Fprintf(&b, "  isolation         %.2f  (local p99 %.2f ms while the outside subscriber takes %.0f ms a call, %.2f ms while it answers at once;\n",
+			i.Ratio, i.Slow.P99Ms, i.DelayMs, i.Fast.P99Ms)
+		fmt.Fprintf(&b, "                    %d + %d events, one every %.0f ms; %d slow calls, the outside subscriber %d events behind at the end)\n",
+			i.Fast.Events, i.Slow.Events, i.PaceMs, i.SlowCalls, i.OutsideBehind)
+	}
+	if ran("xmin") {
+		x := r.Xmin
+		fmt.Fprintf(&b, "  xmin horizon      %.2f  (p99 %.2f ms while a snapshot is held, %.2f ms before; %d + %d events at %.0f/s of %.0f/s, %.0fs each;\n",
+			x.Ratio, x.During.P99Ms, x.Before.P99Ms, x.Before.Written, x.During.Written, x.During.PerS, x.TargetPerS, x.Seconds)
+		fmt.Fprintf(&b, "                    the snapshot %d transactions old at the end; events_lanes %.0f kB before, %.0f kB after)\n",
+			x.SnapshotAge, x.LanesKB[1], x.LanesKB[2])
+	}
+	if ran("journal") {
+		fmt.Fprintf(&b, "  journal page      %.2f ms  (median; type filter, cursor 90%% deep in %d events; first page %.2f ms)\n",
+			r.JournalPageMs, r.JournalR.Events, r.JournalR.FirstMs)
+		fmt.Fprintf(&b, "  claim + read      %.3f ms with 0 processed events, %.3f ms with %d\n",
+			r.Claim.EmptyMs, r.Claim.FullMs, r.JournalR.Events)
+		if r.Claim.Plan != "" {
+			for _, l := range strings.Split(r.Claim.Plan, "\n") {
+				fmt.Fprintf(&b, "    %s\n", l)
+			}
 		}
 	}
 	return b.String()

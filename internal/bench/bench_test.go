@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -21,25 +22,62 @@ func TestBench_Run(t *testing.T) {
 		var progress bytes.Buffer
 		res, err := bench.Run(context.Background(), bench.Options{
 			DatabaseURL: dbtest.PostgresURL(), Events: 300, Journal: 5000, LatencyEvents: 20, Writes: 10, Rounds: 1,
+			IsolationEvents: 80, IsolationDelay: 20 * time.Millisecond, XminDuration: 300 * time.Millisecond,
 			Progress: &progress,
 		})
 		require.NoError(t, err)
+		require.Equal(t, bench.Steps, res.Steps)
 		require.Positive(t, res.WriteOverheadRatio)
 		require.Positive(t, res.DispatchPerS)
 		require.Equal(t, int64(600), res.Dispatch.Deliveries)
+		require.Positive(t, res.DispatchFourPerS)
+		require.Equal(t, int64(1200), res.DispatchFour.Deliveries)
 		require.Positive(t, res.LatencyP99Ms)
 		require.GreaterOrEqual(t, res.LatencyP99Ms, res.LatencyP50Ms)
+		require.Equal(t, 20, res.Latency.Events)
+
+		iso := res.Isolation
+		require.Equal(t, []string{"fast", "slow", "slow", "fast"}, iso.Blocks)
+		require.Equal(t, 40, iso.Fast.Events, "each event written reaches the local subscriber once, in its block")
+		require.Equal(t, 40, iso.Slow.Events)
+		require.Positive(t, iso.SlowCalls, "the outside subscriber must have been slow while the slow blocks were measured")
+		require.InDelta(t, iso.Slow.P99Ms/iso.Fast.P99Ms, res.IsolationP99Ratio, 0.001)
+
+		x := res.Xmin
+		require.Positive(t, x.Before.Events)
+		require.Equal(t, x.Before.Written, x.Before.Events)
+		require.Positive(t, x.During.Events)
+		require.Equal(t, x.During.Written, x.During.Events)
+		require.Positive(t, x.SnapshotAge, "the snapshot must be held while the events are written")
+		require.InDelta(t, x.During.P99Ms/x.Before.P99Ms, res.XminP99Ratio, 0.001)
+
 		require.Positive(t, res.JournalPageMs)
 		require.Positive(t, res.DispatchHeapPeakMB)
 		require.Contains(t, res.Claim.Plan, "events_partition_id", "the batch read must use the (partition, id) index")
 		require.Contains(t, progress.String(), "bench: dispatch")
 		require.NotContains(t, progress.String(), "\r", "not on a terminal: plain lines")
-		require.Contains(t, bench.Summary(res), "write overhead")
+		for _, line := range []string{"write overhead", "dispatch, four", "isolation", "xmin horizon", "journal page"} {
+			require.Contains(t, bench.Summary(res), line)
+		}
 
 		db := dbtest.New(t, database.Postgres)
 		var schemas int64
 		require.NoError(t, db.Raw("SELECT count(*) FROM information_schema.schemata WHERE schema_name = ?", res.Schema).Scan(&schemas).Error)
 		require.Zero(t, schemas, "the bench schema must be dropped")
+	})
+	t.Run("Only", func(t *testing.T) {
+		t.Parallel()
+		res, err := bench.Run(context.Background(), bench.Options{DatabaseURL: dbtest.PostgresURL(), LatencyEvents: 10, Only: []string{"latency"}})
+		require.NoError(t, err)
+		require.Equal(t, []string{"latency"}, res.Steps)
+		require.Equal(t, 10, res.Latency.Events)
+		require.Zero(t, res.DispatchPerS)
+		require.NotContains(t, bench.Summary(res), "dispatch")
+	})
+	t.Run("ErrUnknownStep", func(t *testing.T) {
+		t.Parallel()
+		_, err := bench.Run(context.Background(), bench.Options{DatabaseURL: dbtest.PostgresURL(), Only: []string{"latency", "dispach"}})
+		require.ErrorContains(t, err, `no step "dispach"`)
 	})
 	t.Run("ErrSQLite", func(t *testing.T) {
 		t.Parallel()

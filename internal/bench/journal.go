@@ -86,7 +86,7 @@ SELECT partition, min(id), max(id), max(created_at) FROM events GROUP BY partiti
 	}
 	// The bench's subscribers have passed all of it: their lanes stand at
 	// each partition's last event.
-	for _, s := range benchRegistry(func(string, events.Event) {}).Subscribers() {
+	for _, s := range benchRegistry(twoSubs(nil)).Subscribers() {
 		if err := db.Exec(`INSERT INTO events_subscribers (name, types, local, registered_at) VALUES (?, ?, ?, now())`,
 			s.Name, `["`+benchType+`"]`, s.Local()).Error; err != nil {
 			return err
@@ -205,7 +205,7 @@ func (r *runner) explainPass(ctx context.Context, label string) ([]QueryPlan, er
 	}
 	rec := &sqlRecorder{}
 	traced := r.db.Session(&gorm.Session{Logger: rec})
-	d := events.NewDispatcher(traced, benchRegistry(func(string, events.Event) {}), events.DispatcherOptions{Logger: r.opt.Logger})
+	d := events.NewDispatcher(traced, benchRegistry(twoSubs(nil)), events.DispatcherOptions{Logger: r.opt.Logger})
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		st, err := d.RunOnce(ctx)
 		if err != nil {
