@@ -22,7 +22,7 @@ type DispatcherOptions struct {
 	MaxAttempts int           // default attempts before a delivery is failed (10)
 	Timeout     time.Duration // per delivery (30s)
 	Lease       time.Duration // how long a lane stays claimed without renewal (1m)
-	Workers     int           // local subscribers' batch transactions at once (2 on PostgreSQL, 1 on SQLite)
+	Workers     int           // local subscribers' batch transactions at once, and reads + outside ones at once (2 on PostgreSQL, 1 on SQLite)
 	BackoffBase time.Duration // default first retry delay (1s), doubled per attempt, with jitter
 	BackoffMax  time.Duration // default retry delay cap (1h)
 	Owner       string        // this dispatcher's name in leases and the replica list (host-pid-random)
@@ -96,6 +96,13 @@ type Dispatcher struct {
 	dbSlots chan struct{}            // local batch transactions in flight
 	calls   map[string]chan struct{} // per outside subscriber: calls in flight
 
+	// ownSlots bounds, apart from dbSlots, the statements that run no
+	// subscriber's code: batch reads and outside lanes' batch transactions.
+	// Unbounded, the lanes of sixteen partitions keep every connection of
+	// the pool busy at once, and a partition's lanes drift apart and stop
+	// sharing their reads.
+	ownSlots chan struct{}
+
 	passMu sync.Mutex // one survey at a time in this process
 
 	mu         sync.Mutex
@@ -113,8 +120,10 @@ func NewDispatcher(db *gorm.DB, reg *Registry, opt DispatcherOptions) *Dispatche
 	opt.defaults(dialect)
 	d := &Dispatcher{db: db, reg: reg, opt: opt, sql: statementsFor(dialect),
 		horizon: &commitHorizon{ordered: dialect == database.SQLite},
-		dbSlots: make(chan struct{}, opt.Workers), calls: map[string]chan struct{}{}, running: map[laneKey]*laneRun{}}
+		dbSlots: make(chan struct{}, opt.Workers), ownSlots: make(chan struct{}, opt.Workers), calls: map[string]chan struct{}{}, running: map[laneKey]*laneRun{}}
 	d.cache = newBatchCache(opt.BatchSize, func(ctx context.Context, part int, from, horizon int64) ([]Event, error) {
+		d.ownSlots <- struct{}{}
+		defer func() { <-d.ownSlots }()
 		return readBatch(ctx, d.db, part, from, horizon, d.opt.BatchSize)
 	})
 	return d

@@ -179,12 +179,16 @@ func (d *Dispatcher) dispatchBatch(ctx context.Context, lr *laneRun, batch []Eve
 		outcomes, err = d.dispatchLocal(ctx, lr, evs, blocked, move)
 	} else {
 		outcomes = d.callOutside(ctx, lr.sub, evs, blocked)
+		// The slot is taken once the calls are done: a slow subscriber holds
+		// none while it is called.
+		d.ownSlots <- struct{}{}
 		err = d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			if err := d.sql.moveLane(tx, move); err != nil {
 				return err
 			}
 			return d.recordOutcomes(tx, lr.sub, outcomes)
 		})
+		<-d.ownSlots
 	}
 	if err != nil {
 		return st, err
