@@ -24,6 +24,11 @@ type XminResult struct {
 	// LanesKB is the size of events_lanes with its indexes at the start,
 	// when the snapshot was taken and at the end.
 	LanesKB [3]float64 `json:"events_lanes_kb"`
+	// LanesHOTPct is the share of the updates of events_lanes in each phase
+	// that were HOT (heap-only: no new index entry, and prunable within
+	// the page once no snapshot needs the old version), from
+	// pg_stat_user_tables (whose counts may lag by a second or so).
+	LanesHOTPct [2]float64 `json:"events_lanes_hot_update_pct"`
 	// SnapshotAge is how many transactions the held snapshot was behind the
 	// server's newest when the phase ended (age(backend_xmin)).
 	SnapshotAge int64 `json:"snapshot_xmin_age"`
@@ -63,6 +68,10 @@ func (r *runner) xmin(ctx context.Context, res *Result) error {
 
 	phase := func(i int, label string) (XminPhase, error) {
 		r.p.set(label, 0, int64(dur.Seconds()*r.opt.XminRate))
+		upd0, hot0, err := r.lanesUpdates(ctx)
+		if err != nil {
+			return XminPhase{}, err
+		}
 		start := time.Now()
 		k, err := s.write(ctx, i, 0, start.Add(dur), pace)
 		if err != nil {
@@ -71,6 +80,13 @@ func (r *runner) xmin(ctx context.Context, res *Result) error {
 		took := time.Since(start)
 		if err := s.catchUp(ctx, local, 30*time.Second); err != nil {
 			return XminPhase{}, err
+		}
+		upd1, hot1, err := r.lanesUpdates(ctx)
+		if err != nil {
+			return XminPhase{}, err
+		}
+		if upd1 > upd0 {
+			out.LanesHOTPct[i] = round(float64(hot1-hot0)*100/float64(upd1-upd0), 1)
 		}
 		return XminPhase{LatencyStats: latencyStats(s.latencies(i)), Written: k, PerS: round(float64(k)/took.Seconds(), 1)}, nil
 	}
@@ -129,6 +145,14 @@ WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()`).Scan(&out.OtherSnap
 	res.Xmin = out
 	res.XminP99Ratio = out.Ratio
 	return nil
+}
+
+// lanesUpdates returns the updates of events_lanes so far, and how many of
+// them were HOT.
+func (r *runner) lanesUpdates(ctx context.Context) (updates, hot int64, err error) {
+	err = r.db.WithContext(ctx).Raw("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'events_lanes'::regclass").
+		Row().Scan(&updates, &hot)
+	return updates, hot, err
 }
 
 // relationKB is the size of a table with its indexes, in kB.
