@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -295,7 +296,13 @@ func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, er
 			return st, nil, err
 		}
 	}
-	runs, err := d.startLanes(ctx, stop, lanes, horizon)
+	// A lane running here is asked to look again up to the horizon, or in
+	// any case when a retry is due (which the survey does not place).
+	rerunUpTo := horizon
+	if st.RetryWaiting && st.NextRetry <= 0 {
+		rerunUpTo = math.MaxInt64
+	}
+	runs, err := d.startLanes(ctx, stop, lanes, horizon, rerunUpTo)
 	return st, runs, err
 }
 
@@ -321,7 +328,7 @@ func (d *Dispatcher) isRegistered() bool {
 // so that each group is claimed and its first batch read in one statement,
 // and starts a goroutine for each lane claimed. Lanes already running here
 // are asked to look again instead.
-func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horizon int64) ([]*laneRun, error) {
+func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horizon, rerunUpTo int64) ([]*laneRun, error) {
 	type group struct {
 		part int
 		pos  int64
@@ -333,7 +340,7 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horiz
 	d.mu.Lock()
 	for _, l := range lanes {
 		if lr, ok := d.running[l.laneKey]; ok {
-			lr.rerun = true
+			lr.lookAgain(rerunUpTo)
 			runs = append(runs, lr)
 			continue
 		}
@@ -372,7 +379,7 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horiz
 			d.mu.Lock()
 			if prev, ok := d.running[lr.key]; ok {
 				// Started meanwhile by another pass: that goroutine owns it.
-				prev.rerun = true
+				prev.lookAgain(rerunUpTo)
 				d.mu.Unlock()
 				runs = append(runs, prev)
 				continue

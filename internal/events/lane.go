@@ -19,11 +19,26 @@ type laneRun struct {
 	held bool  // this dispatcher holds the lane's lease
 	done chan struct{}
 
-	rerun bool // set under Dispatcher.mu: a pass saw more work for the lane
+	// Set under Dispatcher.mu by a pass that saw work for the lane while it
+	// ran: rerun, and the horizon up to which it saw it (math.MaxInt64 for a
+	// retry due). The lane looks again only when it has not looked that far
+	// itself (lookedUpTo, its own): a pass usually sees the very events the
+	// lane is dispatching, and a second look would claim the lane, find
+	// nothing and release it, two more updates of its row.
+	rerun      bool
+	rerunUpTo  int64
+	lookedUpTo int64
 
 	mu    sync.Mutex
 	stats PassStats
 	err   error
+}
+
+// lookAgain asks the running lane to look again for work up to the
+// horizon; Dispatcher.mu is held.
+func (lr *laneRun) lookAgain(horizon int64) {
+	lr.rerun = true
+	lr.rerunUpTo = max(lr.rerunUpTo, horizon)
 }
 
 func (lr *laneRun) count(st PassStats, err error) {
@@ -51,8 +66,8 @@ func (d *Dispatcher) runLane(ctx, stop context.Context, lr *laneRun) {
 			}
 		}
 		d.mu.Lock()
-		if lr.rerun && stop.Err() == nil && lr.err == nil {
-			lr.rerun = false
+		if lr.rerun && lr.rerunUpTo > lr.lookedUpTo && stop.Err() == nil && lr.err == nil {
+			lr.rerun, lr.rerunUpTo = false, 0
 			d.mu.Unlock()
 			continue
 		}
@@ -112,6 +127,7 @@ func (d *Dispatcher) workLane(ctx, stop context.Context, lr *laneRun) error {
 	for first := true; first || stop.Err() == nil; first = false {
 		h, _ := d.horizon.current()
 		if lr.pos >= h {
+			lr.lookedUpTo = h
 			break
 		}
 		batch, covered, err := d.cache.get(ctx, lr.key.part, lr.pos, h)
@@ -120,6 +136,7 @@ func (d *Dispatcher) workLane(ctx, stop context.Context, lr *laneRun) error {
 		}
 		if len(batch) == 0 {
 			// Nothing was written in the partition up to the horizon.
+			lr.lookedUpTo = h
 			break
 		}
 		release := covered >= h && !lr.due
@@ -130,6 +147,7 @@ func (d *Dispatcher) workLane(ctx, stop context.Context, lr *laneRun) error {
 		}
 		if release {
 			lr.held = false
+			lr.lookedUpTo = h
 			return nil
 		}
 	}
