@@ -11,10 +11,13 @@ package events_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -34,6 +37,22 @@ func benchRegistry() *events.Registry {
 		HandleTx: func(context.Context, *gorm.DB, events.Event) error { return nil }})
 	reg.MustSubscribe(events.Subscriber{Name: "bench.outside", Types: []string{"bench.noop"},
 		Handle: func(context.Context, events.Event) error { return nil }})
+	return reg
+}
+
+// fourRegistry declares bench.noop with four no-op subscribers, two local
+// and two outside.
+func fourRegistry() *events.Registry {
+	reg := events.NewRegistry()
+	reg.AddTypes(events.Type{Type: "bench.noop", Owner: "bench", AggregateType: "things"})
+	for _, n := range []string{"bench.local", "bench.local-2"} {
+		reg.MustSubscribe(events.Subscriber{Name: n, Types: []string{"bench.noop"},
+			HandleTx: func(context.Context, *gorm.DB, events.Event) error { return nil }})
+	}
+	for _, n := range []string{"bench.outside", "bench.outside-2"} {
+		reg.MustSubscribe(events.Subscriber{Name: n, Types: []string{"bench.noop"},
+			Handle: func(context.Context, events.Event) error { return nil }})
+	}
 	return reg
 }
 
@@ -129,6 +148,58 @@ func BenchmarkDispatch_MarkDone(b *testing.B) {
 	db := dbtest.New(b, database.Postgres)
 	d := events.NewDispatcher(db, benchRegistry(), events.DispatcherOptions{BatchSize: 1000})
 	benchBatches(b, db, d, "bench.quiet")
+}
+
+// BenchmarkDispatch_FourLanes is a backlog of 2,000 events in each of the
+// sixteen partitions dispatched to four subscribers, two local and two
+// outside: four lanes per partition, claimed together, whose claim reads
+// their first batch. The lanes of a partition should then share their
+// reads of the journal: reads/partition counts the batch reads after the
+// claims, 2 when the four lanes share them (the second batch, and the read
+// that finds the end), 8 when each lane reads alone.
+func BenchmarkDispatch_FourLanes(b *testing.B) {
+	db := dbtest.New(b, database.Postgres)
+	reads := &readCounter{}
+	d := events.NewDispatcher(db.Session(&gorm.Session{Logger: reads}), fourRegistry(), events.DispatcherOptions{BatchSize: 1000})
+	ctx := context.Background()
+	if _, err := d.RunOnce(ctx); err != nil { // registers the subscribers
+		b.Fatal(err)
+	}
+	const perPartition = 2000
+	var n int
+	var busy time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		generate(b, db, "bench.noop", perPartition*events.Partitions, -1)
+		if err := db.Exec("ANALYZE events").Error; err != nil {
+			b.Fatal(err)
+		}
+		reads.n.Store(0)
+		b.StartTimer()
+		t0 := time.Now()
+		got := drainAll(b, d)
+		busy += time.Since(t0)
+		if got != 4*perPartition*events.Partitions {
+			b.Fatalf("%d deliveries", got)
+		}
+		n++
+	}
+	b.ReportMetric(float64(n*perPartition*events.Partitions)/busy.Seconds(), "events/s")
+	b.ReportMetric(float64(reads.n.Load())/events.Partitions, "reads/partition")
+}
+
+// readCounter is a GORM logger that counts the dispatcher's batch reads
+// (the claims' reads aside).
+type readCounter struct{ n atomic.Int64 }
+
+func (c *readCounter) LogMode(logger.LogLevel) logger.Interface { return c }
+func (c *readCounter) Info(context.Context, string, ...any)     {}
+func (c *readCounter) Warn(context.Context, string, ...any)     {}
+func (c *readCounter) Error(context.Context, string, ...any)    {}
+func (c *readCounter) Trace(_ context.Context, _ time.Time, fc func() (string, int64), _ error) {
+	if q, _ := fc(); strings.Contains(q, "(e.partition, e.id) >") {
+		c.n.Add(1)
+	}
 }
 
 // BenchmarkDispatch_OneEvent is the path of an event written alone: a pass
