@@ -325,8 +325,10 @@ func Summary(r Result) string {
 	}
 	if ran("xmin") {
 		x := r.Xmin
-		fmt.Fprintf(&b, "  xmin horizon      %.2f  (p99 %.2f ms while a snapshot is held, %.2f ms before; %d + %d events at %.0f/s of %.0f/s, %.0fs each;\n",
-			x.Ratio, x.During.P99Ms, x.Before.P99Ms, x.Before.Written, x.During.Written, x.During.PerS, x.TargetPerS, x.Seconds)
+		fmt.Fprintf(&b, "  xmin horizon      %.2f  (p99 %.2f ms while a snapshot is held, %.2f ms before, p50 %.2f and %.2f ms;\n",
+			x.Ratio, x.During.P99Ms, x.Before.P99Ms, x.During.P50Ms, x.Before.P50Ms)
+		fmt.Fprintf(&b, "                    %d + %d events at %.0f/s and %.0f/s of %.0f/s, %.0fs each;\n",
+			x.Before.Written, x.During.Written, x.Before.PerS, x.During.PerS, x.TargetPerS, x.Seconds)
 		fmt.Fprintf(&b, "                    the snapshot %d transactions old at the end; events_lanes %.0f kB, %.0f kB when it was taken, %.0f kB at the end;\n",
 			x.SnapshotAge, x.LanesKB[0], x.LanesKB[1], x.LanesKB[2])
 		fmt.Fprintf(&b, "                    %.0f%% of its updates HOT before, %.0f%% during)\n", x.LanesHOTPct[0], x.LanesHOTPct[1])
