@@ -99,7 +99,7 @@ type Result struct {
 	DispatchFourPerS   float64 `json:"dispatch_four_per_s"` // four, two local, two outside
 	LatencyP50Ms       float64 `json:"latency_p50_ms"`
 	LatencyP99Ms       float64 `json:"latency_p99_ms"`
-	IsolationP99Ratio  float64 `json:"isolation_p99_ratio"` // local p99 beside a slow outside subscriber ÷ beside a fast one
+	IsolationP99Ratio  float64 `json:"isolation_p99_ratio"` // local p99 beside a slow outside subscriber ÷ alone
 	XminP99Ratio       float64 `json:"xmin_p99_ratio"`      // p99 while a snapshot is held ÷ before
 	JournalPageMs      float64 `json:"journal_page_ms"`
 	DispatchHeapPeakMB float64 `json:"dispatch_heap_peak_mb"`
@@ -318,10 +318,10 @@ func Summary(r Result) string {
 	}
 	if ran("isolation") {
 		i := r.Isolation
-		fmt.Fprintf(&b, "  isolation         %.2f  (local p99 %.2f ms while the outside subscriber takes %.0f ms a call, %.2f ms while it answers at once;\n",
-			i.Ratio, i.Slow.P99Ms, i.DelayMs, i.Fast.P99Ms)
+		fmt.Fprintf(&b, "  isolation         %.2f  (local p99 %.2f ms beside an outside subscriber taking %.0f ms a call, %.2f ms alone;\n",
+			i.Ratio, i.Slow.P99Ms, i.DelayMs, i.Alone.P99Ms)
 		fmt.Fprintf(&b, "                    %d + %d events, one every %.0f ms; %d slow calls, the outside subscriber %d events behind at the end)\n",
-			i.Fast.Events, i.Slow.Events, i.PaceMs, i.SlowCalls, i.OutsideBehind)
+			i.Alone.Events, i.Slow.Events, i.PaceMs, i.SlowCalls, i.OutsideBehind)
 	}
 	if ran("xmin") {
 		x := r.Xmin

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -77,6 +78,10 @@ func (r *runner) startStream(ctx context.Context, subs benchSubs) (*stream, erro
 		stop()
 		return nil, err
 	}
+	if err := r.warmPool(ctx); err != nil {
+		s.close()
+		return nil, err
+	}
 	time.Sleep(300 * time.Millisecond) // let the listener connect
 	if _, err := s.write(ctx, -1, warmUp, time.Time{}, r.opt.LatencyPace); err != nil {
 		s.close()
@@ -87,6 +92,35 @@ func (r *runner) startStream(ctx context.Context, subs benchSubs) (*stream, erro
 		return nil, err
 	}
 	return s, nil
+}
+
+// warmPool opens every connection of the pool at once, so that the
+// latencies do not include opening one (a new server process, which takes
+// tens of milliseconds and more on a loaded machine): a running service has
+// its pool open.
+func (r *runner) warmPool(ctx context.Context) error {
+	sqlDB, err := r.db.DB()
+	if err != nil {
+		return err
+	}
+	n := sqlDB.Stats().MaxOpenConnections
+	conns := make([]*sql.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for range n {
+		c, err := sqlDB.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		conns = append(conns, c)
+		if err := c.PingContext(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // close stops the Runner and waits for its lanes to finish their batches.
