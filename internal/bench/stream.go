@@ -63,7 +63,7 @@ type stream struct {
 // warmUp is how many events a stream writes (in phase -1, not reported)
 // before it is measured: the first ones open the pool's connections and
 // prepare its statements.
-const warmUp = 20
+const warmUp = 100
 
 // startStream starts a Runner over a bench registry of subs (whose seen it
 // sets), waits for its listener to connect and warms it up.
