@@ -162,15 +162,31 @@ func (d *Dispatcher) workLane(ctx, stop context.Context, lr *laneRun) error {
 	return nil
 }
 
-// mine returns the events of the batch the subscriber receives.
+// mine returns the events of the batch the subscriber receives: the batch
+// itself when they all are (it is shared with the partition's other lanes,
+// and read only), a copy of those it receives otherwise.
 func mine(s *Subscriber, batch []Event) []Event {
-	out := make([]Event, 0, len(batch))
-	for i := range batch {
+	receives := func(ev *Event) bool {
 		for _, t := range s.Types {
-			if batch[i].Type == t {
-				out = append(out, batch[i])
-				break
+			if ev.Type == t {
+				return true
 			}
+		}
+		return false
+	}
+	n := 0
+	for i := range batch {
+		if receives(&batch[i]) {
+			n++
+		}
+	}
+	if n == len(batch) {
+		return batch
+	}
+	out := make([]Event, 0, n)
+	for i := range batch {
+		if receives(&batch[i]) {
+			out = append(out, batch[i])
 		}
 	}
 	return out
