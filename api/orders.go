@@ -198,8 +198,10 @@ func (s *server) getOrder(c echo.Context) error {
 //
 //	@Summary		Cancel a received order (manager)
 //	@ID				cancelOrder
-//	@Description	Only a received order can be cancelled (409 once production has taken it up, or when it is cancelled already).
-//	@Description	Writes order.cancelled (the plan drops the order's items from its backlog) and order.status_changed.
+//	@Description	Only a received order can be cancelled: 409 once production has taken it up (naming the items the plan's events said were launched), or when it is cancelled already.
+//	@Description	Writes order.cancelled and order.status_changed. The plan reacts to order.cancelled: the items leave its backlog and every production order on which no work has started
+//	@Description	(prod_order.items_released, or prod_order.cancelled for one left empty); a production order on which work has started (launched and started before sales heard of it) is flagged
+//	@Description	needs_attention for the planner (prod_order.needs_attention). The order's items follow those events back to new.
 //	@Tags			sales
 //	@Produce		json
 //	@Security		BearerAuth

@@ -66,10 +66,12 @@ func (s *server) launchProdOrder(c echo.Context) error {
 //	@Summary	Production orders, newest first, with their items and progress
 //	@ID			listProdOrders
 //	@Description	Production orders with their route, items, parts and operations counts, ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.
+//	@Description	needs_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.
 //	@Tags		plan
 //	@Produce	json
 //	@Security	BearerAuth
 //	@Param		status	query		string	false	"only orders in this state"	Enums(launched, in_progress, done, cancelled)
+//	@Param		needs_attention	query		bool	false	"true: only orders flagged for the planner (work had started when a sales order of their items was cancelled); false: only the others"
 //	@Param		limit	query		int		false	"page size (1-500, default 50)"
 //	@Param		cursor	query		string	false	"next_cursor of the previous page"
 //	@Success	200		{object}	ProdOrderList
@@ -81,7 +83,16 @@ func (s *server) listProdOrders(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	os, next, err := s.Plan.ProdOrders(c.Request().Context(), pr, c.QueryParam("status"))
+	f := plan.ProdOrderFilter{Status: c.QueryParam("status")}
+	switch v := c.QueryParam("needs_attention"); v {
+	case "":
+	case "true", "false":
+		b := v == "true"
+		f.NeedsAttention = &b
+	default:
+		return apperr.Invalid("invalid query", apperr.Field("needs_attention", "must be true or false"))
+	}
+	os, next, err := s.Plan.ProdOrders(c.Request().Context(), pr, f)
 	if err != nil {
 		return err
 	}

@@ -610,7 +610,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Only a received order can be cancelled (409 once production has taken it up, or when it is cancelled already).\nWrites order.cancelled (the plan drops the order's items from its backlog) and order.status_changed.",
+                "description": "Only a received order can be cancelled: 409 once production has taken it up (naming the items the plan's events said were launched), or when it is cancelled already.\nWrites order.cancelled and order.status_changed. The plan reacts to order.cancelled: the items leave its backlog and every production order on which no work has started\n(prod_order.items_released, or prod_order.cancelled for one left empty); a production order on which work has started (launched and started before sales heard of it) is flagged\nneeds_attention for the planner (prod_order.needs_attention). The order's items follow those events back to new.",
                 "produces": [
                     "application/json"
                 ],
@@ -782,7 +782,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Production orders with their route, items, parts and operations counts, ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.",
+                "description": "Production orders with their route, items, parts and operations counts, ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.\nneeds_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.",
                 "produces": [
                     "application/json"
                 ],
@@ -802,6 +802,12 @@ const docTemplate = `{
                         "type": "string",
                         "description": "only orders in this state",
                         "name": "status",
+                        "in": "query"
+                    },
+                    {
+                        "type": "boolean",
+                        "description": "true: only orders flagged for the planner (work had started when a sales order of their items was cancelled); false: only the others",
+                        "name": "needs_attention",
                         "in": "query"
                     },
                     {
@@ -4678,12 +4684,14 @@ const docTemplate = `{
         "plan.ProdOrder": {
             "type": "object",
             "required": [
+                "attention_reason",
                 "cancelled_at",
                 "completed_at",
                 "created_at",
                 "eta",
                 "id",
                 "items",
+                "needs_attention",
                 "ops_count",
                 "parts_count",
                 "planned_eta",
@@ -4693,6 +4701,9 @@ const docTemplate = `{
                 "status"
             ],
             "properties": {
+                "attention_reason": {
+                    "type": "string"
+                },
                 "cancelled_at": {
                     "type": "string",
                     "format": "date-time",
@@ -4721,6 +4732,10 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/plan.ProdItem"
                     }
+                },
+                "needs_attention": {
+                    "description": "NeedsAttention flags an order on which work had started when a sales\norder of its items was cancelled; AttentionReason says which.",
+                    "type": "boolean"
                 },
                 "ops_count": {
                     "type": "integer"
@@ -4758,12 +4773,14 @@ const docTemplate = `{
         "plan.ProdOrderDetail": {
             "type": "object",
             "required": [
+                "attention_reason",
                 "cancelled_at",
                 "completed_at",
                 "created_at",
                 "eta",
                 "id",
                 "items",
+                "needs_attention",
                 "operations",
                 "ops_count",
                 "parts",
@@ -4775,6 +4792,9 @@ const docTemplate = `{
                 "status"
             ],
             "properties": {
+                "attention_reason": {
+                    "type": "string"
+                },
                 "cancelled_at": {
                     "type": "string",
                     "format": "date-time",
@@ -4803,6 +4823,10 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/plan.ProdItem"
                     }
+                },
+                "needs_attention": {
+                    "description": "NeedsAttention flags an order on which work had started when a sales\norder of its items was cancelled; AttentionReason says which.",
+                    "type": "boolean"
                 },
                 "operations": {
                     "type": "array",

@@ -11,7 +11,11 @@ var (
 	ProdOrderCompleted = events.Declare[ProdOrderPayload]("prod_order.completed", "plan", "plan_prod_orders",
 		"The last operation of a production order was completed: its items are made.")
 	ProdOrderCancelled = events.Declare[ProdOrderPayload]("prod_order.cancelled", "plan", "plan_prod_orders",
-		"A production order was cancelled before any work started; its items are back in the planning backlog.")
+		"A production order was cancelled before any work started; its items are back in the planning backlog (unless their sales order was cancelled).")
+	ProdOrderItemsReleased = events.Declare[ProdOrderItemsReleasedPayload]("prod_order.items_released", "plan", "plan_prod_orders",
+		"Items of a cancelled sales order left a production order on which no work had started; its other items stay, with its parts and operations counts and ETA recomputed.")
+	ProdOrderNeedsAttention = events.Declare[ProdOrderNeedsAttentionPayload]("prod_order.needs_attention", "plan", "plan_prod_orders",
+		"A sales order was cancelled whose items are in a production order on which work has started: the order is flagged for the planner (needs_attention, with the reason) and kept as it is.")
 )
 
 // ProdOrderLaunchedPayload is the payload of prod_order.launched, as the
@@ -49,4 +53,24 @@ type ProdOrderProgressPayload struct {
 	Minutes     *float64 `json:"minutes,omitempty" jsonschema:"minimum=0" jsonschema_description:"the minutes spent, when reported"`
 	Done        int      `json:"done" jsonschema:"minimum=0" jsonschema_description:"the step's parts (or units) done after the report"`
 	Total       int      `json:"total" jsonschema:"minimum=0" jsonschema_description:"the step's parts (or units) in all"`
+}
+
+// ProdOrderItemsReleasedPayload is the payload of prod_order.items_released.
+type ProdOrderItemsReleasedPayload struct {
+	ProdOrderID int64   `json:"prod_order_id" jsonschema_description:"the production order"`
+	OrderID     int64   `json:"order_id" jsonschema_description:"the cancelled sales order"`
+	Items       []int64 `json:"items" jsonschema_description:"the sales-order items that left it"`
+	Remaining   []int64 `json:"remaining" jsonschema_description:"the sales-order items it still makes"`
+	PartsCount  int     `json:"parts_count" jsonschema_description:"its physical parts now"`
+	OpsCount    int     `json:"ops_count" jsonschema_description:"its operations now"`
+	ETA         string  `json:"eta" jsonschema:"format=date" jsonschema_description:"its ETA now: the end of its last operation left, unless a planner gave one"`
+}
+
+// ProdOrderNeedsAttentionPayload is the payload of prod_order.needs_attention.
+type ProdOrderNeedsAttentionPayload struct {
+	ProdOrderID int64   `json:"prod_order_id" jsonschema_description:"the production order"`
+	OrderID     int64   `json:"order_id" jsonschema_description:"the cancelled sales order"`
+	Items       []int64 `json:"items" jsonschema_description:"the cancelled order's items in the production order"`
+	Status      string  `json:"status" jsonschema:"enum=in_progress,enum=done" jsonschema_description:"the production order's state"`
+	Reason      string  `json:"reason" jsonschema_description:"why the planner should look at it"`
 }

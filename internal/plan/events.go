@@ -12,7 +12,7 @@ const AggregateType = "plan_prod_orders"
 // plan.go) and its subscribers to the sales module's orders.
 func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
-		contracts.ProdOrderProgressReported)
+		contracts.ProdOrderProgressReported, contracts.ProdOrderItemsReleased, contracts.ProdOrderNeedsAttention)
 	r.Subscribe(events.Subscriber{
 		Name:        "plan.backlog",
 		Types:       events.Names(contracts.OrderReceived),
@@ -21,7 +21,7 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 	}, events.Subscriber{
 		Name:        "plan.backlog-cancel",
 		Types:       events.Names(contracts.OrderCancelled),
-		Description: "Takes the items of a cancelled sales order out of the planning backlog, for good.",
-		HandleTx:    s.dropFromBacklog,
+		Description: "Takes the items of a cancelled sales order out of the planning backlog, for good, and out of the production orders on which no work has started (cancelling one left empty); flags for the planner those on which work has started.",
+		HandleTx:    s.orderCancelled,
 	})
 }

@@ -53,6 +53,11 @@ type ProdOrder struct {
 	StartedAt   *time.Time    `json:"started_at" extensions:"x-nullable" format:"date-time"`
 	CompletedAt *time.Time    `json:"completed_at" extensions:"x-nullable" format:"date-time"`
 	CancelledAt *time.Time    `json:"cancelled_at" extensions:"x-nullable" format:"date-time"`
+
+	// NeedsAttention flags an order on which work had started when a sales
+	// order of its items was cancelled; AttentionReason says which.
+	NeedsAttention  bool   `json:"needs_attention"`
+	AttentionReason string `json:"attention_reason"`
 }
 
 // TableName is the plan module's production-order table.
@@ -150,14 +155,23 @@ func withItems(db *gorm.DB) *gorm.DB {
 	return db.Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("item_id") })
 }
 
+// ProdOrderFilter selects production orders; zero fields do not filter.
+type ProdOrderFilter struct {
+	Status         string
+	NeedsAttention *bool
+}
+
 // ProdOrders returns a page of production orders, newest first, with their
-// items and progress; status, when not empty, filters by state.
-func (s *Service) ProdOrders(ctx context.Context, pr page.Request, status string) ([]ProdOrder, string, error) {
+// items and progress, selected by f.
+func (s *Service) ProdOrders(ctx context.Context, pr page.Request, f ProdOrderFilter) ([]ProdOrder, string, error) {
 	q := withItems(s.db.WithContext(ctx)).Order("id DESC").Limit(pr.Limit + 1)
 	if pr.After > 0 {
 		q = q.Where("id < ?", pr.After)
 	}
-	if status != "" {
+	if f.NeedsAttention != nil {
+		q = q.Where("needs_attention = ?", *f.NeedsAttention)
+	}
+	if status := f.Status; status != "" {
 		switch status {
 		case StatusLaunched, StatusInProgress, StatusDone, StatusCancelled:
 		default:

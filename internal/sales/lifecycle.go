@@ -3,6 +3,8 @@ package sales
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -22,7 +24,8 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.OrderReceived, contracts.OrderCancelled, contracts.OrderStatusChanged)
 	r.Subscribe(events.Subscriber{
 		Name:        SubscriberProduction,
-		Types:       events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled),
+		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
+			contracts.ProdOrderItemsReleased),
 		Description: "Follows production: items become in_production, done or new again; orders in_production, ready or received again, with the ETA of their launched items; writes order.status_changed.",
 		HandleTx:    followProduction,
 	})
@@ -44,7 +47,7 @@ func (s *Service) CancelOrder(ctx context.Context, id int64) (Order, error) {
 			return err
 		}
 		if res.RowsAffected == 0 {
-			return apperr.Conflict("order %d is %s; only a received order can be cancelled", id, o.Status)
+			return refuseCancel(o)
 		}
 		items := make([]int64, len(o.Items))
 		for i, it := range o.Items {
@@ -56,6 +59,26 @@ func (s *Service) CancelOrder(ctx context.Context, id int64) (Order, error) {
 		return statusChanged(ctx, tx, o, StatusReceived)
 	})
 	return o, err
+}
+
+// refuseCancel is the conflict of cancelling an order that is past received:
+// it names the items production has taken up, as its events told sales.
+func refuseCancel(o Order) error {
+	var launched []string
+	for _, it := range o.Items {
+		if it.Status == ItemInProduction || it.Status == ItemDone {
+			s := fmt.Sprintf("%d (%s", it.ID, it.Status)
+			if it.ProdOrderID != nil {
+				s += fmt.Sprintf(", production order %d", *it.ProdOrderID)
+			}
+			launched = append(launched, s+")")
+		}
+	}
+	if len(launched) > 0 {
+		return apperr.Conflict("order %d is %s: production has taken up its items %s; only a received order can be cancelled",
+			o.ID, o.Status, strings.Join(launched, ", "))
+	}
+	return apperr.Conflict("order %d is %s; only a received order can be cancelled", o.ID, o.Status)
 }
 
 // statusChanged writes order.status_changed for o, now in its new state.
@@ -72,7 +95,18 @@ func statusChanged(ctx context.Context, tx *gorm.DB, o Order, previous string) e
 func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	var p contracts.ProdOrderPayload
 	var eta database.Date
-	if ev.Type == contracts.ProdOrderLaunched.Name() {
+	var remaining []int64 // prod_order.items_released: the items it still makes
+	switch ev.Type {
+	case contracts.ProdOrderItemsReleased.Name():
+		r, err := contracts.ProdOrderItemsReleased.Decode(ev)
+		if err != nil {
+			return err
+		}
+		if eta, err = database.ParseDate(r.ETA); err != nil {
+			return fmt.Errorf("sales: %s eta: %w", ev.Type, err)
+		}
+		p, remaining = contracts.ProdOrderPayload{ProdOrderID: r.ProdOrderID, Items: r.Items}, r.Remaining
+	case contracts.ProdOrderLaunched.Name():
 		l, err := contracts.ProdOrderLaunched.Decode(ev)
 		if err != nil {
 			return err
@@ -81,8 +115,10 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 			return fmt.Errorf("sales: %s eta: %w", ev.Type, err)
 		}
 		p = contracts.ProdOrderPayload{ProdOrderID: l.ProdOrderID, Items: l.Items}
-	} else if err := ev.Decode(&p); err != nil {
-		return fmt.Errorf("sales: %s payload: %w", ev.Type, err)
+	default:
+		if err := ev.Decode(&p); err != nil {
+			return fmt.Errorf("sales: %s payload: %w", ev.Type, err)
+		}
 	}
 	if len(p.Items) == 0 {
 		return nil
@@ -101,6 +137,12 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	case contracts.ProdOrderCancelled.Name():
 		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = NULL, prod_order_id = NULL WHERE id IN ? AND prod_order_id = ? AND status <> ?",
 			ItemNew, p.Items, p.ProdOrderID, ItemDone)
+	case contracts.ProdOrderItemsReleased.Name():
+		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = NULL, prod_order_id = NULL WHERE id IN ? AND prod_order_id = ? AND status <> ?",
+			ItemNew, p.Items, p.ProdOrderID, ItemDone)
+		if res.Error == nil && len(remaining) > 0 {
+			res = tx.Exec("UPDATE sales_order_items SET eta = ? WHERE id IN ? AND prod_order_id = ?", eta, remaining, p.ProdOrderID)
+		}
 	default:
 		return nil
 	}
@@ -108,7 +150,7 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 		return res.Error
 	}
 	var orderIDs []int64
-	if err := tx.Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", p.Items).Scan(&orderIDs).Error; err != nil {
+	if err := tx.Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", append(slices.Clone(p.Items), remaining...)).Scan(&orderIDs).Error; err != nil {
 		return err
 	}
 	for _, id := range orderIDs {
@@ -123,6 +165,13 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 // either changed, stores them and writes order.status_changed. A cancelled
 // or shipped order keeps its state.
 func followItems(ctx context.Context, tx *gorm.DB, id int64) error {
+	// Lock the order first (PostgreSQL): a manager's cancellation committing
+	// between this read and the update below would otherwise be overwritten.
+	if database.DialectOf(tx) == database.Postgres {
+		if err := tx.Exec("SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id).Error; err != nil {
+			return err
+		}
+	}
 	o, err := order(ctx, tx, id)
 	if apperr.Code(err) == apperr.ENOTFOUND { // not ours to follow
 		return nil

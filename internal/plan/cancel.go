@@ -1,0 +1,156 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// orderCancelled runs in the dispatcher's transaction when a sales order is
+// cancelled: its items leave the backlog for good and every production
+// order that makes them reacts (see releaseCancelled).
+func (s *Service) orderCancelled(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+	// The backlog first: its rows are what a launch takes, so on PostgreSQL
+	// this waits for a launch in flight with the same items, and the reads
+	// below see what it committed.
+	if err := s.dropFromBacklog(ctx, tx, ev); err != nil {
+		return err
+	}
+	p, err := contracts.OrderCancelled.Decode(ev)
+	if err != nil {
+		return err
+	}
+	if p.OrderID == 0 {
+		return nil
+	}
+	return s.releaseCancelled(ctx, tx, p)
+}
+
+// releaseCancelled takes the cancelled order's items out of the live
+// production orders that make them. A production order on which no work has
+// started loses them (with their parts and operations) and is cancelled when
+// nothing is left of it; one on which work has started is flagged for the
+// planner instead.
+func (s *Service) releaseCancelled(ctx context.Context, tx *gorm.DB, p contracts.OrderCancelledPayload) error {
+	q := tx.WithContext(ctx).Where("NOT released AND order_id = ?", p.OrderID)
+	if len(p.Items) > 0 {
+		q = tx.WithContext(ctx).Where("NOT released AND (order_id = ? OR item_id IN ?)", p.OrderID, p.Items)
+	}
+	var live []ProdItem
+	if err := q.Order("prod_order_id, item_id").Find(&live).Error; err != nil {
+		return err
+	}
+	byOrder := map[int64][]int64{}
+	var prodIDs []int64
+	for _, it := range live {
+		if !slices.Contains(prodIDs, it.ProdOrderID) {
+			prodIDs = append(prodIDs, it.ProdOrderID)
+		}
+		byOrder[it.ProdOrderID] = append(byOrder[it.ProdOrderID], it.ItemID)
+	}
+	for _, id := range prodIDs {
+		o, err := prodOrder(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		items := byOrder[id]
+		switch o.Status {
+		case StatusLaunched:
+			if len(items) == len(o.Items) {
+				err = s.cancelEmptied(ctx, tx, o)
+			} else {
+				err = s.removeItems(ctx, tx, o, p.OrderID, items)
+			}
+		case StatusInProgress, StatusDone:
+			err = s.flag(ctx, tx, o, p.OrderID, items)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cancelEmptied cancels a production order none of whose items is wanted
+// any more; they do not go back to the backlog.
+func (s *Service) cancelEmptied(ctx context.Context, tx *gorm.DB, o ProdOrder) error {
+	if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusCancelled, "cancelled_at", contracts.ProdOrderCancelled); err != nil {
+		return err
+	}
+	return tx.Model(&ProdItem{}).Where("prod_order_id = ?", o.ID).Update("released", true).Error
+}
+
+// removeItems takes items out of a production order on which no work has
+// started: their operations and parts go, the counts follow, and the
+// planned ETA becomes the end of the last operation left (the promised ETA
+// follows it unless a planner gave one).
+func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, orderID int64, items []int64) error {
+	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&Operation{}).Error; err != nil {
+		return err
+	}
+	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&Part{}).Error; err != nil {
+		return err
+	}
+	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&ProdItem{}).Error; err != nil {
+		return err
+	}
+	var parts, ops int64
+	if err := tx.Model(&Part{}).Where("prod_order_id = ?", o.ID).Count(&parts).Error; err != nil {
+		return err
+	}
+	if err := tx.Model(&Operation{}).Where("prod_order_id = ?", o.ID).Count(&ops).Error; err != nil {
+		return err
+	}
+	planned := o.PlannedETA
+	var last struct{ EndDay database.Date }
+	if err := tx.Model(&Operation{}).Select("max(end_day) AS end_day").Where("prod_order_id = ?", o.ID).Scan(&last).Error; err != nil {
+		return err
+	}
+	if !last.EndDay.IsZero() {
+		planned = last.EndDay
+	}
+	eta := o.ETA
+	if o.ETA.String() == o.PlannedETA.String() {
+		eta = planned
+	}
+	res := tx.Model(&ProdOrder{}).Where("id = ? AND status = ?", o.ID, StatusLaunched).
+		Updates(map[string]any{"parts_count": parts, "ops_count": ops, "planned_eta": planned, "eta": eta})
+	if res.Error != nil {
+		return res.Error
+	}
+	var remaining []int64
+	for _, it := range o.Items {
+		if !slices.Contains(items, it.ItemID) {
+			remaining = append(remaining, it.ItemID)
+		}
+	}
+	return events.Add(ctx, tx, contracts.ProdOrderItemsReleased.New(o.ID, contracts.ProdOrderItemsReleasedPayload{
+		ProdOrderID: o.ID, OrderID: orderID, Items: items, Remaining: remaining, PartsCount: int(parts), OpsCount: int(ops), ETA: eta.String()}))
+}
+
+// flag marks a production order on which work has started for the
+// planner's attention: it makes items of a cancelled sales order.
+func (s *Service) flag(ctx context.Context, tx *gorm.DB, o ProdOrder, orderID int64, items []int64) error {
+	ids := make([]string, len(items))
+	for i, id := range items {
+		ids[i] = fmt.Sprint(id)
+	}
+	reason := fmt.Sprintf("sales order %d was cancelled after work had started on its items %s", orderID, strings.Join(ids, ", "))
+	stored := reason
+	if o.AttentionReason != "" && !strings.Contains(o.AttentionReason, reason) {
+		stored = o.AttentionReason + "; " + reason
+	}
+	res := tx.Model(&ProdOrder{}).Where("id = ?", o.ID).Updates(map[string]any{"needs_attention": true, "attention_reason": stored})
+	if res.Error != nil {
+		return res.Error
+	}
+	return events.Add(ctx, tx, contracts.ProdOrderNeedsAttention.New(o.ID, contracts.ProdOrderNeedsAttentionPayload{
+		ProdOrderID: o.ID, OrderID: orderID, Items: items, Status: o.Status, Reason: reason}))
+}
