@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -131,7 +132,7 @@ func checkIdempotencyKey(k string) error {
 	return nil
 }
 
-var orderStatuses = []string{sales.StatusReceived, sales.StatusInProduction, sales.StatusReady, sales.StatusShipped, sales.StatusCancelled}
+var orderStatuses = []string{sales.StatusReceived, sales.StatusInProduction, sales.StatusReady, sales.StatusPartiallyShipped, sales.StatusShipped, sales.StatusCancelled}
 
 // listOrders godoc
 //
@@ -141,7 +142,7 @@ var orderStatuses = []string{sales.StatusReceived, sales.StatusInProduction, sal
 //	@Tags		sales
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		status	query		string	false	"order state"	Enums(received, in_production, ready, shipped, cancelled)
+//	@Param		status	query		string	false	"order state"	Enums(received, in_production, ready, partially_shipped, shipped, cancelled)
 //	@Param		source	query		string	false	"order source"	Enums(shop, crm, manual)
 //	@Param		limit	query		int		false	"page size (1-500, default 50)"
 //	@Param		cursor	query		string	false	"next_cursor of the previous page"
@@ -156,7 +157,7 @@ func (s *server) listOrders(c echo.Context) error {
 	}
 	f := sales.OrderFilter{Status: c.QueryParam("status"), Source: c.QueryParam("source")}
 	if f.Status != "" && !slices.Contains(orderStatuses, f.Status) {
-		return apperr.Invalid("invalid query", apperr.Field("status", "must be one of received, in_production, ready, shipped, cancelled"))
+		return apperr.Invalid("invalid query", apperr.Field("status", "must be one of received, in_production, ready, partially_shipped, shipped, cancelled"))
 	}
 	if f.Source != "" && !slices.Contains([]string{sales.SourceShop, sales.SourceCRM, sales.SourceManual}, f.Source) {
 		return apperr.Invalid("invalid query", apperr.Field("source", "must be shop, crm or manual"))
@@ -223,4 +224,68 @@ func (s *server) cancelOrder(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, o)
+}
+
+// ShipmentRequest is the body of POST /api/v1/orders/{id}/shipments.
+// Text is counted in characters, one line each, without control characters.
+type ShipmentRequest struct {
+	Items    []ShipmentLineRequest `json:"items" validate:"required,min=1,max=200"`
+	Carrier  string                `json:"carrier" validate:"optional" maxLength:"100" example:"Деловые Линии"`
+	Tracking string                `json:"tracking" validate:"optional" maxLength:"100" example:"DL-2611-0042"`
+	// When it left; by default now. RFC 3339, on a day from 2000-01-01 to 2100-12-31.
+	ShippedAt string `json:"shipped_at" validate:"optional" format:"date-time" maxLength:"40" example:"2026-12-18T09:30:00Z"`
+}
+
+// ShipmentLineRequest is a quantity of one item to ship.
+type ShipmentLineRequest struct {
+	ItemID int64 `json:"item_id" validate:"required" example:"53"`
+	Qty    int   `json:"qty" validate:"required" minimum:"1" example:"1"`
+}
+
+// shipOrder godoc
+//
+//	@Summary		Ship made items of an order (manager)
+//	@ID				shipOrder
+//	@Description	Records a shipment: quantities of the order's items that production has made (item status done), partially or whole, with carrier and tracking.
+//	@Description	The items ship whole → item status shipped; the order becomes shipped once every item has shipped whole, partially_shipped before.
+//	@Description	Writes order.shipped (with the shipment) and, when the order's state changes, order.status_changed; the shop's callback tells the shop, with carrier and tracking.
+//	@Description	422 naming items[i].item_id for an item not of the order or not made yet, items[i].qty for more than is left of it to ship (ordered − shipped); 409 when the order is not in production, ready or partially shipped.
+//	@Tags			sales
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id		path		int				true	"order id"
+//	@Param			body	body		ShipmentRequest	true	"what ships"
+//	@Success		201		{object}	sales.Order		"the order with its shipments"
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem	"the order cannot ship"
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/orders/{id}/shipments [post]
+func (s *server) shipOrder(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var req ShipmentRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	at, fields := input.Time("shipped_at", req.ShippedAt)
+	if len(fields) > 0 {
+		return apperr.Invalid("the shipment is not valid", fields...)
+	}
+	in := sales.NewShipment{Carrier: strings.TrimSpace(req.Carrier), Tracking: strings.TrimSpace(req.Tracking), ShippedAt: at}
+	for _, l := range req.Items {
+		in.Items = append(in.Items, sales.ShipLine{ItemID: l.ItemID, Qty: l.Qty})
+	}
+	o, err := s.Sales.Ship(c.Request().Context(), id, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, o)
 }

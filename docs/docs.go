@@ -404,6 +404,7 @@ const docTemplate = `{
                             "received",
                             "in_production",
                             "ready",
+                            "partially_shipped",
                             "shipped",
                             "cancelled"
                         ],
@@ -661,6 +662,101 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/orders/{id}/shipments": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Records a shipment: quantities of the order's items that production has made (item status done), partially or whole, with carrier and tracking.\nThe items ship whole → item status shipped; the order becomes shipped once every item has shipped whole, partially_shipped before.\nWrites order.shipped (with the shipment) and, when the order's state changes, order.status_changed; the shop's callback tells the shop, with carrier and tracking.\n422 naming items[i].item_id for an item not of the order or not made yet, items[i].qty for more than is left of it to ship (ordered − shipped); 409 when the order is not in production, ready or partially shipped.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "Ship made items of an order (manager)",
+                "operationId": "shipOrder",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "what ships",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.ShipmentRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "the order with its shipments",
+                        "schema": {
+                            "$ref": "#/definitions/sales.Order"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the order cannot ship",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -3507,6 +3603,57 @@ const docTemplate = `{
                 }
             }
         },
+        "api.ShipmentLineRequest": {
+            "type": "object",
+            "required": [
+                "item_id",
+                "qty"
+            ],
+            "properties": {
+                "item_id": {
+                    "type": "integer",
+                    "example": 53
+                },
+                "qty": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
+                }
+            }
+        },
+        "api.ShipmentRequest": {
+            "type": "object",
+            "required": [
+                "items"
+            ],
+            "properties": {
+                "carrier": {
+                    "type": "string",
+                    "maxLength": 100,
+                    "example": "Деловые Линии"
+                },
+                "items": {
+                    "type": "array",
+                    "maxItems": 200,
+                    "minItems": 1,
+                    "items": {
+                        "$ref": "#/definitions/api.ShipmentLineRequest"
+                    }
+                },
+                "shipped_at": {
+                    "description": "When it left; by default now. RFC 3339, on a day from 2000-01-01 to 2100-12-31.",
+                    "type": "string",
+                    "format": "date-time",
+                    "maxLength": 40,
+                    "example": "2026-12-18T09:30:00Z"
+                },
+                "tracking": {
+                    "type": "string",
+                    "maxLength": 100,
+                    "example": "DL-2611-0042"
+                }
+            }
+        },
         "api.ShopOrderRequest": {
             "type": "object",
             "required": [
@@ -5077,6 +5224,7 @@ const docTemplate = `{
                 "prod_order_id",
                 "product_id",
                 "qty",
+                "shipped_qty",
                 "sku",
                 "status"
             ],
@@ -5104,6 +5252,10 @@ const docTemplate = `{
                 "qty": {
                     "type": "integer"
                 },
+                "shipped_qty": {
+                    "description": "ShippedQty is how much of it has shipped.",
+                    "type": "integer"
+                },
                 "sku": {
                     "type": "string"
                 },
@@ -5112,7 +5264,8 @@ const docTemplate = `{
                     "enum": [
                         "new",
                         "in_production",
-                        "done"
+                        "done",
+                        "shipped"
                     ]
                 }
             }
@@ -5127,6 +5280,7 @@ const docTemplate = `{
                 "eta",
                 "id",
                 "items",
+                "shipments",
                 "source",
                 "status",
                 "sync_id",
@@ -5163,6 +5317,13 @@ const docTemplate = `{
                         "$ref": "#/definitions/sales.Item"
                     }
                 },
+                "shipments": {
+                    "description": "Shipments are what has left the factory, oldest first.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/sales.Shipment"
+                    }
+                },
                 "source": {
                     "type": "string",
                     "enum": [
@@ -5177,6 +5338,7 @@ const docTemplate = `{
                         "received",
                         "in_production",
                         "ready",
+                        "partially_shipped",
                         "shipped",
                         "cancelled"
                     ]
@@ -5188,6 +5350,61 @@ const docTemplate = `{
                 "updated_at": {
                     "type": "string",
                     "format": "date-time"
+                }
+            }
+        },
+        "sales.Shipment": {
+            "type": "object",
+            "required": [
+                "carrier",
+                "created_at",
+                "id",
+                "items",
+                "shipped_at",
+                "tracking"
+            ],
+            "properties": {
+                "carrier": {
+                    "type": "string"
+                },
+                "created_at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/sales.ShipmentItem"
+                    }
+                },
+                "shipped_at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "tracking": {
+                    "type": "string"
+                }
+            }
+        },
+        "sales.ShipmentItem": {
+            "type": "object",
+            "required": [
+                "item_id",
+                "qty",
+                "sku"
+            ],
+            "properties": {
+                "item_id": {
+                    "type": "integer"
+                },
+                "qty": {
+                    "type": "integer"
+                },
+                "sku": {
+                    "type": "string"
                 }
             }
         }

@@ -21,9 +21,9 @@ const SubscriberProduction = "sales.production"
 // sales.go) and its subscriber "sales.production", which follows the plan's
 // prod_order.* events.
 func (s *Service) RegisterEvents(r *events.Registrar) {
-	r.Declare(contracts.OrderReceived, contracts.OrderCancelled, contracts.OrderStatusChanged)
+	r.Declare(contracts.OrderReceived, contracts.OrderCancelled, contracts.OrderStatusChanged, contracts.OrderShipped)
 	r.Subscribe(events.Subscriber{
-		Name:        SubscriberProduction,
+		Name: SubscriberProduction,
 		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
 			contracts.ProdOrderItemsReleased),
 		Description: "Follows production: items become in_production, done or new again; orders in_production, ready or received again, with the ETA of their launched items; writes order.status_changed.",
@@ -199,6 +199,8 @@ func followItems(ctx context.Context, tx *gorm.DB, id int64) error {
 	}
 	status := StatusReceived
 	switch {
+	case o.Status == StatusPartiallyShipped: // only a shipment moves it on
+		status = o.Status
 	case len(o.Items) > 0 && done == len(o.Items):
 		status = StatusReady
 	case launched > 0:

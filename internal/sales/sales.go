@@ -54,7 +54,7 @@ type Customer struct {
 // Order is a sales order with its items.
 type Order struct {
 	ID         int64         `json:"id" gorm:"primaryKey"`
-	Status     string        `json:"status" enums:"received,in_production,ready,shipped,cancelled"`
+	Status     string        `json:"status" enums:"received,in_production,ready,partially_shipped,shipped,cancelled"`
 	Source     string        `json:"source" enums:"shop,crm,manual"`
 	SyncID     *string       `json:"sync_id" extensions:"x-nullable"`
 	CRMOrderID *int64        `json:"crm_order_id" gorm:"column:crm_order_id" extensions:"x-nullable"`
@@ -64,6 +64,9 @@ type Order struct {
 	Items      []Item        `json:"items" gorm:"foreignKey:OrderID"`
 	CreatedAt  time.Time     `json:"created_at" gorm:"->" format:"date-time"`
 	UpdatedAt  time.Time     `json:"updated_at" gorm:"->" format:"date-time"`
+
+	// Shipments are what has left the factory, oldest first.
+	Shipments []Shipment `json:"shipments" gorm:"foreignKey:OrderID"`
 }
 
 // TableName is the sales module's order table.
@@ -77,7 +80,9 @@ type Item struct {
 	SKU       string `json:"sku" gorm:"column:sku"`
 	Qty       int    `json:"qty"`
 	Note      string `json:"note"`
-	Status    string `json:"status" enums:"new,in_production,done"`
+	Status    string `json:"status" enums:"new,in_production,done,shipped"`
+	// ShippedQty is how much of it has shipped.
+	ShippedQty int `json:"shipped_qty"`
 	// ETA is the day production promised for the item, once launched.
 	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	// ProdOrderID is the production order making the item, once launched.
@@ -274,11 +279,16 @@ func (s *Service) Order(ctx context.Context, id int64) (Order, error) {
 
 func order(ctx context.Context, db *gorm.DB, id int64) (Order, error) {
 	var o Order
-	err := db.WithContext(ctx).Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") }).First(&o, id).Error
+	err := withShipments(db.WithContext(ctx).Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") })).First(&o, id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return o, apperr.NotFound("order %d does not exist", id)
 	}
 	return o, err
+}
+
+func withShipments(db *gorm.DB) *gorm.DB {
+	return db.Preload("Shipments", func(db *gorm.DB) *gorm.DB { return db.Order("id") }).
+		Preload("Shipments.Items", func(db *gorm.DB) *gorm.DB { return db.Order("item_id") })
 }
 
 // OrderFilter selects orders; zero fields do not filter.
@@ -289,7 +299,7 @@ type OrderFilter struct {
 
 // Orders returns a page of orders, newest first.
 func (s *Service) Orders(ctx context.Context, f OrderFilter, pr page.Request) ([]Order, string, error) {
-	q := s.db.WithContext(ctx).Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") })
+	q := withShipments(s.db.WithContext(ctx).Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") }))
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
 	}

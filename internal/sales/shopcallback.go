@@ -29,14 +29,16 @@ const HeaderEventID = "X-Tsekh-Event-Id"
 // state or ETA. Its schema is in the AsyncAPI document (/asyncapi.json).
 type ShopCallbackBody struct {
 	EventID        int64     `json:"event_id" jsonschema_description:"the journal's event id, also in X-Tsekh-Event-Id: drop repeats by it"`
-	Type           string    `json:"type" jsonschema:"enum=order.status_changed" jsonschema_description:"the event type"`
+	Type           string    `json:"type" jsonschema:"enum=order.status_changed,enum=order.shipped" jsonschema_description:"the event type"`
 	OrderID        int64     `json:"order_id" jsonschema_description:"tsekh's sales order"`
 	ShopOrderID    string    `json:"shop_order_id" jsonschema_description:"the shop's order id, as the shop sent it"`
 	SyncID         string    `json:"sync_id" jsonschema_description:"\"shop-\" + the shop's order id"`
-	Status         string    `json:"status" jsonschema:"enum=received,enum=in_production,enum=ready,enum=shipped,enum=cancelled" jsonschema_description:"the order's new state"`
-	PreviousStatus string    `json:"previous_status" jsonschema:"enum=received,enum=in_production,enum=ready,enum=shipped,enum=cancelled" jsonschema_description:"its state before"`
+	Status         string    `json:"status" jsonschema:"enum=received,enum=in_production,enum=ready,enum=partially_shipped,enum=shipped,enum=cancelled" jsonschema_description:"the order's new state"`
+	PreviousStatus string    `json:"previous_status" jsonschema:"enum=received,enum=in_production,enum=ready,enum=partially_shipped,enum=shipped,enum=cancelled" jsonschema_description:"its state before"`
 	ETA            *string   `json:"eta" jsonschema:"oneof_type=string;null" jsonschema_extras:"format=date" jsonschema_description:"the day production promises the order, or null before any item is launched"`
 	OccurredAt     time.Time `json:"occurred_at" jsonschema_description:"when the change was recorded"`
+	// Shipment is what left the factory, on order.shipped only.
+	Shipment *contracts.Shipment `json:"shipment,omitempty" jsonschema_description:"order.shipped: what left the factory, with carrier and tracking"`
 }
 
 // ShopCallbackHeaders are the headers of a shop callback beside
@@ -73,8 +75,8 @@ func ShopCallback(callbackURL, secret string, client *http.Client) events.Subscr
 	cb := &shopCallback{url: callbackURL, shown: shown, secret: secret, client: client, now: time.Now}
 	return events.Subscriber{
 		Name:        SubscriberShopCallback,
-		Types:       events.Names(contracts.OrderStatusChanged),
-		Description: "POSTs the state and ETA of shop orders to SHOP_CALLBACK_URL, signed like the webhook.",
+		Types:       events.Names(contracts.OrderStatusChanged, contracts.OrderShipped),
+		Description: "POSTs the state and ETA of shop orders, and their shipments with carrier and tracking, to SHOP_CALLBACK_URL, signed like the webhook.",
 		Handle:      cb.send,
 		// Calls for different orders go out side by side (those of one order
 		// one after the other, in order); SHOP_CALLBACK_CONCURRENCY.
@@ -89,9 +91,20 @@ type shopCallback struct {
 }
 
 func (cb *shopCallback) send(ctx context.Context, ev events.Event) error {
-	p, err := contracts.OrderStatusChanged.Decode(ev)
-	if err != nil {
-		return fmt.Errorf("shop callback: %w", err)
+	var p contracts.OrderStatusChangedPayload
+	var shipment *contracts.Shipment
+	if ev.Type == contracts.OrderShipped.Name() {
+		s, err := contracts.OrderShipped.Decode(ev)
+		if err != nil {
+			return fmt.Errorf("shop callback: %w", err)
+		}
+		p = contracts.OrderStatusChangedPayload{OrderID: s.OrderID, Status: s.Status, PreviousStatus: s.PreviousStatus, SyncID: s.SyncID}
+		shipment = &s.Shipment
+	} else {
+		var err error
+		if p, err = contracts.OrderStatusChanged.Decode(ev); err != nil {
+			return fmt.Errorf("shop callback: %w", err)
+		}
 	}
 	if p.SyncID == nil {
 		return nil // not a shop order
@@ -101,7 +114,7 @@ func (cb *shopCallback) send(ctx context.Context, ev events.Event) error {
 		return nil // not a shop order
 	}
 	body := ShopCallbackBody{EventID: ev.ID, Type: ev.Type, OrderID: p.OrderID, ShopOrderID: shopID, SyncID: *p.SyncID,
-		Status: p.Status, PreviousStatus: p.PreviousStatus, OccurredAt: ev.CreatedAt.UTC()}
+		Status: p.Status, PreviousStatus: p.PreviousStatus, OccurredAt: ev.CreatedAt.UTC(), Shipment: shipment}
 	if p.ETA != "" {
 		body.ETA = &p.ETA
 	}
