@@ -101,6 +101,11 @@ func New(d Deps) *echo.Echo {
 	}}))
 	e.Use(limitBody)
 	e.Use(checkParams)
+	if q, err := declaredQueryParams(); err == nil {
+		e.Use(q.onlyDeclaredQuery)
+	} else {
+		d.Logger.Error("the OpenAPI document cannot be read; query parameters are not checked against it", "err", err)
+	}
 	e.Use(s.afterWrite)
 
 	e.GET("/healthz", s.healthz)
