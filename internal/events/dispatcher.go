@@ -311,7 +311,11 @@ func (d *Dispatcher) surveyQuery() surveyQuery {
 	for _, s := range d.reg.Subscribers() {
 		ns = append(ns, s.Name)
 	}
-	return surveyQuery{names: ns, owner: d.opt.Owner, pending: d.horizon.pendingXIDs()}
+	safe, known := d.horizon.current()
+	if !known {
+		safe = -1
+	}
+	return surveyQuery{names: ns, owner: d.opt.Owner, pending: d.horizon.pendingXIDs(), safe: safe}
 }
 
 func (d *Dispatcher) survey(ctx context.Context) (surveyed, error) {

@@ -76,6 +76,7 @@ type surveyQuery struct {
 	names   []string // the subscribers this dispatcher runs (and has registered)
 	owner   string
 	pending []string // PostgreSQL: the xids of the checkpoints not yet final
+	safe    int64    // PostgreSQL: the horizon established so far; -1 when none is
 }
 
 // surveyed is what a pass starts from.
@@ -85,6 +86,9 @@ type surveyed struct {
 	running   []string        // PostgreSQL: those of the checkpoints' transactions still running
 	lanes     []laneAt        // lanes with events past their position up to visible, or a retry due, not leased by another
 	nextRetry sql.NullFloat64 // seconds until the earliest retry of a subscriber run here
+	// gapless (PostgreSQL) tells that every id from the safe horizon up to
+	// visible is visible: no transaction still in flight holds one of them.
+	gapless bool
 }
 
 type claimQuery struct {

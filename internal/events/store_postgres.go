@@ -46,11 +46,14 @@ SELECT v.visible,
     WHERE r.locktype = 'relation' AND r.relation = 'events'::regclass AND r.mode = 'RowExclusiveLock'), '') AS writers,
   coalesce((SELECT string_agg(DISTINCT xid, ',') FROM l0 WHERE locktype = 'transactionid' AND xid = ANY (string_to_array(@pending, ','))), '') AS running,
   coalesce((SELECT string_agg(w.subscriber || ' ' || w.partition || ' ' || w.position, ',') FROM ` + lanes + `), '') AS lanes,
-  (SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM events_deliveries WHERE status = 'retrying' AND subscriber IN @names) AS next_retry
+  (SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM events_deliveries WHERE status = 'retrying' AND subscriber IN @names) AS next_retry,
+  CASE WHEN @safe >= 0 AND v.visible > @safe AND v.visible - @safe <= @gapWindow
+    THEN (SELECT count(*) FROM events WHERE id > @safe AND id <= v.visible) = v.visible - @safe ELSE false END AS gapless
 FROM (SELECT coalesce(max(id), 0) AS visible FROM events) v`
 	var writers, running, laneList string
-	err := db.WithContext(ctx).Raw(stmt, map[string]any{"owner": q.owner, "pending": strings.Join(q.pending, ","), "names": names(q.names)}).
-		Row().Scan(&sv.visible, &writers, &running, &laneList, &sv.nextRetry)
+	err := db.WithContext(ctx).Raw(stmt, map[string]any{"owner": q.owner, "pending": strings.Join(q.pending, ","), "names": names(q.names),
+		"safe": q.safe, "gapWindow": gaplessWindow}).
+		Row().Scan(&sv.visible, &writers, &running, &laneList, &sv.nextRetry, &sv.gapless)
 	if err != nil {
 		return sv, err
 	}
@@ -58,6 +61,10 @@ FROM (SELECT coalesce(max(id), 0) AS visible FROM events) v`
 	sv.lanes, err = parseLanes(laneList)
 	return sv, err
 }
+
+// gaplessWindow bounds the ids a survey counts to tell that the journal
+// above the safe horizon has no gap (see commitHorizon).
+const gaplessWindow = 4096
 
 func (pgStatements) lanesWithWork(ctx context.Context, db *gorm.DB, q surveyQuery, upto int64) ([]laneAt, error) {
 	return scanLanes(db.WithContext(ctx).Raw(lanesWithWorkSQL(pgNow, pgNextEvent, `(nx.partition = l.partition AND nx.id <= @upto)`),
