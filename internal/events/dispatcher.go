@@ -267,7 +267,7 @@ func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, er
 	d.passMu.Lock()
 	defer d.passMu.Unlock()
 	var st PassStats
-	sv, err := d.survey(ctx)
+	sv, err := d.survey(ctx, stop)
 	if err != nil {
 		return st, nil, err
 	}
@@ -280,7 +280,7 @@ func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, er
 		if err := d.register(ctx, horizon); err != nil {
 			return st, nil, fmt.Errorf("events: register subscribers: %w", err)
 		}
-		if sv, err = d.survey(ctx); err != nil {
+		if sv, err = d.survey(ctx, stop); err != nil {
 			return st, nil, err
 		}
 		horizon, visible = d.horizon.advance(sv)
@@ -288,25 +288,47 @@ func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, er
 	d.heartbeat(ctx, false)
 	st.Lagging = visible > horizon
 	st.RetryWaiting, st.NextRetry = sv.nextRetry.Valid, time.Duration(sv.nextRetry.Float64*float64(time.Second))
-	lanes := sv.lanes
-	if st.Lagging {
-		// The survey listed lanes with events up to the visible id; keep
-		// those with work up to the horizon.
-		if lanes, err = d.sql.lanesWithWork(ctx, d.db, d.surveyQuery(), horizon); err != nil {
-			return st, nil, err
-		}
-	}
 	// A lane running here is asked to look again up to the horizon, or in
 	// any case when a retry is due (which the survey does not place).
 	rerunUpTo := horizon
 	if st.RetryWaiting && st.NextRetry <= 0 {
 		rerunUpTo = math.MaxInt64
 	}
-	runs, err := d.startLanes(ctx, stop, lanes, horizon, rerunUpTo)
-	return st, runs, err
+	// The lanes the survey claimed itself, with their first batches: the
+	// journal was final up to visible in its snapshot.
+	var runs []*laneRun
+	claimed := map[laneKey]bool{}
+	for _, g := range sv.claimed {
+		d.cache.put(g.part, g.pos, sv.visible, g.batch)
+		runs = append(runs, d.startClaimed(ctx, stop, g.part, g.pos, g.lanes, rerunUpTo)...)
+		for _, c := range g.lanes {
+			claimed[laneKey{c.sub, g.part}] = true
+		}
+	}
+	lanes := sv.lanes
+	if st.Lagging {
+		// The survey listed lanes with events up to the visible id; keep
+		// those with work up to the horizon.
+		if lanes, err = d.sql.lanesWithWork(ctx, d.db, d.surveyQuery(nil), horizon); err != nil {
+			return st, runs, err
+		}
+	}
+	if len(claimed) > 0 {
+		rest := lanes[:0:0]
+		for _, l := range lanes {
+			if !claimed[l.laneKey] {
+				rest = append(rest, l)
+			}
+		}
+		lanes = rest
+	}
+	more, err := d.startLanes(ctx, stop, lanes, horizon, rerunUpTo)
+	return st, append(runs, more...), err
 }
 
-func (d *Dispatcher) surveyQuery() surveyQuery {
+// surveyQuery describes this dispatcher's survey; with stop, one that may
+// claim the lanes with work, but those running here, in the same statement.
+func (d *Dispatcher) surveyQuery(stop context.Context) surveyQuery {
 	ns := make([]string, 0, len(d.reg.Subscribers()))
 	for _, s := range d.reg.Subscribers() {
 		ns = append(ns, s.Name)
@@ -315,11 +337,20 @@ func (d *Dispatcher) surveyQuery() surveyQuery {
 	if !known {
 		safe = -1
 	}
-	return surveyQuery{names: ns, owner: d.opt.Owner, pending: d.horizon.pendingXIDs(), safe: safe}
+	q := surveyQuery{names: ns, owner: d.opt.Owner, pending: d.horizon.pendingXIDs(), safe: safe, lease: d.opt.Lease, limit: d.opt.BatchSize}
+	if stop != nil && stop.Err() == nil {
+		d.mu.Lock()
+		q.claim = d.registered
+		for k := range d.running {
+			q.running = append(q.running, k)
+		}
+		d.mu.Unlock()
+	}
+	return q
 }
 
-func (d *Dispatcher) survey(ctx context.Context) (surveyed, error) {
-	return d.sql.survey(ctx, d.db, d.surveyQuery())
+func (d *Dispatcher) survey(ctx, stop context.Context) (surveyed, error) {
+	return d.sql.survey(ctx, d.db, d.surveyQuery(stop))
 }
 
 func (d *Dispatcher) isRegistered() bool {
@@ -344,7 +375,15 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horiz
 	d.mu.Lock()
 	for _, l := range lanes {
 		if lr, ok := d.running[l.laneKey]; ok {
-			lr.lookAgain(rerunUpTo)
+			// Only for an event it may not have covered: the lane's
+			// next event as the survey saw it (often one the lane is
+			// dispatching already), or a retry due.
+			switch {
+			case rerunUpTo == math.MaxInt64 || l.next == 0:
+				lr.lookAgain(math.MaxInt64)
+			case l.next <= horizon:
+				lr.lookAgain(l.next)
+			}
 			runs = append(runs, lr)
 			continue
 		}
@@ -377,25 +416,33 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horiz
 			continue
 		}
 		d.cache.put(g.part, g.pos, horizon, batch)
-		for _, c := range claimed {
-			s := d.reg.Subscriber(c.sub)
-			lr := &laneRun{key: laneKey{c.sub, g.part}, sub: s, pos: g.pos, open: c.open, due: c.due, held: true, done: make(chan struct{})}
-			d.mu.Lock()
-			if prev, ok := d.running[lr.key]; ok {
-				// Started meanwhile by another pass: that goroutine owns it.
-				prev.lookAgain(rerunUpTo)
-				d.mu.Unlock()
-				runs = append(runs, prev)
-				continue
-			}
-			d.running[lr.key] = lr
-			d.ensureRenewer()
-			d.mu.Unlock()
-			runs = append(runs, lr)
-			go d.runLane(ctx, stop, lr)
-		}
+		runs = append(runs, d.startClaimed(ctx, stop, g.part, g.pos, claimed, rerunUpTo)...)
 	}
 	return runs, errors.Join(errs...)
+}
+
+// startClaimed starts a goroutine for each lane of the partition claimed at
+// pos; a lane started meanwhile by another pass is asked to look again.
+func (d *Dispatcher) startClaimed(ctx, stop context.Context, part int, pos int64, claimed []claimedLane, rerunUpTo int64) []*laneRun {
+	var runs []*laneRun
+	for _, c := range claimed {
+		s := d.reg.Subscriber(c.sub)
+		lr := &laneRun{key: laneKey{c.sub, part}, sub: s, pos: pos, open: c.open, due: c.due, held: true, done: make(chan struct{})}
+		d.mu.Lock()
+		if prev, ok := d.running[lr.key]; ok {
+			// Started meanwhile by another pass: that goroutine owns it.
+			prev.lookAgain(rerunUpTo)
+			d.mu.Unlock()
+			runs = append(runs, prev)
+			continue
+		}
+		d.running[lr.key] = lr
+		d.ensureRenewer()
+		d.mu.Unlock()
+		runs = append(runs, lr)
+		go d.runLane(ctx, stop, lr)
+	}
+	return runs
 }
 
 // ensureRenewer starts the goroutine that renews the leases of the lanes
