@@ -120,7 +120,11 @@ func seedOrderList(t *testing.T, env *apptest.Env) listSeed {
 	r := env.Admin(http.MethodPost, "/api/v1/imports/crm/orders", `{"orders": [{"crm_order_id": 501,
 		"customer": {"name": "Пётр Сидоров", "phone": "+7 (900) 111-22-33"}, "items": [{"sku": "TMB-PRIK-450", "qty": 2}]}]}`)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-	var rep struct{ Rows []struct{ OrderID int64 `json:"order_id"` } }
+	var rep struct {
+		Rows []struct {
+			OrderID int64 `json:"order_id"`
+		}
+	}
 	r.JSON(t, &rep)
 	s.pyotr = rep.Rows[0].OrderID
 	require.NotZero(t, s.pyotr)
@@ -197,6 +201,11 @@ func TestOrders_ListFilters(t *testing.T) {
 func TestOrders_LateFlag(t *testing.T) {
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		s := seedOrderList(t, env)
+		// A cancelled order is not late, whatever ETA it kept.
+		require.NoError(t, env.App.DB.Exec("UPDATE sales_orders SET eta = ? WHERE id = ?", "2026-12-18", s.fedor).Error)
+		require.Equal(t, "2026-12-18", env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", s.fedor), nil).Map(t)["eta"])
+		require.Equal(t, []int64{s.ivan}, idsOf(orderList(t, env, "late=true", 50)))
+		require.Equal(t, []int64{s.fedor, s.pyotr, s.anna, s.alyona}, idsOf(orderList(t, env, "late=false", 50)))
 		late := map[int64]bool{}
 		for _, o := range orderList(t, env, "", 50) {
 			late[o.ID] = o.Late
