@@ -70,7 +70,7 @@ func idsOf(os []listedOrder) []int64 {
 // listSeed is one order of every kind the filters tell apart.
 type listSeed struct {
 	ivan    int64 // manual, "Иван Петров", +7 900 000-00-00, SHK-KUPE-1600, due 12-10, ETA 12-18: late
-	alyona  int64 // manual, "ИВАНОВА Алёна", 8 (912) 345-67-89, TMB-PRIK-450, due 12-20, ETA 12-18: on time
+	alyona  int64 // manual, "ИВАНОВА Алёна", 8 (912) 345-67-89, TMB-PRIK-450, due 12-20, ETA 12-20: on time
 	anna    int64 // shop, "Анна Смирнова", SHK-KUPE-1600, due 12-24, not planned
 	pyotr   int64 // CRM, "Пётр Сидоров", +7 (900) 111-22-33, TMB-PRIK-450, no due date, ETA 2027-01-10: not late
 	fedor   int64 // manual, "Fedor Smith", SHK-KUPE-1600 and TMB-PRIK-450, due 12-01, cancelled
@@ -115,7 +115,7 @@ func seedOrderList(t *testing.T, env *apptest.Env) listSeed {
 	launched(901, "2026-12-18", items...)
 	s.alyona, items = manual("ИВАНОВА Алёна", "8 (912) 345-67-89", "2026-12-20", "TMB-PRIK-450")
 	env.Dispatch()
-	launched(902, "2026-12-18", items...)
+	launched(902, "2026-12-20", items...) // on the due date: not late
 	s.anna = orderIDOf(t, deliver(env, shopBody("list-1"), time.Now()))
 	r := env.Admin(http.MethodPost, "/api/v1/imports/crm/orders", `{"orders": [{"crm_order_id": 501,
 		"customer": {"name": "Пётр Сидоров", "phone": "+7 (900) 111-22-33"}, "items": [{"sku": "TMB-PRIK-450", "qty": 2}]}]}`)
