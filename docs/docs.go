@@ -5360,7 +5360,7 @@ const docTemplate = `{
                     }
                 },
                 "late": {
-                    "description": "Late: production's ETA is after the due date (see IsLate); set on\nevery order read.",
+                    "description": "Late is true when production's ETA is after the due date; an order\nwithout either, or cancelled, is not late.",
                     "type": "boolean"
                 },
                 "shipments": {
