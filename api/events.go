@@ -18,8 +18,8 @@ import (
 //	@Tags			events
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			type			query		string	false	"event type, e.g. order.received"		maxlength(100)
-//	@Param			aggregate_type	query		string	false	"the object's table, e.g. sales_orders"	maxlength(100)
+//	@Param			type			query		string	false	"event type, e.g. order.received; one of GET /api/v1/event-types (422 otherwise)"		maxlength(100)
+//	@Param			aggregate_type	query		string	false	"the object's table, e.g. sales_orders; the aggregate_type of an event type (422 otherwise)"	maxlength(100)
 //	@Param			aggregate_id	query		int		false	"the object's id"
 //	@Param			status			query		string	false	"event status"	Enums(pending, processed, failed)
 //	@Param			actor_id		query		int		false	"the user who caused it"
@@ -38,9 +38,17 @@ func (s *server) listEvents(c echo.Context) error {
 	}
 	f := events.Filter{Status: c.QueryParam("status")}
 	var fields, more []apperr.FieldError
+	// A type or aggregate type no event can have is refused, not answered
+	// with an empty list.
 	f.Type, more = queryText(c, "type", input.MaxQuery)
+	if len(more) == 0 && f.Type != "" && !s.Registry.HasType(f.Type) {
+		more = append(more, apperr.Field("type", "no event type is named %q (GET /api/v1/event-types lists them)", f.Type))
+	}
 	fields = append(fields, more...)
 	f.AggregateType, more = queryText(c, "aggregate_type", input.MaxQuery)
+	if len(more) == 0 && f.AggregateType != "" && !s.hasAggregateType(f.AggregateType) {
+		more = append(more, apperr.Field("aggregate_type", "no event type is about %q (GET /api/v1/event-types lists the aggregate types)", f.AggregateType))
+	}
 	fields = append(fields, more...)
 	switch f.Status {
 	case "", events.StatusPending, events.StatusProcessed, events.StatusFailed:
@@ -68,6 +76,17 @@ func (s *server) listEvents(c echo.Context) error {
 		entries[i].Payload = events.InDeclaredOrder(entries[i].Type, entries[i].Payload)
 	}
 	return c.JSON(http.StatusOK, list(entries, next))
+}
+
+// hasAggregateType tells whether some declared event type is about objects
+// of the table t.
+func (s *server) hasAggregateType(t string) bool {
+	for _, typ := range s.Registry.Types() {
+		if typ.AggregateType == t {
+			return true
+		}
+	}
+	return false
 }
 
 // getEvent godoc

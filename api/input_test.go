@@ -149,7 +149,11 @@ func TestInput_ControlCharactersAndInvalidUTF8(t *testing.T) {
 			require.Equal(t, "цвет:\tдуб\r\nручки: хром", o.Items[0].Note)
 		})
 		t.Run("OKJournalFilterOfPlainText", func(t *testing.T) {
-			require.Equal(t, http.StatusOK, send(env, get("/api/v1/events?type=нет.такого&aggregate_type=x%20y")()).Status)
+			require.Equal(t, http.StatusOK, send(env, get("/api/v1/events?type=order.received&aggregate_type=sales_orders")()).Status)
+			// Plain text passes the text check; a type no event has is then refused by name.
+			r := send(env, get("/api/v1/events?type=нет.такого&aggregate_type=x%20y")())
+			require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s", r.Body)
+			require.Contains(t, string(r.Body), "нет.такого")
 		})
 	})
 }

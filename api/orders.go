@@ -2,13 +2,15 @@ package api
 
 import (
 	"net/http"
-	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/input"
+	"github.com/tsekh/tsekh/internal/platform/page"
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
@@ -132,41 +134,114 @@ func checkIdempotencyKey(k string) error {
 	return nil
 }
 
-var orderStatuses = []string{sales.StatusReceived, sales.StatusInProduction, sales.StatusReady, sales.StatusPartiallyShipped, sales.StatusShipped, sales.StatusCancelled}
-
 // listOrders godoc
 //
-//	@Summary	Sales orders, newest first
-//	@ID		listOrders
-//	@Description	Orders with their items and states, newest first; the ETA once production is planned.
-//	@Tags		sales
-//	@Produce	json
-//	@Security	BearerAuth
-//	@Param		status	query		string	false	"order state"	Enums(received, in_production, ready, partially_shipped, shipped, cancelled)
-//	@Param		source	query		string	false	"order source"	Enums(shop, crm, manual)
-//	@Param		limit	query		int		false	"page size (1-500, default 50)"
-//	@Param		cursor	query		string	false	"next_cursor of the previous page"
-//	@Success	200		{object}	OrderList
-//	@Failure	401		{object}	Problem
-//	@Failure	422		{object}	Problem
-//	@Router		/api/v1/orders [get]
+//	@Summary		Sales orders, newest first; JSON or CSV
+//	@ID				listOrders
+//	@Description	Orders with their items and states, newest first; the ETA once production is planned, and late: the ETA is after the due date
+//	@Description	(an order without a due date or an ETA is not late, nor is a cancelled one).
+//	@Description
+//	@Description	Filters combine (AND). customer finds a substring of the customer's name or phone whatever its case, Cyrillic included
+//	@Description	(ё and е alike): "иван" finds "Иван Петров"; a phone number is found by its digits, however it is written ("9000000000" and
+//	@Description	"900 000-00-00" both find "+7 900 000-00-00"). sku selects the orders with an item of that SKU. due_after and due_before
+//	@Description	select orders due on or after / on or before the day (orders without a due date are left out by either).
+//	@Description	A filter value that cannot match anything (an unknown status or source, a date that is not YYYY-MM-DD, late other than true or false,
+//	@Description	due_before before due_after) is a 422 naming the parameter; a parameter the endpoint does not take is a 400.
+//	@Description
+//	@Description	With `Accept: text/csv` the answer is every order the filters select (limit and cursor do not apply) as CSV for a spreadsheet:
+//	@Description	UTF-8 with a byte order mark, a header row, one row per order with its items summarised ("SKU × qty; …") and their total units.
+//	@Tags			sales
+//	@Produce		json
+//	@Produce		text/csv
+//	@Security		BearerAuth
+//	@Param			status		query		string	false	"order state"	Enums(received, in_production, ready, partially_shipped, shipped, cancelled)
+//	@Param			source		query		string	false	"order source"	Enums(shop, crm, manual)
+//	@Param			customer	query		string	false	"part of the customer's name or phone, any case"	maxlength(200)
+//	@Param			sku			query		string	false	"orders with an item of this SKU"	maxlength(64)
+//	@Param			due_after	query		string	false	"due on or after this day (YYYY-MM-DD)"		format(date)
+//	@Param			due_before	query		string	false	"due on or before this day (YYYY-MM-DD)"	format(date)
+//	@Param			late		query		bool	false	"true: only late orders (ETA after the due date); false: only the others"
+//	@Param			limit		query		int		false	"page size (1-500, default 50; JSON only)"
+//	@Param			cursor		query		string	false	"next_cursor of the previous page (JSON only)"
+//	@Success		200			{object}	OrderList	"JSON; with Accept: text/csv, CSV with one row per order"
+//	@Failure		400			{object}	Problem
+//	@Failure		401			{object}	Problem
+//	@Failure		422			{object}	Problem	"a filter value that cannot match, named in errors"
+//	@Router			/api/v1/orders [get]
 func (s *server) listOrders(c echo.Context) error {
 	pr, err := pageOf(c)
 	if err != nil {
 		return err
 	}
-	f := sales.OrderFilter{Status: c.QueryParam("status"), Source: c.QueryParam("source")}
-	if f.Status != "" && !slices.Contains(orderStatuses, f.Status) {
-		return apperr.Invalid("invalid query", apperr.Field("status", "must be one of received, in_production, ready, partially_shipped, shipped, cancelled"))
+	f, err := orderFilterOf(c)
+	if err != nil {
+		return err
 	}
-	if f.Source != "" && !slices.Contains([]string{sales.SourceShop, sales.SourceCRM, sales.SourceManual}, f.Source) {
-		return apperr.Invalid("invalid query", apperr.Field("source", "must be shop, crm or manual"))
+	ctx := c.Request().Context()
+	if wantsCSV(c) {
+		return writeCSV(c, "orders.csv", orderCSVHeader, orderCSVRow, func(pr page.Request) ([]sales.Order, string, error) {
+			return s.Sales.Orders(ctx, f, pr)
+		})
 	}
-	os, next, err := s.Sales.Orders(c.Request().Context(), f, pr)
+	os, next, err := s.Sales.Orders(ctx, f, pr)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, list(os, next))
+}
+
+// orderFilterOf reads the orders list's filters from the query, naming
+// every parameter at fault in one 422.
+func orderFilterOf(c echo.Context) (sales.OrderFilter, error) {
+	f := sales.OrderFilter{
+		Status:   c.QueryParam("status"),
+		Source:   c.QueryParam("source"),
+		Customer: c.QueryParam("customer"),
+		SKU:      strings.TrimSpace(c.QueryParam("sku")),
+	}
+	var fields, more []apperr.FieldError
+	f.DueAfter, more = input.Date("due_after", c.QueryParam("due_after"))
+	fields = append(fields, more...)
+	f.DueBefore, more = input.Date("due_before", c.QueryParam("due_before"))
+	fields = append(fields, more...)
+	switch v := c.QueryParam("late"); v {
+	case "":
+	case "true", "false":
+		late := v == "true"
+		f.Late = &late
+	default:
+		fields = append(fields, apperr.Field("late", "must be true or false"))
+	}
+	if err := f.Validate(); err != nil {
+		fields = append(fields, apperr.As(err).Fields...)
+	}
+	if len(fields) > 0 {
+		return f, apperr.Invalid("invalid query", fields...)
+	}
+	return f, nil
+}
+
+// orderCSVHeader and orderCSVRow are the orders list as CSV: one row per order.
+var orderCSVHeader = []string{"id", "created_at", "status", "source", "customer_name", "customer_phone", "customer_email",
+	"due_date", "eta", "late", "items", "units", "sync_id", "crm_order_id"}
+
+func orderCSVRow(o sales.Order) []string {
+	items := make([]string, len(o.Items))
+	units := 0
+	for i, it := range o.Items {
+		items[i] = it.SKU + " × " + strconv.Itoa(it.Qty)
+		units += it.Qty
+	}
+	syncID, crmID := "", ""
+	if o.SyncID != nil {
+		syncID = *o.SyncID
+	}
+	if o.CRMOrderID != nil {
+		crmID = strconv.FormatInt(*o.CRMOrderID, 10)
+	}
+	return []string{strconv.FormatInt(o.ID, 10), o.CreatedAt.UTC().Format(time.RFC3339), o.Status, o.Source,
+		o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.DueDate.String(), o.ETA.String(), strconv.FormatBool(o.Late),
+		strings.Join(items, "; "), strconv.Itoa(units), syncID, crmID}
 }
 
 // getOrder godoc

@@ -1,5 +1,6 @@
-// Package db holds tsekh's versioned SQL migrations, one folder per dialect,
-// embedded in the binary and applied by goose.
+// Package db holds tsekh's versioned migrations, applied by goose: SQL, one
+// folder per dialect, embedded in the binary; and the few written in Go
+// (GoMigrations), one for both dialects, whose versions no SQL file takes.
 package db
 
 import "embed"

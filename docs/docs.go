@@ -73,14 +73,14 @@ const docTemplate = `{
                     {
                         "maxLength": 100,
                         "type": "string",
-                        "description": "event type, e.g. order.received",
+                        "description": "event type, e.g. order.received; one of GET /api/v1/event-types (422 otherwise)",
                         "name": "type",
                         "in": "query"
                     },
                     {
                         "maxLength": 100,
                         "type": "string",
-                        "description": "the object's table, e.g. sales_orders",
+                        "description": "the object's table, e.g. sales_orders; the aggregate_type of an event type (422 otherwise)",
                         "name": "aggregate_type",
                         "in": "query"
                     },
@@ -389,14 +389,15 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Orders with their items and states, newest first; the ETA once production is planned.",
+                "description": "Orders with their items and states, newest first; the ETA once production is planned, and late: the ETA is after the due date\n(an order without a due date or an ETA is not late, nor is a cancelled one).\n\nFilters combine (AND). customer finds a substring of the customer's name or phone whatever its case, Cyrillic included\n(ё and е alike): \"иван\" finds \"Иван Петров\"; a phone number is found by its digits, however it is written (\"9000000000\" and\n\"900 000-00-00\" both find \"+7 900 000-00-00\"). sku selects the orders with an item of that SKU. due_after and due_before\nselect orders due on or after / on or before the day (orders without a due date are left out by either).\nA filter value that cannot match anything (an unknown status or source, a date that is not YYYY-MM-DD, late other than true or false,\ndue_before before due_after) is a 422 naming the parameter; a parameter the endpoint does not take is a 400.\n\nWith ` + "`" + `Accept: text/csv` + "`" + ` the answer is every order the filters select (limit and cursor do not apply) as CSV for a spreadsheet:\nUTF-8 with a byte order mark, a header row, one row per order with its items summarised (\"SKU × qty; …\") and their total units.",
                 "produces": [
-                    "application/json"
+                    "application/json",
+                    "text/csv"
                 ],
                 "tags": [
                     "sales"
                 ],
-                "summary": "Sales orders, newest first",
+                "summary": "Sales orders, newest first; JSON or CSV",
                 "operationId": "listOrders",
                 "parameters": [
                     {
@@ -425,23 +426,63 @@ const docTemplate = `{
                         "in": "query"
                     },
                     {
+                        "maxLength": 200,
+                        "type": "string",
+                        "description": "part of the customer's name or phone, any case",
+                        "name": "customer",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 64,
+                        "type": "string",
+                        "description": "orders with an item of this SKU",
+                        "name": "sku",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "format": "date",
+                        "description": "due on or after this day (YYYY-MM-DD)",
+                        "name": "due_after",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "format": "date",
+                        "description": "due on or before this day (YYYY-MM-DD)",
+                        "name": "due_before",
+                        "in": "query"
+                    },
+                    {
+                        "type": "boolean",
+                        "description": "true: only late orders (ETA after the due date); false: only the others",
+                        "name": "late",
+                        "in": "query"
+                    },
+                    {
                         "type": "integer",
-                        "description": "page size (1-500, default 50)",
+                        "description": "page size (1-500, default 50; JSON only)",
                         "name": "limit",
                         "in": "query"
                     },
                     {
                         "type": "string",
-                        "description": "next_cursor of the previous page",
+                        "description": "next_cursor of the previous page (JSON only)",
                         "name": "cursor",
                         "in": "query"
                     }
                 ],
                 "responses": {
                     "200": {
-                        "description": "OK",
+                        "description": "JSON; with Accept: text/csv, CSV with one row per order",
                         "schema": {
                             "$ref": "#/definitions/api.OrderList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
                         }
                     },
                     "401": {
@@ -451,7 +492,7 @@ const docTemplate = `{
                         }
                     },
                     "422": {
-                        "description": "Unprocessable Entity",
+                        "description": "a filter value that cannot match, named in errors",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -5280,6 +5321,7 @@ const docTemplate = `{
                 "eta",
                 "id",
                 "items",
+                "late",
                 "shipments",
                 "source",
                 "status",
@@ -5316,6 +5358,10 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/sales.Item"
                     }
+                },
+                "late": {
+                    "description": "Late is true when production's ETA is after the due date; an order\nwithout either, or cancelled, is not late.",
+                    "type": "boolean"
                 },
                 "shipments": {
                     "description": "Shipments are what has left the factory, oldest first.",

@@ -118,9 +118,9 @@ func createOrderWithoutEvent(ctx context.Context, db *gorm.DB, in sales.NewOrder
 			return err
 		}
 		o := sales.Order{Status: sales.StatusReceived, Source: in.Source, Customer: in.Customer, DueDate: in.DueDate}
-		if err := tx.Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, due_date)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			o.Status, o.Source, o.SyncID, o.CRMOrderID, o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.DueDate).Scan(&o.ID).Error; err != nil {
+		if err := tx.Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			o.Status, o.Source, o.SyncID, o.CRMOrderID, o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.Customer.SearchKey(), o.DueDate).Scan(&o.ID).Error; err != nil {
 			return err
 		}
 		skus := make([]string, 0, len(in.Items))

@@ -18,7 +18,6 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
-	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
 // Order sources.
@@ -67,6 +66,14 @@ type Order struct {
 
 	// Shipments are what has left the factory, oldest first.
 	Shipments []Shipment `json:"shipments" gorm:"foreignKey:OrderID"`
+
+	// Late is true when production's ETA is after the due date; an order
+	// without either, or cancelled, is not late.
+	Late bool `json:"late" gorm:"-"`
+
+	// CustomerSearch is Customer.SearchKey of Customer, for the list's
+	// customer filter: written only through customerColumns.
+	CustomerSearch string `json:"-" gorm:"column:customer_search"`
 }
 
 // TableName is the sales module's order table.
@@ -266,9 +273,10 @@ func insertOrderRow(ctx context.Context, tx *gorm.DB, o *Order, uniqueBy string)
 		return 0, fmt.Errorf("sales: no unique key %q", uniqueBy)
 	}
 	var id int64
-	err := tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, due_date)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`+conflict+` RETURNING id`,
-		o.Status, o.Source, o.SyncID, o.CRMOrderID, o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.DueDate).Scan(&id).Error
+	cc := customerColumns(o.Customer)
+	err := tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`+conflict+` RETURNING id`,
+		o.Status, o.Source, o.SyncID, o.CRMOrderID, cc["customer_name"], cc["customer_phone"], cc["customer_email"], cc["customer_search"], o.DueDate).Scan(&id).Error
 	return id, err
 }
 
@@ -289,30 +297,4 @@ func order(ctx context.Context, db *gorm.DB, id int64) (Order, error) {
 func withShipments(db *gorm.DB) *gorm.DB {
 	return db.Preload("Shipments", func(db *gorm.DB) *gorm.DB { return db.Order("id") }).
 		Preload("Shipments.Items", func(db *gorm.DB) *gorm.DB { return db.Order("item_id") })
-}
-
-// OrderFilter selects orders; zero fields do not filter.
-type OrderFilter struct {
-	Status string
-	Source string
-}
-
-// Orders returns a page of orders, newest first.
-func (s *Service) Orders(ctx context.Context, f OrderFilter, pr page.Request) ([]Order, string, error) {
-	q := withShipments(s.db.WithContext(ctx).Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") }))
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	if f.Source != "" {
-		q = q.Where("source = ?", f.Source)
-	}
-	if pr.After != 0 {
-		q = q.Where("id < ?", pr.After)
-	}
-	var os []Order
-	if err := q.Order("id DESC").Limit(pr.Limit + 1).Find(&os).Error; err != nil {
-		return nil, "", err
-	}
-	os, next := page.Next(os, pr.Limit, func(o Order) int64 { return o.ID })
-	return os, next, nil
 }

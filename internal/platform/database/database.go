@@ -125,7 +125,7 @@ func provider(gdb *gorm.DB) (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(dialect, sqlDB, fsys)
+	return goose.NewProvider(dialect, sqlDB, fsys, goose.WithGoMigrations(db.GoMigrations()...))
 }
 
 // Migrate applies every pending migration and returns how many it applied.
