@@ -88,13 +88,14 @@ func (c *batchCache) get(ctx context.Context, part int, from, horizon int64) ([]
 	return events, covered, nil
 }
 
-// put holds a batch read elsewhere (by a claim) for the lanes that follow.
-func (c *batchCache) put(part int, from, horizon int64, events []Event) {
+// put holds a batch read elsewhere (by a claim, of at most limit events)
+// for the lanes that follow.
+func (c *batchCache) put(part int, from, horizon int64, events []Event, limit int) {
 	if len(events) == 0 {
 		return
 	}
 	e := &cacheEntry{ready: make(chan struct{}), events: events, covered: horizon}
-	if len(events) >= c.batchSize {
+	if len(events) >= limit {
 		e.covered = events[len(events)-1].ID
 	}
 	close(e.ready)

@@ -299,7 +299,7 @@ func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, er
 	var runs []*laneRun
 	claimed := map[laneKey]bool{}
 	for _, g := range sv.claimed {
-		d.cache.put(g.part, g.pos, sv.visible, g.batch)
+		d.cache.put(g.part, g.pos, sv.visible, g.batch, surveyBatch(d.opt.BatchSize))
 		runs = append(runs, d.startClaimed(ctx, stop, g.part, g.pos, g.lanes, rerunUpTo)...)
 		for _, c := range g.lanes {
 			claimed[laneKey{c.sub, g.part}] = true
@@ -337,7 +337,7 @@ func (d *Dispatcher) surveyQuery(stop context.Context) surveyQuery {
 	if !known {
 		safe = -1
 	}
-	q := surveyQuery{names: ns, owner: d.opt.Owner, pending: d.horizon.pendingXIDs(), safe: safe, lease: d.opt.Lease, limit: d.opt.BatchSize}
+	q := surveyQuery{names: ns, owner: d.opt.Owner, pending: d.horizon.pendingXIDs(), safe: safe, lease: d.opt.Lease, limit: surveyBatch(d.opt.BatchSize)}
 	if stop != nil && stop.Err() == nil {
 		d.mu.Lock()
 		q.claim = d.registered
@@ -348,6 +348,12 @@ func (d *Dispatcher) surveyQuery(stop context.Context) surveyQuery {
 	}
 	return q
 }
+
+// surveyBatch is how many events the survey reads for each group of lanes it
+// claims: enough for the events written one by one that it is there for,
+// little enough that a survey over a backlog (sixteen partitions' groups)
+// stays a small read. The lanes go on in batches of their own.
+func surveyBatch(batchSize int) int { return min(batchSize, 64) }
 
 func (d *Dispatcher) survey(ctx, stop context.Context) (surveyed, error) {
 	return d.sql.survey(ctx, d.db, d.surveyQuery(stop))
@@ -415,7 +421,7 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horiz
 		if len(claimed) == 0 {
 			continue
 		}
-		d.cache.put(g.part, g.pos, horizon, batch)
+		d.cache.put(g.part, g.pos, horizon, batch, d.opt.BatchSize)
 		runs = append(runs, d.startClaimed(ctx, stop, g.part, g.pos, claimed, rerunUpTo)...)
 	}
 	return runs, errors.Join(errs...)
