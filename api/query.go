@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 	"github.com/swaggo/swag"
@@ -18,9 +19,13 @@ import (
 // document, so that what a route accepts is exactly what its contract says.
 type queryParams map[string][]string
 
-// declaredQueryParams reads the query parameters of every operation from the
-// OpenAPI document (docs/, generated from the swag annotations).
-func declaredQueryParams() (queryParams, error) {
+// declaredQueryParams reads, once per process, the query parameters of every
+// operation from the OpenAPI document (docs/, generated from the swag
+// annotations). (swag.ReadDoc renders the document from shared state, so it
+// must not run for two apps at once.)
+var declaredQueryParams = sync.OnceValues(readQueryParams)
+
+func readQueryParams() (queryParams, error) {
 	doc, err := swag.ReadDoc()
 	if err != nil {
 		return nil, err
