@@ -123,6 +123,7 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 		x0, x1   float64 // the bar
 		row      int
 		label    string
+		size     float64 // its font size
 		inside   bool    // the label is on the bar
 		lx       float64 // where the label starts
 		ex0, ex1 float64 // the bar and its label
@@ -136,22 +137,16 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 			p.x1 = dayX(v, days, dayW, b.EndDay.Time, b.EndMin, float64(cs.CapacityMinPerDay))
 			p.x1 = math.Max(p.x1, p.x0+3)
 			p.ex0, p.ex1 = p.x0, p.x1
-			labels := barLabels(b)
-			for _, l := range labels { // the longest that fits on the bar
-				if textWidth(l, ganttFont)+2*ganttTextPad <= p.x1-p.x0 {
-					p.label, p.inside, p.lx = l, true, p.x0+ganttTextPad
-					break
-				}
-			}
-			if p.label == "" { // beside it: right if there is room, else left
-				l := labels[1] // "ПЗ №N · SKU"
-				tw := textWidth(l, ganttFont)
-				switch {
-				case p.x1+ganttTextPad+tw <= chartR:
-					p.label, p.lx, p.ex1 = l, p.x1+ganttTextPad, p.x1+ganttTextPad+tw+ganttTextPad
-				case p.x0-ganttTextPad-tw >= ganttLabelW:
-					p.label, p.lx, p.ex0 = l, p.x0-ganttTextPad-tw, p.x0-ganttTextPad-tw-ganttTextPad
-				}
+			p.label, p.inside, p.size = placeLabel(barLabels(b), p.x0, p.x1, chartR)
+			switch {
+			case p.inside:
+				p.lx = p.x0 + ganttTextPad
+			case p.label != "" && p.x1+ganttTextPad+textWidth(p.label, p.size) <= chartR:
+				p.lx = p.x1 + ganttTextPad
+				p.ex1 = p.lx + textWidth(p.label, p.size) + ganttTextPad
+			case p.label != "":
+				p.lx = p.x0 - ganttTextPad - textWidth(p.label, p.size)
+				p.ex0 = p.lx - ganttTextPad
 			}
 			lanes[i] = append(lanes[i], p)
 		}
@@ -323,7 +318,7 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 				color, halo = statusStyle(p.bar.Status).text, ""
 			}
 			fmt.Fprintf(&b, `<g class="order-label" data-prod-order-id="%d"><title>%s</title>`, p.bar.ProdOrderID, esc(barTitle(cs, p.bar)))
-			fmt.Fprintf(&b, `<text class="label" x="%.1f" y="%.1f" font-size="%g" fill="%s"%s>%s</text></g>`+"\n", p.lx, barY(p)+barH-4.5, ganttFont, color, halo, esc(p.label))
+			fmt.Fprintf(&b, `<text class="label" x="%.1f" y="%.1f" font-size="%g" fill="%s"%s>%s</text></g>`+"\n", p.lx, barY(p)+barH-4.5, p.size, color, halo, esc(p.label))
 		}
 		fmt.Fprintf(&b, "</g>\n")
 		y += h
@@ -354,6 +349,31 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 	fmt.Fprintf(&b, "</g>\n</svg>\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// placeLabel chooses a bar's label (from labels, longest first, as
+// barLabels makes them) and where it goes: the longest that fits on the bar;
+// else the one with the SKU beside the bar, right or left, where there is
+// room; else the shortest that fits on the bar; else none (the tooltip
+// stays).
+func placeLabel(labels []string, x0, x1, chartR float64) (label string, inside bool, size float64) {
+	fits := func(l string, size float64) bool { return textWidth(l, size)+2*ganttTextPad <= x1-x0 }
+	for _, size := range []float64{ganttFont, ganttFont - 1} {
+		for _, l := range labels[:2] {
+			if fits(l, size) {
+				return l, true, size
+			}
+		}
+	}
+	if w := textWidth(labels[1], ganttFont); x1+ganttTextPad+w <= chartR || x0-ganttTextPad-w >= ganttLabelW {
+		return labels[1], false, ganttFont
+	}
+	for _, l := range labels[2:] {
+		if fits(l, ganttFont) {
+			return l, true, ganttFont
+		}
+	}
+	return "", false, ganttFont
 }
 
 // barLabels are a bar's labels, longest first; the last is the shortest.
