@@ -101,19 +101,19 @@ func TestSchedule_GanttMarks(t *testing.T) {
 			env.Dispatch()
 			return []int64{o.Items[0].ID}
 		}
-		// Twenty wardrobes due on Tuesday cannot make it; one nightstand
-		// due on Friday next week can; the sofa has no due date.
+		// Twenty wardrobes due on Tuesday cannot make it; one nightstand due
+		// on Wednesday is made on that day, in time; the sofa has no due date.
 		late := launch(t, env, map[string]any{"items": order("SHK-RASP-1200", 20, "2026-11-17")})
-		small := launch(t, env, map[string]any{"items": order("TMB-PRIK-450", 1, "2026-11-27")})
+		small := launch(t, env, map[string]any{"items": order("TMB-PRIK-450", 1, "2026-11-18")})
 		sofa := launch(t, env, map[string]any{"items": order("DIV-CHESTER-3", 1, "")})
 		require.Greater(t, late.ETA, "2026-11-17")
-		require.LessOrEqual(t, small.ETA, "2026-11-27")
+		require.Equal(t, "2026-11-18", small.ETA, "made on the day it is due")
 		r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/operations/%d/start", late.ID, late.Operations[0].ID), nil)
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		// The cutting centre loses most of its capacity: overloaded days.
 		cut := late.Operations[0].WorkCenterID
 		r = env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/work-centers/%d", cut), map[string]any{
-			"code": "CUT", "name": "Раскрой", "capacity_min_per_day": 240})
+			"code": "CUT", "name": "Раскрой & кромка <ЧПУ>", "capacity_min_per_day": 240})
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 
 		// Two days before today to two weeks later: 14 days of 64 px after the 260 px of the lanes' names.
@@ -157,7 +157,7 @@ func TestSchedule_GanttMarks(t *testing.T) {
 					require.True(t, o.Late)
 				case small.ID:
 					require.Equal(t, []string{"TMB-PRIK-450"}, o.SKUs)
-					require.Equal(t, "2026-11-27", *o.DueDate)
+					require.Equal(t, "2026-11-18", *o.DueDate)
 					require.False(t, o.Late)
 				case sofa.ID:
 					require.Nil(t, o.DueDate)
@@ -291,9 +291,9 @@ func TestSchedule_GanttMarks(t *testing.T) {
 			w, n := due[fmt.Sprint(late.ID)], due[fmt.Sprint(small.ID)]
 			require.NotNil(t, w)
 			require.NotNil(t, n)
-			// At the end of the due day: 17.11 is the fourth day, 27.11 the fourteenth.
+			// At the end of the due day: 17.11 is the fourth day, 18.11 the fifth.
 			require.InDelta(t, left+4*dayW, num(lineOf(w).attr["x1"]), 0.05)
-			require.InDelta(t, left+14*dayW, num(lineOf(n).attr["x1"]), 0.05)
+			require.InDelta(t, left+5*dayW, num(lineOf(n).attr["x1"]), 0.05)
 			require.Contains(t, w.title, "Срок ПЗ №")
 			require.Contains(t, w.title, "позже срока")
 			require.Contains(t, n.title, "в срок")
