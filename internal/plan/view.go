@@ -59,14 +59,16 @@ type OrderBar struct {
 	Operations  int           `json:"operations"`
 	OpsDone     int           `json:"ops_done"`
 	Minutes     float64       `json:"minutes"`
-	// What the production order makes, from its items: the sales orders,
-	// the SKUs, the earliest due date of its items and its ETA; Late when
-	// the ETA is after that due date.
-	SalesOrderIDs []int64       `json:"sales_order_ids"`
-	SKUs          []string      `json:"skus"`
-	DueDate       database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
-	ETA           database.Date `json:"eta" swaggertype:"string" format:"date"`
-	Late          bool          `json:"late"`
+	// SalesOrderIDs are the sales orders of the production order's items.
+	SalesOrderIDs []int64 `json:"sales_order_ids"`
+	// SKUs are its items' SKUs.
+	SKUs []string `json:"skus"`
+	// DueDate is the earliest due date of its items.
+	DueDate database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	// ETA is the production order's ETA.
+	ETA database.Date `json:"eta" swaggertype:"string" format:"date"`
+	// Late: the ETA is after the due date.
+	Late bool `json:"late"`
 }
 
 // Schedule returns the schedule of the days from..to (inclusive) of every
