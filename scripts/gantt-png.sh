@@ -3,6 +3,9 @@
 #
 #   scripts/gantt-png.sh [OUT.png]      (default: gantt.png; the SVG beside it)
 #
+# GANTT_DAYS sets how many days the chart shows (default 20, from two days
+# back; at most 92); GANTT_PORT the port the service listens on (18089).
+#
 # It builds the service, starts it on a fresh SQLite database in a temporary
 # directory (the demo catalog), places and launches a few orders of every
 # size with due dates around today, reports some progress (one order in
@@ -86,7 +89,7 @@ edge=$(api GET '/api/v1/work-centers?limit=500' | jq -c '.items[] | select(.code
 api PUT "/api/v1/work-centers/$(jq .id <<<"$edge")" \
 	"$(jq -c '{code, name, capacity_min_per_day: 300, calendar}' <<<"$edge")" >/dev/null
 
-curl -sf "$base/api/v1/plan/schedule?from=$(day -2)&to=$(day 17)" \
+curl -sf "$base/api/v1/plan/schedule?from=$(day -2)&to=$(day $((${GANTT_DAYS:-20} - 3)))" \
 	-H "Authorization: Bearer $token" -H 'Accept: image/svg+xml' -o "$svg"
 rsvg-convert --background-color=white -o "$out" "$svg"
 echo "$out ($svg)"

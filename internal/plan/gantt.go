@@ -249,8 +249,15 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 	// The days axis: the month where it starts, the day, the weekday.
 	for k, d := range days {
 		x := ganttLabelW + float64(k)*dayW
-		if k == 0 || d.Day() == 1 {
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="10" fill="#555">%s</text>`+"\n", x+2, ganttHeaderH-34, esc(monthRU[d.Month()-1]+" "+d.Format("2006")))
+		month := monthRU[d.Month()-1] + " " + d.Format("2006")
+		// The month where it starts, and over the first day unless the next
+		// month's name starts too close.
+		left := len(days) - k
+		if next := d.AddDate(0, 1, 1-d.Day()); k == 0 && d.Day() != 1 {
+			left = int(next.Sub(d).Hours() / 24)
+		}
+		if (k == 0 || d.Day() == 1) && (d.Day() == 1 || textWidth(month, 10)+6 <= float64(left)*dayW) {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="10" fill="#555">%s</text>`+"\n", x+2, ganttHeaderH-34, esc(month))
 		}
 		label := d.Format("02.01")
 		if dayW < 34 {
