@@ -176,7 +176,7 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 	// The legend: only the marks the chart has, in a fixed order.
 	type legendItem struct {
 		style ganttStyle
-		shape string // "rect" or "line"
+		shape string // "rect", "line" or "due"
 		text  string
 	}
 	var legend []legendItem
@@ -192,7 +192,7 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 			anyLate = anyLate || p.bar.Late
 		}
 	}
-	dueBars := dueMarkers(v, days)
+	dueBars := dueMarkers(v)
 	for _, b := range dueBars {
 		anyDue = anyDue || !b.Late
 		anyDueLate = anyDueLate || b.Late
@@ -489,7 +489,7 @@ type dueMarker struct {
 
 // dueMarkers are the orders whose due date is in the view's range, each on
 // the lane of its bar that ends last.
-func dueMarkers(v ScheduleView, days []time.Time) map[int64]dueMarker {
+func dueMarkers(v ScheduleView) map[int64]dueMarker {
 	out := map[int64]dueMarker{}
 	for _, cs := range v.WorkCenters {
 		for _, b := range cs.Orders {
