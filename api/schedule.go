@@ -20,7 +20,8 @@ const MIMEImageSVG = "image/svg+xml"
 //	@Summary		Work centres' planned operations and daily load
 //	@ID			getSchedule
 //	@Description	Every work centre's days (capacity, planned load, overload) and the production orders planned on it, for the days from..to (at most 92).
-//	@Description	With `Accept: image/svg+xml` the same as a Gantt chart to open in a browser: one lane per work centre, a bar per production order, the days on the axis, days off shaded and overloaded days in red.
+//	@Description	Each production order's bar carries its sales orders, SKUs, earliest due date of its items, ETA and `late` (ETA after that due date); `today` is the day planning starts from.
+//	@Description	With `Accept: image/svg+xml` the same as a Gantt chart in Russian, to open in a browser: one lane per work centre, a bar per production order coloured by its state and labelled (production order №, SKU) on it or beside it, with a tooltip; late orders outlined; due dates marked at the end of their day; a today line; days off shaded; overloaded days (more planned than the capacity) the only thing in red; a legend of exactly the marks drawn.
 //	@Tags			plan
 //	@Produce		json
 //	@Produce		image/svg+xml

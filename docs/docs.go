@@ -864,7 +864,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every work centre's days (capacity, planned load, overload) and the production orders planned on it, for the days from..to (at most 92).\nWith ` + "`" + `Accept: image/svg+xml` + "`" + ` the same as a Gantt chart to open in a browser: one lane per work centre, a bar per production order, the days on the axis, days off shaded and overloaded days in red.",
+                "description": "Every work centre's days (capacity, planned load, overload) and the production orders planned on it, for the days from..to (at most 92).\nEach production order's bar carries its sales orders, SKUs, earliest due date of its items, ETA and ` + "`" + `late` + "`" + ` (ETA after that due date); ` + "`" + `today` + "`" + ` is the day planning starts from.\nWith ` + "`" + `Accept: image/svg+xml` + "`" + ` the same as a Gantt chart in Russian, to open in a browser: one lane per work centre, a bar per production order coloured by its state and labelled (production order №, SKU) on it or beside it, with a tooltip; late orders outlined; due dates marked at the end of their day; a today line; days off shaded; overloaded days (more planned than the capacity) the only thing in red; a legend of exactly the marks drawn.",
                 "produces": [
                     "application/json",
                     "image/svg+xml"
@@ -4742,23 +4742,43 @@ const docTemplate = `{
         "plan.OrderBar": {
             "type": "object",
             "required": [
+                "due_date",
                 "end_day",
                 "end_min",
+                "eta",
+                "late",
                 "minutes",
                 "operations",
                 "ops_done",
                 "prod_order_id",
+                "sales_order_ids",
+                "skus",
                 "start_day",
                 "start_min",
                 "status"
             ],
             "properties": {
+                "due_date": {
+                    "description": "DueDate is the earliest due date of its items.",
+                    "type": "string",
+                    "format": "date",
+                    "x-nullable": true
+                },
                 "end_day": {
                     "type": "string",
                     "format": "date"
                 },
                 "end_min": {
                     "type": "number"
+                },
+                "eta": {
+                    "description": "ETA is the production order's ETA.",
+                    "type": "string",
+                    "format": "date"
+                },
+                "late": {
+                    "description": "Late: the ETA is after the due date.",
+                    "type": "boolean"
                 },
                 "minutes": {
                     "type": "number"
@@ -4771,6 +4791,20 @@ const docTemplate = `{
                 },
                 "prod_order_id": {
                     "type": "integer"
+                },
+                "sales_order_ids": {
+                    "description": "SalesOrderIDs are the sales orders of the production order's items.",
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    }
+                },
+                "skus": {
+                    "description": "SKUs are its items' SKUs.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
                 },
                 "start_day": {
                     "type": "string",
@@ -5146,6 +5180,7 @@ const docTemplate = `{
             "required": [
                 "from",
                 "to",
+                "today",
                 "work_centers"
             ],
             "properties": {
@@ -5154,6 +5189,11 @@ const docTemplate = `{
                     "format": "date"
                 },
                 "to": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "today": {
+                    "description": "Today is the day planning starts from, as the chart's today line shows.",
                     "type": "string",
                     "format": "date"
                 },

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -19,8 +20,10 @@ const (
 // ScheduleView is every work centre's planned operations and daily load
 // over a range of days.
 type ScheduleView struct {
-	From        database.Date    `json:"from" swaggertype:"string" format:"date"`
-	To          database.Date    `json:"to" swaggertype:"string" format:"date"`
+	From database.Date `json:"from" swaggertype:"string" format:"date"`
+	To   database.Date `json:"to" swaggertype:"string" format:"date"`
+	// Today is the day planning starts from, as the chart's today line shows.
+	Today       database.Date    `json:"today" swaggertype:"string" format:"date"`
 	WorkCenters []CenterSchedule `json:"work_centers"`
 }
 
@@ -56,6 +59,16 @@ type OrderBar struct {
 	Operations  int           `json:"operations"`
 	OpsDone     int           `json:"ops_done"`
 	Minutes     float64       `json:"minutes"`
+	// SalesOrderIDs are the sales orders of the production order's items.
+	SalesOrderIDs []int64 `json:"sales_order_ids"`
+	// SKUs are its items' SKUs.
+	SKUs []string `json:"skus"`
+	// DueDate is the earliest due date of its items.
+	DueDate database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	// ETA is the production order's ETA.
+	ETA database.Date `json:"eta" swaggertype:"string" format:"date"`
+	// Late: the ETA is after the due date.
+	Late bool `json:"late"`
 }
 
 // Schedule returns the schedule of the days from..to (inclusive) of every
@@ -63,11 +76,11 @@ type OrderBar struct {
 // from is today, a zero to is from plus two weeks. It returns EINVALID when
 // to is before from or the range is longer than MaxScheduleDays.
 func (s *Service) Schedule(ctx context.Context, from, to database.Date) (ScheduleView, error) {
+	today, err := s.Today(ctx)
+	if err != nil {
+		return ScheduleView{}, err
+	}
 	if from.IsZero() {
-		today, err := s.Today(ctx)
-		if err != nil {
-			return ScheduleView{}, err
-		}
 		from = database.DateOf(today)
 	}
 	if to.IsZero() {
@@ -97,7 +110,7 @@ func (s *Service) Schedule(ctx context.Context, from, to database.Date) (Schedul
 		return ScheduleView{}, err
 	}
 	centers := centersOf(wcs)
-	view := ScheduleView{From: from, To: to, WorkCenters: []CenterSchedule{}}
+	view := ScheduleView{From: from, To: to, Today: database.DateOf(today), WorkCenters: []CenterSchedule{}}
 	index := map[int64]int{}
 	ids := make([]int64, 0, len(wcs))
 	for id := range wcs {
@@ -148,6 +161,9 @@ func (s *Service) Schedule(ctx context.Context, from, to database.Date) (Schedul
 			b.OpsDone++
 		}
 	}
+	if err := s.describeBars(ctx, bars); err != nil {
+		return ScheduleView{}, err
+	}
 	for key, b := range bars {
 		cs := &view.WorkCenters[index[key[0]]]
 		cs.Orders = append(cs.Orders, *b)
@@ -162,6 +178,49 @@ func (s *Service) Schedule(ctx context.Context, from, to database.Date) (Schedul
 		}
 	}
 	return view, nil
+}
+
+// describeBars fills in what each bar's production order makes, from its
+// own items and ETA.
+func (s *Service) describeBars(ctx context.Context, bars map[[2]int64]*OrderBar) error {
+	byOrder := map[int64][]*OrderBar{}
+	var ids []int64
+	for _, b := range bars {
+		if byOrder[b.ProdOrderID] == nil {
+			ids = append(ids, b.ProdOrderID)
+		}
+		byOrder[b.ProdOrderID] = append(byOrder[b.ProdOrderID], b)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var orders []ProdOrder
+	if err := withItems(s.db.WithContext(ctx)).Where("id IN ?", ids).Find(&orders).Error; err != nil {
+		return err
+	}
+	for _, o := range orders {
+		var d OrderBar
+		d.ETA, d.SalesOrderIDs, d.SKUs = o.ETA, []int64{}, []string{}
+		for _, it := range o.Items {
+			if it.Released {
+				continue
+			}
+			if !slices.Contains(d.SalesOrderIDs, it.OrderID) {
+				d.SalesOrderIDs = append(d.SalesOrderIDs, it.OrderID)
+			}
+			if !slices.Contains(d.SKUs, it.SKU) {
+				d.SKUs = append(d.SKUs, it.SKU)
+			}
+			if !it.DueDate.IsZero() && (d.DueDate.IsZero() || it.DueDate.Before(d.DueDate.Time)) {
+				d.DueDate = it.DueDate
+			}
+		}
+		d.Late = !d.DueDate.IsZero() && d.ETA.After(d.DueDate.Time)
+		for _, b := range byOrder[o.ID] {
+			b.SalesOrderIDs, b.SKUs, b.DueDate, b.ETA, b.Late = d.SalesOrderIDs, d.SKUs, d.DueDate, d.ETA, d.Late
+		}
+	}
+	return nil
 }
 
 func roundMin(m float64) float64 { return float64(int64(m*100+0.5)) / 100 }

@@ -1,0 +1,325 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tsekh/tsekh/internal/app/apptest"
+)
+
+// svgNode is an element of an SVG document, with the classes of its
+// ancestors and its own, the text of its <title> child and its text.
+type svgNode struct {
+	name    string
+	attr    map[string]string
+	classes []string // its ancestors' and its own, outermost first
+	title   string
+	text    string
+	parent  *svgNode
+}
+
+func (n *svgNode) in(class string) bool { return slices.Contains(n.classes, class) }
+
+// colors are the fill and stroke colours the node paints with.
+func (n *svgNode) colors() []string {
+	var out []string
+	for _, a := range []string{"fill", "stroke"} {
+		if c := strings.ToLower(n.attr[a]); c != "" && c != "none" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// parseSVGNodes reads the document with an XML decoder, failing on any error.
+func parseSVGNodes(t *testing.T, body []byte) []*svgNode {
+	t.Helper()
+	var all, stack []*svgNode
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err, "the SVG is not well-formed XML")
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			n := &svgNode{name: tok.Name.Local, attr: map[string]string{}}
+			for _, a := range tok.Attr {
+				n.attr[a.Name.Local] = a.Value
+			}
+			if len(stack) > 0 {
+				n.parent = stack[len(stack)-1]
+				n.classes = slices.Clone(n.parent.classes)
+			}
+			if c := n.attr["class"]; c != "" {
+				n.classes = append(n.classes, c)
+			}
+			stack = append(stack, n)
+			all = append(all, n)
+		case xml.EndElement:
+			n := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if n.name == "title" && len(stack) > 0 {
+				stack[len(stack)-1].title = n.text
+			}
+		case xml.CharData:
+			if len(stack) > 0 {
+				stack[len(stack)-1].text += string(tok)
+			}
+		}
+	}
+	require.Empty(t, stack)
+	return all
+}
+
+func TestSchedule_GanttMarks(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+		env.App.Plan.SetToday(func() time.Time { return monday })
+		order := func(sku string, qty int, due string) []int64 {
+			body := map[string]any{"customer": map[string]any{"name": "ООО «Мебель & Дом»"}, "items": []line{{sku, qty}}}
+			if due != "" {
+				body["due_date"] = due
+			}
+			r := env.Admin(http.MethodPost, "/api/v1/orders", body)
+			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+			var o struct{ Items []struct{ ID int64 } }
+			r.JSON(t, &o)
+			env.Dispatch()
+			return []int64{o.Items[0].ID}
+		}
+		// Twenty wardrobes due on Tuesday cannot make it; one nightstand due
+		// on Wednesday is made on that day, in time; the sofa has no due date.
+		late := launch(t, env, map[string]any{"items": order("SHK-RASP-1200", 20, "2026-11-17")})
+		small := launch(t, env, map[string]any{"items": order("TMB-PRIK-450", 1, "2026-11-18")})
+		sofa := launch(t, env, map[string]any{"items": order("DIV-CHESTER-3", 1, "")})
+		require.Greater(t, late.ETA, "2026-11-17")
+		require.Equal(t, "2026-11-18", small.ETA, "made on the day it is due")
+		r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/operations/%d/start", late.ID, late.Operations[0].ID), nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		// The cutting centre loses most of its capacity: overloaded days.
+		cut := late.Operations[0].WorkCenterID
+		r = env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/work-centers/%d", cut), map[string]any{
+			"code": "CUT", "name": "Раскрой & кромка <ЧПУ>", "capacity_min_per_day": 240})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+
+		// Two days before today to two weeks later: 14 days of 64 px after the 260 px of the lanes' names.
+		const path = "/api/v1/plan/schedule?from=2026-11-14&to=2026-11-27"
+		const left, dayW = 260.0, 64.0
+		var v struct {
+			Today       string
+			WorkCenters []struct {
+				ID   int64
+				Code string
+				Days []struct {
+					Date     string
+					Overload bool
+				}
+				Orders []struct {
+					ProdOrderID   int64    `json:"prod_order_id"`
+					SKUs          []string `json:"skus"`
+					SalesOrderIDs []int64  `json:"sales_order_ids"`
+					DueDate       *string  `json:"due_date"`
+					ETA           string   `json:"eta"`
+					Late          bool
+				}
+			} `json:"work_centers"`
+		}
+		env.Admin(http.MethodGet, path, nil).JSON(t, &v)
+		require.Equal(t, "2026-11-16", v.Today)
+		overloaded := map[string]bool{} // "centre id/date"
+		for _, wc := range v.WorkCenters {
+			for _, d := range wc.Days {
+				if d.Overload {
+					overloaded[fmt.Sprintf("%d/%s", wc.ID, d.Date)] = true
+				}
+			}
+			for _, o := range wc.Orders {
+				require.NotEmpty(t, o.SalesOrderIDs)
+				switch o.ProdOrderID {
+				case late.ID:
+					require.Equal(t, []string{"SHK-RASP-1200"}, o.SKUs)
+					require.Equal(t, "2026-11-17", *o.DueDate)
+					require.Equal(t, late.ETA, o.ETA)
+					require.True(t, o.Late)
+				case small.ID:
+					require.Equal(t, []string{"TMB-PRIK-450"}, o.SKUs)
+					require.Equal(t, "2026-11-18", *o.DueDate)
+					require.False(t, o.Late)
+				case sofa.ID:
+					require.Nil(t, o.DueDate)
+					require.False(t, o.Late)
+				}
+			}
+		}
+		require.NotEmpty(t, overloaded)
+
+		r = env.Do(http.MethodGet, path, nil, apptest.AdminToken, "Accept", "image/svg+xml")
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		nodes := parseSVGNodes(t, r.Body)
+		byClass := func(class string) []*svgNode {
+			var out []*svgNode
+			for _, n := range nodes {
+				if n.attr["class"] == class {
+					out = append(out, n)
+				}
+			}
+			return out
+		}
+		num := func(s string) float64 {
+			f, err := strconv.ParseFloat(s, 64)
+			require.NoError(t, err)
+			return f
+		}
+
+		t.Run("BarsSpeakRussian", func(t *testing.T) {
+			status := map[int64]string{late.ID: "в работе", small.ID: "запущен", sofa.ID: "запущен"}
+			sku := map[int64]string{late.ID: "SHK-RASP-1200", small.ID: "TMB-PRIK-450", sofa.ID: "DIV-CHESTER-3"}
+			orders := byClass("order")
+			require.NotEmpty(t, orders)
+			for _, g := range orders {
+				id, err := strconv.ParseInt(g.attr["data-prod-order-id"], 10, 64)
+				require.NoError(t, err)
+				require.Contains(t, g.title, fmt.Sprintf("ПЗ №%d — %s", id, status[id]), "every bar has a tooltip")
+				require.Contains(t, g.title, "Артикулы: "+sku[id])
+			}
+			labels := map[string][]string{} // prod order id: its labels
+			for _, l := range byClass("label") {
+				g := l.parent
+				require.Equal(t, "order-label", g.attr["class"])
+				id := g.attr["data-prod-order-id"]
+				require.Contains(t, g.title, "ПЗ №"+id, "a label has its bar's tooltip")
+				labels[id] = append(labels[id], l.text)
+			}
+			require.Contains(t, labels[fmt.Sprint(late.ID)], fmt.Sprintf("ПЗ №%d · SHK-RASP-1200", late.ID), "the wardrobes' long bars are labelled with their SKU")
+			require.Contains(t, labels[fmt.Sprint(small.ID)], fmt.Sprintf("ПЗ №%d · TMB-PRIK-450", small.ID), "the nightstand's short bars are labelled beside them")
+			english := regexp.MustCompile(`\b(launched|in_progress|done|cancelled|pending)\b`)
+			for _, n := range nodes {
+				require.False(t, english.MatchString(n.text), "%s: %q", n.name, n.text)
+			}
+		})
+
+		t.Run("OverloadColourOnlyOnOverloadedDays", func(t *testing.T) {
+			over := byClass("overload")
+			require.Len(t, over, len(overloaded))
+			color := strings.ToLower(over[0].attr["fill"])
+			for _, n := range nodes {
+				if !slices.Contains(n.colors(), color) {
+					continue
+				}
+				if c := n.attr["class"]; c != "overload" && c != "swatch" {
+					require.Failf(t, "the overload colour on something else", "%s %v %v", n.name, n.classes, n.attr)
+				}
+			}
+			// Each overload rectangle is on a day flagged overloaded, in its own lane.
+			lane := ""
+			for _, n := range nodes {
+				if n.attr["class"] == "lane" {
+					lane = n.attr["data-work-center-id"]
+				}
+				if n.attr["class"] == "overload" {
+					require.True(t, overloaded[lane+"/"+n.attr["data-date"]], "%s/%s", lane, n.attr["data-date"])
+				}
+			}
+		})
+
+		t.Run("LegendMatchesTheMarks", func(t *testing.T) {
+			legend, marks := map[string]bool{}, map[string]bool{}
+			for _, n := range nodes {
+				switch {
+				case n.in("swatch"):
+					for _, c := range n.colors() {
+						legend[c] = true
+					}
+				case n.in("bar") || n.in("overload") || n.in("day-off") || n.in("due") || n.in("today"):
+					for _, c := range n.colors() {
+						marks[c] = true
+					}
+				}
+			}
+			require.NotEmpty(t, legend)
+			require.Equal(t, marks, legend, "the legend's colours are the colours of the marks")
+			for _, b := range byClass("bar") {
+				require.True(t, legend[strings.ToLower(b.attr["fill"])], "bar colour %s is in the legend", b.attr["fill"])
+			}
+		})
+
+		t.Run("TodayLine", func(t *testing.T) {
+			today := byClass("today")
+			require.Len(t, today, 1)
+			require.Equal(t, "2026-11-16", today[0].attr["data-date"])
+			require.Contains(t, today[0].title, "Сегодня, 16.11")
+			var line *svgNode
+			for _, n := range nodes {
+				if n.in("today") && n.name == "line" {
+					line = n
+				}
+			}
+			require.NotNil(t, line)
+			require.InDelta(t, left+2*dayW, num(line.attr["x1"]), 0.05, "at the start of the third day")
+			require.Equal(t, line.attr["x1"], line.attr["x2"])
+		})
+
+		t.Run("DueDates", func(t *testing.T) {
+			due := map[string]*svgNode{}
+			for _, g := range byClass("due") {
+				due[g.attr["data-prod-order-id"]] = g
+			}
+			require.Len(t, due, 2, "the wardrobes and the nightstand; the sofa has no due date")
+			lineOf := func(g *svgNode) *svgNode {
+				i := slices.Index(nodes, g)
+				for _, n := range nodes[i+1:] {
+					if n.name == "line" {
+						return n
+					}
+				}
+				return nil
+			}
+			w, n := due[fmt.Sprint(late.ID)], due[fmt.Sprint(small.ID)]
+			require.NotNil(t, w)
+			require.NotNil(t, n)
+			// At the end of the due day: 17.11 is the fourth day, 18.11 the fifth.
+			require.InDelta(t, left+4*dayW, num(lineOf(w).attr["x1"]), 0.05)
+			require.InDelta(t, left+5*dayW, num(lineOf(n).attr["x1"]), 0.05)
+			require.Contains(t, w.title, "Срок ПЗ №")
+			require.Contains(t, w.title, "позже срока")
+			require.Contains(t, n.title, "в срок")
+			// The late order's marker is in the late colour, which outlines its
+			// bars, and no one else's; the legend names it.
+			lateColor := strings.ToLower(lineOf(w).attr["stroke"])
+			require.NotEqual(t, lateColor, strings.ToLower(lineOf(n).attr["stroke"]))
+			for _, b := range byClass("bar") {
+				if b.attr["data-prod-order-id"] == fmt.Sprint(late.ID) {
+					require.Equal(t, lateColor, strings.ToLower(b.attr["stroke"]))
+				} else {
+					require.NotEqual(t, lateColor, strings.ToLower(b.attr["stroke"]))
+				}
+			}
+			named := ""
+			for _, n := range nodes {
+				if n.in("swatch") && slices.Contains(n.colors(), lateColor) {
+					for _, m := range nodes {
+						if m.parent == n.parent && m.name == "text" {
+							named += m.text + ";"
+						}
+					}
+				}
+			}
+			require.Contains(t, named, "не успевает")
+			require.Contains(t, named, "позже срока")
+		})
+	})
+}
