@@ -18,6 +18,8 @@ type CreateOrderRequest struct {
 	Items    []OrderItemRequest `json:"items" validate:"required,min=1,max=200"`
 	// The day the customer wants the order, from 2000-01-01 to 2100-12-31.
 	DueDate string `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
+	// Free text about the whole order: tabs and line breaks are allowed, other control characters are not.
+	Note string `json:"note" validate:"optional" maxLength:"2000" example:"доставка после 18:00"`
 }
 
 // CustomerRequest is who orders.
@@ -37,14 +39,14 @@ type OrderItemRequest struct {
 }
 
 func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
-	in := sales.NewOrder{Customer: sales.Customer(r.Customer)}
+	in := sales.NewOrder{Customer: sales.Customer(r.Customer), Note: r.Note}
 	due, fields := sales.ParseDueDate(r.DueDate)
 	if len(fields) > 0 {
 		return in, apperr.Invalid("the order is not valid", fields...)
 	}
 	in.DueDate = due
 	for _, it := range r.Items {
-		in.Items = append(in.Items, sales.NewItem(it))
+		in.Items = append(in.Items, sales.NewItem{SKU: it.SKU, Qty: it.Qty, Note: it.Note})
 	}
 	return in, nil
 }

@@ -17,16 +17,44 @@ import (
 // ShopOrderRequest is the body the online shop posts to its webhook.
 type ShopOrderRequest struct {
 	// The shop's order id (a string or a whole number); the order's sync_id is "shop-" + id.
-	ID       string             `json:"id" validate:"required" maxLength:"64" example:"7826d8468b3d"`
-	Customer CustomerRequest    `json:"customer" validate:"required"`
-	Items    []OrderItemRequest `json:"items" validate:"required,min=1,max=200"`
+	ID       string          `json:"id" validate:"required" maxLength:"64" example:"7826d8468b3d"`
+	Customer CustomerRequest `json:"customer" validate:"required"`
 	// The day the customer wants the order, from 2000-01-01 to 2100-12-31.
 	DueDate string `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
+
+	// Where the customer wants it delivered, kept and shown as given (tabs and line breaks allowed).
+	DeliveryAddress string `json:"delivery_address" validate:"optional" maxLength:"500" example:"Москва, ул. Лесная, д. 5, кв. 12"`
+	// The day the customer asked for delivery, from 2000-01-01 to 2100-12-31.
+	DeliveryDate string `json:"delivery_date" validate:"optional" format:"date" example:"2026-12-26"`
+	// The prices' currency: three capital letters (ISO 4217).
+	Currency string `json:"currency" validate:"optional" minLength:"3" maxLength:"3" example:"RUB"`
+	// The order's total as the shop computed it: a non-negative decimal (a JSON number, or a string holding one), kept as sent.
+	Total string `json:"total" validate:"optional" swaggertype:"number" example:"25980.00"`
+
+	// The shop's version of the order: a later delivery with a greater version changes the order. Takes precedence over updated_at.
+	Version int64 `json:"version" validate:"optional" minimum:"1" example:"2"`
+	// When the shop last changed the order (RFC 3339): a later delivery with a later updated_at changes the order.
+	UpdatedAt string `json:"updated_at" validate:"optional" format:"date-time" example:"2026-12-02T10:15:00Z"`
+
+	Items []ShopItemRequest `json:"items" validate:"required,min=1,max=200"`
 }
 
-// ShopWebhookResponse names the order a delivery created or found.
+// ShopItemRequest is one line of the shop's order.
+type ShopItemRequest struct {
+	OrderItemRequest
+	// The price of one unit, as the shop computed it (a non-negative decimal, kept as sent).
+	UnitPrice string `json:"unit_price" validate:"optional" swaggertype:"number" example:"12990.00"`
+	// The line's total, as the shop computed it.
+	LineTotal string `json:"line_total" validate:"optional" swaggertype:"number" example:"25980.00"`
+}
+
+// ShopWebhookResponse names the order a delivery created, found or changed.
 type ShopWebhookResponse struct {
 	OrderID int64 `json:"order_id" validate:"required" example:"22"`
+	// true: the delivery was newer and differed; the order changed (order.changed).
+	Changed bool `json:"changed,omitempty" validate:"optional" example:"true"`
+	// true: the delivery differed but was not newer than the last one applied; it was ignored.
+	Stale bool `json:"stale,omitempty" validate:"optional" example:"false"`
 }
 
 // shopWebhook receives the shop's orders; it remembers the shop's own user
@@ -103,15 +131,20 @@ func (w *shopWebhook) receive(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o, created, err := w.Sales.ReceiveShopOrder(events.WithActor(ctx, actor), in)
+	o, out, err := w.Sales.ReceiveShopOrder(events.WithActor(ctx, actor), in)
 	if err != nil {
 		return err
 	}
-	status := http.StatusOK
-	if created {
+	res, status := ShopWebhookResponse{OrderID: o.ID}, http.StatusOK
+	switch out {
+	case sales.OutcomeCreated:
 		status = http.StatusCreated
+	case sales.OutcomeChanged:
+		res.Changed = true
+	case sales.OutcomeStale:
+		res.Stale = true
 	}
-	return c.JSON(status, ShopWebhookResponse{OrderID: o.ID})
+	return c.JSON(status, res)
 }
 
 // shopActor returns the shop's user, "Интернет-магазин" (role manager),
