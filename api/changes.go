@@ -23,7 +23,7 @@ type ChangeOrderRequest struct {
 	// The order's note; null or "" clears it. Tabs and line breaks are allowed.
 	Note nullable `json:"note" validate:"optional" swaggertype:"string" maxLength:"2000" extensions:"x-nullable" example:"звонить за час"`
 	// Items to change ({"id", "qty"?, "note"?}), remove ({"id", "remove": true}) or add ({"sku", "qty", "note"?}).
-	Items []ChangeItemRequest `json:"items" validate:"optional" maxItems:"200"`
+	Items []ChangeItemRequest `json:"items" validate:"optional,max=200"`
 }
 
 // ChangeCustomerRequest are the customer's contacts that change.

@@ -27,7 +27,7 @@ type CRMOrderRequest struct {
 	// The CRM's version of the order: a later row with a greater version changes the order. Takes precedence over updated_at.
 	Version int64 `json:"version" validate:"optional" minimum:"1" example:"3"`
 	// When the order was last changed in the CRM (RFC 3339): a later row with a later updated_at changes the order.
-	UpdatedAt string `json:"updated_at" validate:"optional" format:"date-time" example:"2026-12-02T10:15:00Z"`
+	UpdatedAt string `json:"updated_at" validate:"optional" format:"date-time" maxLength:"40" example:"2026-12-02T10:15:00Z"`
 }
 
 // importCRMOrders godoc

@@ -34,7 +34,7 @@ type ShopOrderRequest struct {
 	// The shop's version of the order: a later delivery with a greater version changes the order. Takes precedence over updated_at.
 	Version int64 `json:"version" validate:"optional" minimum:"1" example:"2"`
 	// When the shop last changed the order (RFC 3339): a later delivery with a later updated_at changes the order.
-	UpdatedAt string `json:"updated_at" validate:"optional" format:"date-time" example:"2026-12-02T10:15:00Z"`
+	UpdatedAt string `json:"updated_at" validate:"optional" format:"date-time" maxLength:"40" example:"2026-12-02T10:15:00Z"`
 
 	Items []ShopItemRequest `json:"items" validate:"required,min=1,max=200"`
 }
