@@ -109,10 +109,11 @@ func (r ChangeOrderRequest) toEdit() (sales.Edit, error) {
 	var e sales.Edit
 	var fields []apperr.FieldError
 	if c := r.Customer; c != nil {
+		e.CustomerName, e.CustomerPhone, e.CustomerEmail = c.Name.ptr(), c.Phone.ptr(), c.Email.ptr()
 		if c.Name.Null {
 			fields = append(fields, apperr.Field("customer.name", "is required; it cannot be cleared"))
+			e.CustomerName = nil
 		}
-		e.CustomerName, e.CustomerPhone, e.CustomerEmail = c.Name.ptr(), c.Phone.ptr(), c.Email.ptr()
 	}
 	if r.DueDate.Set {
 		due, f := sales.ParseDueDate(r.DueDate.Value)

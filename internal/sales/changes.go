@@ -347,16 +347,16 @@ func applyEdit(ctx context.Context, tx *gorm.DB, o Order, e Edit, via string) (O
 	if p.empty() {
 		return o, false, nil
 	}
-	if err := checkEdit(o, p); err != nil {
-		return o, false, err
-	}
-	p.payload.Via = via
 	var products map[string]catalog.Product
 	if p.added > 0 {
 		if products, err = productsOf(ctx, tx, p.adds, "items"); err != nil {
 			return o, false, err
 		}
 	}
+	if err := checkEdit(o, p); err != nil {
+		return o, false, err
+	}
+	p.payload.Via = via
 	if p.customer != nil {
 		if err := setCustomer(ctx, tx, o.ID, *p.customer); err != nil {
 			return o, false, err
