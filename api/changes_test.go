@@ -1,10 +1,12 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -456,7 +458,7 @@ func TestChanges_CRMRows(t *testing.T) {
 		env.Dispatch()
 
 		rep = imp(
-			row(501, 1, "2026-12-20", `, "version": 1`),                        // the same
+			row(501, 1, "2026-12-20", `, "version": 1`),                         // the same
 			row(502, 1, "2026-12-23", `, "updated_at": "2026-11-30T10:00:00Z"`), // a later due date, newer
 		)
 		require.Equal(t, []string{"exists", "changed"}, []string{rep.Rows[0].Result, rep.Rows[1].Result})
@@ -514,5 +516,91 @@ func TestOrders_ReplaysKeepOrderNumbersContiguous(t *testing.T) {
 		}
 		c := shopAnswerOf(t, deliver(env, shopBody("seq-2"), time.Now()), http.StatusCreated).OrderID
 		require.Equal(t, []int64{a, a + 1, a + 2}, []int64{a, b, c}, "order numbers run on")
+	})
+}
+
+// The planner launches an item while a manager changes its quantity and
+// the dispatcher runs: whichever wins, no production order is left built
+// on a quantity the sales order no longer has without being flagged for
+// the planner.
+func TestChanges_RacesLaunch(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		const rounds = 20
+		outcomes := map[string]int{}
+		for round := range rounds {
+			orderID, ids := receive(t, env, line{"TMB-PRIK-450", 1})
+			var launchStatus, patchStatus int
+			var wg sync.WaitGroup
+			start, done := make(chan struct{}), make(chan struct{})
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				<-start
+				launchStatus = env.Admin(http.MethodPost, "/api/v1/production-orders", map[string]any{"items": ids}).Status
+			}()
+			go func() {
+				defer wg.Done()
+				<-start
+				// From before the launch to after the dispatcher told sales of it.
+				time.Sleep(time.Duration(round%10) * 4 * time.Millisecond)
+				patchStatus = env.Admin(http.MethodPatch, fmt.Sprintf("/api/v1/orders/%d", orderID),
+					map[string]any{"items": []map[string]any{{"id": ids[0], "qty": 2}}}).Status
+			}()
+			drained := make(chan struct{})
+			go func() {
+				defer close(drained)
+				<-start
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				for {
+					_, _ = env.App.Dispatcher.Drain(ctx)
+					select {
+					case <-done:
+						return
+					default:
+					}
+				}
+			}()
+			close(start)
+			wg.Wait()
+			close(done)
+			<-drained
+			env.Dispatch()
+			require.Contains(t, []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity}, launchStatus, "round %d", round)
+			require.Contains(t, []int{http.StatusOK, http.StatusConflict}, patchStatus, "round %d", round)
+			outcomes[fmt.Sprintf("launch %d, change %d", launchStatus, patchStatus)]++
+		}
+		t.Logf("outcomes: %v", outcomes)
+
+		qty := map[int64]int{}
+		var l struct {
+			Items []struct {
+				Items []struct {
+					ID  int64
+					Qty int
+				}
+			}
+		}
+		r := env.Admin(http.MethodGet, "/api/v1/orders?limit=500", nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		r.JSON(t, &l)
+		for _, o := range l.Items {
+			for _, it := range o.Items {
+				qty[it.ID] = it.Qty
+			}
+		}
+		var pl struct{ Items []attentionOrder }
+		env.Admin(http.MethodGet, "/api/v1/production-orders?limit=500&status=launched", nil).JSON(t, &pl)
+		stale := 0
+		for _, p := range pl.Items {
+			for _, it := range p.Items {
+				if it.Qty != qty[it.ItemID] {
+					stale++
+					require.True(t, p.NeedsAttention, "production order %d makes %d of item %d, ordered %d, and nobody is told", p.ID, it.Qty, it.ItemID, qty[it.ItemID])
+					require.Contains(t, p.AttentionReason, fmt.Sprintf("item %d (TMB-PRIK-450) changed quantity %d → %d", it.ItemID, it.Qty, qty[it.ItemID]))
+				}
+			}
+		}
+		t.Logf("production orders built on a quantity changed since, flagged: %d", stale)
 	})
 }

@@ -159,13 +159,20 @@ func (s *Service) ChangeOrder(ctx context.Context, id int64, e Edit) (o Order, c
 	return o, changed, err
 }
 
-// lockOrder locks the order's row until tx ends (PostgreSQL), so that a
-// change, a shipment and sales following production take turns.
+// lockOrder locks the order's items and then its row until tx ends
+// (PostgreSQL), so that a change and sales following production take
+// turns. Items first: following production updates items and then locks
+// their order, and two transactions that took the same rows the other way
+// round would deadlock.
 func lockOrder(ctx context.Context, tx *gorm.DB, id int64) error {
 	if database.DialectOf(tx) != database.Postgres {
 		return nil
 	}
-	return tx.WithContext(ctx).Exec("SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id).Error
+	db := tx.WithContext(ctx)
+	if err := db.Exec("SELECT id FROM sales_order_items WHERE order_id = ? ORDER BY id FOR UPDATE", id).Error; err != nil {
+		return err
+	}
+	return db.Exec("SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id).Error
 }
 
 // setCustomer is the one place where an order's customer changes (its
