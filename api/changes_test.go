@@ -394,6 +394,11 @@ func TestChanges_ShopRedeliveries(t *testing.T) {
 		p := requireProblemType(t, deliver(env, shopOrderBody("chg-1", `{"sku": "SHK-KUPE-1600", "qty": 5}`, ""), time.Now()), http.StatusConflict, "conflict")
 		require.Contains(t, p.Detail, "updated_at or version")
 		require.Equal(t, before, rowCounts(t, env))
+		// A manager changed the order since: the shop's retry of v2 is still a replay, not a stale delivery.
+		_, r = patchOrder(t, env, id, map[string]any{"customer": map[string]any{"phone": "+7 900 999-99-99"}})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, shopAnswer{OrderID: id}, shopAnswerOf(t, deliver(env, v2, time.Now()), http.StatusOK))
+		require.Equal(t, "+7 900 999-99-99", orderView(t, env, id).Order.Customer.Phone, "and it does not undo the manager's change")
 
 		// Launched: a newer delivery changing the item is refused, naming it.
 		o := salesOrderOf(t, env, id)
@@ -603,4 +608,43 @@ func TestChanges_RacesLaunch(t *testing.T) {
 		}
 		t.Logf("production orders built on a quantity changed since, flagged: %d", stale)
 	})
+}
+
+// Deliveries of one order at the same instant take turns: one order, and
+// no order number spent by the others.
+func TestOrders_ConcurrentReplaysKeepOrderNumbersContiguous(t *testing.T) {
+	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
+		const n = 20
+		body, at := shopBody("burst-seq"), time.Now()
+		ids := make([]int64, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				r := deliver(env, body, at)
+				if r.Status == http.StatusOK || r.Status == http.StatusCreated {
+					ids[i] = orderIDOf(t, r)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, id := range ids {
+			require.Equal(t, ids[0], id)
+		}
+		next := shopAnswerOf(t, deliver(env, shopBody("burst-seq-next"), time.Now()), http.StatusCreated).OrderID
+		require.Equal(t, ids[0]+1, next, "the next order takes the next number")
+	})
+}
+
+func orderView(t *testing.T, env *apptest.Env, id int64) changedOrder {
+	t.Helper()
+	r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", id), nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var out changedOrder
+	r.JSON(t, &out.Order)
+	return out
 }
