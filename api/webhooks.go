@@ -80,9 +80,20 @@ func (s *server) shopWebhook() echo.HandlerFunc {
 //	@Description	the shop re-signs each retry. Bodies over 1 MiB are refused.
 //	@Description
 //	@Description	Idempotent by the shop's order id: the first delivery creates the order (sync_id "shop-" + id),
-//	@Description	its items and its order.received event, and answers 201; every later delivery of that id, even many at once,
-//	@Description	answers 200 with the same order_id and writes nothing. The orders are recorded under the user "Интернет-магазин".
-//	@Description	Nothing is stored when a delivery is refused. Answers 503 while SHOP_WEBHOOK_SECRET is not set.
+//	@Description	its items and its order.received event, and answers 201; deliveries of one id take turns, so many at once
+//	@Description	make one order and one event, and a repeat spends no order number. The orders are recorded under the user "Интернет-магазин".
+//	@Description
+//	@Description	A later delivery of the same id is compared with the last one applied and with the order (customer, due date,
+//	@Description	delivery_address, delivery_date, currency, total, and the lines matched to the order's items by SKU in order;
+//	@Description	amounts as numbers): the same → 200 `{"order_id"}`, nothing written; different and newer (its `version` when it
+//	@Description	has one, else its `updated_at`, against the last applied one) → the order changes as PATCH /api/v1/orders/{id} would,
+//	@Description	200 `{"order_id", "changed": true}` and order.changed; different and not newer → ignored, 200 `{"order_id", "stale": true}`;
+//	@Description	different without version or updated_at → 409 ("send updated_at or version"); newer but touching an item in production,
+//	@Description	or the order cancelled or shipped → 409 naming the items; an unknown SKU → 422.
+//	@Description
+//	@Description	delivery_address, delivery_date, currency, total and the lines' unit_price and line_total are kept and shown on the
+//	@Description	order as given; tsekh computes no prices. Nothing is stored when a delivery is refused. Answers 503 while
+//	@Description	SHOP_WEBHOOK_SECRET is not set.
 //	@Description
 //	@Description	A signed example (secret `demo-shop-secret-at-least-32-bytes`, timestamp 1795000000, the body exactly as sent):
 //	@Description	```
@@ -105,9 +116,10 @@ func (s *server) shopWebhook() echo.HandlerFunc {
 //	@Param			X-Shop-Signature	header		string				true	"sha256=<hex HMAC-SHA256 of timestamp + '.' + body>"
 //	@Param			body				body		ShopOrderRequest	true	"the shop's order"
 //	@Success		201					{object}	ShopWebhookResponse	"the order was created"
-//	@Success		200					{object}	ShopWebhookResponse	"the order existed already (a repeated delivery)"
+//	@Success		200					{object}	ShopWebhookResponse	"the order existed already: a replay, a change (changed), or an older delivery ignored (stale)"
 //	@Failure		400					{object}	Problem
 //	@Failure		401					{object}	Problem
+//	@Failure		409					{object}	Problem	"a different delivery without version or updated_at, or one the order cannot take (items in production, named)"
 //	@Failure		413					{object}	Problem
 //	@Failure		415					{object}	Problem
 //	@Failure		422					{object}	Problem

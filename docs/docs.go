@@ -2620,7 +2620,7 @@ const docTemplate = `{
         "/api/v1/webhooks/shop/orders": {
             "post": {
                 "security": [],
-                "description": "Authenticated by its signature: ` + "`" + `X-Shop-Timestamp` + "`" + ` is the Unix time of sending and\n` + "`" + `X-Shop-Signature` + "`" + ` is ` + "`" + `sha256=` + "`" + ` + hex HMAC-SHA256(SHOP_WEBHOOK_SECRET, timestamp + \".\" + raw body).\nA timestamp more than 5 minutes from the server's clock is refused, so a captured request cannot be replayed later;\nthe shop re-signs each retry. Bodies over 1 MiB are refused.\n\nIdempotent by the shop's order id: the first delivery creates the order (sync_id \"shop-\" + id),\nits items and its order.received event, and answers 201; every later delivery of that id, even many at once,\nanswers 200 with the same order_id and writes nothing. The orders are recorded under the user \"Интернет-магазин\".\nNothing is stored when a delivery is refused. Answers 503 while SHOP_WEBHOOK_SECRET is not set.\n\nA signed example (secret ` + "`" + `demo-shop-secret-at-least-32-bytes` + "`" + `, timestamp 1795000000, the body exactly as sent):\n` + "`" + `` + "`" + `` + "`" + `\nX-Shop-Timestamp: 1795000000\nX-Shop-Signature: sha256=e84a0b30b0407497df8383fc51e6b1dfae6632bef72f72dfb43524f18da1fb09\n{\"id\":\"7826d8468b3d\",\"customer\":{\"name\":\"Иван Петров\",\"phone\":\"+7 900 123-45-67\"},\"items\":[{\"sku\":\"SHK-KUPE-1600\",\"qty\":1}]}\n` + "`" + `` + "`" + `` + "`" + `\nSigning from a shell:\n` + "`" + `` + "`" + `` + "`" + `\nTS=$(date +%s)\nSIG=$(printf '%s.%s' \"$TS\" \"$BODY\" | openssl dgst -sha256 -hmac \"$SHOP_WEBHOOK_SECRET\" | sed 's/^.* //')\ncurl -X POST http://localhost:8080/api/v1/webhooks/shop/orders -H 'Content-Type: application/json' -H \"X-Shop-Timestamp: $TS\" -H \"X-Shop-Signature: sha256=$SIG\" --data-binary \"$BODY\"\n` + "`" + `` + "`" + `` + "`" + `",
+                "description": "Authenticated by its signature: ` + "`" + `X-Shop-Timestamp` + "`" + ` is the Unix time of sending and\n` + "`" + `X-Shop-Signature` + "`" + ` is ` + "`" + `sha256=` + "`" + ` + hex HMAC-SHA256(SHOP_WEBHOOK_SECRET, timestamp + \".\" + raw body).\nA timestamp more than 5 minutes from the server's clock is refused, so a captured request cannot be replayed later;\nthe shop re-signs each retry. Bodies over 1 MiB are refused.\n\nIdempotent by the shop's order id: the first delivery creates the order (sync_id \"shop-\" + id),\nits items and its order.received event, and answers 201; deliveries of one id take turns, so many at once\nmake one order and one event, and a repeat spends no order number. The orders are recorded under the user \"Интернет-магазин\".\n\nA later delivery of the same id is compared with the last one applied and with the order (customer, due date,\ndelivery_address, delivery_date, currency, total, and the lines matched to the order's items by SKU in order;\namounts as numbers): the same → 200 ` + "`" + `{\"order_id\"}` + "`" + `, nothing written; different and newer (its ` + "`" + `version` + "`" + ` when it\nhas one, else its ` + "`" + `updated_at` + "`" + `, against the last applied one) → the order changes as PATCH /api/v1/orders/{id} would,\n200 ` + "`" + `{\"order_id\", \"changed\": true}` + "`" + ` and order.changed; different and not newer → ignored, 200 ` + "`" + `{\"order_id\", \"stale\": true}` + "`" + `;\ndifferent without version or updated_at → 409 (\"send updated_at or version\"); newer but touching an item in production,\nor the order cancelled or shipped → 409 naming the items; an unknown SKU → 422.\n\ndelivery_address, delivery_date, currency, total and the lines' unit_price and line_total are kept and shown on the\norder as given; tsekh computes no prices. Nothing is stored when a delivery is refused. Answers 503 while\nSHOP_WEBHOOK_SECRET is not set.\n\nA signed example (secret ` + "`" + `demo-shop-secret-at-least-32-bytes` + "`" + `, timestamp 1795000000, the body exactly as sent):\n` + "`" + `` + "`" + `` + "`" + `\nX-Shop-Timestamp: 1795000000\nX-Shop-Signature: sha256=e84a0b30b0407497df8383fc51e6b1dfae6632bef72f72dfb43524f18da1fb09\n{\"id\":\"7826d8468b3d\",\"customer\":{\"name\":\"Иван Петров\",\"phone\":\"+7 900 123-45-67\"},\"items\":[{\"sku\":\"SHK-KUPE-1600\",\"qty\":1}]}\n` + "`" + `` + "`" + `` + "`" + `\nSigning from a shell:\n` + "`" + `` + "`" + `` + "`" + `\nTS=$(date +%s)\nSIG=$(printf '%s.%s' \"$TS\" \"$BODY\" | openssl dgst -sha256 -hmac \"$SHOP_WEBHOOK_SECRET\" | sed 's/^.* //')\ncurl -X POST http://localhost:8080/api/v1/webhooks/shop/orders -H 'Content-Type: application/json' -H \"X-Shop-Timestamp: $TS\" -H \"X-Shop-Signature: sha256=$SIG\" --data-binary \"$BODY\"\n` + "`" + `` + "`" + `` + "`" + `",
                 "consumes": [
                     "application/json"
                 ],
@@ -2659,7 +2659,7 @@ const docTemplate = `{
                 ],
                 "responses": {
                     "200": {
-                        "description": "the order existed already (a repeated delivery)",
+                        "description": "the order existed already: a replay, a change (changed), or an older delivery ignored (stale)",
                         "schema": {
                             "$ref": "#/definitions/api.ShopWebhookResponse"
                         }
@@ -2678,6 +2678,12 @@ const docTemplate = `{
                     },
                     "401": {
                         "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "a different delivery without version or updated_at, or one the order cannot take (items in production, named)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
