@@ -246,6 +246,37 @@ func TestChanges_LaunchedItems(t *testing.T) {
 		require.Equal(t, "launched", flagged[0].Payload["status"])
 		require.False(t, prodOrderOf(t, env, po.ID).NeedsAttention, "the other production order is not concerned")
 		require.NotContains(t, backlogIDs(t, env), items[2])
+		var detail struct {
+			Items []struct {
+				ItemID     int64 `json:"item_id"`
+				Qty        int
+				OrderedQty *int `json:"ordered_qty"`
+				Removed    bool
+			}
+		}
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", raced.ID), nil).JSON(t, &detail)
+		require.Equal(t, 1, detail.Items[0].Qty, "what it was built on")
+		require.NotNil(t, detail.Items[0].OrderedQty)
+		require.Equal(t, 4, *detail.Items[0].OrderedQty, "what is ordered now")
+		// The planner cancels it: the item goes back to the backlog as ordered now.
+		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/cancel", raced.ID), nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, 4, backlogOf(t, env, id)[items[2]].Qty)
+
+		// Removed in the same window: flagged, and a cancellation does not bring it back.
+		id2, items2 := receive(t, env, line{"TMB-PRIK-450", 1}, line{"SHK-KUPE-1600", 1})
+		gone := launch(t, env, map[string]any{"items": items2[:1]})
+		_, r = patchOrder(t, env, id2, map[string]any{"items": []map[string]any{{"id": items2[0], "remove": true}}})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		env.Dispatch()
+		got = prodOrderOf(t, env, gone.ID)
+		require.True(t, got.NeedsAttention)
+		require.Contains(t, got.AttentionReason, fmt.Sprintf("item %d (TMB-PRIK-450) was removed", items2[0]))
+		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/cancel", gone.ID), nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		env.Dispatch()
+		require.NotContains(t, backlogIDs(t, env), items2[0], "a removed item does not come back")
+		require.Len(t, salesOrderOf(t, env, id2).Items, 1)
 
 		// A cancelled order changes no more, not even its contacts.
 		other, _ := receive(t, env, line{"TMB-PRIK-450", 1})

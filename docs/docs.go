@@ -5111,8 +5111,10 @@ const docTemplate = `{
                 "due_date",
                 "item_id",
                 "order_id",
+                "ordered_qty",
                 "product_id",
                 "qty",
+                "removed",
                 "sku"
             ],
             "properties": {
@@ -5127,11 +5129,19 @@ const docTemplate = `{
                 "order_id": {
                     "type": "integer"
                 },
+                "ordered_qty": {
+                    "description": "OrderedQty is what the sales order has of the item now, when it\nchanged after the launch (Qty is what the production order was built\non); Removed, that the sales order no longer has the item. Either\nflags the production order for the planner.",
+                    "type": "integer",
+                    "x-nullable": true
+                },
                 "product_id": {
                     "type": "integer"
                 },
                 "qty": {
                     "type": "integer"
+                },
+                "removed": {
+                    "type": "boolean"
                 },
                 "sku": {
                     "type": "string"

@@ -30,7 +30,8 @@ func (s *Service) followBacklog(ctx context.Context, tx *gorm.DB, ev events.Even
 // already (launched before the change, or while sales checked it) is not
 // changed there: the production order is flagged for the planner instead,
 // naming the item and what changed, since it was built on what the item
-// was.
+// was; the item remembers what is ordered now (ordered_qty, or removed),
+// which a cancellation of that production order puts back into the backlog.
 func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	p, err := contracts.OrderChanged.Decode(ev)
 	if err != nil {
@@ -91,8 +92,14 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 		}
 		for _, it := range live {
 			what := fmt.Sprintf("item %d (%s) was removed", ch.ItemID, ch.SKU)
+			mark := map[string]any{"removed": true}
 			if ch.Change != "removed" {
 				what = fmt.Sprintf("item %d (%s) changed quantity %d → %d", ch.ItemID, ch.SKU, ch.Qty.Before, ch.Qty.After)
+				mark = map[string]any{"ordered_qty": ch.Qty.After}
+			}
+			err := tx.Model(&ProdItem{}).Where("prod_order_id = ? AND item_id = ?", it.ProdOrderID, it.ItemID).Updates(mark).Error
+			if err != nil {
+				return err
 			}
 			if _, ok := stale[it.ProdOrderID]; !ok {
 				prodIDs = append(prodIDs, it.ProdOrderID)

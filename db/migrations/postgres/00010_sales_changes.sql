@@ -19,7 +19,17 @@ ALTER TABLE sales_orders ADD COLUMN source_version bigint;
 ALTER TABLE sales_orders ADD COLUMN source_updated_at timestamptz;
 ALTER TABLE sales_orders ADD COLUMN source_hash text NOT NULL DEFAULT '';
 
+-- plan: a production order's item whose sales order changed it after the
+-- launch keeps what it was built on (qty) and remembers what is ordered now
+-- (ordered_qty; removed: no longer ordered), so that the production order is
+-- flagged rather than silently wrong, and its cancellation puts back into the
+-- backlog what is ordered, not what was.
+ALTER TABLE plan_prod_order_items ADD COLUMN ordered_qty integer;
+ALTER TABLE plan_prod_order_items ADD COLUMN removed boolean NOT NULL DEFAULT false;
+
 -- +goose Down
+ALTER TABLE plan_prod_order_items DROP COLUMN removed;
+ALTER TABLE plan_prod_order_items DROP COLUMN ordered_qty;
 ALTER TABLE sales_orders DROP COLUMN source_hash;
 ALTER TABLE sales_orders DROP COLUMN source_updated_at;
 ALTER TABLE sales_orders DROP COLUMN source_version;
