@@ -278,6 +278,15 @@ func TestChanges_LaunchedItems(t *testing.T) {
 		require.NotContains(t, backlogIDs(t, env), items2[0], "a removed item does not come back")
 		require.Len(t, salesOrderOf(t, env, id2).Items, 1)
 
+		// The note (a colour) changed in the same window: flagged too.
+		noted := launch(t, env, map[string]any{"items": items2[1:]})
+		_, r = patchOrder(t, env, id2, map[string]any{"items": []map[string]any{{"id": items2[1], "note": "цвет: венге"}}})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		env.Dispatch()
+		got = prodOrderOf(t, env, noted.ID)
+		require.True(t, got.NeedsAttention)
+		require.Contains(t, got.AttentionReason, fmt.Sprintf(`item %d (SHK-KUPE-1600) changed note "" → "цвет: венге"`, items2[1]))
+
 		// A cancelled order changes no more, not even its contacts.
 		other, _ := receive(t, env, line{"TMB-PRIK-450", 1})
 		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", other), nil)
@@ -444,6 +453,14 @@ func TestChanges_ShopRedeliveries(t *testing.T) {
 		requireProblemType(t, deliver(env, shopOrderBody("chg-1", `{"sku": "SHK-KUPE-1600", "qty": 2}, {"sku": "NO-SUCH", "qty": 1}`, `, "version": 4`), time.Now()),
 			http.StatusUnprocessableEntity, "invalid", "items[1].sku")
 		require.Equal(t, before, rowCounts(t, env))
+		// Prices alone change on a launched item: production does not use them.
+		v5 := shopOrderBody("chg-1", `{"sku": "SHK-KUPE-1600", "qty": 2, "unit_price": 49990.00, "line_total": 99980.00}`,
+			strings.Replace(shopFields, "2026-12-26", "2026-12-29", 1)+`, "total": 99980.00, "version": 5`)
+		a = shopAnswerOf(t, deliver(env, v5, time.Now()), http.StatusOK)
+		require.True(t, a.Changed != nil && *a.Changed, "%+v", a)
+		r = env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", id), nil)
+		require.Contains(t, string(r.Body), `"unit_price":49990.00`)
+		require.Equal(t, "in_production", salesOrderOf(t, env, id).Items[0].Status)
 
 		// updated_at instead of version.
 		t1 := shopOrderBody("chg-2", `{"sku": "TMB-PRIK-450", "qty": 1}`, `, "updated_at": "2026-11-30T10:00:00+03:00"`)

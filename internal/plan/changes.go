@@ -65,6 +65,7 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 	var staleItems = map[int64][]int64{}
 	var prodIDs []int64
 	for _, ch := range p.Items {
+		note := noteChange(ch)
 		var res *gorm.DB
 		switch {
 		case ch.Change == "added" && ch.Qty != nil:
@@ -77,13 +78,17 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 			res = tx.Where("item_id = ?", ch.ItemID).Delete(&BacklogItem{})
 		case ch.Qty != nil:
 			res = tx.Model(&BacklogItem{}).Where("item_id = ?", ch.ItemID).Update("qty", ch.Qty.After)
-		default: // a note or a price: the backlog does not show them
+		case note != nil: // the backlog does not show notes, but a production order may make the item by the old one
+			var waiting int64
+			res = tx.Model(&BacklogItem{}).Where("item_id = ?", ch.ItemID).Count(&waiting)
+			res.RowsAffected = waiting
+		default: // prices: production does not use them
 			continue
 		}
 		if res.Error != nil {
 			return res.Error
 		}
-		if res.RowsAffected > 0 {
+		if res.RowsAffected > 0 { // still waiting in the backlog: followed there
 			continue
 		}
 		var live []ProdItem
@@ -91,20 +96,29 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 			return err
 		}
 		for _, it := range live {
-			what := fmt.Sprintf("item %d (%s) was removed", ch.ItemID, ch.SKU)
-			mark := map[string]any{"removed": true}
-			if ch.Change != "removed" {
-				what = fmt.Sprintf("item %d (%s) changed quantity %d → %d", ch.ItemID, ch.SKU, ch.Qty.Before, ch.Qty.After)
-				mark = map[string]any{"ordered_qty": ch.Qty.After}
+			var whats []string
+			mark := map[string]any{}
+			switch {
+			case ch.Change == "removed":
+				whats = append(whats, "was removed")
+				mark["removed"] = true
+			case ch.Qty != nil:
+				whats = append(whats, fmt.Sprintf("changed quantity %d → %d", ch.Qty.Before, ch.Qty.After))
+				mark["ordered_qty"] = ch.Qty.After
 			}
-			err := tx.Model(&ProdItem{}).Where("prod_order_id = ? AND item_id = ?", it.ProdOrderID, it.ItemID).Updates(mark).Error
-			if err != nil {
-				return err
+			if note != nil && ch.Change != "removed" {
+				whats = append(whats, fmt.Sprintf("changed note %q → %q", note.Before, note.After))
+			}
+			if len(mark) > 0 {
+				err := tx.Model(&ProdItem{}).Where("prod_order_id = ? AND item_id = ?", it.ProdOrderID, it.ItemID).Updates(mark).Error
+				if err != nil {
+					return err
+				}
 			}
 			if _, ok := stale[it.ProdOrderID]; !ok {
 				prodIDs = append(prodIDs, it.ProdOrderID)
 			}
-			stale[it.ProdOrderID] = append(stale[it.ProdOrderID], what)
+			stale[it.ProdOrderID] = append(stale[it.ProdOrderID], fmt.Sprintf("item %d (%s) %s", ch.ItemID, ch.SKU, strings.Join(whats, " and ")))
 			staleItems[it.ProdOrderID] = append(staleItems[it.ProdOrderID], ch.ItemID)
 		}
 	}
@@ -120,6 +134,16 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 			p.OrderID, strings.Join(stale[id], ", "))
 		if err := s.flagFor(ctx, tx, o, p.OrderID, staleItems[id], reason); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// noteChange is the change of the item's note, nil when it did not change.
+func noteChange(ch contracts.ItemChange) *contracts.FieldChange {
+	for i, f := range ch.Fields {
+		if f.Field == "note" {
+			return &ch.Fields[i]
 		}
 	}
 	return nil

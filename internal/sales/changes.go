@@ -190,10 +190,13 @@ type editPlan struct {
 	columns  []string // of sales_orders, "name = ?"
 	args     []any
 	updates  []Item    // the items' new values
+	touched  []int64   // of updates, those whose quantity or note changes (not only prices): production must not have them
 	removes  []Item    // as they were
 	adds     []NewItem // aligned with Edit.Items; SKU "" where not an addition
 	added    int
 }
+
+func (p *editPlan) isTouched(id int64) bool { return slices.Contains(p.touched, id) }
 
 func (p *editPlan) empty() bool {
 	return len(p.payload.Fields) == 0 && len(p.payload.Items) == 0 && p.added == 0
@@ -289,6 +292,9 @@ func diffEdit(o Order, e Edit) (editPlan, error) {
 		if ch.Qty != nil || len(ch.Fields) > 0 {
 			p.payload.Items = append(p.payload.Items, ch)
 			p.updates = append(p.updates, next)
+			if next.Qty != it.Qty || next.Note != it.Note {
+				p.touched = append(p.touched, it.ID)
+			}
 		}
 	}
 	if len(fields) > 0 {
@@ -323,8 +329,9 @@ func checkEdit(o Order, p editPlan) error {
 	}
 	var busy []string
 	for _, it := range append(slices.Clone(p.updates), p.removes...) {
-		// The order's own row: p.updates hold the new values, the state is the same.
-		if it.Status != ItemNew {
+		// p.updates hold the new values, in the state the item is in. A
+		// change of its prices alone does not touch production.
+		if it.Status != ItemNew && (p.isTouched(it.ID) || slices.ContainsFunc(p.removes, func(r Item) bool { return r.ID == it.ID })) {
 			s := fmt.Sprintf("%d (%s, %s", it.ID, it.SKU, it.Status)
 			if it.ProdOrderID != nil {
 				s += fmt.Sprintf(", production order %d", *it.ProdOrderID)
@@ -376,9 +383,12 @@ func applyEdit(ctx context.Context, tx *gorm.DB, o Order, e Edit, via string) (O
 		}
 	}
 	for _, it := range p.updates {
-		res := tx.Exec("UPDATE sales_order_items SET qty = ?, note = ?, unit_price = ?, line_total = ? WHERE id = ? AND status = ?",
-			it.Qty, it.Note, string(it.UnitPrice), string(it.LineTotal), it.ID, ItemNew)
-		if err := takenUp(res, it.ID); err != nil {
+		q := "UPDATE sales_order_items SET qty = ?, note = ?, unit_price = ?, line_total = ? WHERE id = ?"
+		args := []any{it.Qty, it.Note, string(it.UnitPrice), string(it.LineTotal), it.ID}
+		if p.isTouched(it.ID) {
+			q, args = q+" AND status = ?", append(args, ItemNew)
+		}
+		if err := takenUp(tx.Exec(q, args...), it.ID); err != nil {
 			return o, false, err
 		}
 	}
