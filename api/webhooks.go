@@ -88,8 +88,8 @@ func (s *server) shopWebhook() echo.HandlerFunc {
 //	@Description	amounts as numbers): the same → 200 `{"order_id"}`, nothing written; different and newer (its `version` when it
 //	@Description	has one, else its `updated_at`, against the last applied one) → the order changes as PATCH /api/v1/orders/{id} would,
 //	@Description	200 `{"order_id", "changed": true}` and order.changed; different and not newer → ignored, 200 `{"order_id", "stale": true}`;
-//	@Description	different without version or updated_at → 409 ("send updated_at or version"); newer but touching an item in production,
-//	@Description	or the order cancelled or shipped → 409 naming the items; an unknown SKU → 422.
+//	@Description	different without version or updated_at → 409 ("send updated_at or version"); newer but changing the quantity or note of
+//	@Description	an item in production (prices alone may change), or the order cancelled or shipped → 409 naming the items; an unknown SKU → 422.
 //	@Description
 //	@Description	delivery_address, delivery_date, currency, total and the lines' unit_price and line_total are kept and shown on the
 //	@Description	order as given; tsekh computes no prices. Nothing is stored when a delivery is refused. Answers 503 while
