@@ -175,7 +175,9 @@ func (s *server) listOrders(c echo.Context) error {
 //
 //	@Summary	One sales order with its items and their states
 //	@ID		getOrder
-//	@Description	The order with its items and their states, and its ETA once production is planned.
+//	@Description	The order with its items and their states, and its ETA once production is planned; its shipments; the shop's
+//	@Description	delivery_address, delivery_date, currency, total and the items' unit_price and line_total as the shop sent them
+//	@Description	(tsekh computes no prices); source_version and source_updated_at of the shop's delivery or CRM row last applied.
 //	@Tags		sales
 //	@Produce	json
 //	@Security	BearerAuth

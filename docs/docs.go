@@ -558,7 +558,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The order with its items and their states, and its ETA once production is planned.",
+                "description": "The order with its items and their states, and its ETA once production is planned; its shipments; the shop's\ndelivery_address, delivery_date, currency, total and the items' unit_price and line_total as the shop sent them\n(tsekh computes no prices); source_version and source_updated_at of the shop's delivery or CRM row last applied.",
                 "produces": [
                     "application/json"
                 ],
