@@ -24,6 +24,10 @@ type CRMOrderRequest struct {
 	Items      []OrderItemRequest `json:"items" validate:"required,min=1,max=200"`
 	// The day the customer wants the order, from 2000-01-01 to 2100-12-31.
 	DueDate string `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
+	// The CRM's version of the order: a later row with a greater version changes the order. Takes precedence over updated_at.
+	Version int64 `json:"version" validate:"optional" minimum:"1" example:"3"`
+	// When the order was last changed in the CRM (RFC 3339): a later row with a later updated_at changes the order.
+	UpdatedAt string `json:"updated_at" validate:"optional" format:"date-time" maxLength:"40" example:"2026-12-02T10:15:00Z"`
 }
 
 // importCRMOrders godoc
@@ -31,7 +35,12 @@ type CRMOrderRequest struct {
 //	@Summary		Import a batch of CRM orders (manager)
 //	@ID				importCRMOrders
 //	@Description	Each row is imported in its own transaction and reported: `created` (with its order_id), `exists`
-//	@Description	(an order with that crm_order_id was imported before; its order_id), `refused` (with the fields at fault,
+//	@Description	(an order with that crm_order_id was imported before and the row says the same as the order, or as the row last
+//	@Description	applied), `changed` (imported before; the row differs and is newer, by its `version` when it has one, else by its
+//	@Description	`updated_at`, than the row last applied: the order changed as a PATCH would change it, order.changed written),
+//	@Description	`conflict` (imported before; the row differs but was not applied, with the reason in detail: it is not newer, it has
+//	@Description	neither version nor updated_at, an item it changes is in production, or the order is cancelled or shipped),
+//	@Description	`refused` (with the fields at fault,
 //	@Description	named within the row, e.g. `items[0].sku`: a wrong type, text with control characters or invalid UTF-8, a
 //	@Description	date out of range, too long a text) or `failed` (an unexpected error, logged with the request id). Whatever
 //	@Description	goes wrong with a row is reported on that row and the rows after it are imported; nothing of a refused or

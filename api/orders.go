@@ -20,6 +20,8 @@ type CreateOrderRequest struct {
 	Items    []OrderItemRequest `json:"items" validate:"required,min=1,max=200"`
 	// The day the customer wants the order, from 2000-01-01 to 2100-12-31.
 	DueDate string `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
+	// Free text about the whole order: tabs and line breaks are allowed, other control characters are not.
+	Note string `json:"note" validate:"optional" maxLength:"2000" example:"доставка после 18:00"`
 }
 
 // CustomerRequest is who orders.
@@ -39,14 +41,14 @@ type OrderItemRequest struct {
 }
 
 func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
-	in := sales.NewOrder{Customer: sales.Customer(r.Customer)}
+	in := sales.NewOrder{Customer: sales.Customer(r.Customer), Note: r.Note}
 	due, fields := sales.ParseDueDate(r.DueDate)
 	if len(fields) > 0 {
 		return in, apperr.Invalid("the order is not valid", fields...)
 	}
 	in.DueDate = due
 	for _, it := range r.Items {
-		in.Items = append(in.Items, sales.NewItem(it))
+		in.Items = append(in.Items, sales.NewItem{SKU: it.SKU, Qty: it.Qty, Note: it.Note})
 	}
 	return in, nil
 }
@@ -248,7 +250,9 @@ func orderCSVRow(o sales.Order) []string {
 //
 //	@Summary	One sales order with its items and their states
 //	@ID		getOrder
-//	@Description	The order with its items and their states, and its ETA once production is planned.
+//	@Description	The order with its items and their states, and its ETA once production is planned; its shipments; the shop's
+//	@Description	delivery_address, delivery_date, currency, total and the items' unit_price and line_total as the shop sent them
+//	@Description	(tsekh computes no prices); source_version and source_updated_at of the shop's delivery or CRM row last applied.
 //	@Tags		sales
 //	@Produce	json
 //	@Security	BearerAuth

@@ -17,16 +17,44 @@ import (
 // ShopOrderRequest is the body the online shop posts to its webhook.
 type ShopOrderRequest struct {
 	// The shop's order id (a string or a whole number); the order's sync_id is "shop-" + id.
-	ID       string             `json:"id" validate:"required" maxLength:"64" example:"7826d8468b3d"`
-	Customer CustomerRequest    `json:"customer" validate:"required"`
-	Items    []OrderItemRequest `json:"items" validate:"required,min=1,max=200"`
+	ID       string          `json:"id" validate:"required" maxLength:"64" example:"7826d8468b3d"`
+	Customer CustomerRequest `json:"customer" validate:"required"`
 	// The day the customer wants the order, from 2000-01-01 to 2100-12-31.
 	DueDate string `json:"due_date" validate:"optional" format:"date" example:"2026-12-20"`
+
+	// Where the customer wants it delivered, kept and shown as given (tabs and line breaks allowed).
+	DeliveryAddress string `json:"delivery_address" validate:"optional" maxLength:"500" example:"Москва, ул. Лесная, д. 5, кв. 12"`
+	// The day the customer asked for delivery, from 2000-01-01 to 2100-12-31.
+	DeliveryDate string `json:"delivery_date" validate:"optional" format:"date" example:"2026-12-26"`
+	// The prices' currency: three capital letters (ISO 4217).
+	Currency string `json:"currency" validate:"optional" minLength:"3" maxLength:"3" example:"RUB"`
+	// The order's total as the shop computed it: a non-negative decimal (a JSON number, or a string holding one), kept as sent.
+	Total string `json:"total" validate:"optional" swaggertype:"number" example:"25980.00"`
+
+	// The shop's version of the order: a later delivery with a greater version changes the order. Takes precedence over updated_at.
+	Version int64 `json:"version" validate:"optional" minimum:"1" example:"2"`
+	// When the shop last changed the order (RFC 3339): a later delivery with a later updated_at changes the order.
+	UpdatedAt string `json:"updated_at" validate:"optional" format:"date-time" maxLength:"40" example:"2026-12-02T10:15:00Z"`
+
+	Items []ShopItemRequest `json:"items" validate:"required,min=1,max=200"`
 }
 
-// ShopWebhookResponse names the order a delivery created or found.
+// ShopItemRequest is one line of the shop's order.
+type ShopItemRequest struct {
+	OrderItemRequest
+	// The price of one unit, as the shop computed it (a non-negative decimal, kept as sent).
+	UnitPrice string `json:"unit_price" validate:"optional" swaggertype:"number" example:"12990.00"`
+	// The line's total, as the shop computed it.
+	LineTotal string `json:"line_total" validate:"optional" swaggertype:"number" example:"25980.00"`
+}
+
+// ShopWebhookResponse names the order a delivery created, found or changed.
 type ShopWebhookResponse struct {
 	OrderID int64 `json:"order_id" validate:"required" example:"22"`
+	// true: the delivery was newer and differed; the order changed (order.changed).
+	Changed bool `json:"changed,omitempty" validate:"optional" example:"true"`
+	// true: the delivery differed but was not newer than the last one applied; it was ignored.
+	Stale bool `json:"stale,omitempty" validate:"optional" example:"false"`
 }
 
 // shopWebhook receives the shop's orders; it remembers the shop's own user
@@ -52,9 +80,20 @@ func (s *server) shopWebhook() echo.HandlerFunc {
 //	@Description	the shop re-signs each retry. Bodies over 1 MiB are refused.
 //	@Description
 //	@Description	Idempotent by the shop's order id: the first delivery creates the order (sync_id "shop-" + id),
-//	@Description	its items and its order.received event, and answers 201; every later delivery of that id, even many at once,
-//	@Description	answers 200 with the same order_id and writes nothing. The orders are recorded under the user "Интернет-магазин".
-//	@Description	Nothing is stored when a delivery is refused. Answers 503 while SHOP_WEBHOOK_SECRET is not set.
+//	@Description	its items and its order.received event, and answers 201; deliveries of one id take turns, so many at once
+//	@Description	make one order and one event, and a repeat spends no order number. The orders are recorded under the user "Интернет-магазин".
+//	@Description
+//	@Description	A later delivery of the same id is compared with the last one applied and with the order (customer, due date,
+//	@Description	delivery_address, delivery_date, currency, total, and the lines matched to the order's items by SKU in order;
+//	@Description	amounts as numbers): the same → 200 `{"order_id"}`, nothing written; different and newer (its `version` when it
+//	@Description	has one, else its `updated_at`, against the last applied one) → the order changes as PATCH /api/v1/orders/{id} would,
+//	@Description	200 `{"order_id", "changed": true}` and order.changed; different and not newer → ignored, 200 `{"order_id", "stale": true}`;
+//	@Description	different without version or updated_at → 409 ("send updated_at or version"); newer but changing the quantity or note of
+//	@Description	an item in production (prices alone may change), or the order cancelled or shipped → 409 naming the items; an unknown SKU → 422.
+//	@Description
+//	@Description	delivery_address, delivery_date, currency, total and the lines' unit_price and line_total are kept and shown on the
+//	@Description	order as given; tsekh computes no prices. Nothing is stored when a delivery is refused. Answers 503 while
+//	@Description	SHOP_WEBHOOK_SECRET is not set.
 //	@Description
 //	@Description	A signed example (secret `demo-shop-secret-at-least-32-bytes`, timestamp 1795000000, the body exactly as sent):
 //	@Description	```
@@ -77,9 +116,10 @@ func (s *server) shopWebhook() echo.HandlerFunc {
 //	@Param			X-Shop-Signature	header		string				true	"sha256=<hex HMAC-SHA256 of timestamp + '.' + body>"
 //	@Param			body				body		ShopOrderRequest	true	"the shop's order"
 //	@Success		201					{object}	ShopWebhookResponse	"the order was created"
-//	@Success		200					{object}	ShopWebhookResponse	"the order existed already (a repeated delivery)"
+//	@Success		200					{object}	ShopWebhookResponse	"the order existed already: a replay, a change (changed), or an older delivery ignored (stale)"
 //	@Failure		400					{object}	Problem
 //	@Failure		401					{object}	Problem
+//	@Failure		409					{object}	Problem	"a different delivery without version or updated_at, or one the order cannot take (items in production, named)"
 //	@Failure		413					{object}	Problem
 //	@Failure		415					{object}	Problem
 //	@Failure		422					{object}	Problem
@@ -103,15 +143,20 @@ func (w *shopWebhook) receive(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o, created, err := w.Sales.ReceiveShopOrder(events.WithActor(ctx, actor), in)
+	o, out, err := w.Sales.ReceiveShopOrder(events.WithActor(ctx, actor), in)
 	if err != nil {
 		return err
 	}
-	status := http.StatusOK
-	if created {
+	res, status := ShopWebhookResponse{OrderID: o.ID}, http.StatusOK
+	switch out {
+	case sales.OutcomeCreated:
 		status = http.StatusCreated
+	case sales.OutcomeChanged:
+		res.Changed = true
+	case sales.OutcomeStale:
+		res.Stale = true
 	}
-	return c.JSON(status, ShopWebhookResponse{OrderID: o.ID})
+	return c.JSON(status, res)
 }
 
 // shopActor returns the shop's user, "Интернет-магазин" (role manager),

@@ -281,7 +281,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Each row is imported in its own transaction and reported: ` + "`" + `created` + "`" + ` (with its order_id), ` + "`" + `exists` + "`" + `\n(an order with that crm_order_id was imported before; its order_id), ` + "`" + `refused` + "`" + ` (with the fields at fault,\nnamed within the row, e.g. ` + "`" + `items[0].sku` + "`" + `: a wrong type, text with control characters or invalid UTF-8, a\ndate out of range, too long a text) or ` + "`" + `failed` + "`" + ` (an unexpected error, logged with the request id). Whatever\ngoes wrong with a row is reported on that row and the rows after it are imported; nothing of a refused or\nfailed row is stored. The orders' events name the caller as their actor. At most 1000 rows per request;\n` + "`" + `tsekh import crm FILE.json` + "`" + ` streams files of any size.",
+                "description": "Each row is imported in its own transaction and reported: ` + "`" + `created` + "`" + ` (with its order_id), ` + "`" + `exists` + "`" + `\n(an order with that crm_order_id was imported before and the row says the same as the order, or as the row last\napplied), ` + "`" + `changed` + "`" + ` (imported before; the row differs and is newer, by its ` + "`" + `version` + "`" + ` when it has one, else by its\n` + "`" + `updated_at` + "`" + `, than the row last applied: the order changed as a PATCH would change it, order.changed written),\n` + "`" + `conflict` + "`" + ` (imported before; the row differs but was not applied, with the reason in detail: it is not newer, it has\nneither version nor updated_at, an item it changes is in production, or the order is cancelled or shipped),\n` + "`" + `refused` + "`" + ` (with the fields at fault,\nnamed within the row, e.g. ` + "`" + `items[0].sku` + "`" + `: a wrong type, text with control characters or invalid UTF-8, a\ndate out of range, too long a text) or ` + "`" + `failed` + "`" + ` (an unexpected error, logged with the request id). Whatever\ngoes wrong with a row is reported on that row and the rows after it are imported; nothing of a refused or\nfailed row is stored. The orders' events name the caller as their actor. At most 1000 rows per request;\n` + "`" + `tsekh import crm FILE.json` + "`" + ` streams files of any size.",
                 "consumes": [
                     "application/json"
                 ],
@@ -599,7 +599,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The order with its items and their states, and its ETA once production is planned.",
+                "description": "The order with its items and their states, and its ETA once production is planned; its shipments; the shop's\ndelivery_address, delivery_date, currency, total and the items' unit_price and line_total as the shop sent them\n(tsekh computes no prices); source_version and source_updated_at of the shop's delivery or CRM row last applied.",
                 "produces": [
                     "application/json"
                 ],
@@ -638,6 +638,99 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "patch": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "A JSON merge of what changes: a member left out stays as it is; ` + "`" + `null` + "`" + ` (or ` + "`" + `\"\"` + "`" + `) clears an optional text or the due date\n(` + "`" + `{\"due_date\": null}` + "`" + `); the customer's name cannot be cleared. Items: ` + "`" + `{\"id\", \"qty\"?, \"note\"?}` + "`" + ` changes an item,\n` + "`" + `{\"id\", \"remove\": true}` + "`" + ` removes it, ` + "`" + `{\"sku\", \"qty\", \"note\"?}` + "`" + ` adds one; an item's SKU does not change (remove it and add another).\n\nContacts, the due date and the note change while the order is not cancelled or shipped. Items change or are removed\nwhile production has not taken them up (item status new), and are added while the order is received or in production;\notherwise 409, naming the items in production. An order keeps at least one item (422: cancel it instead).\nValidation as for POST /api/v1/orders: 422 naming the fields at fault (an unknown SKU, an item id not of the order).\n\nA change writes order.changed (what changed, before and after, per field and per item) and, when the order's state follows\n(ready once its last item not made is removed), order.status_changed; the plan's backlog follows. A request that alters nothing\nanswers ` + "`" + `\"changed\": false` + "`" + ` and writes nothing. An item launched by the planner just before sales heard of it can still change\nhere: the plan then flags its production order for the planner (needs_attention), never making the old quantity silently.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "Change an order (manager)",
+                "operationId": "changeOrder",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "what changes",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.ChangeOrderRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the order after the change; changed false when nothing differed",
+                        "schema": {
+                            "$ref": "#/definitions/api.ChangeOrderResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the order cannot change any more, or items it touches are in production (named)",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2568,7 +2661,7 @@ const docTemplate = `{
         "/api/v1/webhooks/shop/orders": {
             "post": {
                 "security": [],
-                "description": "Authenticated by its signature: ` + "`" + `X-Shop-Timestamp` + "`" + ` is the Unix time of sending and\n` + "`" + `X-Shop-Signature` + "`" + ` is ` + "`" + `sha256=` + "`" + ` + hex HMAC-SHA256(SHOP_WEBHOOK_SECRET, timestamp + \".\" + raw body).\nA timestamp more than 5 minutes from the server's clock is refused, so a captured request cannot be replayed later;\nthe shop re-signs each retry. Bodies over 1 MiB are refused.\n\nIdempotent by the shop's order id: the first delivery creates the order (sync_id \"shop-\" + id),\nits items and its order.received event, and answers 201; every later delivery of that id, even many at once,\nanswers 200 with the same order_id and writes nothing. The orders are recorded under the user \"Интернет-магазин\".\nNothing is stored when a delivery is refused. Answers 503 while SHOP_WEBHOOK_SECRET is not set.\n\nA signed example (secret ` + "`" + `demo-shop-secret-at-least-32-bytes` + "`" + `, timestamp 1795000000, the body exactly as sent):\n` + "`" + `` + "`" + `` + "`" + `\nX-Shop-Timestamp: 1795000000\nX-Shop-Signature: sha256=e84a0b30b0407497df8383fc51e6b1dfae6632bef72f72dfb43524f18da1fb09\n{\"id\":\"7826d8468b3d\",\"customer\":{\"name\":\"Иван Петров\",\"phone\":\"+7 900 123-45-67\"},\"items\":[{\"sku\":\"SHK-KUPE-1600\",\"qty\":1}]}\n` + "`" + `` + "`" + `` + "`" + `\nSigning from a shell:\n` + "`" + `` + "`" + `` + "`" + `\nTS=$(date +%s)\nSIG=$(printf '%s.%s' \"$TS\" \"$BODY\" | openssl dgst -sha256 -hmac \"$SHOP_WEBHOOK_SECRET\" | sed 's/^.* //')\ncurl -X POST http://localhost:8080/api/v1/webhooks/shop/orders -H 'Content-Type: application/json' -H \"X-Shop-Timestamp: $TS\" -H \"X-Shop-Signature: sha256=$SIG\" --data-binary \"$BODY\"\n` + "`" + `` + "`" + `` + "`" + `",
+                "description": "Authenticated by its signature: ` + "`" + `X-Shop-Timestamp` + "`" + ` is the Unix time of sending and\n` + "`" + `X-Shop-Signature` + "`" + ` is ` + "`" + `sha256=` + "`" + ` + hex HMAC-SHA256(SHOP_WEBHOOK_SECRET, timestamp + \".\" + raw body).\nA timestamp more than 5 minutes from the server's clock is refused, so a captured request cannot be replayed later;\nthe shop re-signs each retry. Bodies over 1 MiB are refused.\n\nIdempotent by the shop's order id: the first delivery creates the order (sync_id \"shop-\" + id),\nits items and its order.received event, and answers 201; deliveries of one id take turns, so many at once\nmake one order and one event, and a repeat spends no order number. The orders are recorded under the user \"Интернет-магазин\".\n\nA later delivery of the same id is compared with the last one applied and with the order (customer, due date,\ndelivery_address, delivery_date, currency, total, and the lines matched to the order's items by SKU in order;\namounts as numbers): the same → 200 ` + "`" + `{\"order_id\"}` + "`" + `, nothing written; different and newer (its ` + "`" + `version` + "`" + ` when it\nhas one, else its ` + "`" + `updated_at` + "`" + `, against the last applied one) → the order changes as PATCH /api/v1/orders/{id} would,\n200 ` + "`" + `{\"order_id\", \"changed\": true}` + "`" + ` and order.changed; different and not newer → ignored, 200 ` + "`" + `{\"order_id\", \"stale\": true}` + "`" + `;\ndifferent without version or updated_at → 409 (\"send updated_at or version\"); newer but changing the quantity or note of\nan item in production (prices alone may change), or the order cancelled or shipped → 409 naming the items; an unknown SKU → 422.\n\ndelivery_address, delivery_date, currency, total and the lines' unit_price and line_total are kept and shown on the\norder as given; tsekh computes no prices. Nothing is stored when a delivery is refused. Answers 503 while\nSHOP_WEBHOOK_SECRET is not set.\n\nA signed example (secret ` + "`" + `demo-shop-secret-at-least-32-bytes` + "`" + `, timestamp 1795000000, the body exactly as sent):\n` + "`" + `` + "`" + `` + "`" + `\nX-Shop-Timestamp: 1795000000\nX-Shop-Signature: sha256=e84a0b30b0407497df8383fc51e6b1dfae6632bef72f72dfb43524f18da1fb09\n{\"id\":\"7826d8468b3d\",\"customer\":{\"name\":\"Иван Петров\",\"phone\":\"+7 900 123-45-67\"},\"items\":[{\"sku\":\"SHK-KUPE-1600\",\"qty\":1}]}\n` + "`" + `` + "`" + `` + "`" + `\nSigning from a shell:\n` + "`" + `` + "`" + `` + "`" + `\nTS=$(date +%s)\nSIG=$(printf '%s.%s' \"$TS\" \"$BODY\" | openssl dgst -sha256 -hmac \"$SHOP_WEBHOOK_SECRET\" | sed 's/^.* //')\ncurl -X POST http://localhost:8080/api/v1/webhooks/shop/orders -H 'Content-Type: application/json' -H \"X-Shop-Timestamp: $TS\" -H \"X-Shop-Signature: sha256=$SIG\" --data-binary \"$BODY\"\n` + "`" + `` + "`" + `` + "`" + `",
                 "consumes": [
                     "application/json"
                 ],
@@ -2607,7 +2700,7 @@ const docTemplate = `{
                 ],
                 "responses": {
                     "200": {
-                        "description": "the order existed already (a repeated delivery)",
+                        "description": "the order existed already: a replay, a change (changed), or an older delivery ignored (stale)",
                         "schema": {
                             "$ref": "#/definitions/api.ShopWebhookResponse"
                         }
@@ -2626,6 +2719,12 @@ const docTemplate = `{
                     },
                     "401": {
                         "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "a different delivery without version or updated_at, or one the order cannot take (items in production, named)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -3091,6 +3190,19 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/api.OrderItemRequest"
                     }
+                },
+                "updated_at": {
+                    "description": "When the order was last changed in the CRM (RFC 3339): a later row with a later updated_at changes the order.",
+                    "type": "string",
+                    "format": "date-time",
+                    "maxLength": 40,
+                    "example": "2026-12-02T10:15:00Z"
+                },
+                "version": {
+                    "description": "The CRM's version of the order: a later row with a greater version changes the order. Takes precedence over updated_at.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 3
                 }
             }
         },
@@ -3126,6 +3238,115 @@ const docTemplate = `{
                 }
             }
         },
+        "api.ChangeCustomerRequest": {
+            "type": "object",
+            "properties": {
+                "email": {
+                    "type": "string",
+                    "maxLength": 254,
+                    "x-nullable": true,
+                    "example": "ivan@example.com"
+                },
+                "name": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "example": "Иван Петров"
+                },
+                "phone": {
+                    "type": "string",
+                    "maxLength": 50,
+                    "x-nullable": true,
+                    "example": "+7 900 765-43-21"
+                }
+            }
+        },
+        "api.ChangeItemRequest": {
+            "type": "object",
+            "properties": {
+                "id": {
+                    "description": "The item to change or remove (its id in the order's items); leave it out to add an item.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 53
+                },
+                "note": {
+                    "description": "The item's note; null or \"\" clears it.",
+                    "type": "string",
+                    "maxLength": 2000,
+                    "x-nullable": true,
+                    "example": "цвет: венге"
+                },
+                "qty": {
+                    "description": "The new quantity; required for an item to add.",
+                    "type": "integer",
+                    "maximum": 10000,
+                    "minimum": 1,
+                    "example": 2
+                },
+                "remove": {
+                    "description": "true removes the item from the order (with its id, nothing else).",
+                    "type": "boolean",
+                    "example": false
+                },
+                "sku": {
+                    "description": "The product of an item to add; an item's SKU does not change.",
+                    "type": "string",
+                    "maxLength": 64,
+                    "example": "TMB-PRIK-450"
+                }
+            }
+        },
+        "api.ChangeOrderRequest": {
+            "type": "object",
+            "properties": {
+                "customer": {
+                    "description": "The customer's contacts that change; the name cannot be cleared.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/api.ChangeCustomerRequest"
+                        }
+                    ]
+                },
+                "due_date": {
+                    "description": "The new due date, from 2000-01-01 to 2100-12-31; null or \"\" clears it.",
+                    "type": "string",
+                    "format": "date",
+                    "x-nullable": true,
+                    "example": "2026-12-27"
+                },
+                "items": {
+                    "description": "Items to change ({\"id\", \"qty\"?, \"note\"?}), remove ({\"id\", \"remove\": true}) or add ({\"sku\", \"qty\", \"note\"?}).",
+                    "type": "array",
+                    "maxItems": 200,
+                    "items": {
+                        "$ref": "#/definitions/api.ChangeItemRequest"
+                    }
+                },
+                "note": {
+                    "description": "The order's note; null or \"\" clears it. Tabs and line breaks are allowed.",
+                    "type": "string",
+                    "maxLength": 2000,
+                    "x-nullable": true,
+                    "example": "звонить за час"
+                }
+            }
+        },
+        "api.ChangeOrderResponse": {
+            "type": "object",
+            "required": [
+                "changed",
+                "order"
+            ],
+            "properties": {
+                "changed": {
+                    "description": "false when the request said what the order says already: nothing was written, no event.",
+                    "type": "boolean"
+                },
+                "order": {
+                    "$ref": "#/definitions/sales.Order"
+                }
+            }
+        },
         "api.CreateOrderRequest": {
             "type": "object",
             "required": [
@@ -3149,6 +3370,12 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/api.OrderItemRequest"
                     }
+                },
+                "note": {
+                    "description": "Free text about the whole order: tabs and line breaks are allowed, other control characters are not.",
+                    "type": "string",
+                    "maxLength": 2000,
+                    "example": "доставка после 18:00"
                 }
             }
         },
@@ -3695,6 +3922,42 @@ const docTemplate = `{
                 }
             }
         },
+        "api.ShopItemRequest": {
+            "type": "object",
+            "required": [
+                "qty",
+                "sku"
+            ],
+            "properties": {
+                "line_total": {
+                    "description": "The line's total, as the shop computed it.",
+                    "type": "number",
+                    "example": 25980
+                },
+                "note": {
+                    "description": "Free text: tabs and line breaks are allowed, other control characters are not.",
+                    "type": "string",
+                    "maxLength": 2000,
+                    "example": "цвет: дуб сонома"
+                },
+                "qty": {
+                    "type": "integer",
+                    "maximum": 10000,
+                    "minimum": 1,
+                    "example": 1
+                },
+                "sku": {
+                    "type": "string",
+                    "maxLength": 64,
+                    "example": "SHK-KUPE-1600"
+                },
+                "unit_price": {
+                    "description": "The price of one unit, as the shop computed it (a non-negative decimal, kept as sent).",
+                    "type": "number",
+                    "example": 12990
+                }
+            }
+        },
         "api.ShopOrderRequest": {
             "type": "object",
             "required": [
@@ -3703,8 +3966,27 @@ const docTemplate = `{
                 "items"
             ],
             "properties": {
+                "currency": {
+                    "description": "The prices' currency: three capital letters (ISO 4217).",
+                    "type": "string",
+                    "maxLength": 3,
+                    "minLength": 3,
+                    "example": "RUB"
+                },
                 "customer": {
                     "$ref": "#/definitions/api.CustomerRequest"
+                },
+                "delivery_address": {
+                    "description": "Where the customer wants it delivered, kept and shown as given (tabs and line breaks allowed).",
+                    "type": "string",
+                    "maxLength": 500,
+                    "example": "Москва, ул. Лесная, д. 5, кв. 12"
+                },
+                "delivery_date": {
+                    "description": "The day the customer asked for delivery, from 2000-01-01 to 2100-12-31.",
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-26"
                 },
                 "due_date": {
                     "description": "The day the customer wants the order, from 2000-01-01 to 2100-12-31.",
@@ -3723,8 +4005,26 @@ const docTemplate = `{
                     "maxItems": 200,
                     "minItems": 1,
                     "items": {
-                        "$ref": "#/definitions/api.OrderItemRequest"
+                        "$ref": "#/definitions/api.ShopItemRequest"
                     }
+                },
+                "total": {
+                    "description": "The order's total as the shop computed it: a non-negative decimal (a JSON number, or a string holding one), kept as sent.",
+                    "type": "number",
+                    "example": 25980
+                },
+                "updated_at": {
+                    "description": "When the shop last changed the order (RFC 3339): a later delivery with a later updated_at changes the order.",
+                    "type": "string",
+                    "format": "date-time",
+                    "maxLength": 40,
+                    "example": "2026-12-02T10:15:00Z"
+                },
+                "version": {
+                    "description": "The shop's version of the order: a later delivery with a greater version changes the order. Takes precedence over updated_at.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 2
                 }
             }
         },
@@ -3734,9 +4034,19 @@ const docTemplate = `{
                 "order_id"
             ],
             "properties": {
+                "changed": {
+                    "description": "true: the delivery was newer and differed; the order changed (order.changed).",
+                    "type": "boolean",
+                    "example": true
+                },
                 "order_id": {
                     "type": "integer",
                     "example": 22
+                },
+                "stale": {
+                    "description": "true: the delivery differed but was not newer than the last one applied; it was ignored.",
+                    "type": "boolean",
+                    "example": false
                 }
             }
         },
@@ -4876,8 +5186,10 @@ const docTemplate = `{
                 "due_date",
                 "item_id",
                 "order_id",
+                "ordered_qty",
                 "product_id",
                 "qty",
+                "removed",
                 "sku"
             ],
             "properties": {
@@ -4892,11 +5204,19 @@ const docTemplate = `{
                 "order_id": {
                     "type": "integer"
                 },
+                "ordered_qty": {
+                    "description": "OrderedQty is what the sales order has of the item now, when it\nchanged after the launch (Qty is what the production order was built\non); Removed, that the sales order no longer has the item. Either\nflags the production order for the planner.",
+                    "type": "integer",
+                    "x-nullable": true
+                },
                 "product_id": {
                     "type": "integer"
                 },
                 "qty": {
                     "type": "integer"
+                },
+                "removed": {
+                    "type": "boolean"
                 },
                 "sku": {
                     "type": "string"
@@ -5227,6 +5547,8 @@ const docTemplate = `{
         "sales.ImportReport": {
             "type": "object",
             "required": [
+                "changed",
+                "conflict",
                 "created",
                 "exists",
                 "failed",
@@ -5234,6 +5556,12 @@ const docTemplate = `{
                 "rows"
             ],
             "properties": {
+                "changed": {
+                    "type": "integer"
+                },
+                "conflict": {
+                    "type": "integer"
+                },
                 "created": {
                     "type": "integer"
                 },
@@ -5286,6 +5614,8 @@ const docTemplate = `{
                     "enum": [
                         "created",
                         "exists",
+                        "changed",
+                        "conflict",
                         "refused",
                         "failed"
                     ]
@@ -5301,13 +5631,15 @@ const docTemplate = `{
             "required": [
                 "eta",
                 "id",
+                "line_total",
                 "note",
                 "prod_order_id",
                 "product_id",
                 "qty",
                 "shipped_qty",
                 "sku",
-                "status"
+                "status",
+                "unit_price"
             ],
             "properties": {
                 "eta": {
@@ -5318,6 +5650,11 @@ const docTemplate = `{
                 },
                 "id": {
                     "type": "integer"
+                },
+                "line_total": {
+                    "type": "number",
+                    "x-nullable": true,
+                    "example": 25980
                 },
                 "note": {
                     "type": "string"
@@ -5348,6 +5685,12 @@ const docTemplate = `{
                         "done",
                         "shipped"
                     ]
+                },
+                "unit_price": {
+                    "description": "The shop's prices, as given: per unit and for the line.",
+                    "type": "number",
+                    "x-nullable": true,
+                    "example": 12990
                 }
             }
         },
@@ -5356,16 +5699,23 @@ const docTemplate = `{
             "required": [
                 "created_at",
                 "crm_order_id",
+                "currency",
                 "customer",
+                "delivery_address",
+                "delivery_date",
                 "due_date",
                 "eta",
                 "id",
                 "items",
                 "late",
+                "note",
                 "shipments",
                 "source",
+                "source_updated_at",
+                "source_version",
                 "status",
                 "sync_id",
+                "total",
                 "updated_at"
             ],
             "properties": {
@@ -5377,8 +5727,21 @@ const docTemplate = `{
                     "type": "integer",
                     "x-nullable": true
                 },
+                "currency": {
+                    "type": "string",
+                    "example": "RUB"
+                },
                 "customer": {
                     "$ref": "#/definitions/sales.Customer"
+                },
+                "delivery_address": {
+                    "description": "What the shop sent besides the lines, kept and shown as given (tsekh\ncomputes no prices): where and when its customer wants the order\ndelivered, the currency and the order's total.",
+                    "type": "string"
+                },
+                "delivery_date": {
+                    "type": "string",
+                    "format": "date",
+                    "x-nullable": true
                 },
                 "due_date": {
                     "type": "string",
@@ -5403,6 +5766,10 @@ const docTemplate = `{
                     "description": "Late is true when production's ETA is after the due date; an order\nwithout either, or cancelled, is not late.",
                     "type": "boolean"
                 },
+                "note": {
+                    "description": "Note is free text about the whole order.",
+                    "type": "string"
+                },
                 "shipments": {
                     "description": "Shipments are what has left the factory, oldest first.",
                     "type": "array",
@@ -5418,6 +5785,16 @@ const docTemplate = `{
                         "manual"
                     ]
                 },
+                "source_updated_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "source_version": {
+                    "description": "The version or updated_at of the shop's delivery (or the CRM's row)\nlast applied to the order: a later one must be newer to change it.",
+                    "type": "integer",
+                    "x-nullable": true
+                },
                 "status": {
                     "type": "string",
                     "enum": [
@@ -5432,6 +5809,11 @@ const docTemplate = `{
                 "sync_id": {
                     "type": "string",
                     "x-nullable": true
+                },
+                "total": {
+                    "type": "number",
+                    "x-nullable": true,
+                    "example": 25980
                 },
                 "updated_at": {
                     "type": "string",

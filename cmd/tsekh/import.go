@@ -84,18 +84,19 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		rep.Add(row)
 		rep.Rows = rep.Rows[:0] // counts only: a large file's report is not kept in memory
-		if row.Result == sales.ImportRefused || row.Result == sales.ImportFailed || *verbose {
+		if row.Result == sales.ImportRefused || row.Result == sales.ImportFailed || row.Result == sales.ImportConflict || *verbose {
 			bar.clear()
 			_, _ = fmt.Fprintln(stdout, describeRow(row))
 		}
 		bar.update(rows.offset(), i+1)
 	}
-	bar.finish(rows.offset(), rep.Created+rep.Exists+rep.Refused+rep.Failed)
+	total := rep.Created + rep.Exists + rep.Changed + rep.Conflict + rep.Refused + rep.Failed
+	bar.finish(rows.offset(), total)
 	a.WakeDispatcher()
-	_, _ = fmt.Fprintf(stdout, "%s: %d rows: %d created, %d already present, %d refused, %d failed\n",
-		path, rep.Created+rep.Exists+rep.Refused+rep.Failed, rep.Created, rep.Exists, rep.Refused, rep.Failed)
-	if rep.Refused+rep.Failed > 0 {
-		return fmt.Errorf("%d rows refused, %d failed", rep.Refused, rep.Failed)
+	_, _ = fmt.Fprintf(stdout, "%s: %d rows: %d created, %d already present, %d changed, %d in conflict, %d refused, %d failed\n",
+		path, total, rep.Created, rep.Exists, rep.Changed, rep.Conflict, rep.Refused, rep.Failed)
+	if rep.Refused+rep.Failed+rep.Conflict > 0 {
+		return fmt.Errorf("%d rows refused, %d failed, %d in conflict", rep.Refused, rep.Failed, rep.Conflict)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ var (
 	ProdOrderItemsReleased = events.Declare[ProdOrderItemsReleasedPayload]("prod_order.items_released", "plan", "plan_prod_orders",
 		"Items of a cancelled sales order left a production order on which no work had started; its other items stay, with its parts and operations counts and ETA recomputed.")
 	ProdOrderNeedsAttention = events.Declare[ProdOrderNeedsAttentionPayload]("prod_order.needs_attention", "plan", "plan_prod_orders",
-		"A sales order was cancelled whose items are in a production order on which work has started: the order is flagged for the planner (needs_attention, with the reason) and kept as it is.")
+		"A production order is flagged for the planner (needs_attention, with the reason) and kept as it is: a sales order was cancelled whose items it makes and work on it had started, or a sales order changed items it makes after they were launched.")
 )
 
 // ProdOrderLaunchedPayload is the payload of prod_order.launched, as the
@@ -69,8 +69,8 @@ type ProdOrderItemsReleasedPayload struct {
 // ProdOrderNeedsAttentionPayload is the payload of prod_order.needs_attention.
 type ProdOrderNeedsAttentionPayload struct {
 	ProdOrderID int64   `json:"prod_order_id" jsonschema_description:"the production order"`
-	OrderID     int64   `json:"order_id" jsonschema_description:"the cancelled sales order"`
-	Items       []int64 `json:"items" jsonschema_description:"the cancelled order's items in the production order"`
-	Status      string  `json:"status" jsonschema:"enum=in_progress,enum=done" jsonschema_description:"the production order's state"`
+	OrderID     int64   `json:"order_id" jsonschema_description:"the sales order cancelled or changed"`
+	Items       []int64 `json:"items" jsonschema_description:"that order's items in the production order"`
+	Status      string  `json:"status" jsonschema:"enum=launched,enum=in_progress,enum=done" jsonschema_description:"the production order's state"`
 	Reason      string  `json:"reason" jsonschema_description:"why the planner should look at it"`
 }

@@ -76,3 +76,43 @@ type ShippedItem struct {
 	SKU    string `json:"sku" jsonschema_description:"the product's SKU"`
 	Qty    int    `json:"qty" jsonschema:"minimum=1" jsonschema_description:"units shipped"`
 }
+
+// OrderChanged is written for every change of an order that alters
+// something: a manager's PATCH, the shop's newer re-delivery, a CRM row that
+// differs. The plan's backlog follows it.
+var OrderChanged = events.Declare[OrderChangedPayload]("order.changed", "sales", "sales_orders",
+	"A sales order changed (a manager's PATCH, the shop's newer re-delivery, a CRM row that differs): what changed, before and after, per field and per item.")
+
+// OrderChangedPayload is the payload of order.changed.
+type OrderChangedPayload struct {
+	OrderID    int64         `json:"order_id" jsonschema_description:"the sales order"`
+	Via        string        `json:"via" jsonschema:"enum=patch,enum=shop,enum=crm" jsonschema_description:"how the change came: PATCH /api/v1/orders/{id}, the shop's webhook or the CRM import"`
+	SyncID     *string       `json:"sync_id,omitempty" jsonschema_description:"shop orders: \"shop-\" + the shop's order id"`
+	CRMOrderID *int64        `json:"crm_order_id,omitempty" jsonschema_description:"CRM orders: the CRM's order number"`
+	DueDate    string        `json:"due_date,omitempty" jsonschema:"format=date" jsonschema_description:"the order's due date after the change, changed or not; absent when it has none"`
+	Fields     []FieldChange `json:"fields" jsonschema_description:"the order's own fields that changed"`
+	Items      []ItemChange  `json:"items" jsonschema_description:"the items added, removed or changed"`
+}
+
+// FieldChange is one field that changed, with its value before and after
+// ("" when it had or has none).
+type FieldChange struct {
+	Field  string `json:"field" jsonschema:"enum=customer.name,enum=customer.phone,enum=customer.email,enum=due_date,enum=note,enum=delivery_address,enum=delivery_date,enum=currency,enum=total,enum=unit_price,enum=line_total" jsonschema_description:"the field"`
+	Before string `json:"before" jsonschema_description:"its value before; dates as YYYY-MM-DD, amounts as decimal text"`
+	After  string `json:"after" jsonschema_description:"its value after"`
+}
+
+// ItemChange is one item added, removed or changed.
+type ItemChange struct {
+	ItemID int64         `json:"item_id" jsonschema_description:"the sales-order item"`
+	SKU    string        `json:"sku" jsonschema_description:"the product's SKU"`
+	Change string        `json:"change" jsonschema:"enum=added,enum=removed,enum=changed" jsonschema_description:"added: a new item; removed: the item is no longer ordered; changed: its quantity or other fields changed"`
+	Qty    *QtyChange    `json:"qty,omitempty" jsonschema_description:"its quantity before and after, when it changed (added: before 0; removed: after 0)"`
+	Fields []FieldChange `json:"fields,omitempty" jsonschema_description:"its other fields that changed: note, unit_price, line_total"`
+}
+
+// QtyChange is an item's quantity before and after a change.
+type QtyChange struct {
+	Before int `json:"before" jsonschema:"minimum=0" jsonschema_description:"units ordered before"`
+	After  int `json:"after" jsonschema:"minimum=0" jsonschema_description:"units ordered after"`
+}

@@ -143,6 +143,12 @@ func (s *Service) flag(ctx context.Context, tx *gorm.DB, o ProdOrder, orderID in
 		ids[i] = fmt.Sprint(id)
 	}
 	reason := fmt.Sprintf("sales order %d was cancelled after work had started on its items %s", orderID, strings.Join(ids, ", "))
+	return s.flagFor(ctx, tx, o, orderID, items, reason)
+}
+
+// flagFor marks a production order for the planner's attention, adding the
+// reason to those it has, and writes prod_order.needs_attention.
+func (s *Service) flagFor(ctx context.Context, tx *gorm.DB, o ProdOrder, orderID int64, items []int64, reason string) error {
 	stored := reason
 	if o.AttentionReason != "" && !strings.Contains(o.AttentionReason, reason) {
 		stored = o.AttentionReason + "; " + reason

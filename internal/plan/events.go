@@ -15,9 +15,9 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 		contracts.ProdOrderProgressReported, contracts.ProdOrderItemsReleased, contracts.ProdOrderNeedsAttention)
 	r.Subscribe(events.Subscriber{
 		Name:        "plan.backlog",
-		Types:       events.Names(contracts.OrderReceived),
-		Description: "Adds the items of every received sales order to the planning backlog.",
-		HandleTx:    s.addToBacklog,
+		Types:       events.Names(contracts.OrderReceived, contracts.OrderChanged),
+		Description: "Adds the items of every received sales order to the planning backlog and follows its changes (quantities, items added or removed, the due date); flags for the planner a production order whose items changed after they were launched.",
+		HandleTx:    s.followBacklog,
 	}, events.Subscriber{
 		Name:        "plan.backlog-cancel",
 		Types:       events.Names(contracts.OrderCancelled),

@@ -151,8 +151,12 @@ func (s *Service) CancelProdOrder(ctx context.Context, id int64) (ProdOrder, err
 		}
 		var back []BacklogItem
 		for _, it := range o.Items {
-			if !slices.Contains(cancelled, it.OrderID) {
-				back = append(back, BacklogItem{ItemID: it.ItemID, OrderID: it.OrderID, SKU: it.SKU, Qty: it.Qty,
+			if !slices.Contains(cancelled, it.OrderID) && !it.Removed {
+				qty := it.Qty
+				if it.OrderedQty != nil { // changed after the launch: what is ordered now
+					qty = *it.OrderedQty
+				}
+				back = append(back, BacklogItem{ItemID: it.ItemID, OrderID: it.OrderID, SKU: it.SKU, Qty: qty,
 					DueDate: it.DueDate, ReceivedAt: it.ReceivedAt, EventID: it.EventID})
 			}
 		}

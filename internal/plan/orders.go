@@ -94,6 +94,12 @@ type ProdItem struct {
 	ReceivedAt  time.Time     `json:"-"`
 	EventID     int64         `json:"-"`
 	Released    bool          `json:"-"` // the order was cancelled and the item let go
+	// OrderedQty is what the sales order has of the item now, when it
+	// changed after the launch (Qty is what the production order was built
+	// on); Removed, that the sales order no longer has the item. Either
+	// flags the production order for the planner.
+	OrderedQty *int `json:"ordered_qty" extensions:"x-nullable"`
+	Removed    bool `json:"removed"`
 }
 
 // TableName is the plan module's production-order item table.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-
-	"gorm.io/gorm"
+	"strings"
+	"time"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -18,18 +18,28 @@ const MaxCRMImportRows = 1000
 
 // Results of one row of a CRM import.
 const (
-	ImportCreated = "created" // a new order
-	ImportExists  = "exists"  // an order with this crm_order_id was imported before
-	ImportRefused = "refused" // invalid; nothing stored
-	ImportFailed  = "failed"  // an unexpected error; nothing stored, the error is logged
+	ImportCreated  = "created"  // a new order
+	ImportExists   = "exists"   // imported before, and the row says the same
+	ImportChanged  = "changed"  // imported before; the row differs, is newer and was applied
+	ImportConflict = "conflict" // imported before; the row differs but was not applied (older, unmarked, or the order cannot change)
+	ImportRefused  = "refused"  // invalid; nothing stored
+	ImportFailed   = "failed"   // an unexpected error; nothing stored, the error is logged
 )
 
 // crmOrder is one order as the CRM exports it.
 type crmOrder struct {
-	CRMOrderID *int64     `json:"crm_order_id"`
-	Customer   Customer   `json:"customer"`
-	Items      []shopItem `json:"items"`
-	DueDate    string     `json:"due_date"`
+	CRMOrderID *int64    `json:"crm_order_id"`
+	Customer   Customer  `json:"customer"`
+	Items      []crmItem `json:"items"`
+	DueDate    string    `json:"due_date"`
+	Version    *int64    `json:"version"`
+	UpdatedAt  string    `json:"updated_at"`
+}
+
+type crmItem struct {
+	SKU  string `json:"sku"`
+	Qty  int    `json:"qty"`
+	Note string `json:"note"`
 }
 
 // ImportRow reports what became of one row of a CRM import.
@@ -38,7 +48,7 @@ type ImportRow struct {
 	Row int `json:"row" validate:"required"`
 	// The row's crm_order_id, when it is a positive whole number.
 	CRMOrderID *int64              `json:"crm_order_id" extensions:"x-nullable"`
-	Result     string              `json:"result" validate:"required" enums:"created,exists,refused,failed"`
+	Result     string              `json:"result" validate:"required" enums:"created,exists,changed,conflict,refused,failed"`
 	OrderID    *int64              `json:"order_id" extensions:"x-nullable"`
 	Detail     string              `json:"detail,omitempty" validate:"optional"`
 	Errors     []apperr.FieldError `json:"errors,omitempty" validate:"optional"`
@@ -48,11 +58,13 @@ type ImportRow struct {
 
 // ImportReport is the outcome of a CRM import, row by row.
 type ImportReport struct {
-	Created int         `json:"created" validate:"required"`
-	Exists  int         `json:"exists" validate:"required"`
-	Refused int         `json:"refused" validate:"required"`
-	Failed  int         `json:"failed" validate:"required"`
-	Rows    []ImportRow `json:"rows" validate:"required"`
+	Created  int         `json:"created" validate:"required"`
+	Exists   int         `json:"exists" validate:"required"`
+	Changed  int         `json:"changed" validate:"required"`
+	Conflict int         `json:"conflict" validate:"required"`
+	Refused  int         `json:"refused" validate:"required"`
+	Failed   int         `json:"failed" validate:"required"`
+	Rows     []ImportRow `json:"rows" validate:"required"`
 }
 
 // Add counts a row into the report.
@@ -62,6 +74,10 @@ func (r *ImportReport) Add(row ImportRow) {
 		r.Created++
 	case ImportExists:
 		r.Exists++
+	case ImportChanged:
+		r.Changed++
+	case ImportConflict:
+		r.Conflict++
 	case ImportFailed:
 		r.Failed++
 	default:
@@ -88,12 +104,18 @@ func (s *Service) ImportCRMOrders(ctx context.Context, rows []json.RawMessage) (
 }
 
 // ImportCRMOrder imports one CRM order (row is its position, for the report),
-// idempotent by crm_order_id: an order imported before is reported as
-// exists, whatever the row says now. The actor comes from ctx. An invalid row
-// is refused, naming its fields (relative to the row: "items[0].sku"); a row
-// that fails for any other reason is failed, with the error in ImportRow.Err.
-// It returns an error only when the database cannot be reached or ctx ends,
-// when the rows after this one could not be imported either.
+// idempotent by crm_order_id. A row of an order imported before is exists
+// when it says the same as the order (or as the row last applied), changed
+// when it differs and its version (or, without one, its updated_at) is newer
+// than the last applied one (order.changed written), and conflict, with the
+// reason in Detail, when it differs but is not applied: older, without
+// version or updated_at, or the order cannot take the change (an item in
+// production, the order cancelled or shipped). The actor comes from ctx. An
+// invalid row is refused, naming its fields (relative to the row:
+// "items[0].sku"); a row that fails for any other reason is failed, with the
+// error in ImportRow.Err. It returns an error only when the database cannot
+// be reached or ctx ends, when the rows after this one could not be
+// imported either.
 func (s *Service) ImportCRMOrder(ctx context.Context, row int, raw json.RawMessage) (ImportRow, error) {
 	res := ImportRow{Row: row}
 	in, err := parseCRMOrder(raw)
@@ -102,19 +124,31 @@ func (s *Service) ImportCRMOrder(ctx context.Context, row int, raw json.RawMessa
 	}
 	if err == nil {
 		var o Order
-		var created bool
-		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			o, created, err = createOrderOnce(ctx, tx, in, "crm_order_id")
-			return err
-		})
+		var out Outcome
+		o, out, err = s.receiveOnce(ctx, in, "crm_order_id", ViaCRM)
+		if o.ID != 0 {
+			res.OrderID = &o.ID
+		}
 		if err == nil {
-			res.OrderID, res.Result = &o.ID, ImportExists
-			if created {
+			switch out {
+			case OutcomeCreated:
 				res.Result = ImportCreated
+			case OutcomeChanged:
+				res.Result = ImportChanged
+			case OutcomeStale:
+				res.Result = ImportConflict
+				res.Detail = fmt.Sprintf("order %d differs from the row, but the row is not newer than the one last applied (%s); nothing was changed", o.ID, marksOf(o))
+			default:
+				res.Result = ImportExists
 			}
 			return res, nil
 		}
+		if apperr.Code(err) == apperr.ECONFLICT {
+			res.Result, res.Detail = ImportConflict, apperr.As(err).Message+"; nothing was changed"
+			return res, nil
+		}
 	}
+	res.OrderID = nil
 	switch e := apperr.As(err); {
 	case ctx.Err() != nil:
 		return res, ctx.Err()
@@ -129,6 +163,21 @@ func (s *Service) ImportCRMOrder(ctx context.Context, row int, raw json.RawMessa
 	return res, nil
 }
 
+// marksOf says which version and updated_at were last applied to an order.
+func marksOf(o Order) string {
+	var parts []string
+	if o.SourceVersion != nil {
+		parts = append(parts, fmt.Sprintf("version %d", *o.SourceVersion))
+	}
+	if o.SourceUpdatedAt != nil {
+		parts = append(parts, "updated_at "+o.SourceUpdatedAt.UTC().Format(time.RFC3339Nano))
+	}
+	if len(parts) == 0 {
+		return "none was marked"
+	}
+	return strings.Join(parts, ", ")
+}
+
 // parseCRMOrder reads one CRM row into a NewOrder with source crm. On error
 // the NewOrder still carries the row's crm_order_id when it could be read.
 func parseCRMOrder(raw json.RawMessage) (NewOrder, error) {
@@ -138,7 +187,7 @@ func parseCRMOrder(raw json.RawMessage) (NewOrder, error) {
 	}
 	in := NewOrder{Customer: co.Customer, Source: SourceCRM, CRMOrderID: co.CRMOrderID}
 	for _, it := range co.Items {
-		in.Items = append(in.Items, NewItem(it))
+		in.Items = append(in.Items, NewItem{SKU: it.SKU, Qty: it.Qty, Note: it.Note})
 	}
 	var fields []apperr.FieldError
 	if co.CRMOrderID == nil {
@@ -149,6 +198,7 @@ func parseCRMOrder(raw json.RawMessage) (NewOrder, error) {
 	due, dueErrs := ParseDueDate(co.DueDate)
 	in.DueDate = due
 	fields = append(fields, dueErrs...)
+	fields = append(fields, parseMarks(&in, co.Version, co.UpdatedAt)...)
 	if err := in.Validate(); err != nil {
 		fields = append(fields, apperr.As(err).Fields...)
 	}

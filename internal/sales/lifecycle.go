@@ -21,7 +21,7 @@ const SubscriberProduction = "sales.production"
 // sales.go) and its subscriber "sales.production", which follows the plan's
 // prod_order.* events.
 func (s *Service) RegisterEvents(r *events.Registrar) {
-	r.Declare(contracts.OrderReceived, contracts.OrderCancelled, contracts.OrderStatusChanged, contracts.OrderShipped)
+	r.Declare(contracts.OrderReceived, contracts.OrderCancelled, contracts.OrderStatusChanged, contracts.OrderShipped, contracts.OrderChanged)
 	r.Subscribe(events.Subscriber{
 		Name: SubscriberProduction,
 		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,

@@ -60,9 +60,27 @@ type Order struct {
 	Customer   Customer      `json:"customer" gorm:"embedded;embeddedPrefix:customer_"`
 	DueDate    database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	ETA        database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date" extensions:"x-nullable"`
-	Items      []Item        `json:"items" gorm:"foreignKey:OrderID"`
-	CreatedAt  time.Time     `json:"created_at" gorm:"->" format:"date-time"`
-	UpdatedAt  time.Time     `json:"updated_at" gorm:"->" format:"date-time"`
+	// Note is free text about the whole order.
+	Note  string `json:"note"`
+	Items []Item `json:"items" gorm:"foreignKey:OrderID"`
+
+	// What the shop sent besides the lines, kept and shown as given (tsekh
+	// computes no prices): where and when its customer wants the order
+	// delivered, the currency and the order's total.
+	DeliveryAddress string        `json:"delivery_address"`
+	DeliveryDate    database.Date `json:"delivery_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	Currency        string        `json:"currency" example:"RUB"`
+	Total           Amount        `json:"total" swaggertype:"number" extensions:"x-nullable" example:"25980.00"`
+
+	// The version or updated_at of the shop's delivery (or the CRM's row)
+	// last applied to the order: a later one must be newer to change it.
+	SourceVersion   *int64     `json:"source_version" extensions:"x-nullable"`
+	SourceUpdatedAt *time.Time `json:"source_updated_at" format:"date-time" extensions:"x-nullable"`
+	// SourceHash recognises a repeat of the last delivery applied.
+	SourceHash string `json:"-"`
+
+	CreatedAt time.Time `json:"created_at" gorm:"->" format:"date-time"`
+	UpdatedAt time.Time `json:"updated_at" gorm:"->" format:"date-time"`
 
 	// Shipments are what has left the factory, oldest first.
 	Shipments []Shipment `json:"shipments" gorm:"foreignKey:OrderID"`
@@ -94,6 +112,9 @@ type Item struct {
 	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	// ProdOrderID is the production order making the item, once launched.
 	ProdOrderID *int64 `json:"prod_order_id" extensions:"x-nullable"`
+	// The shop's prices, as given: per unit and for the line.
+	UnitPrice Amount `json:"unit_price" swaggertype:"number" extensions:"x-nullable" example:"12990.00"`
+	LineTotal Amount `json:"line_total" swaggertype:"number" extensions:"x-nullable" example:"25980.00"`
 }
 
 // TableName is the sales module's item table.
@@ -104,16 +125,30 @@ type NewOrder struct {
 	Customer   Customer
 	Items      []NewItem
 	DueDate    database.Date
+	Note       string
 	Source     string  // manual when empty
 	SyncID     *string // shop orders
 	CRMOrderID *int64  // CRM orders
+
+	// The shop's, as given.
+	DeliveryAddress string
+	DeliveryDate    database.Date
+	Currency        string
+	Total           Amount
+
+	// Version and UpdatedAt mark a shop delivery or CRM row, so that a later
+	// one can be told newer or older (nil: not sent).
+	Version   *int64
+	UpdatedAt *time.Time
 }
 
 // NewItem is one line of a new order.
 type NewItem struct {
-	SKU  string
-	Qty  int
-	Note string
+	SKU       string
+	Qty       int
+	Note      string
+	UnitPrice Amount
+	LineTotal Amount
 }
 
 // MaxItems is the most lines one order may have.
@@ -151,16 +186,11 @@ func ParseDueDate(s string) (database.Date, []apperr.FieldError) {
 // SKU, quantity and note, each text within its length in characters and
 // free of control characters (a note may have tabs and line breaks).
 func (in *NewOrder) Validate() error {
-	var fields []apperr.FieldError
-	c := &in.Customer
-	c.Name, c.Phone, c.Email = strings.TrimSpace(c.Name), strings.TrimSpace(c.Phone), strings.TrimSpace(c.Email)
-	fields = append(fields, input.RequiredLine("customer.name", c.Name, input.MaxName)...)
-	fields = append(fields, input.Line("customer.phone", c.Phone, input.MaxPhone)...)
-	if f := input.Line("customer.email", c.Email, input.MaxEmail); len(f) > 0 {
-		fields = append(fields, f...)
-	} else if c.Email != "" && !strings.Contains(c.Email, "@") {
-		fields = append(fields, apperr.Field("customer.email", "is not an email address"))
-	}
+	fields := validateCustomer(&in.Customer)
+	fields = append(fields, input.Note("note", in.Note, input.MaxNote)...)
+	fields = append(fields, input.Note("delivery_address", in.DeliveryAddress, MaxDeliveryAddress)...)
+	fields = append(fields, validateCurrency(in.Currency)...)
+	fields = append(fields, in.Total.validate("total")...)
 	if len(in.Items) == 0 {
 		fields = append(fields, apperr.Field("items", "must list at least one item"))
 	}
@@ -175,9 +205,45 @@ func (in *NewOrder) Validate() error {
 			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].qty", i), "must be a whole number from 1 to 10000"))
 		}
 		fields = append(fields, input.Note(fmt.Sprintf("items[%d].note", i), it.Note, input.MaxNote)...)
+		fields = append(fields, it.UnitPrice.validate(fmt.Sprintf("items[%d].unit_price", i))...)
+		fields = append(fields, it.LineTotal.validate(fmt.Sprintf("items[%d].line_total", i))...)
 	}
 	if len(fields) > 0 {
 		return apperr.Invalid("the order is not valid", fields...)
+	}
+	return nil
+}
+
+// MaxDeliveryAddress is the longest delivery address, in characters.
+const MaxDeliveryAddress = 500
+
+// validateCustomer trims the customer's contacts and checks them: the name
+// is required; each within its length, on one line; the email has an @.
+func validateCustomer(c *Customer) []apperr.FieldError {
+	var fields []apperr.FieldError
+	c.Name, c.Phone, c.Email = strings.TrimSpace(c.Name), strings.TrimSpace(c.Phone), strings.TrimSpace(c.Email)
+	fields = append(fields, input.RequiredLine("customer.name", c.Name, input.MaxName)...)
+	fields = append(fields, input.Line("customer.phone", c.Phone, input.MaxPhone)...)
+	if f := input.Line("customer.email", c.Email, input.MaxEmail); len(f) > 0 {
+		fields = append(fields, f...)
+	} else if c.Email != "" && !strings.Contains(c.Email, "@") {
+		fields = append(fields, apperr.Field("customer.email", "is not an email address"))
+	}
+	return fields
+}
+
+// validateCurrency checks a currency code: three capital Latin letters
+// (ISO 4217, "RUB"), or none.
+func validateCurrency(c string) []apperr.FieldError {
+	if c == "" {
+		return nil
+	}
+	ok := len(c) == 3
+	for i := 0; ok && i < len(c); i++ {
+		ok = c[i] >= 'A' && c[i] <= 'Z'
+	}
+	if !ok {
+		return []apperr.FieldError{apperr.Field("currency", "must be a currency code of three capital letters, e.g. RUB")}
 	}
 	return nil
 }
@@ -189,11 +255,12 @@ func createOrder(ctx context.Context, tx *gorm.DB, in NewOrder) (Order, error) {
 }
 
 // createOrderOnce validates and stores a new order, its items and its
-// order.received event inside tx. With uniqueBy ("sync_id" or "crm_order_id")
-// the order is created once per value of that column: the database's unique
-// key decides, by an insert that tolerates the conflict, so that concurrent
-// deliveries of one order cannot both create it. An existing order is
-// returned as it is, with created false and no event.
+// order.received event inside tx. With uniqueBy ("sync_id" or
+// "crm_order_id") the order is created once per value of that column: the
+// caller holds lockIntakeKey for the value and has looked the order up, so
+// the insert does not spend an order number on a repeat; should the key be
+// taken all the same, the insert tolerates the conflict and the existing
+// order is returned as it is, with created false and no event.
 func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy string) (o Order, created bool, err error) {
 	if in.Source == "" {
 		in.Source = SourceManual
@@ -201,18 +268,19 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 	if err := in.Validate(); err != nil {
 		return Order{}, false, err
 	}
-	o = Order{Status: StatusReceived, Source: in.Source, SyncID: in.SyncID, CRMOrderID: in.CRMOrderID, Customer: in.Customer, DueDate: in.DueDate}
+	o = Order{Status: StatusReceived, Source: in.Source, SyncID: in.SyncID, CRMOrderID: in.CRMOrderID, Customer: in.Customer, DueDate: in.DueDate,
+		Note: in.Note, DeliveryAddress: in.DeliveryAddress, DeliveryDate: in.DeliveryDate, Currency: in.Currency, Total: in.Total,
+		SourceVersion: in.Version, SourceUpdatedAt: in.UpdatedAt}
+	if uniqueBy != "" {
+		o.SourceHash = contentHash(in)
+	}
 	id, err := insertOrderRow(ctx, tx, &o, uniqueBy)
 	if err != nil {
 		return Order{}, false, err
 	}
 	if id == 0 { // the key is taken: the order exists already
-		var existing int64
-		key := any(o.SyncID)
-		if uniqueBy == "crm_order_id" {
-			key = o.CRMOrderID
-		}
-		if err := tx.WithContext(ctx).Raw("SELECT id FROM sales_orders WHERE "+uniqueBy+" = ?", key).Scan(&existing).Error; err != nil {
+		existing, err := orderIDByKey(ctx, tx, uniqueBy, in)
+		if err != nil {
 			return Order{}, false, err
 		}
 		if existing == 0 {
@@ -223,26 +291,14 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 	}
 	o.ID = id
 
-	skus := make([]string, 0, len(in.Items))
-	for _, it := range in.Items {
-		skus = append(skus, it.SKU)
-	}
-	products, err := catalog.ProductsBySKU(ctx, tx, skus)
+	products, err := productsOf(ctx, tx, in.Items, "items")
 	if err != nil {
 		return Order{}, false, err
 	}
-	var unknown []apperr.FieldError
-	for i, it := range in.Items {
-		if _, ok := products[it.SKU]; !ok {
-			unknown = append(unknown, apperr.Field(fmt.Sprintf("items[%d].sku", i), "no product has the SKU %q", it.SKU))
-		}
-	}
-	if len(unknown) > 0 {
-		return Order{}, false, apperr.Invalid("the order names unknown products", unknown...)
-	}
 	o.Items = make([]Item, len(in.Items))
 	for i, it := range in.Items {
-		o.Items[i] = Item{OrderID: o.ID, ProductID: products[it.SKU].ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Status: ItemNew}
+		o.Items[i] = Item{OrderID: o.ID, ProductID: products[it.SKU].ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Status: ItemNew,
+			UnitPrice: it.UnitPrice, LineTotal: it.LineTotal}
 	}
 	if err := tx.Omit("ID").Create(&o.Items).Error; err != nil {
 		return Order{}, false, err
@@ -260,9 +316,79 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 	return o, true, err
 }
 
+// productsOf looks the items' SKUs up in the catalog (items without one are
+// skipped): EINVALID naming field[i].sku for each SKU no product has.
+func productsOf(ctx context.Context, tx *gorm.DB, items []NewItem, field string) (map[string]catalog.Product, error) {
+	skus := make([]string, 0, len(items))
+	for _, it := range items {
+		if it.SKU != "" {
+			skus = append(skus, it.SKU)
+		}
+	}
+	products, err := catalog.ProductsBySKU(ctx, tx, skus)
+	if err != nil {
+		return nil, err
+	}
+	var unknown []apperr.FieldError
+	for i, it := range items {
+		if _, ok := products[it.SKU]; !ok && it.SKU != "" {
+			unknown = append(unknown, apperr.Field(fmt.Sprintf("%s[%d].sku", field, i), "no product has the SKU %q", it.SKU))
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, apperr.Invalid("the order names unknown products", unknown...)
+	}
+	return products, nil
+}
+
+// intakeKeyLock is the first key of the PostgreSQL advisory locks that
+// serialise the deliveries of one shop order or CRM row (the second is a
+// hash of the key's value).
+const intakeKeyLock = 0x73616c65 // "sale"
+
+// lockIntakeKey serialises, until tx ends, the transactions that receive
+// the order of one key (sync_id or crm_order_id): the first looks the order
+// up, finds none and inserts it; the others wait and then find it, so that
+// none of them spends an order number on an insert that cannot succeed
+// (PostgreSQL takes the sequence's value before it meets the conflict). On
+// SQLite the one connection serialises them already.
+func lockIntakeKey(ctx context.Context, tx *gorm.DB, uniqueBy string, in NewOrder) error {
+	if database.DialectOf(tx) != database.Postgres {
+		return nil
+	}
+	key := uniqueBy + ":"
+	switch {
+	case uniqueBy == "sync_id" && in.SyncID != nil:
+		key += *in.SyncID
+	case uniqueBy == "crm_order_id" && in.CRMOrderID != nil:
+		key += fmt.Sprint(*in.CRMOrderID)
+	default:
+		return fmt.Errorf("sales: no %s to lock", uniqueBy)
+	}
+	return tx.WithContext(ctx).Exec("SELECT pg_advisory_xact_lock(?, hashtext(?))", intakeKeyLock, key).Error
+}
+
+// orderIDByKey returns the id of the order with in's sync_id or
+// crm_order_id, 0 when there is none.
+func orderIDByKey(ctx context.Context, tx *gorm.DB, uniqueBy string, in NewOrder) (int64, error) {
+	var key any
+	switch uniqueBy {
+	case "sync_id":
+		key = in.SyncID
+	case "crm_order_id":
+		key = in.CRMOrderID
+	default:
+		return 0, fmt.Errorf("sales: no unique key %q", uniqueBy)
+	}
+	var id int64
+	err := tx.WithContext(ctx).Raw("SELECT id FROM sales_orders WHERE "+uniqueBy+" = ?", key).Scan(&id).Error
+	return id, err
+}
+
 // insertOrderRow inserts the order row and returns its id; with uniqueBy it
 // returns 0 when an order with that key exists (ON CONFLICT DO NOTHING, which
-// PostgreSQL and SQLite both speak).
+// PostgreSQL and SQLite both speak). It is the one place where an order's
+// customer is first written; setCustomer changes it.
 func insertOrderRow(ctx context.Context, tx *gorm.DB, o *Order, uniqueBy string) (int64, error) {
 	conflict := ""
 	switch uniqueBy {
@@ -272,11 +398,17 @@ func insertOrderRow(ctx context.Context, tx *gorm.DB, o *Order, uniqueBy string)
 	default:
 		return 0, fmt.Errorf("sales: no unique key %q", uniqueBy)
 	}
+	var updatedAt any
+	if o.SourceUpdatedAt != nil {
+		updatedAt = database.TimeArg(tx, *o.SourceUpdatedAt)
+	}
 	var id int64
 	cc := customerColumns(o.Customer)
-	err := tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`+conflict+` RETURNING id`,
-		o.Status, o.Source, o.SyncID, o.CRMOrderID, cc["customer_name"], cc["customer_phone"], cc["customer_email"], cc["customer_search"], o.DueDate).Scan(&id).Error
+	err := tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
+note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+conflict+` RETURNING id`,
+		o.Status, o.Source, o.SyncID, o.CRMOrderID, cc["customer_name"], cc["customer_phone"], cc["customer_email"], cc["customer_search"], o.DueDate,
+		o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, updatedAt, o.SourceHash).Scan(&id).Error
 	return id, err
 }
 

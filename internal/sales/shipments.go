@@ -109,10 +109,9 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 	}
 	var o Order
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if database.DialectOf(tx) == database.Postgres {
-			if err := tx.Exec("SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", orderID).Error; err != nil {
-				return err
-			}
+		// Items, then the order, as a change and following production take them.
+		if err := lockOrder(ctx, tx, orderID); err != nil {
+			return err
 		}
 		var err error
 		if o, err = order(ctx, tx, orderID); err != nil {

@@ -11,8 +11,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"gorm.io/gorm"
-
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/input"
 )
@@ -33,12 +31,40 @@ type shopOrder struct {
 	Customer Customer        `json:"customer"`
 	Items    []shopItem      `json:"items"`
 	DueDate  string          `json:"due_date"`
+
+	DeliveryAddress string `json:"delivery_address"`
+	DeliveryDate    string `json:"delivery_date"`
+	Currency        string `json:"currency"`
+	Total           Amount `json:"total"`
+
+	Version   *int64 `json:"version"`
+	UpdatedAt string `json:"updated_at"`
 }
 
 type shopItem struct {
-	SKU  string `json:"sku"`
-	Qty  int    `json:"qty"`
-	Note string `json:"note"`
+	SKU       string `json:"sku"`
+	Qty       int    `json:"qty"`
+	Note      string `json:"note"`
+	UnitPrice Amount `json:"unit_price"`
+	LineTotal Amount `json:"line_total"`
+}
+
+// parseMarks reads the version and updated_at that tell a later delivery of
+// an order (or CRM row) from an earlier one: a positive whole number, and an
+// RFC 3339 time (kept to the millisecond).
+func parseMarks(in *NewOrder, version *int64, updatedAt string) []apperr.FieldError {
+	var fields []apperr.FieldError
+	if version != nil && *version < 1 {
+		fields = append(fields, apperr.Field("version", "must be a positive whole number"))
+	}
+	in.Version = version
+	at, f := input.Time("updated_at", updatedAt)
+	fields = append(fields, f...)
+	if !at.IsZero() {
+		at = at.UTC().Truncate(time.Millisecond)
+		in.UpdatedAt = &at
+	}
+	return fields
 }
 
 // VerifyShopWebhook authenticates a webhook delivery and reads the order in
@@ -64,7 +90,8 @@ func ParseShopOrder(body []byte) (NewOrder, error) {
 	if err != nil {
 		fields = append(fields, apperr.Field("id", "%s", err.Error()))
 	}
-	in := NewOrder{Customer: so.Customer, Source: SourceShop}
+	in := NewOrder{Customer: so.Customer, Source: SourceShop, DeliveryAddress: strings.TrimSpace(so.DeliveryAddress),
+		Currency: strings.TrimSpace(so.Currency), Total: so.Total}
 	for _, it := range so.Items {
 		in.Items = append(in.Items, NewItem(it))
 	}
@@ -75,6 +102,10 @@ func ParseShopOrder(body []byte) (NewOrder, error) {
 	due, dueErrs := ParseDueDate(so.DueDate)
 	in.DueDate = due
 	fields = append(fields, dueErrs...)
+	delivery, deliveryErrs := input.Date("delivery_date", so.DeliveryDate)
+	in.DeliveryDate = delivery
+	fields = append(fields, deliveryErrs...)
+	fields = append(fields, parseMarks(&in, so.Version, so.UpdatedAt)...)
 	if err := in.Validate(); err != nil {
 		fields = append(fields, apperr.As(err).Fields...)
 	}
@@ -119,17 +150,17 @@ func shopOrderID(raw json.RawMessage) (string, error) {
 }
 
 // ReceiveShopOrder stores an order from the shop webhook once per sync_id:
-// the first delivery creates the order and its order.received event (created
-// true); every later one, even at the same instant, returns the same order
-// and writes nothing. It returns EINVALID for unknown SKUs.
-func (s *Service) ReceiveShopOrder(ctx context.Context, in NewOrder) (o Order, created bool, err error) {
+// the first delivery creates the order and its order.received event
+// (OutcomeCreated). A later one, even at the same instant, finds it: the
+// same content is OutcomeRepeated and writes nothing; other content is a
+// change when it is newer (OutcomeChanged, order.changed), ignored when it
+// is not (OutcomeStale), and ECONFLICT when it carries neither version nor
+// updated_at or the order cannot take the change (see redeliver). It
+// returns EINVALID for unknown SKUs.
+func (s *Service) ReceiveShopOrder(ctx context.Context, in NewOrder) (Order, Outcome, error) {
 	if in.SyncID == nil || !strings.HasPrefix(*in.SyncID, SyncIDPrefix) {
-		return Order{}, false, apperr.Invalid("the shop order is not valid", apperr.Field("id", "is required"))
+		return Order{}, "", apperr.Invalid("the shop order is not valid", apperr.Field("id", "is required"))
 	}
 	in.Source = SourceShop
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		o, created, err = createOrderOnce(ctx, tx, in, "sync_id")
-		return err
-	})
-	return o, created, err
+	return s.receiveOnce(ctx, in, "sync_id", ViaShop)
 }

@@ -77,7 +77,7 @@ func shopOrder(t *testing.T, f *fixture, id string) sales.Order {
 	o, created, err := f.sales.ReceiveShopOrder(context.Background(), sales.NewOrder{
 		Customer: sales.Customer{Name: "Анна"}, Items: []sales.NewItem{{SKU: "SHK-KUPE-1600", Qty: 1}}, SyncID: &syncID})
 	require.NoError(t, err)
-	require.True(t, created)
+	require.Equal(t, sales.OutcomeCreated, created)
 	return o
 }
 

@@ -1,0 +1,150 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// followBacklog is the subscriber plan.backlog: one subscriber for
+// order.received and order.changed, so that an order's change reaches the
+// backlog after the order itself (events of one object reach a subscriber in
+// the order they were written).
+func (s *Service) followBacklog(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+	if ev.Type == contracts.OrderChanged.Name() {
+		return s.orderChanged(ctx, tx, ev)
+	}
+	return s.addToBacklog(ctx, tx, ev)
+}
+
+// orderChanged runs in the dispatcher's transaction when a sales order
+// changed: the backlog follows (a quantity, an item added or removed, the
+// due date). An item that has left the backlog for a production order
+// already (launched before the change, or while sales checked it) is not
+// changed there: the production order is flagged for the planner instead,
+// naming the item and what changed, since it was built on what the item
+// was; the item remembers what is ordered now (ordered_qty, or removed),
+// which a cancellation of that production order puts back into the backlog.
+func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+	p, err := contracts.OrderChanged.Decode(ev)
+	if err != nil {
+		return err
+	}
+	// Launches take turns under launchLock, and so does this: a launch in
+	// flight either committed before (its production order is read below)
+	// or starts after (it reads the backlog as changed here). Without it, a
+	// launch that had read an item's old quantity could commit after this
+	// changed the backlog, and its production order would make the old
+	// quantity with nobody told.
+	if database.DialectOf(tx) == database.Postgres {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", launchLock).Error; err != nil {
+			return err
+		}
+	}
+	due, _ := database.ParseDate(p.DueDate) // absent: no due date
+	for _, f := range p.Fields {
+		if f.Field != "due_date" {
+			continue
+		}
+		if err := tx.Model(&BacklogItem{}).Where("order_id = ?", p.OrderID).Update("due_date", due).Error; err != nil {
+			return err
+		}
+		err := tx.Model(&ProdItem{}).Where("order_id = ? AND NOT released", p.OrderID).Update("due_date", due).Error
+		if err != nil {
+			return err
+		}
+	}
+	stale := map[int64][]string{} // production order → what changed of its items
+	var staleItems = map[int64][]int64{}
+	var prodIDs []int64
+	for _, ch := range p.Items {
+		note := noteChange(ch)
+		var res *gorm.DB
+		switch {
+		case ch.Change == "added" && ch.Qty != nil:
+			row := BacklogItem{ItemID: ch.ItemID, OrderID: p.OrderID, SKU: ch.SKU, Qty: ch.Qty.After, DueDate: due, ReceivedAt: ev.CreatedAt, EventID: ev.ID}
+			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
+				return err
+			}
+			continue
+		case ch.Change == "removed":
+			res = tx.Where("item_id = ?", ch.ItemID).Delete(&BacklogItem{})
+		case ch.Qty != nil:
+			res = tx.Model(&BacklogItem{}).Where("item_id = ?", ch.ItemID).Update("qty", ch.Qty.After)
+		case note != nil: // the backlog does not show notes, but a production order may make the item by the old one
+			var waiting int64
+			res = tx.Model(&BacklogItem{}).Where("item_id = ?", ch.ItemID).Count(&waiting)
+			res.RowsAffected = waiting
+		default: // prices: production does not use them
+			continue
+		}
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected > 0 { // still waiting in the backlog: followed there
+			continue
+		}
+		var live []ProdItem
+		if err := tx.Where("item_id = ? AND NOT released", ch.ItemID).Find(&live).Error; err != nil {
+			return err
+		}
+		for _, it := range live {
+			var whats []string
+			mark := map[string]any{}
+			switch {
+			case ch.Change == "removed":
+				whats = append(whats, "was removed")
+				mark["removed"] = true
+			case ch.Qty != nil:
+				whats = append(whats, fmt.Sprintf("changed quantity %d → %d", ch.Qty.Before, ch.Qty.After))
+				mark["ordered_qty"] = ch.Qty.After
+			}
+			if note != nil && ch.Change != "removed" {
+				whats = append(whats, fmt.Sprintf("changed note %q → %q", note.Before, note.After))
+			}
+			if len(mark) > 0 {
+				err := tx.Model(&ProdItem{}).Where("prod_order_id = ? AND item_id = ?", it.ProdOrderID, it.ItemID).Updates(mark).Error
+				if err != nil {
+					return err
+				}
+			}
+			if _, ok := stale[it.ProdOrderID]; !ok {
+				prodIDs = append(prodIDs, it.ProdOrderID)
+			}
+			stale[it.ProdOrderID] = append(stale[it.ProdOrderID], fmt.Sprintf("item %d (%s) %s", ch.ItemID, ch.SKU, strings.Join(whats, " and ")))
+			staleItems[it.ProdOrderID] = append(staleItems[it.ProdOrderID], ch.ItemID)
+		}
+	}
+	for _, id := range prodIDs {
+		o, err := prodOrder(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if o.Status == StatusCancelled {
+			continue
+		}
+		reason := fmt.Sprintf("sales order %d changed after its items were launched: %s; the production order was built on what they were",
+			p.OrderID, strings.Join(stale[id], ", "))
+		if err := s.flagFor(ctx, tx, o, p.OrderID, staleItems[id], reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noteChange is the change of the item's note, nil when it did not change.
+func noteChange(ch contracts.ItemChange) *contracts.FieldChange {
+	for i, f := range ch.Fields {
+		if f.Field == "note" {
+			return &ch.Fields[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,600 @@
+package sales
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
+)
+
+// How an order changed: order.changed's via.
+const (
+	ViaPatch = "patch" // PATCH /api/v1/orders/{id}
+	ViaShop  = "shop"  // the shop's newer re-delivery
+	ViaCRM   = "crm"   // a CRM row that differs
+)
+
+// Edit is a change of an order. A nil field stays as it is; a zero date
+// clears the date.
+type Edit struct {
+	CustomerName  *string
+	CustomerPhone *string
+	CustomerEmail *string
+	DueDate       *database.Date
+	Note          *string
+	Items         []ItemEdit
+
+	// The shop's fields, changed by its re-deliveries only.
+	DeliveryAddress *string
+	DeliveryDate    *database.Date
+	Currency        *string
+	Total           *Amount
+}
+
+// ItemEdit changes, removes or adds one item: with ID, the order's item ID
+// takes the fields given (nil: unchanged) or, with Remove, leaves the order;
+// without, a new item of SKU is added (Qty required).
+type ItemEdit struct {
+	ID        int64
+	Remove    bool
+	SKU       string
+	Qty       *int
+	Note      *string
+	UnitPrice *Amount
+	LineTotal *Amount
+}
+
+// Validate trims and checks an edit's own fields (not its item ids or SKUs,
+// which need the order and the catalog), naming the fields at fault as a
+// PATCH body names them ("items[0].qty").
+func (e *Edit) Validate() error {
+	var fields []apperr.FieldError
+	trim := func(p *string) {
+		if p != nil {
+			*p = strings.TrimSpace(*p)
+		}
+	}
+	trim(e.CustomerName)
+	trim(e.CustomerPhone)
+	trim(e.CustomerEmail)
+	if e.CustomerName != nil {
+		fields = append(fields, input.RequiredLine("customer.name", *e.CustomerName, input.MaxName)...)
+	}
+	if e.CustomerPhone != nil {
+		fields = append(fields, input.Line("customer.phone", *e.CustomerPhone, input.MaxPhone)...)
+	}
+	if e.CustomerEmail != nil {
+		if f := input.Line("customer.email", *e.CustomerEmail, input.MaxEmail); len(f) > 0 {
+			fields = append(fields, f...)
+		} else if *e.CustomerEmail != "" && !strings.Contains(*e.CustomerEmail, "@") {
+			fields = append(fields, apperr.Field("customer.email", "is not an email address"))
+		}
+	}
+	if e.Note != nil {
+		fields = append(fields, input.Note("note", *e.Note, input.MaxNote)...)
+	}
+	if len(e.Items) > MaxItems {
+		fields = append(fields, apperr.Field("items", "must list at most %d items", MaxItems))
+	}
+	for i := range e.Items {
+		it := &e.Items[i]
+		at := func(name string) string { return fmt.Sprintf("items[%d].%s", i, name) }
+		it.SKU = strings.TrimSpace(it.SKU)
+		switch {
+		case it.ID < 0:
+			fields = append(fields, apperr.Field(at("id"), "must be a positive item id"))
+		case it.ID > 0 && it.SKU != "":
+			fields = append(fields, apperr.Field(at("sku"), "an item's SKU does not change: remove the item and add another"))
+		case it.ID > 0 && slices.ContainsFunc(e.Items[:i], func(o ItemEdit) bool { return o.ID == it.ID }):
+			fields = append(fields, apperr.Field(at("id"), "repeats item %d", it.ID))
+		case it.ID == 0 && it.Remove:
+			fields = append(fields, apperr.Field(at("id"), "is required to remove an item"))
+		case it.ID == 0 && it.SKU == "":
+			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d]", i), "needs id (to change or remove an item) or sku (to add one)"))
+		case it.ID == 0:
+			fields = append(fields, input.RequiredLine(at("sku"), it.SKU, input.MaxSKU)...)
+			if it.Qty == nil {
+				fields = append(fields, apperr.Field(at("qty"), "is required for a new item"))
+			}
+		}
+		if it.Remove && (it.Qty != nil || it.Note != nil) {
+			fields = append(fields, apperr.Field(at("remove"), "removes the item: send no qty or note with it"))
+		}
+		if it.Qty != nil && (*it.Qty < 1 || *it.Qty > 10000) {
+			fields = append(fields, apperr.Field(at("qty"), "must be a whole number from 1 to 10000"))
+		}
+		if it.Note != nil {
+			fields = append(fields, input.Note(at("note"), *it.Note, input.MaxNote)...)
+		}
+		if it.UnitPrice != nil {
+			fields = append(fields, it.UnitPrice.validate(at("unit_price"))...)
+		}
+		if it.LineTotal != nil {
+			fields = append(fields, it.LineTotal.validate(at("line_total"))...)
+		}
+	}
+	if len(fields) > 0 {
+		return apperr.Invalid("the change is not valid", fields...)
+	}
+	return nil
+}
+
+// ChangeOrder applies a manager's change to an order and writes
+// order.changed with what changed, before and after (and
+// order.status_changed when the order's state follows, e.g. ready once
+// its last item not made is removed). A change that alters nothing writes
+// nothing and returns changed false.
+//
+// It returns ENOTFOUND for an unknown order; EINVALID naming the fields at
+// fault (an item id not of the order, an unknown SKU, no item left);
+// ECONFLICT when the order is cancelled or shipped, when an item it touches
+// is in production (naming those items), or when items are added to an
+// order that is ready or partially shipped.
+func (s *Service) ChangeOrder(ctx context.Context, id int64, e Edit) (o Order, changed bool, err error) {
+	if err := e.Validate(); err != nil {
+		return Order{}, false, err
+	}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockOrder(ctx, tx, id); err != nil {
+			return err
+		}
+		if o, err = order(ctx, tx, id); err != nil {
+			return err
+		}
+		o, changed, err = applyEdit(ctx, tx, o, e, ViaPatch)
+		return err
+	})
+	return o, changed, err
+}
+
+// lockOrder locks the order's items and then its row until tx ends
+// (PostgreSQL), so that a change and sales following production take
+// turns. Items first: following production updates items and then locks
+// their order, and two transactions that took the same rows the other way
+// round would deadlock.
+func lockOrder(ctx context.Context, tx *gorm.DB, id int64) error {
+	if database.DialectOf(tx) != database.Postgres {
+		return nil
+	}
+	db := tx.WithContext(ctx)
+	if err := db.Exec("SELECT id FROM sales_order_items WHERE order_id = ? ORDER BY id FOR UPDATE", id).Error; err != nil {
+		return err
+	}
+	return db.Exec("SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id).Error
+}
+
+// setCustomer is the one place where an order's customer changes (its
+// first value is written by insertOrderRow).
+func setCustomer(ctx context.Context, tx *gorm.DB, id int64, c Customer) error {
+	cc := customerColumns(c)
+	return tx.WithContext(ctx).Exec("UPDATE sales_orders SET customer_name = ?, customer_phone = ?, customer_email = ?, customer_search = ?, updated_at = "+database.Now(tx)+" WHERE id = ?",
+		cc["customer_name"], cc["customer_phone"], cc["customer_email"], cc["customer_search"], id).Error
+}
+
+// editPlan is what an edit changes of an order: the payload of its
+// order.changed and the writes that make it.
+type editPlan struct {
+	payload  contracts.OrderChangedPayload
+	customer *Customer
+	columns  []string // of sales_orders, "name = ?"
+	args     []any
+	updates  []Item    // the items' new values
+	touched  []int64   // of updates, those whose quantity or note changes (not only prices): production must not have them
+	removes  []Item    // as they were
+	adds     []NewItem // aligned with Edit.Items; SKU "" where not an addition
+	added    int
+}
+
+func (p *editPlan) isTouched(id int64) bool { return slices.Contains(p.touched, id) }
+
+func (p *editPlan) empty() bool {
+	return len(p.payload.Fields) == 0 && len(p.payload.Items) == 0 && p.added == 0
+}
+
+// diffEdit compares the edit with the order: only what differs is in the
+// plan. It returns EINVALID naming an item id that is not the order's.
+func diffEdit(o Order, e Edit) (editPlan, error) {
+	p := editPlan{payload: contracts.OrderChangedPayload{OrderID: o.ID, SyncID: o.SyncID, CRMOrderID: o.CRMOrderID,
+		Fields: []contracts.FieldChange{}, Items: []contracts.ItemChange{}}}
+	field := func(name, before string, after *string, column string, value any) {
+		if after != nil && *after != before {
+			p.payload.Fields = append(p.payload.Fields, contracts.FieldChange{Field: name, Before: before, After: *after})
+			if column != "" {
+				p.columns = append(p.columns, column+" = ?")
+				p.args = append(p.args, value)
+			}
+		}
+	}
+	c := o.Customer
+	field("customer.name", o.Customer.Name, e.CustomerName, "", nil)
+	field("customer.phone", o.Customer.Phone, e.CustomerPhone, "", nil)
+	field("customer.email", o.Customer.Email, e.CustomerEmail, "", nil)
+	if len(p.payload.Fields) > 0 {
+		for _, f := range []struct {
+			to   *string
+			from *string
+		}{{&c.Name, e.CustomerName}, {&c.Phone, e.CustomerPhone}, {&c.Email, e.CustomerEmail}} {
+			if f.from != nil {
+				*f.to = *f.from
+			}
+		}
+		p.customer = &c
+	}
+	dateField := func(name string, before database.Date, after *database.Date, column string) {
+		if after != nil {
+			s := after.String()
+			field(name, before.String(), &s, column, *after)
+		}
+	}
+	dateField("due_date", o.DueDate, e.DueDate, "due_date")
+	field("note", o.Note, e.Note, "note", ptrValue(e.Note))
+	field("delivery_address", o.DeliveryAddress, e.DeliveryAddress, "delivery_address", ptrValue(e.DeliveryAddress))
+	dateField("delivery_date", o.DeliveryDate, e.DeliveryDate, "delivery_date")
+	field("currency", o.Currency, e.Currency, "currency", ptrValue(e.Currency))
+	if e.Total != nil && !sameAmount(*e.Total, o.Total) {
+		s := string(*e.Total)
+		field("total", string(o.Total), &s, "total", s)
+	}
+	p.payload.DueDate = o.DueDate.String()
+	if e.DueDate != nil {
+		p.payload.DueDate = e.DueDate.String()
+	}
+
+	var fields []apperr.FieldError
+	p.adds = make([]NewItem, len(e.Items))
+	for i, ie := range e.Items {
+		if ie.ID == 0 {
+			p.adds[i] = NewItem{SKU: ie.SKU, Qty: ptrValue(ie.Qty), Note: ptrValue(ie.Note), UnitPrice: ptrValue(ie.UnitPrice), LineTotal: ptrValue(ie.LineTotal)}
+			p.added++
+			continue
+		}
+		j := slices.IndexFunc(o.Items, func(it Item) bool { return it.ID == ie.ID })
+		if j < 0 {
+			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].id", i), "order %d has no item %d", o.ID, ie.ID))
+			continue
+		}
+		it := o.Items[j]
+		if ie.Remove {
+			p.removes = append(p.removes, it)
+			p.payload.Items = append(p.payload.Items, contracts.ItemChange{ItemID: it.ID, SKU: it.SKU, Change: "removed",
+				Qty: &contracts.QtyChange{Before: it.Qty, After: 0}})
+			continue
+		}
+		ch := contracts.ItemChange{ItemID: it.ID, SKU: it.SKU, Change: "changed"}
+		next := it
+		if ie.Qty != nil && *ie.Qty != it.Qty {
+			ch.Qty = &contracts.QtyChange{Before: it.Qty, After: *ie.Qty}
+			next.Qty = *ie.Qty
+		}
+		if ie.Note != nil && *ie.Note != it.Note {
+			ch.Fields = append(ch.Fields, contracts.FieldChange{Field: "note", Before: it.Note, After: *ie.Note})
+			next.Note = *ie.Note
+		}
+		if ie.UnitPrice != nil && !sameAmount(*ie.UnitPrice, it.UnitPrice) {
+			ch.Fields = append(ch.Fields, contracts.FieldChange{Field: "unit_price", Before: string(it.UnitPrice), After: string(*ie.UnitPrice)})
+			next.UnitPrice = *ie.UnitPrice
+		}
+		if ie.LineTotal != nil && !sameAmount(*ie.LineTotal, it.LineTotal) {
+			ch.Fields = append(ch.Fields, contracts.FieldChange{Field: "line_total", Before: string(it.LineTotal), After: string(*ie.LineTotal)})
+			next.LineTotal = *ie.LineTotal
+		}
+		if ch.Qty != nil || len(ch.Fields) > 0 {
+			p.payload.Items = append(p.payload.Items, ch)
+			p.updates = append(p.updates, next)
+			if next.Qty != it.Qty || next.Note != it.Note {
+				p.touched = append(p.touched, it.ID)
+			}
+		}
+	}
+	if len(fields) > 0 {
+		return p, apperr.Invalid("the change names items the order does not have", fields...)
+	}
+	return p, nil
+}
+
+func ptrValue[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
+	}
+	return v
+}
+
+// checkEdit refuses a plan the order cannot take: EINVALID when no item or
+// too many would be left; ECONFLICT when the order is cancelled or shipped,
+// an item the plan changes or removes is in production (named), or items
+// are added to an order that production has finished.
+func checkEdit(o Order, p editPlan) error {
+	left := len(o.Items) - len(p.removes) + p.added
+	switch {
+	case left == 0:
+		return apperr.Invalid("the change is not valid", apperr.Field("items", "would leave order %d without items; cancel the order instead", o.ID))
+	case left > MaxItems:
+		return apperr.Invalid("the change is not valid", apperr.Field("items", "would leave order %d with %d items; at most %d", o.ID, left, MaxItems))
+	}
+	switch o.Status {
+	case StatusCancelled, StatusShipped:
+		return apperr.Conflict("order %d is %s; it cannot change any more", o.ID, o.Status)
+	}
+	var busy []string
+	for _, it := range append(slices.Clone(p.updates), p.removes...) {
+		// p.updates hold the new values, in the state the item is in. A
+		// change of its prices alone does not touch production.
+		if it.Status != ItemNew && (p.isTouched(it.ID) || slices.ContainsFunc(p.removes, func(r Item) bool { return r.ID == it.ID })) {
+			s := fmt.Sprintf("%d (%s, %s", it.ID, it.SKU, it.Status)
+			if it.ProdOrderID != nil {
+				s += fmt.Sprintf(", production order %d", *it.ProdOrderID)
+			}
+			busy = append(busy, s+")")
+		}
+	}
+	if len(busy) > 0 {
+		return apperr.Conflict("order %d: production has taken up its items %s; only items not in production can change or be removed",
+			o.ID, strings.Join(busy, ", "))
+	}
+	if p.added > 0 && o.Status != StatusReceived && o.Status != StatusInProduction {
+		return apperr.Conflict("order %d is %s; items can be added while it is received or in production", o.ID, o.Status)
+	}
+	return nil
+}
+
+// applyEdit changes the order o (read under lockOrder in tx) as e says,
+// and writes order.changed (via says how the change came) and, when the
+// order's state follows, order.status_changed. When nothing differs it
+// writes nothing and returns changed false.
+func applyEdit(ctx context.Context, tx *gorm.DB, o Order, e Edit, via string) (Order, bool, error) {
+	p, err := diffEdit(o, e)
+	if err != nil {
+		return o, false, err
+	}
+	if p.empty() {
+		return o, false, nil
+	}
+	var products map[string]catalog.Product
+	if p.added > 0 {
+		if products, err = productsOf(ctx, tx, p.adds, "items"); err != nil {
+			return o, false, err
+		}
+	}
+	if err := checkEdit(o, p); err != nil {
+		return o, false, err
+	}
+	p.payload.Via = via
+	if p.customer != nil {
+		if err := setCustomer(ctx, tx, o.ID, *p.customer); err != nil {
+			return o, false, err
+		}
+	}
+	if len(p.columns) > 0 {
+		q := "UPDATE sales_orders SET " + strings.Join(p.columns, ", ") + ", updated_at = " + database.Now(tx) + " WHERE id = ?"
+		if err := tx.Exec(q, append(p.args, o.ID)...).Error; err != nil {
+			return o, false, err
+		}
+	}
+	for _, it := range p.updates {
+		q := "UPDATE sales_order_items SET qty = ?, note = ?, unit_price = ?, line_total = ? WHERE id = ?"
+		args := []any{it.Qty, it.Note, string(it.UnitPrice), string(it.LineTotal), it.ID}
+		if p.isTouched(it.ID) {
+			q, args = q+" AND status = ?", append(args, ItemNew)
+		}
+		if err := takenUp(tx.Exec(q, args...), it.ID); err != nil {
+			return o, false, err
+		}
+	}
+	for _, it := range p.removes {
+		if err := takenUp(tx.Exec("DELETE FROM sales_order_items WHERE id = ? AND status = ?", it.ID, ItemNew), it.ID); err != nil {
+			return o, false, err
+		}
+	}
+	for _, a := range p.adds {
+		if a.SKU == "" {
+			continue
+		}
+		it := Item{OrderID: o.ID, ProductID: products[a.SKU].ID, SKU: a.SKU, Qty: a.Qty, Note: a.Note, Status: ItemNew,
+			UnitPrice: a.UnitPrice, LineTotal: a.LineTotal}
+		if err := tx.Omit("ID").Create(&it).Error; err != nil {
+			return o, false, err
+		}
+		ch := contracts.ItemChange{ItemID: it.ID, SKU: it.SKU, Change: "added", Qty: &contracts.QtyChange{Before: 0, After: it.Qty}}
+		for _, f := range []contracts.FieldChange{{Field: "note", After: it.Note}, {Field: "unit_price", After: string(it.UnitPrice)},
+			{Field: "line_total", After: string(it.LineTotal)}} {
+			if f.After != "" {
+				ch.Fields = append(ch.Fields, f)
+			}
+		}
+		p.payload.Items = append(p.payload.Items, ch)
+	}
+	if err := events.Add(ctx, tx, contracts.OrderChanged.New(o.ID, p.payload)); err != nil {
+		return o, false, err
+	}
+	// Removed or added items may move the order (ready once nothing is left
+	// to make); followItems writes order.status_changed when they do.
+	if err := followItems(ctx, tx, o.ID); err != nil {
+		return o, false, err
+	}
+	o, err = order(ctx, tx, o.ID)
+	return o, true, err
+}
+
+// takenUp is the conflict of an item whose guarded update found it no
+// longer new: production took it up after the order was read.
+func takenUp(res *gorm.DB, id int64) error {
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return apperr.Conflict("item %d was taken up by production at the same time; read the order again", id)
+	}
+	return nil
+}
+
+// Outcome is what became of an order sent again by the shop or the CRM.
+type Outcome string
+
+// Outcomes of a delivery of the shop or a CRM row.
+const (
+	OutcomeCreated  Outcome = "created"  // a new order
+	OutcomeRepeated Outcome = "repeated" // the same as the order (or as the delivery last applied): nothing written
+	OutcomeChanged  Outcome = "changed"  // newer and different: applied, order.changed written
+	OutcomeStale    Outcome = "stale"    // different but not newer than the delivery last applied: ignored
+)
+
+// receiveOnce stores an order of the shop or the CRM once per key
+// (uniqueBy: sync_id or crm_order_id), or applies it again to the order of
+// that key (see redeliver). Deliveries of one key take turns
+// (lockIntakeKey), so that many at the same instant make one order and one
+// event, and none spends an order number.
+func (s *Service) receiveOnce(ctx context.Context, in NewOrder, uniqueBy, via string) (o Order, out Outcome, err error) {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockIntakeKey(ctx, tx, uniqueBy, in); err != nil {
+			return err
+		}
+		id, err := orderIDByKey(ctx, tx, uniqueBy, in)
+		if err != nil {
+			return err
+		}
+		if id == 0 {
+			var created bool
+			o, created, err = createOrderOnce(ctx, tx, in, uniqueBy)
+			out = OutcomeRepeated
+			if created {
+				out = OutcomeCreated
+			}
+			return err
+		}
+		o, out, err = redeliver(ctx, tx, id, in, via)
+		return err
+	})
+	return o, out, err
+}
+
+// redeliver applies a delivery of an order that exists (id):
+//   - the same content as the delivery last applied, or as the order is
+//     now: repeated, nothing written;
+//   - different, without version or updated_at: ECONFLICT, since it cannot
+//     be told from an older delivery arriving late;
+//   - different, and its version (when sent; otherwise its updated_at) is
+//     not newer than the last applied one of the same kind: stale, ignored;
+//   - different and newer: applied as a change (applyEdit: ECONFLICT when
+//     the order cannot take it, EINVALID for an unknown SKU), with its
+//     version, updated_at and content remembered.
+func redeliver(ctx context.Context, tx *gorm.DB, id int64, in NewOrder, via string) (Order, Outcome, error) {
+	if err := lockOrder(ctx, tx, id); err != nil {
+		return Order{}, "", err
+	}
+	o, err := order(ctx, tx, id)
+	if err != nil {
+		return o, "", err
+	}
+	hash := contentHash(in)
+	if hash == o.SourceHash {
+		return o, OutcomeRepeated, nil
+	}
+	e := intakeEdit(o, in)
+	p, err := diffEdit(o, e)
+	if err != nil {
+		return o, "", err
+	}
+	if p.empty() {
+		return o, OutcomeRepeated, nil
+	}
+	if in.Version == nil && in.UpdatedAt == nil {
+		return o, "", apperr.Conflict("order %d was received before with other content; send updated_at or version with a changed order, so that it can be told from an older one arriving late", o.ID)
+	}
+	if !newer(o, in) {
+		return o, OutcomeStale, nil
+	}
+	o, _, err = applyEdit(ctx, tx, o, e, via)
+	if err != nil {
+		return o, "", err
+	}
+	sets, args := []string{"source_hash = ?"}, []any{hash}
+	if in.Version != nil {
+		sets, args = append(sets, "source_version = ?"), append(args, *in.Version)
+	}
+	if in.UpdatedAt != nil {
+		sets, args = append(sets, "source_updated_at = ?"), append(args, database.TimeArg(tx, *in.UpdatedAt))
+	}
+	if err := tx.Exec("UPDATE sales_orders SET "+strings.Join(sets, ", ")+" WHERE id = ?", append(args, id)...).Error; err != nil {
+		return o, "", err
+	}
+	o, err = order(ctx, tx, id)
+	return o, OutcomeChanged, err
+}
+
+// newer tells whether the delivery is newer than the last one applied to
+// the order: by version when it has one, else by updated_at, each compared
+// with the last applied of the same kind (none applied: newer).
+func newer(o Order, in NewOrder) bool {
+	if in.Version != nil {
+		return o.SourceVersion == nil || *in.Version > *o.SourceVersion
+	}
+	return o.SourceUpdatedAt == nil || in.UpdatedAt.After(*o.SourceUpdatedAt)
+}
+
+// intakeEdit is the edit that makes the order what the delivery says: its
+// customer, due date and the shop's fields, and its lines matched to the
+// order's items by SKU, in order (the second line of a SKU is the second
+// item of that SKU): a line without an item is added, an item without a
+// line is removed.
+func intakeEdit(o Order, in NewOrder) Edit {
+	e := Edit{CustomerName: &in.Customer.Name, CustomerPhone: &in.Customer.Phone, CustomerEmail: &in.Customer.Email,
+		DueDate: &in.DueDate, DeliveryAddress: &in.DeliveryAddress, DeliveryDate: &in.DeliveryDate, Currency: &in.Currency, Total: &in.Total}
+	used := make([]bool, len(o.Items))
+	for _, l := range in.Items {
+		j := -1
+		for k, it := range o.Items {
+			if !used[k] && it.SKU == l.SKU {
+				j = k
+				break
+			}
+		}
+		if j < 0 {
+			e.Items = append(e.Items, ItemEdit{SKU: l.SKU, Qty: &l.Qty, Note: &l.Note, UnitPrice: &l.UnitPrice, LineTotal: &l.LineTotal})
+			continue
+		}
+		used[j] = true
+		e.Items = append(e.Items, ItemEdit{ID: o.Items[j].ID, Qty: &l.Qty, Note: &l.Note, UnitPrice: &l.UnitPrice, LineTotal: &l.LineTotal})
+	}
+	for k, it := range o.Items {
+		if !used[k] {
+			e.Items = append(e.Items, ItemEdit{ID: it.ID, Remove: true})
+		}
+	}
+	return e
+}
+
+// contentHash is the hash of what a delivery says of the order (not its
+// version or updated_at), amounts compared as numbers, by which a repeat
+// of the delivery last applied is recognised.
+func contentHash(in NewOrder) string {
+	type line struct {
+		SKU, Note, UnitPrice, LineTotal string
+		Qty                             int
+	}
+	c := struct {
+		Customer                                         Customer
+		DueDate, DeliveryAddress, DeliveryDate, Currency string
+		Total                                            string
+		Items                                            []line
+	}{Customer: in.Customer, DueDate: in.DueDate.String(), DeliveryAddress: in.DeliveryAddress, DeliveryDate: in.DeliveryDate.String(),
+		Currency: in.Currency, Total: in.Total.canonical()}
+	for _, it := range in.Items {
+		c.Items = append(c.Items, line{SKU: it.SKU, Qty: it.Qty, Note: it.Note, UnitPrice: it.UnitPrice.canonical(), LineTotal: it.LineTotal.canonical()})
+	}
+	b, _ := json.Marshal(c)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
