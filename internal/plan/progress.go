@@ -94,7 +94,7 @@ func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) 
 		if err != nil {
 			return err
 		}
-		if o.Status == StatusCancelled || o.Status == StatusDone {
+		if o.Status == StatusCancelled || o.Status == StatusDone || o.Status == StatusClosed {
 			return apperr.Conflict("%s is %s: no progress can be reported on it", describe(o), o.Status)
 		}
 		var ops []Operation
