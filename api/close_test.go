@@ -318,3 +318,27 @@ func TestClose_Refusals(t *testing.T) {
 		require.Contains(t, p.Detail, fmt.Sprintf("/api/v1/production-orders/%d/cancel", notStarted.ID))
 	})
 }
+
+// An order every item of which is written off before a unit is made will
+// never be made or shipped: sales cancels it, telling the shop by
+// order.status_changed.
+func TestClose_AllWrittenOffCancelsTheSalesOrder(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		orderID, ids := receive(t, env, line{"DIV-CHESTER-3", 1})
+		sofa := launch(t, env, map[string]any{"items": ids})
+		progress(t, env, sofa.ID, sofa.Operations[0].Seq, 2)
+		env.Dispatch()
+		require.Equal(t, "in_production", salesOf(t, env, orderID).Status)
+		closeOrder(t, env, sofa.ID, map[string]any{"reason": "ткань снята с производства", "rest": "write_off"})
+		env.Dispatch()
+		s := salesOf(t, env, orderID)
+		require.Equal(t, "cancelled", s.Status)
+		require.Equal(t, "written_off", s.Items[0].Status)
+		r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/events?type=order.status_changed&aggregate_id=%d", orderID), nil)
+		var l struct{ Items []journalEvent }
+		r.JSON(t, &l)
+		require.NotEmpty(t, l.Items)
+		require.Equal(t, "cancelled", l.Items[0].Payload["status"])
+		require.Equal(t, "in_production", l.Items[0].Payload["previous_status"])
+	})
+}

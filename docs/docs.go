@@ -893,7 +893,8 @@ const docTemplate = `{
                             "launched",
                             "in_progress",
                             "done",
-                            "cancelled"
+                            "cancelled",
+                            "closed"
                         ],
                         "type": "string",
                         "description": "only orders in this state",
@@ -1132,6 +1133,101 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/production-orders/{id}/close": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "in_progress → closed, with a reason. A unit of an item is made when every operation of the unit is done: made units stay made, with their parts and operations; the operations not done are dropped, so they no longer load the work centres. Of each item, the units not made go back to the planning backlog (rest \"backlog\": the item's backlog row has the units left, to be launched again) or are written off (rest \"write_off\"); an item whose sales order was cancelled is never returned, its units not made are written off. The items are released, needs_attention is cleared, and the order records the reason, the rest, who closed it and when; each item, its made_qty, returned_qty and written_off_qty.\nWrites prod_order.closed {\"prod_order_id\", \"items\", \"reason\", \"rest\", \"quantities\": [{\"item_id\", \"order_id\", \"qty\", \"made\", \"returned\", \"written_off\"}]}. Sales follows: an item with units returned is new again (made_qty counts what was made), one with none returned is done (what was made ships; written_off_qty counts the rest) or, when none of it was made, written_off; its order becomes ready once its other items are made, and cancelled when every item is written off.\n409 when no work has started (cancel it instead: POST /api/v1/production-orders/{id}/cancel), or the order is done, cancelled or closed already; 422 without a reason, or with a rest other than backlog or write_off.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "Close a started production order short (admin, planner)",
+                "operationId": "closeProdOrder",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "why, and what becomes of the units not made",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.CloseRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.ProdOrder"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "no work has started (cancel it instead), or it is done, cancelled or closed",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -3085,6 +3181,29 @@ const docTemplate = `{
                 }
             }
         },
+        "api.CloseRequest": {
+            "type": "object",
+            "required": [
+                "reason",
+                "rest"
+            ],
+            "properties": {
+                "reason": {
+                    "description": "Why the order is closed short (free text, up to 1,000 characters).",
+                    "type": "string",
+                    "example": "заказчик отказался от остатка партии"
+                },
+                "rest": {
+                    "description": "What becomes of the units not made: back to the planning backlog, or written off.",
+                    "type": "string",
+                    "enum": [
+                        "backlog",
+                        "write_off"
+                    ],
+                    "example": "backlog"
+                }
+            }
+        },
         "api.CreateOrderRequest": {
             "type": "object",
             "required": [
@@ -4800,10 +4919,13 @@ const docTemplate = `{
             "required": [
                 "due_date",
                 "item_id",
+                "made_qty",
                 "order_id",
                 "product_id",
                 "qty",
-                "sku"
+                "returned_qty",
+                "sku",
+                "written_off_qty"
             ],
             "properties": {
                 "due_date": {
@@ -4814,6 +4936,11 @@ const docTemplate = `{
                 "item_id": {
                     "type": "integer"
                 },
+                "made_qty": {
+                    "description": "MadeQty, ReturnedQty and WrittenOffQty are what became of the item's\nunits when the order was closed short; null until then.",
+                    "type": "integer",
+                    "x-nullable": true
+                },
                 "order_id": {
                     "type": "integer"
                 },
@@ -4823,8 +4950,16 @@ const docTemplate = `{
                 "qty": {
                     "type": "integer"
                 },
+                "returned_qty": {
+                    "type": "integer",
+                    "x-nullable": true
+                },
                 "sku": {
                     "type": "string"
+                },
+                "written_off_qty": {
+                    "type": "integer",
+                    "x-nullable": true
                 }
             }
         },
@@ -4833,6 +4968,11 @@ const docTemplate = `{
             "required": [
                 "attention_reason",
                 "cancelled_at",
+                "close_reason",
+                "close_rest",
+                "closed_at",
+                "closed_by",
+                "closed_by_id",
                 "completed_at",
                 "created_at",
                 "eta",
@@ -4854,6 +4994,29 @@ const docTemplate = `{
                 "cancelled_at": {
                     "type": "string",
                     "format": "date-time",
+                    "x-nullable": true
+                },
+                "close_reason": {
+                    "description": "CloseReason is why it was closed short; empty unless closed.",
+                    "type": "string"
+                },
+                "close_rest": {
+                    "description": "CloseRest is what was done with the units not made: \"backlog\" or \"write_off\"; empty unless closed.",
+                    "type": "string"
+                },
+                "closed_at": {
+                    "description": "ClosedAt is when the order was closed short (status closed).",
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "closed_by": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "closed_by_id": {
+                    "description": "ClosedByID and ClosedBy are the user who closed it (null when the system did).",
+                    "type": "integer",
                     "x-nullable": true
                 },
                 "completed_at": {
@@ -4912,7 +5075,8 @@ const docTemplate = `{
                         "launched",
                         "in_progress",
                         "done",
-                        "cancelled"
+                        "cancelled",
+                        "closed"
                     ]
                 }
             }
@@ -4922,6 +5086,11 @@ const docTemplate = `{
             "required": [
                 "attention_reason",
                 "cancelled_at",
+                "close_reason",
+                "close_rest",
+                "closed_at",
+                "closed_by",
+                "closed_by_id",
                 "completed_at",
                 "created_at",
                 "eta",
@@ -4945,6 +5114,29 @@ const docTemplate = `{
                 "cancelled_at": {
                     "type": "string",
                     "format": "date-time",
+                    "x-nullable": true
+                },
+                "close_reason": {
+                    "description": "CloseReason is why it was closed short; empty unless closed.",
+                    "type": "string"
+                },
+                "close_rest": {
+                    "description": "CloseRest is what was done with the units not made: \"backlog\" or \"write_off\"; empty unless closed.",
+                    "type": "string"
+                },
+                "closed_at": {
+                    "description": "ClosedAt is when the order was closed short (status closed).",
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "closed_by": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "closed_by_id": {
+                    "description": "ClosedByID and ClosedBy are the user who closed it (null when the system did).",
+                    "type": "integer",
                     "x-nullable": true
                 },
                 "completed_at": {
@@ -5015,7 +5207,8 @@ const docTemplate = `{
                         "launched",
                         "in_progress",
                         "done",
-                        "cancelled"
+                        "cancelled",
+                        "closed"
                     ]
                 }
             }
@@ -5220,13 +5413,15 @@ const docTemplate = `{
             "required": [
                 "eta",
                 "id",
+                "made_qty",
                 "note",
                 "prod_order_id",
                 "product_id",
                 "qty",
                 "shipped_qty",
                 "sku",
-                "status"
+                "status",
+                "written_off_qty"
             ],
             "properties": {
                 "eta": {
@@ -5236,6 +5431,10 @@ const docTemplate = `{
                     "x-nullable": true
                 },
                 "id": {
+                    "type": "integer"
+                },
+                "made_qty": {
+                    "description": "MadeQty is how much of it production has made; WrittenOffQty, how\nmuch will not be made because a production order was closed short\nwith the rest written off (see the lifecycle).",
                     "type": "integer"
                 },
                 "note": {
@@ -5265,8 +5464,12 @@ const docTemplate = `{
                         "new",
                         "in_production",
                         "done",
-                        "shipped"
+                        "shipped",
+                        "written_off"
                     ]
+                },
+                "written_off_qty": {
+                    "type": "integer"
                 }
             }
         },

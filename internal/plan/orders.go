@@ -61,14 +61,15 @@ type ProdOrder struct {
 	NeedsAttention  bool   `json:"needs_attention"`
 	AttentionReason string `json:"attention_reason"`
 
-	// ClosedAt, CloseReason, CloseRest and ClosedBy say when, why, with
-	// what done with the units not made ("backlog" or "write_off") and by
-	// whom the order was closed short.
-	ClosedAt    *time.Time `json:"closed_at" extensions:"x-nullable" format:"date-time"`
-	CloseReason string     `json:"close_reason"`
-	CloseRest   string     `json:"close_rest"`
-	ClosedByID  *int64     `json:"closed_by_id" extensions:"x-nullable"`
-	ClosedBy    *string    `json:"closed_by" extensions:"x-nullable"`
+	// ClosedAt is when the order was closed short (status closed).
+	ClosedAt *time.Time `json:"closed_at" extensions:"x-nullable" format:"date-time"`
+	// CloseReason is why it was closed short; empty unless closed.
+	CloseReason string `json:"close_reason"`
+	// CloseRest is what was done with the units not made: "backlog" or "write_off"; empty unless closed.
+	CloseRest string `json:"close_rest"`
+	// ClosedByID and ClosedBy are the user who closed it (null when the system did).
+	ClosedByID *int64  `json:"closed_by_id" extensions:"x-nullable"`
+	ClosedBy   *string `json:"closed_by" extensions:"x-nullable"`
 }
 
 // TableName is the plan module's production-order table.
