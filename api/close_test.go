@@ -120,6 +120,8 @@ func TestClose_RestToBacklog(t *testing.T) {
 			require.Equal(t, "done", op.Status)
 		}
 		require.Len(t, got.Parts, 18, "the parts stay: they were launched")
+		p := requireProblem(t, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/progress", o.ID), map[string]any{"seq": 1, "qty": 1}), http.StatusConflict)
+		require.Contains(t, p.Detail, "closed")
 		var schedule struct {
 			WorkCenters []struct {
 				Orders []struct {
