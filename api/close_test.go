@@ -140,6 +140,11 @@ func TestClose_RestToBacklog(t *testing.T) {
 			}
 		}
 
+		var list struct{ Items []struct{ ID int64 } }
+		env.Admin(http.MethodGet, "/api/v1/production-orders?status=closed", nil).JSON(t, &list)
+		require.Len(t, list.Items, 1)
+		require.Equal(t, o.ID, list.Items[0].ID)
+
 		closes := eventsOf(t, env, "prod_order.closed", o.ID)
 		require.Len(t, closes, 1)
 		require.Equal(t, map[string]any{"prod_order_id": float64(o.ID), "items": toAny(ids), "reason": reason, "rest": "backlog",

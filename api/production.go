@@ -139,7 +139,7 @@ func (s *server) getProdOrder(c echo.Context) error {
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
 //	@Failure		404		{object}	Problem
-//	@Failure		409		{object}	Problem	"the operation is not pending, or the order is cancelled or done"
+//	@Failure		409		{object}	Problem	"the operation is not pending, or the order is cancelled, done or closed"
 //	@Failure		422		{object}	Problem
 //	@Router			/api/v1/production-orders/{id}/operations/{op_id}/start [post]
 func (s *server) startOperation(c echo.Context) error {
@@ -168,7 +168,7 @@ func (s *server) startOperation(c echo.Context) error {
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
 //	@Failure		404		{object}	Problem
-//	@Failure		409		{object}	Problem	"the operation is not in progress, or the order is cancelled or done"
+//	@Failure		409		{object}	Problem	"the operation is not in progress, or the order is cancelled, done or closed"
 //	@Failure		422		{object}	Problem
 //	@Router			/api/v1/production-orders/{id}/operations/{op_id}/complete [post]
 func (s *server) completeOperation(c echo.Context) error {

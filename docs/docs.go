@@ -1293,7 +1293,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "the operation is not in progress, or the order is cancelled or done",
+                        "description": "the operation is not in progress, or the order is cancelled, done or closed",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1365,7 +1365,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "the operation is not pending, or the order is cancelled or done",
+                        "description": "the operation is not pending, or the order is cancelled, done or closed",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1386,7 +1386,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Completes qty parts of a part-scope step (or units of an item-scope step) of the production order, and sends scrap parts of it back to be made again from the first step (every operation on them pending again). Route order is kept: only parts through the step before (for an item-scope step, units with every part through the part-scope steps) can be reported; those in progress go first. It works on the same operations as start/complete.\nWrites prod_order.progress_reported {\"prod_order_id\", \"items\", \"seq\", \"operation\", \"scope\", \"qty\", \"scrap\", \"minutes\"?, \"done\", \"total\"}; the first report moves the order to in_progress (prod_order.started), the one that leaves nothing to do to done (prod_order.completed).\n422 for a step the route does not have, scrap at an item-scope step, or more than the step has left (field qty); 409 when the report gets ahead of the step before (the detail says how many are ready), or the order is cancelled or done.",
+                "description": "Completes qty parts of a part-scope step (or units of an item-scope step) of the production order, and sends scrap parts of it back to be made again from the first step (every operation on them pending again). Route order is kept: only parts through the step before (for an item-scope step, units with every part through the part-scope steps) can be reported; those in progress go first. It works on the same operations as start/complete.\nWrites prod_order.progress_reported {\"prod_order_id\", \"items\", \"seq\", \"operation\", \"scope\", \"qty\", \"scrap\", \"minutes\"?, \"done\", \"total\"}; the first report moves the order to in_progress (prod_order.started), the one that leaves nothing to do to done (prod_order.completed).\n422 for a step the route does not have, scrap at an item-scope step, or more than the step has left (field qty); 409 when the report gets ahead of the step before (the detail says how many are ready), or the order is cancelled, done or closed.",
                 "consumes": [
                     "application/json"
                 ],
@@ -1448,7 +1448,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "ahead of the step before, or the order is cancelled or done",
+                        "description": "ahead of the step before, or the order is cancelled, done or closed",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }

@@ -25,7 +25,7 @@ type OperationChange struct {
 // progress. The order's first started operation moves the order from
 // launched to in_progress and writes prod_order.started. It returns
 // ENOTFOUND for an unknown order or operation, ECONFLICT when the operation
-// is not pending or the order is cancelled or done.
+// is not pending or the order is cancelled, done or closed.
 //
 // The shop floor reports what happened: an operation may be started before
 // the operations planned ahead of it are reported done.
