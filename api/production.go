@@ -222,7 +222,7 @@ func (s *server) cancelProdOrder(c echo.Context) error {
 // CloseRequest is the body of POST /api/v1/production-orders/{id}/close.
 type CloseRequest struct {
 	// Why the order is closed short (free text, up to 1,000 characters).
-	Reason string `json:"reason" validate:"required" example:"заказчик отказался от остатка партии"`
+	Reason string `json:"reason" validate:"required" maxLength:"1000" example:"заказчик отказался от остатка партии"`
 	// What becomes of the units not made: back to the planning backlog, or written off.
 	Rest string `json:"rest" validate:"required" enums:"backlog,write_off" example:"backlog"`
 }

@@ -3191,6 +3191,7 @@ const docTemplate = `{
                 "reason": {
                     "description": "Why the order is closed short (free text, up to 1,000 characters).",
                     "type": "string",
+                    "maxLength": 1000,
                     "example": "заказчик отказался от остатка партии"
                 },
                 "rest": {
