@@ -70,7 +70,7 @@ func (s *server) launchProdOrder(c echo.Context) error {
 //	@Tags		plan
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		status	query		string	false	"only orders in this state"	Enums(launched, in_progress, done, cancelled)
+//	@Param		status	query		string	false	"only orders in this state"	Enums(launched, in_progress, done, cancelled, closed)
 //	@Param		needs_attention	query		bool	false	"true: only orders flagged for the planner (work had started when a sales order of their items was cancelled); false: only the others"
 //	@Param		limit	query		int		false	"page size (1-500, default 50)"
 //	@Param		cursor	query		string	false	"next_cursor of the previous page"
@@ -139,7 +139,7 @@ func (s *server) getProdOrder(c echo.Context) error {
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
 //	@Failure		404		{object}	Problem
-//	@Failure		409		{object}	Problem	"the operation is not pending, or the order is cancelled or done"
+//	@Failure		409		{object}	Problem	"the operation is not pending, or the order is cancelled, done or closed"
 //	@Failure		422		{object}	Problem
 //	@Router			/api/v1/production-orders/{id}/operations/{op_id}/start [post]
 func (s *server) startOperation(c echo.Context) error {
@@ -168,7 +168,7 @@ func (s *server) startOperation(c echo.Context) error {
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
 //	@Failure		404		{object}	Problem
-//	@Failure		409		{object}	Problem	"the operation is not in progress, or the order is cancelled or done"
+//	@Failure		409		{object}	Problem	"the operation is not in progress, or the order is cancelled, done or closed"
 //	@Failure		422		{object}	Problem
 //	@Router			/api/v1/production-orders/{id}/operations/{op_id}/complete [post]
 func (s *server) completeOperation(c echo.Context) error {
@@ -213,6 +213,53 @@ func (s *server) cancelProdOrder(c echo.Context) error {
 		return err
 	}
 	o, err := s.Plan.CancelProdOrder(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, o)
+}
+
+// CloseRequest is the body of POST /api/v1/production-orders/{id}/close.
+type CloseRequest struct {
+	// Why the order is closed short (free text, up to 1,000 characters).
+	Reason string `json:"reason" validate:"required" maxLength:"1000" example:"заказчик отказался от остатка партии"`
+	// What becomes of the units not made: back to the planning backlog, or written off.
+	Rest string `json:"rest" validate:"required" enums:"backlog,write_off" example:"backlog"`
+}
+
+// closeProdOrder godoc
+//
+//	@Summary		Close a started production order short (admin, planner)
+//	@ID			closeProdOrder
+//	@Description	in_progress → closed, with a reason. A unit of an item is made when every operation of the unit is done: made units stay made, with their parts and operations; the operations not done are dropped, so they no longer load the work centres. Of each item, the units not made go back to the planning backlog (rest "backlog": the item's backlog row has the units left, to be launched again) or are written off (rest "write_off"); an item whose sales order was cancelled is never returned, its units not made are written off. The items are released, needs_attention is cleared, and the order records the reason, the rest, who closed it and when; each item, its made_qty, returned_qty and written_off_qty.
+//	@Description	Writes prod_order.closed {"prod_order_id", "items", "reason", "rest", "quantities": [{"item_id", "order_id", "qty", "made", "returned", "written_off"}]}. Sales follows: an item with units returned is new again (made_qty counts what was made), one with none returned is done (what was made ships; written_off_qty counts the rest) or, when none of it was made, written_off; its order becomes ready once its other items are made, and cancelled when every item is written off.
+//	@Description	409 when no work has started (cancel it instead: POST /api/v1/production-orders/{id}/cancel), or the order is done, cancelled or closed already; 422 without a reason, or with a rest other than backlog or write_off.
+//	@Tags			plan
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id		path		int				true	"production order id"
+//	@Param			body	body		CloseRequest	true	"why, and what becomes of the units not made"
+//	@Success		200		{object}	plan.ProdOrder
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem	"no work has started (cancel it instead), or it is done, cancelled or closed"
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/production-orders/{id}/close [post]
+func (s *server) closeProdOrder(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var req CloseRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	o, err := s.Plan.CloseProdOrder(c.Request().Context(), id, plan.Close{Reason: req.Reason, Rest: req.Rest})
 	if err != nil {
 		return err
 	}

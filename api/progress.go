@@ -26,7 +26,7 @@ type ProgressRequest struct {
 //	@ID			reportProgress
 //	@Description	Completes qty parts of a part-scope step (or units of an item-scope step) of the production order, and sends scrap parts of it back to be made again from the first step (every operation on them pending again). Route order is kept: only parts through the step before (for an item-scope step, units with every part through the part-scope steps) can be reported; those in progress go first. It works on the same operations as start/complete.
 //	@Description	Writes prod_order.progress_reported {"prod_order_id", "items", "seq", "operation", "scope", "qty", "scrap", "minutes"?, "done", "total"}; the first report moves the order to in_progress (prod_order.started), the one that leaves nothing to do to done (prod_order.completed).
-//	@Description	422 for a step the route does not have, scrap at an item-scope step, or more than the step has left (field qty); 409 when the report gets ahead of the step before (the detail says how many are ready), or the order is cancelled or done.
+//	@Description	422 for a step the route does not have, scrap at an item-scope step, or more than the step has left (field qty); 409 when the report gets ahead of the step before (the detail says how many are ready), or the order is cancelled, done or closed.
 //	@Tags			plan
 //	@Accept			json
 //	@Produce		json
@@ -38,7 +38,7 @@ type ProgressRequest struct {
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
 //	@Failure		404		{object}	Problem
-//	@Failure		409		{object}	Problem	"ahead of the step before, or the order is cancelled or done"
+//	@Failure		409		{object}	Problem	"ahead of the step before, or the order is cancelled, done or closed"
 //	@Failure		413		{object}	Problem
 //	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"invalid fields, named in errors"

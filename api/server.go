@@ -170,6 +170,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/production-orders/:id/operations/:op_id/complete", s.completeOperation, authed(auth.RolePlanner, auth.RoleMaster)...)
 	v1.POST("/production-orders/:id/progress", s.reportProgress, authed(auth.RolePlanner, auth.RoleMaster)...)
 	v1.POST("/production-orders/:id/cancel", s.cancelProdOrder, authed(auth.RolePlanner)...)
+	v1.POST("/production-orders/:id/close", s.closeProdOrder, authed(auth.RolePlanner)...)
 
 	v1.GET("/events", s.listEvents, authed()...)
 	v1.GET("/events/:id", s.getEvent, authed()...)

@@ -1027,7 +1027,8 @@ const docTemplate = `{
                             "launched",
                             "in_progress",
                             "done",
-                            "cancelled"
+                            "cancelled",
+                            "closed"
                         ],
                         "type": "string",
                         "description": "only orders in this state",
@@ -1273,6 +1274,101 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/production-orders/{id}/close": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "in_progress → closed, with a reason. A unit of an item is made when every operation of the unit is done: made units stay made, with their parts and operations; the operations not done are dropped, so they no longer load the work centres. Of each item, the units not made go back to the planning backlog (rest \"backlog\": the item's backlog row has the units left, to be launched again) or are written off (rest \"write_off\"); an item whose sales order was cancelled is never returned, its units not made are written off. The items are released, needs_attention is cleared, and the order records the reason, the rest, who closed it and when; each item, its made_qty, returned_qty and written_off_qty.\nWrites prod_order.closed {\"prod_order_id\", \"items\", \"reason\", \"rest\", \"quantities\": [{\"item_id\", \"order_id\", \"qty\", \"made\", \"returned\", \"written_off\"}]}. Sales follows: an item with units returned is new again (made_qty counts what was made), one with none returned is done (what was made ships; written_off_qty counts the rest) or, when none of it was made, written_off; its order becomes ready once its other items are made, and cancelled when every item is written off.\n409 when no work has started (cancel it instead: POST /api/v1/production-orders/{id}/cancel), or the order is done, cancelled or closed already; 422 without a reason, or with a rest other than backlog or write_off.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "Close a started production order short (admin, planner)",
+                "operationId": "closeProdOrder",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "why, and what becomes of the units not made",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.CloseRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.ProdOrder"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "no work has started (cancel it instead), or it is done, cancelled or closed",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/production-orders/{id}/operations/{op_id}/complete": {
             "post": {
                 "security": [
@@ -1331,7 +1427,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "the operation is not in progress, or the order is cancelled or done",
+                        "description": "the operation is not in progress, or the order is cancelled, done or closed",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1403,7 +1499,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "the operation is not pending, or the order is cancelled or done",
+                        "description": "the operation is not pending, or the order is cancelled, done or closed",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1424,7 +1520,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Completes qty parts of a part-scope step (or units of an item-scope step) of the production order, and sends scrap parts of it back to be made again from the first step (every operation on them pending again). Route order is kept: only parts through the step before (for an item-scope step, units with every part through the part-scope steps) can be reported; those in progress go first. It works on the same operations as start/complete.\nWrites prod_order.progress_reported {\"prod_order_id\", \"items\", \"seq\", \"operation\", \"scope\", \"qty\", \"scrap\", \"minutes\"?, \"done\", \"total\"}; the first report moves the order to in_progress (prod_order.started), the one that leaves nothing to do to done (prod_order.completed).\n422 for a step the route does not have, scrap at an item-scope step, or more than the step has left (field qty); 409 when the report gets ahead of the step before (the detail says how many are ready), or the order is cancelled or done.",
+                "description": "Completes qty parts of a part-scope step (or units of an item-scope step) of the production order, and sends scrap parts of it back to be made again from the first step (every operation on them pending again). Route order is kept: only parts through the step before (for an item-scope step, units with every part through the part-scope steps) can be reported; those in progress go first. It works on the same operations as start/complete.\nWrites prod_order.progress_reported {\"prod_order_id\", \"items\", \"seq\", \"operation\", \"scope\", \"qty\", \"scrap\", \"minutes\"?, \"done\", \"total\"}; the first report moves the order to in_progress (prod_order.started), the one that leaves nothing to do to done (prod_order.completed).\n422 for a step the route does not have, scrap at an item-scope step, or more than the step has left (field qty); 409 when the report gets ahead of the step before (the detail says how many are ready), or the order is cancelled, done or closed.",
                 "consumes": [
                     "application/json"
                 ],
@@ -1486,7 +1582,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "ahead of the step before, or the order is cancelled or done",
+                        "description": "ahead of the step before, or the order is cancelled, done or closed",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -3347,6 +3443,30 @@ const docTemplate = `{
                 }
             }
         },
+        "api.CloseRequest": {
+            "type": "object",
+            "required": [
+                "reason",
+                "rest"
+            ],
+            "properties": {
+                "reason": {
+                    "description": "Why the order is closed short (free text, up to 1,000 characters).",
+                    "type": "string",
+                    "maxLength": 1000,
+                    "example": "заказчик отказался от остатка партии"
+                },
+                "rest": {
+                    "description": "What becomes of the units not made: back to the planning backlog, or written off.",
+                    "type": "string",
+                    "enum": [
+                        "backlog",
+                        "write_off"
+                    ],
+                    "example": "backlog"
+                }
+            }
+        },
         "api.CreateOrderRequest": {
             "type": "object",
             "required": [
@@ -5185,12 +5305,15 @@ const docTemplate = `{
             "required": [
                 "due_date",
                 "item_id",
+                "made_qty",
                 "order_id",
                 "ordered_qty",
                 "product_id",
                 "qty",
                 "removed",
-                "sku"
+                "returned_qty",
+                "sku",
+                "written_off_qty"
             ],
             "properties": {
                 "due_date": {
@@ -5200,6 +5323,11 @@ const docTemplate = `{
                 },
                 "item_id": {
                     "type": "integer"
+                },
+                "made_qty": {
+                    "description": "MadeQty, ReturnedQty and WrittenOffQty are what became of the item's\nunits when the order was closed short; null until then.",
+                    "type": "integer",
+                    "x-nullable": true
                 },
                 "order_id": {
                     "type": "integer"
@@ -5218,8 +5346,16 @@ const docTemplate = `{
                 "removed": {
                     "type": "boolean"
                 },
+                "returned_qty": {
+                    "type": "integer",
+                    "x-nullable": true
+                },
                 "sku": {
                     "type": "string"
+                },
+                "written_off_qty": {
+                    "type": "integer",
+                    "x-nullable": true
                 }
             }
         },
@@ -5228,6 +5364,11 @@ const docTemplate = `{
             "required": [
                 "attention_reason",
                 "cancelled_at",
+                "close_reason",
+                "close_rest",
+                "closed_at",
+                "closed_by",
+                "closed_by_id",
                 "completed_at",
                 "created_at",
                 "eta",
@@ -5249,6 +5390,29 @@ const docTemplate = `{
                 "cancelled_at": {
                     "type": "string",
                     "format": "date-time",
+                    "x-nullable": true
+                },
+                "close_reason": {
+                    "description": "CloseReason is why it was closed short; empty unless closed.",
+                    "type": "string"
+                },
+                "close_rest": {
+                    "description": "CloseRest is what was done with the units not made: \"backlog\" or \"write_off\"; empty unless closed.",
+                    "type": "string"
+                },
+                "closed_at": {
+                    "description": "ClosedAt is when the order was closed short (status closed).",
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "closed_by": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "closed_by_id": {
+                    "description": "ClosedByID and ClosedBy are the user who closed it (null when the system did).",
+                    "type": "integer",
                     "x-nullable": true
                 },
                 "completed_at": {
@@ -5307,7 +5471,8 @@ const docTemplate = `{
                         "launched",
                         "in_progress",
                         "done",
-                        "cancelled"
+                        "cancelled",
+                        "closed"
                     ]
                 }
             }
@@ -5317,6 +5482,11 @@ const docTemplate = `{
             "required": [
                 "attention_reason",
                 "cancelled_at",
+                "close_reason",
+                "close_rest",
+                "closed_at",
+                "closed_by",
+                "closed_by_id",
                 "completed_at",
                 "created_at",
                 "eta",
@@ -5340,6 +5510,29 @@ const docTemplate = `{
                 "cancelled_at": {
                     "type": "string",
                     "format": "date-time",
+                    "x-nullable": true
+                },
+                "close_reason": {
+                    "description": "CloseReason is why it was closed short; empty unless closed.",
+                    "type": "string"
+                },
+                "close_rest": {
+                    "description": "CloseRest is what was done with the units not made: \"backlog\" or \"write_off\"; empty unless closed.",
+                    "type": "string"
+                },
+                "closed_at": {
+                    "description": "ClosedAt is when the order was closed short (status closed).",
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "closed_by": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "closed_by_id": {
+                    "description": "ClosedByID and ClosedBy are the user who closed it (null when the system did).",
+                    "type": "integer",
                     "x-nullable": true
                 },
                 "completed_at": {
@@ -5410,7 +5603,8 @@ const docTemplate = `{
                         "launched",
                         "in_progress",
                         "done",
-                        "cancelled"
+                        "cancelled",
+                        "closed"
                     ]
                 }
             }
@@ -5632,6 +5826,7 @@ const docTemplate = `{
                 "eta",
                 "id",
                 "line_total",
+                "made_qty",
                 "note",
                 "prod_order_id",
                 "product_id",
@@ -5639,7 +5834,8 @@ const docTemplate = `{
                 "shipped_qty",
                 "sku",
                 "status",
-                "unit_price"
+                "unit_price",
+                "written_off_qty"
             ],
             "properties": {
                 "eta": {
@@ -5655,6 +5851,10 @@ const docTemplate = `{
                     "type": "number",
                     "x-nullable": true,
                     "example": 25980
+                },
+                "made_qty": {
+                    "description": "MadeQty is how much of it production has made; WrittenOffQty, how\nmuch will not be made because a production order was closed short\nwith the rest written off (see the lifecycle).",
+                    "type": "integer"
                 },
                 "note": {
                     "type": "string"
@@ -5683,7 +5883,8 @@ const docTemplate = `{
                         "new",
                         "in_production",
                         "done",
-                        "shipped"
+                        "shipped",
+                        "written_off"
                     ]
                 },
                 "unit_price": {
@@ -5691,6 +5892,9 @@ const docTemplate = `{
                     "type": "number",
                     "x-nullable": true,
                     "example": 12990
+                },
+                "written_off_qty": {
+                    "type": "integer"
                 }
             }
         },

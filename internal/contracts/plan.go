@@ -74,3 +74,34 @@ type ProdOrderNeedsAttentionPayload struct {
 	Status      string  `json:"status" jsonschema:"enum=launched,enum=in_progress,enum=done" jsonschema_description:"the production order's state"`
 	Reason      string  `json:"reason" jsonschema_description:"why the planner should look at it"`
 }
+
+// ProdOrderClosed is written when a planner closes a production order short
+// (POST /api/v1/production-orders/{id}/close).
+var ProdOrderClosed = events.Declare[ProdOrderClosedPayload]("prod_order.closed", "plan", "plan_prod_orders",
+	"A production order on which work had started was closed short, with a reason: the units made stay made; of each item the rest went back to the planning backlog or was written off, as the planner said (an item of a cancelled sales order is never returned).")
+
+// Ways to deal with what a closed production order leaves unmade.
+const (
+	RestBacklog  = "backlog"
+	RestWriteOff = "write_off"
+)
+
+// ProdOrderClosedPayload is the payload of prod_order.closed.
+type ProdOrderClosedPayload struct {
+	ProdOrderID int64              `json:"prod_order_id" jsonschema_description:"the production order"`
+	Items       []int64            `json:"items" jsonschema_description:"the sales-order items it made"`
+	Reason      string             `json:"reason" jsonschema_description:"why the planner closed it"`
+	Rest        string             `json:"rest" jsonschema:"enum=backlog,enum=write_off" jsonschema_description:"what the planner said to do with the units not made"`
+	Quantities  []ClosedQuantities `json:"quantities" jsonschema_description:"per item, what became of its units"`
+}
+
+// ClosedQuantities is what became of one item's units when its production
+// order was closed: made + returned + written_off = qty.
+type ClosedQuantities struct {
+	ItemID     int64 `json:"item_id" jsonschema_description:"the sales-order item"`
+	OrderID    int64 `json:"order_id" jsonschema_description:"its sales order"`
+	Qty        int   `json:"qty" jsonschema:"minimum=1" jsonschema_description:"units the production order was to make"`
+	Made       int   `json:"made" jsonschema:"minimum=0" jsonschema_description:"units made: every operation of the unit done"`
+	Returned   int   `json:"returned" jsonschema:"minimum=0" jsonschema_description:"units back in the planning backlog, to be launched again"`
+	WrittenOff int   `json:"written_off" jsonschema:"minimum=0" jsonschema_description:"units written off: not to be made"`
+}

@@ -25,7 +25,7 @@ type OperationChange struct {
 // progress. The order's first started operation moves the order from
 // launched to in_progress and writes prod_order.started. It returns
 // ENOTFOUND for an unknown order or operation, ECONFLICT when the operation
-// is not pending or the order is cancelled or done.
+// is not pending or the order is cancelled, done or closed.
 //
 // The shop floor reports what happened: an operation may be started before
 // the operations planned ahead of it are reported done.
@@ -49,7 +49,7 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 		if err != nil {
 			return err
 		}
-		if o.Status == StatusCancelled || o.Status == StatusDone {
+		if o.Status == StatusCancelled || o.Status == StatusDone || o.Status == StatusClosed {
 			return apperr.Conflict("%s is %s: its operations cannot change", describe(o), o.Status)
 		}
 		var op Operation
@@ -152,12 +152,7 @@ func (s *Service) CancelProdOrder(ctx context.Context, id int64) (ProdOrder, err
 		var back []BacklogItem
 		for _, it := range o.Items {
 			if !slices.Contains(cancelled, it.OrderID) && !it.Removed {
-				qty := it.Qty
-				if it.OrderedQty != nil { // changed after the launch: what is ordered now
-					qty = *it.OrderedQty
-				}
-				back = append(back, BacklogItem{ItemID: it.ItemID, OrderID: it.OrderID, SKU: it.SKU, Qty: qty,
-					DueDate: it.DueDate, ReceivedAt: it.ReceivedAt, EventID: it.EventID})
+				back = append(back, backlogRow(it, it.orderedNow()))
 			}
 		}
 		if len(back) > 0 {
@@ -169,6 +164,13 @@ func (s *Service) CancelProdOrder(ctx context.Context, id int64) (ProdOrder, err
 		return err
 	})
 	return o, err
+}
+
+// backlogRow is the backlog's row for qty units of a production order's
+// item: what the backlog knew of the item when it was launched.
+func backlogRow(it ProdItem, qty int) BacklogItem {
+	return BacklogItem{ItemID: it.ItemID, OrderID: it.OrderID, SKU: it.SKU, Qty: qty,
+		DueDate: it.DueDate, ReceivedAt: it.ReceivedAt, EventID: it.EventID}
 }
 
 func orderIDs(o ProdOrder) []int64 {

@@ -82,6 +82,7 @@ var ganttStatus = map[string]barStyle{
 	StatusInProgress: {"#f28e2b", "#1f1f1f", "в работе"},
 	StatusDone:       {"#8cc084", "#1f1f1f", "готов"},
 	StatusCancelled:  {"#bab0ac", "#1f1f1f", "отменён"},
+	StatusClosed:     {"#59a14f", "#ffffff", "закрыт досрочно"},
 }
 
 // ganttOtherStatus draws a state the chart does not know (none today).
@@ -197,7 +198,7 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 		anyDue = anyDue || !b.Late
 		anyDueLate = anyDueLate || b.Late
 	}
-	for _, st := range []string{StatusLaunched, StatusInProgress, StatusDone, StatusCancelled} {
+	for _, st := range []string{StatusLaunched, StatusInProgress, StatusDone, StatusClosed, StatusCancelled} {
 		if s := ganttStatus[st]; usedStatus[s.label] {
 			legend = append(legend, legendItem{ganttStyle{Fill: s.fill}, "rect", "ПЗ " + s.label})
 		}

@@ -113,7 +113,7 @@ func ganttView() ScheduleView {
 				{ProdOrderID: 9, Status: StatusLaunched, StartDay: date("2026-11-19"), EndDay: date("2026-11-19"), StartMin: 100, EndMin: 400,
 					Operations: 5, Minutes: 300, SalesOrderIDs: []int64{6}, SKUs: []string{"DIV-CHESTER-3"},
 					DueDate: date("2026-11-20"), ETA: date("2026-11-19")},
-				{ProdOrderID: 10, Status: "closed", StartDay: date("2026-11-20"), EndDay: date("2026-11-20"), EndMin: 50,
+				{ProdOrderID: 10, Status: "on_hold", StartDay: date("2026-11-20"), EndDay: date("2026-11-20"), EndMin: 50,
 					Operations: 1, Minutes: 50, SalesOrderIDs: []int64{}, SKUs: []string{}, ETA: date("2026-11-20")},
 			}},
 			{ID: 2, Code: "ASM", Name: "Сборка", CapacityMinPerDay: 960, Days: days(""), Orders: []OrderBar{}},

@@ -20,6 +20,8 @@ const (
 	StatusInProgress = "in_progress"
 	StatusDone       = "done"
 	StatusCancelled  = "cancelled"
+	// StatusClosed is an order closed short once work had started (see CloseProdOrder).
+	StatusClosed = "closed"
 )
 
 // Operation states.
@@ -38,7 +40,7 @@ type RouteRef struct {
 // ProdOrder is a production order: sales-order items made together along one route.
 type ProdOrder struct {
 	ID     int64    `json:"id" gorm:"primaryKey"`
-	Status string   `json:"status" enums:"launched,in_progress,done,cancelled"`
+	Status string   `json:"status" enums:"launched,in_progress,done,cancelled,closed"`
 	Route  RouteRef `json:"route" gorm:"embedded;embeddedPrefix:route_"`
 	// Items are the sales-order items it makes.
 	Items      []ProdItem `json:"items" gorm:"foreignKey:ProdOrderID"`
@@ -58,6 +60,16 @@ type ProdOrder struct {
 	// order of its items was cancelled; AttentionReason says which.
 	NeedsAttention  bool   `json:"needs_attention"`
 	AttentionReason string `json:"attention_reason"`
+
+	// ClosedAt is when the order was closed short (status closed).
+	ClosedAt *time.Time `json:"closed_at" extensions:"x-nullable" format:"date-time"`
+	// CloseReason is why it was closed short; empty unless closed.
+	CloseReason string `json:"close_reason"`
+	// CloseRest is what was done with the units not made: "backlog" or "write_off"; empty unless closed.
+	CloseRest string `json:"close_rest"`
+	// ClosedByID and ClosedBy are the user who closed it (null when the system did).
+	ClosedByID *int64  `json:"closed_by_id" extensions:"x-nullable"`
+	ClosedBy   *string `json:"closed_by" extensions:"x-nullable"`
 }
 
 // TableName is the plan module's production-order table.
@@ -93,13 +105,27 @@ type ProdItem struct {
 	DueDate     database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	ReceivedAt  time.Time     `json:"-"`
 	EventID     int64         `json:"-"`
-	Released    bool          `json:"-"` // the order was cancelled and the item let go
+	Released    bool          `json:"-"` // the order was cancelled or closed and the item let go
 	// OrderedQty is what the sales order has of the item now, when it
 	// changed after the launch (Qty is what the production order was built
 	// on); Removed, that the sales order no longer has the item. Either
 	// flags the production order for the planner.
 	OrderedQty *int `json:"ordered_qty" extensions:"x-nullable"`
 	Removed    bool `json:"removed"`
+	// MadeQty, ReturnedQty and WrittenOffQty are what became of the item's
+	// units when the order was closed short; null until then.
+	MadeQty       *int `json:"made_qty" extensions:"x-nullable"`
+	ReturnedQty   *int `json:"returned_qty" extensions:"x-nullable"`
+	WrittenOffQty *int `json:"written_off_qty" extensions:"x-nullable"`
+}
+
+// orderedNow is how many of the item the sales order wants now: OrderedQty
+// when it changed after the launch, else what the order was built on.
+func (it ProdItem) orderedNow() int {
+	if it.OrderedQty != nil {
+		return *it.OrderedQty
+	}
+	return it.Qty
 }
 
 // TableName is the plan module's production-order item table.
@@ -179,9 +205,9 @@ func (s *Service) ProdOrders(ctx context.Context, pr page.Request, f ProdOrderFi
 	}
 	if status := f.Status; status != "" {
 		switch status {
-		case StatusLaunched, StatusInProgress, StatusDone, StatusCancelled:
+		case StatusLaunched, StatusInProgress, StatusDone, StatusCancelled, StatusClosed:
 		default:
-			return nil, "", apperr.Invalid("invalid query", apperr.Field("status", "must be launched, in_progress, done or cancelled"))
+			return nil, "", apperr.Invalid("invalid query", apperr.Field("status", "must be launched, in_progress, done, cancelled or closed"))
 		}
 		q = q.Where("status = ?", status)
 	}

@@ -82,7 +82,7 @@ func (in Report) validate() error {
 //
 // It returns EINVALID for a bad report, a step the route does not have,
 // scrap at an item-scope step, or more than the step has left; ECONFLICT
-// when the order is cancelled or done, or the report is ahead of the step
+// when the order is cancelled, done or closed, or the report is ahead of the step
 // before (more than are ready); ENOTFOUND for an unknown order.
 func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) (ProgressReport, error) {
 	if err := in.validate(); err != nil {
@@ -94,7 +94,7 @@ func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) 
 		if err != nil {
 			return err
 		}
-		if o.Status == StatusCancelled || o.Status == StatusDone {
+		if o.Status == StatusCancelled || o.Status == StatusDone || o.Status == StatusClosed {
 			return apperr.Conflict("%s is %s: no progress can be reported on it", describe(o), o.Status)
 		}
 		var ops []Operation

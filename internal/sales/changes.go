@@ -332,8 +332,13 @@ func checkEdit(o Order, p editPlan) error {
 	for _, it := range append(slices.Clone(p.updates), p.removes...) {
 		// p.updates hold the new values, in the state the item is in. A
 		// change of its prices alone does not touch production.
-		if it.Status != ItemNew && (p.isTouched(it.ID) || slices.ContainsFunc(p.removes, func(r Item) bool { return r.ID == it.ID })) {
+		// An item back in the backlog with units made (its production
+		// order closed short) is production's too: what was made stays.
+		if (it.Status != ItemNew || it.MadeQty > 0) && (p.isTouched(it.ID) || slices.ContainsFunc(p.removes, func(r Item) bool { return r.ID == it.ID })) {
 			s := fmt.Sprintf("%d (%s, %s", it.ID, it.SKU, it.Status)
+			if it.MadeQty > 0 && it.Status == ItemNew {
+				s += fmt.Sprintf(", %d made", it.MadeQty)
+			}
 			if it.ProdOrderID != nil {
 				s += fmt.Sprintf(", production order %d", *it.ProdOrderID)
 			}

@@ -17,6 +17,10 @@ import (
 // SubscriberProduction is the name of the subscriber that follows production.
 const SubscriberProduction = "sales.production"
 
+// ItemWrittenOff is an item none of which will be made: its production order
+// was closed short with the rest written off before a unit of it was made.
+const ItemWrittenOff = "written_off"
+
 // RegisterEvents declares the sales module's event types (internal/contracts,
 // sales.go) and its subscriber "sales.production", which follows the plan's
 // prod_order.* events.
@@ -25,8 +29,8 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Subscribe(events.Subscriber{
 		Name: SubscriberProduction,
 		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
-			contracts.ProdOrderItemsReleased),
-		Description: "Follows production: items become in_production, done or new again; orders in_production, ready or received again, with the ETA of their launched items; writes order.status_changed.",
+			contracts.ProdOrderItemsReleased, contracts.ProdOrderClosed),
+		Description: "Follows production: items become in_production, done or new again, or written off when a production order is closed short; orders in_production, ready or received again, with the ETA of their launched items; writes order.status_changed.",
 		HandleTx:    followProduction,
 	})
 }
@@ -93,6 +97,9 @@ func statusChanged(ctx context.Context, tx *gorm.DB, o Order, previous string) e
 // of them may arrive in either order; an item follows only the production
 // order it was last launched in.
 func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+	if ev.Type == contracts.ProdOrderClosed.Name() {
+		return followClose(ctx, tx, ev)
+	}
 	var p contracts.ProdOrderPayload
 	var eta database.Date
 	var remaining []int64 // prod_order.items_released: the items it still makes
@@ -132,7 +139,7 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 		res = tx.Exec("UPDATE sales_order_items SET status = ? WHERE id IN ? AND status = ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
 			ItemInProduction, p.Items, ItemNew, p.ProdOrderID)
 	case contracts.ProdOrderCompleted.Name():
-		res = tx.Exec("UPDATE sales_order_items SET status = ? WHERE id IN ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
+		res = tx.Exec("UPDATE sales_order_items SET status = ?, made_qty = qty - written_off_qty WHERE id IN ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
 			ItemDone, p.Items, p.ProdOrderID)
 	case contracts.ProdOrderCancelled.Name():
 		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = NULL, prod_order_id = NULL WHERE id IN ? AND prod_order_id = ? AND status <> ?",
@@ -149,8 +156,13 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	if res.Error != nil {
 		return res.Error
 	}
+	return followOrdersOf(ctx, tx, append(slices.Clone(p.Items), remaining...))
+}
+
+// followOrdersOf lets the orders of the items follow their items.
+func followOrdersOf(ctx context.Context, tx *gorm.DB, items []int64) error {
 	var orderIDs []int64
-	if err := tx.Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", append(slices.Clone(p.Items), remaining...)).Scan(&orderIDs).Error; err != nil {
+	if err := tx.Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", items).Scan(&orderIDs).Error; err != nil {
 		return err
 	}
 	for _, id := range orderIDs {
@@ -161,9 +173,41 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	return nil
 }
 
+// followClose follows a production order closed short: each item adds the
+// units made and written off to its counts; an item with units back in the
+// planning backlog is new again (no ETA, no production order) for them; one
+// with none back is done when any of it is made, written off otherwise.
+func followClose(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+	c, err := contracts.ProdOrderClosed.Decode(ev)
+	if err != nil {
+		return err
+	}
+	if len(c.Quantities) == 0 {
+		return nil
+	}
+	items := make([]int64, len(c.Quantities))
+	for i, q := range c.Quantities {
+		items[i] = q.ItemID
+		err := tx.Exec(`UPDATE sales_order_items SET made_qty = made_qty + ?, written_off_qty = written_off_qty + ?,
+    status = CASE WHEN ? > 0 THEN ? WHEN made_qty + ? > 0 THEN ? ELSE ? END,
+    eta = CASE WHEN ? > 0 THEN NULL ELSE eta END,
+    prod_order_id = CASE WHEN ? > 0 THEN NULL ELSE prod_order_id END
+WHERE id = ? AND prod_order_id = ?`,
+			q.Made, q.WrittenOff, q.Returned, ItemNew, q.Made, ItemDone, ItemWrittenOff,
+			q.Returned, q.Returned, q.ItemID, c.ProdOrderID).Error
+		if err != nil {
+			return err
+		}
+	}
+	return followOrdersOf(ctx, tx, items)
+}
+
 // followItems derives an order's state and ETA from its items and, when
 // either changed, stores them and writes order.status_changed. A cancelled
-// or shipped order keeps its state.
+// or shipped order keeps its state. Written-off items count as finished: an
+// order whose other items are all made is ready, one partially shipped with
+// the rest shipped is shipped, and one with every item written off, of which
+// nothing will ever be made, is cancelled.
 func followItems(ctx context.Context, tx *gorm.DB, id int64) error {
 	// Lock the order first (PostgreSQL): a manager's cancellation committing
 	// between this read and the update below would otherwise be overwritten.
@@ -182,13 +226,19 @@ func followItems(ctx context.Context, tx *gorm.DB, id int64) error {
 	if o.Status == StatusCancelled || o.Status == StatusShipped {
 		return nil
 	}
-	launched, done := 0, 0
+	launched, done, writtenOff, shipped := 0, 0, 0, 0
 	var eta database.Date
 	for _, it := range o.Items {
 		switch it.Status {
 		case ItemDone:
 			done++
 		case ItemInProduction:
+		case ItemWrittenOff:
+			writtenOff++
+			continue
+		case ItemShipped:
+			shipped++
+			continue
 		default:
 			continue
 		}
@@ -198,10 +248,15 @@ func followItems(ctx context.Context, tx *gorm.DB, id int64) error {
 		}
 	}
 	status := StatusReceived
+	n := len(o.Items)
 	switch {
-	case o.Status == StatusPartiallyShipped: // only a shipment moves it on
+	case o.Status == StatusPartiallyShipped && n > 0 && shipped+writtenOff == n:
+		status = StatusShipped
+	case o.Status == StatusPartiallyShipped: // only a shipment, or writing the rest off, moves it on
 		status = o.Status
-	case len(o.Items) > 0 && done == len(o.Items):
+	case n > 0 && writtenOff == n:
+		status = StatusCancelled
+	case n > 0 && done+writtenOff == n:
 		status = StatusReady
 	case launched > 0:
 		status = StatusInProduction

@@ -105,9 +105,14 @@ type Item struct {
 	SKU       string `json:"sku" gorm:"column:sku"`
 	Qty       int    `json:"qty"`
 	Note      string `json:"note"`
-	Status    string `json:"status" enums:"new,in_production,done,shipped"`
+	Status    string `json:"status" enums:"new,in_production,done,shipped,written_off"`
 	// ShippedQty is how much of it has shipped.
 	ShippedQty int `json:"shipped_qty"`
+	// MadeQty is how much of it production has made; WrittenOffQty, how
+	// much will not be made because a production order was closed short
+	// with the rest written off (see the lifecycle).
+	MadeQty       int `json:"made_qty"`
+	WrittenOffQty int `json:"written_off_qty"`
 	// ETA is the day production promised for the item, once launched.
 	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	// ProdOrderID is the production order making the item, once launched.

@@ -98,7 +98,8 @@ func (in *NewShipment) validate() error {
 
 // Ship records a shipment of an order's made items and writes order.shipped
 // and, when the order's state changes, order.status_changed. The order
-// becomes shipped once every item has shipped whole, partially_shipped
+// becomes shipped once every item has shipped whole (what was made of it,
+// when the rest was written off) or was written off, partially_shipped
 // before. It returns ENOTFOUND for an unknown order, ECONFLICT when the order
 // is not in production, ready or partially shipped, and EINVALID naming the
 // line at fault: an item not of the order or not made yet, or more than is
@@ -141,7 +142,7 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 		}
 		for i := range lines {
 			lines[i].ShipmentID = id
-			res := tx.Exec("UPDATE sales_order_items SET shipped_qty = shipped_qty + ?, status = CASE WHEN shipped_qty + ? >= qty THEN ? ELSE status END WHERE id = ? AND shipped_qty + ? <= qty",
+			res := tx.Exec("UPDATE sales_order_items SET shipped_qty = shipped_qty + ?, status = CASE WHEN shipped_qty + ? >= qty - written_off_qty THEN ? ELSE status END WHERE id = ? AND shipped_qty + ? <= qty - written_off_qty",
 				lines[i].Qty, lines[i].Qty, ItemShipped, lines[i].ItemID, lines[i].Qty)
 			if res.Error != nil {
 				return res.Error
@@ -159,7 +160,7 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 		previous := o.Status
 		status := StatusShipped
 		for _, it := range o.Items {
-			if it.Status != ItemShipped {
+			if it.Status != ItemShipped && it.Status != ItemWrittenOff {
 				status = StatusPartiallyShipped
 			}
 		}
@@ -203,12 +204,15 @@ func shipLines(o Order, in []ShipLine) ([]ShipmentItem, error) {
 			continue
 		}
 		it := o.Items[j]
-		left := it.Qty - it.ShippedQty
+		left := it.Qty - it.WrittenOffQty - it.ShippedQty
 		switch {
 		case it.Status == ItemShipped:
-			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].item_id", i), "item %d has shipped whole already (%d)", it.ID, it.Qty))
+			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].item_id", i), "item %d has shipped whole already (%d)", it.ID, it.ShippedQty))
 		case it.Status != ItemDone:
 			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].item_id", i), "item %d is %s: only what production has made ships", it.ID, it.Status))
+		case l.Qty > left && it.WrittenOffQty > 0:
+			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].qty", i), "must be at most %d: item %d has %d ordered, %d written off and %d shipped already",
+				left, it.ID, it.Qty, it.WrittenOffQty, it.ShippedQty))
 		case l.Qty > left:
 			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].qty", i), "must be at most %d: item %d has %d ordered and %d shipped already", left, it.ID, it.Qty, it.ShippedQty))
 		default:

@@ -1,0 +1,162 @@
+package plan
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
+)
+
+// MaxCloseReason bounds the reason given for closing an order short, in characters.
+const MaxCloseReason = 1000
+
+// Close is the input of CloseProdOrder.
+type Close struct {
+	Reason string // why: required, free text
+	Rest   string // the units not made: contracts.RestBacklog or contracts.RestWriteOff
+}
+
+func (in *Close) validate() error {
+	in.Reason = strings.TrimSpace(in.Reason)
+	var fields []apperr.FieldError
+	if in.Reason == "" {
+		fields = append(fields, apperr.Field("reason", "is required: say why the order is closed short"))
+	} else {
+		fields = append(fields, input.Note("reason", in.Reason, MaxCloseReason)...)
+	}
+	switch in.Rest {
+	case contracts.RestBacklog, contracts.RestWriteOff:
+	case "":
+		fields = append(fields, apperr.Field("rest", "is required: %q (the units not made go back to the planning backlog) or %q (they are written off)",
+			contracts.RestBacklog, contracts.RestWriteOff))
+	default:
+		fields = append(fields, apperr.Field("rest", "must be %q or %q", contracts.RestBacklog, contracts.RestWriteOff))
+	}
+	if len(fields) > 0 {
+		return apperr.Invalid("the close is not valid", fields...)
+	}
+	return nil
+}
+
+// CloseProdOrder closes short a production order on which work has started,
+// in one transaction with a prod_order.closed event:
+//   - a unit of an item is made when every operation of the unit is done;
+//     made units stay made, with their parts and operations;
+//   - the operations not done are dropped, so they no longer load the work
+//     centres;
+//   - of each item, the units not made go back to the planning backlog (rest
+//     "backlog"; the backlog's row is the item with the units left) or are
+//     written off (rest "write_off"); an item whose sales order was cancelled
+//     is never returned: its units not made are written off;
+//   - the items are released (they may be launched again), the order is
+//     closed with the reason, the rest, who and when, and no longer needs
+//     the planner's attention.
+//
+// It returns EINVALID without a reason or with a rest other than "backlog"
+// or "write_off"; ENOTFOUND for an unknown order; ECONFLICT when no work has
+// started on it (it is cancelled instead, see CancelProdOrder) or it is
+// done, cancelled or closed already.
+func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (ProdOrder, error) {
+	if err := in.validate(); err != nil {
+		return ProdOrder{}, err
+	}
+	var o ProdOrder
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		o, err = prodOrder(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		switch o.Status {
+		case StatusInProgress:
+		case StatusLaunched:
+			return apperr.Conflict("no work has started on %s: cancel it instead (POST /api/v1/production-orders/%d/cancel), which puts its items back in the backlog whole", describe(o), o.ID)
+		default:
+			return apperr.Conflict("%s is %s; only an order on which work has started and is not done can be closed", describe(o), o.Status)
+		}
+		var ops []Operation
+		if err := tx.Where("prod_order_id = ?", id).Find(&ops).Error; err != nil {
+			return err
+		}
+		made := madeUnits(ops)
+		var cancelled []int64
+		if err := tx.Model(&cancelledOrder{}).Where("order_id IN ?", orderIDs(o)).Pluck("order_id", &cancelled).Error; err != nil {
+			return err
+		}
+		payload := contracts.ProdOrderClosedPayload{ProdOrderID: id, Items: o.ItemIDs(), Reason: in.Reason, Rest: in.Rest,
+			Quantities: make([]contracts.ClosedQuantities, len(o.Items))}
+		var back []BacklogItem
+		for i, it := range o.Items {
+			q := contracts.ClosedQuantities{ItemID: it.ItemID, OrderID: it.OrderID, Qty: it.Qty, Made: min(made[it.ItemID], it.Qty)}
+			// What is left is counted against what the sales order wants
+			// now (a change after the launch may have moved it); an item
+			// removed from its order, or of a cancelled order, is never
+			// returned.
+			rest := max(it.orderedNow()-q.Made, 0)
+			if in.Rest == contracts.RestBacklog && !slices.Contains(cancelled, it.OrderID) && !it.Removed {
+				q.Returned = rest
+			} else {
+				q.WrittenOff = rest
+			}
+			if q.Returned > 0 {
+				back = append(back, backlogRow(it, q.Returned))
+			}
+			payload.Quantities[i] = q
+			res := tx.Model(&ProdItem{}).Where("prod_order_id = ? AND item_id = ?", id, it.ItemID).
+				Updates(map[string]any{"released": true, "made_qty": q.Made, "returned_qty": q.Returned, "written_off_qty": q.WrittenOff})
+			if res.Error != nil {
+				return res.Error
+			}
+		}
+		if err := tx.Where("prod_order_id = ? AND status <> ?", id, OpDone).Delete(&Operation{}).Error; err != nil {
+			return err
+		}
+		if len(back) > 0 {
+			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&back).Error; err != nil {
+				return err
+			}
+		}
+		set := map[string]any{"status": StatusClosed, "closed_at": gorm.Expr(database.Now(tx)), "close_reason": in.Reason, "close_rest": in.Rest,
+			"needs_attention": false, "attention_reason": ""}
+		if a, ok := events.ActorFrom(ctx); ok {
+			set["closed_by_id"], set["closed_by"] = a.ID, a.Name
+		}
+		res := tx.Model(&ProdOrder{}).Where("id = ? AND status = ?", id, StatusInProgress).Updates(set)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return apperr.Conflict("%s changed at the same time; read it again", describe(o))
+		}
+		if err := events.Add(ctx, tx, contracts.ProdOrderClosed.New(id, payload)); err != nil {
+			return err
+		}
+		o, err = prodOrder(ctx, tx, id, false)
+		return err
+	})
+	return o, err
+}
+
+// madeUnits counts, per item, the units every operation of which is done.
+func madeUnits(ops []Operation) map[int64]int {
+	open := map[unitKey]bool{}
+	for _, op := range ops {
+		k := unitKey{op.ItemID, op.Unit}
+		open[k] = open[k] || op.Status != OpDone
+	}
+	made := map[int64]int{}
+	for k, notDone := range open {
+		if !notDone {
+			made[k.item]++
+		}
+	}
+	return made
+}
