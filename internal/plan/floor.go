@@ -153,7 +153,7 @@ func (s *Service) CancelProdOrder(ctx context.Context, id int64) (ProdOrder, err
 		for _, it := range o.Items {
 			if !slices.Contains(cancelled, it.OrderID) {
 				back = append(back, BacklogItem{ItemID: it.ItemID, OrderID: it.OrderID, SKU: it.SKU, Qty: it.Qty,
-					DueDate: it.DueDate, ReceivedAt: it.ReceivedAt, EventID: it.EventID})
+					DueDate: it.DueDate, ReceivedAt: it.ReceivedAt, EventID: it.EventID, Customer: it.Customer, Note: it.Note})
 			}
 		}
 		if len(back) > 0 {
