@@ -234,6 +234,12 @@ func TestBacklog_Filters(t *testing.T) {
 		c := receiveFor(t, env, "В", "2026-12-01", noteLine{SKU: "TMB-PRIK-450", Qty: 1})
 		caseRoute, sofaRoute := products["TMB-PRIK-450"].RouteID, products["DIV-CHESTER-3"].RouteID
 		require.NotEqual(t, caseRoute, sofaRoute)
+		r := env.Admin(http.MethodPost, "/api/v1/routes", map[string]any{"name": "Корпус ЛДСП (без изделий)", "kind": "case", "operations": []map[string]any{
+			{"name": "Раскрой", "work_center_id": 1, "scope": "part", "minutes": 4.5},
+		}})
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		var unused struct{ ID int64 }
+		r.JSON(t, &unused)
 
 		for _, tc := range []struct {
 			query string
@@ -243,6 +249,7 @@ func TestBacklog_Filters(t *testing.T) {
 			{"sku=NO-SUCH-SKU", []int64{}},
 			{fmt.Sprintf("route_id=%d", sofaRoute), []int64{a[1]}},
 			{fmt.Sprintf("route_id=%d", caseRoute), []int64{a[0], b[0], c[0]}},
+			{fmt.Sprintf("route_id=%d", unused.ID), []int64{}}, // no product follows it
 			{"due_before=2026-12-05", []int64{c[0]}},
 			{"due_before=2026-12-10", []int64{c[0]}}, // before, not on
 			{"due_before=2026-12-11", []int64{a[0], a[1], c[0]}},
@@ -587,14 +594,22 @@ func checkCuttingList(t *testing.T, l cuttingList, products map[string]catalogPr
 
 func TestCuttingList(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		// One material in two thicknesses: two groups.
+		demo, _ := catalogOf(t, env)
+		r := env.Admin(http.MethodPost, "/api/v1/products", map[string]any{"sku": "STOL-DUB-1200", "name": "Стол письменный 1200", "kind": "case",
+			"route_id": demo["TMB-PRIK-450"].RouteID, "parts": []map[string]any{
+				{"name": "Столешница", "material": "ЛДСП Дуб", "length_mm": 1200, "width_mm": 600, "thickness_mm": 22, "edging": "ПВХ 2 мм, по периметру", "qty": 1},
+				{"name": "Опора", "material": "ЛДСП Дуб", "length_mm": 730, "width_mm": 560, "thickness_mm": 16, "edging": "ПВХ 0,4 мм, 1 сторона", "qty": 2},
+			}})
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 		products, _ := catalogOf(t, env)
-		a := receiveFor(t, env, "А", "", noteLine{SKU: "TMB-PRIK-450", Qty: 2}, noteLine{SKU: "SHK-KUPE-1600", Qty: 1})
+		a := receiveFor(t, env, "А", "", noteLine{SKU: "TMB-PRIK-450", Qty: 2}, noteLine{SKU: "SHK-KUPE-1600", Qty: 1}, noteLine{SKU: "STOL-DUB-1200", Qty: 2})
 		b := receiveFor(t, env, "Б", "", noteLine{SKU: "TMB-PRIK-450", Qty: 3}, noteLine{SKU: "SHK-RASP-1200", Qty: 1})
 		c := receiveFor(t, env, "В", "", noteLine{SKU: "DIV-CHESTER-3", Qty: 1})
-		p1 := launch(t, env, map[string]any{"items": []int64{a[0], a[1]}}).ID
+		p1 := launch(t, env, map[string]any{"items": []int64{a[0], a[1], a[2]}}).ID
 		p2 := launch(t, env, map[string]any{"items": []int64{b[0], b[1]}}).ID
 		p3 := launch(t, env, map[string]any{"items": []int64{c[0]}}).ID
-		items1 := []launchedItem{{p1, a[0], "TMB-PRIK-450", 2}, {p1, a[1], "SHK-KUPE-1600", 1}}
+		items1 := []launchedItem{{p1, a[0], "TMB-PRIK-450", 2}, {p1, a[1], "SHK-KUPE-1600", 1}, {p1, a[2], "STOL-DUB-1200", 2}}
 		items2 := []launchedItem{{p2, b[0], "TMB-PRIK-450", 3}, {p2, b[1], "SHK-RASP-1200", 1}}
 		items3 := []launchedItem{{p3, c[0], "DIV-CHESTER-3", 1}}
 
@@ -612,7 +627,7 @@ func TestCuttingList(t *testing.T) {
 
 		// Several at once: summed per material, identical parts of both
 		// orders' nightstands one line with the origins of both.
-		r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/cutting-list?ids=%d,%d,%d", p2, p1, p3), nil)
+		r = env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/cutting-list?ids=%d,%d,%d", p2, p1, p3), nil)
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		var many cuttingList
 		r.JSON(t, &many)
