@@ -152,11 +152,17 @@ func (s *Service) filterProdOrders(ctx context.Context, q *gorm.DB, f ProdOrderF
 // fillDue sets the production orders' due dates from their items.
 func fillDue(os []ProdOrder) {
 	for i := range os {
-		os[i].DueDate = database.Date{}
-		for _, it := range os[i].Items {
-			if !it.DueDate.IsZero() && (os[i].DueDate.IsZero() || it.DueDate.Before(os[i].DueDate.Time)) {
-				os[i].DueDate = it.DueDate
-			}
+		os[i].DueDate = earliestDue(os[i].Items)
+	}
+}
+
+// earliestDue is the earliest due date of the items; zero when none has one.
+func earliestDue(items []ProdItem) database.Date {
+	var due database.Date
+	for _, it := range items {
+		if !it.DueDate.IsZero() && (due.IsZero() || it.DueDate.Before(due.Time)) {
+			due = it.DueDate
 		}
 	}
+	return due
 }
