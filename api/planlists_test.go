@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
 	"encoding/csv"
 	"fmt"
 	"net/http"
@@ -265,6 +266,7 @@ func TestBacklog_Filters(t *testing.T) {
 			{"due_before=2026-13-01", "due_before"},
 			{"sort=priority", "sort"},
 			{"cursor=bm90LWEtY3Vyc29y", "cursor"},
+			{"sort=due_date&cursor=" + base64.RawURLEncoding.EncodeToString([]byte(`{"s":"due_date","k":"2026-13-45","id":1}`)), "cursor"},
 		} {
 			requireProblem(t, env.Admin(http.MethodGet, "/api/v1/plan/backlog?"+tc.query, nil), http.StatusUnprocessableEntity, tc.field)
 		}
