@@ -46,13 +46,16 @@ var ProdOrderSorts = []page.Sort{
 // earliest (ProdOrder.DueDate).
 const prodOrderDue = "(SELECT min(i.due_date) FROM plan_prod_order_items i WHERE i.prod_order_id = plan_prod_orders.id)"
 
-// SortNames returns the names of sorts, for documentation and messages.
-func SortNames(sorts []page.Sort) []string {
-	out := make([]string, len(sorts))
-	for i, s := range sorts {
-		out[i] = s.Name
+// prodOrderSortKey returns the function that gives a production order's key
+// in the sort, as its SQL computes it.
+func prodOrderSortKey(sort page.Sort) func(ProdOrder) *string {
+	switch sort.Key {
+	case prodOrderDue:
+		return func(o ProdOrder) *string { return dateKey(o.DueDate) }
+	case "plan_prod_orders.eta":
+		return func(o ProdOrder) *string { return dateKey(o.ETA) }
 	}
-	return out
+	return func(ProdOrder) *string { return nil }
 }
 
 func parseDateKey(k string) (any, error) { return database.ParseDate(k) }

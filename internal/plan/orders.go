@@ -206,12 +206,7 @@ func (s *Service) ProdOrders(ctx context.Context, pr page.Request, f ProdOrderFi
 		return nil, "", err
 	}
 	fillDue(os)
-	os, next := page.NextSorted(os, pr.Limit, sort, func(o ProdOrder) int64 { return o.ID }, func(o ProdOrder) *string {
-		if sort.Key == prodOrderDue {
-			return dateKey(o.DueDate)
-		}
-		return dateKey(o.ETA)
-	})
+	os, next := page.NextSorted(os, pr.Limit, sort, func(o ProdOrder) int64 { return o.ID }, prodOrderSortKey(sort))
 	if err := fillProgress(ctx, s.db, os); err != nil {
 		return nil, "", err
 	}
