@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 	"github.com/swaggo/swag"
@@ -19,8 +20,12 @@ import (
 type queryParams map[string][]string
 
 // declaredQueryParams reads the query parameters of every operation from the
-// OpenAPI document (docs/, generated from the swag annotations).
-func declaredQueryParams() (queryParams, error) {
+// OpenAPI document (docs/, generated from the swag annotations), once:
+// swag.ReadDoc rewrites the registered document's fields as it renders it,
+// so two servers built at the same time (tests) must not both call it.
+var declaredQueryParams = sync.OnceValues(readDeclaredQueryParams)
+
+func readDeclaredQueryParams() (queryParams, error) {
 	doc, err := swag.ReadDoc()
 	if err != nil {
 		return nil, err
