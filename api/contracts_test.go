@@ -21,7 +21,7 @@ func TestEvents_PayloadKeysInDeclaredOrder(t *testing.T) {
 		id := int64(r.Map(t)["id"].(float64))
 		list := env.Admin(http.MethodGet, "/api/v1/events?type=order.received", nil)
 		require.Equal(t, http.StatusOK, list.Status)
-		want := fmt.Sprintf(`"payload":{"order_id":%d,"lines":2,"source":"manual","due_date":"2026-12-20","items":[{"item_id":`, id)
+		want := fmt.Sprintf(`"payload":{"order_id":%d,"lines":2,"source":"manual","due_date":"2026-12-20","customer":"Иван Петров","items":[{"item_id":`, id)
 		require.Contains(t, string(list.Body), want)
 		var evs struct{ Items []struct{ ID int64 } }
 		list.JSON(t, &evs)
@@ -30,6 +30,7 @@ func TestEvents_PayloadKeysInDeclaredOrder(t *testing.T) {
 		require.Equal(t, http.StatusOK, one.Status)
 		require.Contains(t, string(one.Body), want)
 		require.True(t, strings.Contains(string(one.Body), `,"sku":"SHK-KUPE-1600","qty":1}`), "%s", one.Body)
+		require.True(t, strings.Contains(string(one.Body), `,"sku":"TMB-PRIK-450","qty":2,"note":"дуб"}`), "%s", one.Body)
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/input"
+	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
 // LaunchRequest is the body of POST /api/v1/production-orders.
@@ -65,13 +66,20 @@ func (s *server) launchProdOrder(c echo.Context) error {
 //
 //	@Summary	Production orders, newest first, with their items and progress
 //	@ID			listProdOrders
-//	@Description	Production orders with their route, items, parts and operations counts, ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.
+//	@Description	Production orders with their route, items (with customer, note and due date), parts and operations counts, due date (their items' earliest), ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.
 //	@Description	needs_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.
+//	@Description	Sorted by sort (default -created: newest first); a cursor continues the sort it was given with. Filters: status, needs_attention, sku (an item of it), route_id, due_before (an item due before that day, not on it).
+//	@Description	With Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.
 //	@Tags		plan
 //	@Produce	json
+//	@Produce	text/csv
 //	@Security	BearerAuth
 //	@Param		status	query		string	false	"only orders in this state"	Enums(launched, in_progress, done, cancelled, closed)
 //	@Param		needs_attention	query		bool	false	"true: only orders flagged for the planner (work had started when a sales order of their items was cancelled); false: only the others"
+//	@Param		sku			query		string	false	"only orders with an item of this SKU"	maxlength(64)
+//	@Param		route_id	query		int		false	"only orders along this route (422 for an unknown route)"
+//	@Param		due_before	query		string	false	"only orders with an item due before this day (YYYY-MM-DD)"	format(date)
+//	@Param		sort		query		string	false	"order: -created (default, newest first), created, eta, -eta, due_date (soonest first, no due date last), -due_date"	Enums(-created, created, eta, -eta, due_date, -due_date)
 //	@Param		limit	query		int		false	"page size (1-500, default 50)"
 //	@Param		cursor	query		string	false	"next_cursor of the previous page"
 //	@Success	200		{object}	ProdOrderList
@@ -92,7 +100,18 @@ func (s *server) listProdOrders(c echo.Context) error {
 	default:
 		return apperr.Invalid("invalid query", apperr.Field("needs_attention", "must be true or false"))
 	}
-	os, next, err := s.Plan.ProdOrders(c.Request().Context(), pr, f)
+	q, fields := planListQueryOf(c)
+	if len(fields) > 0 {
+		return apperr.Invalid("invalid query", fields...)
+	}
+	f.SKU, f.RouteID, f.DueBefore, f.Sort = q.SKU, q.RouteID, q.DueBefore, q.Sort
+	fetch := func(pr page.Request) ([]plan.ProdOrder, string, error) {
+		return s.Plan.ProdOrders(c.Request().Context(), pr, f)
+	}
+	if wantsCSV(c) {
+		return writeCSV(c, "production-orders.csv", prodOrderCSVHeader, prodOrderCSVRow, fetch)
+	}
+	os, next, err := fetch(pr)
 	if err != nil {
 		return err
 	}

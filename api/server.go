@@ -166,6 +166,8 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/production-orders", s.launchProdOrder, authed(auth.RolePlanner)...)
 	v1.GET("/production-orders", s.listProdOrders, authed()...)
 	v1.GET("/production-orders/:id", s.getProdOrder, authed()...)
+	v1.GET("/production-orders/cutting-list", s.getCuttingLists, authed()...)
+	v1.GET("/production-orders/:id/cutting-list", s.getCuttingList, authed()...)
 	v1.POST("/production-orders/:id/operations/:op_id/start", s.startOperation, authed(auth.RolePlanner, auth.RoleMaster)...)
 	v1.POST("/production-orders/:id/operations/:op_id/complete", s.completeOperation, authed(auth.RolePlanner, auth.RoleMaster)...)
 	v1.POST("/production-orders/:id/progress", s.reportProgress, authed(auth.RolePlanner, auth.RoleMaster)...)

@@ -905,9 +905,10 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The plan module's own view, fed by order events; oldest first.",
+                "description": "The plan module's own view, fed by order events: each item with its sales order, customer, SKU, product name, quantity, note, due date and the route a launch follows (its product's default route, from the catalog).\nSorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.",
                 "produces": [
-                    "application/json"
+                    "application/json",
+                    "text/csv"
                 ],
                 "tags": [
                     "plan"
@@ -915,6 +916,38 @@ const docTemplate = `{
                 "summary": "Sales-order items waiting for production",
                 "operationId": "listBacklog",
                 "parameters": [
+                    {
+                        "maxLength": 64,
+                        "type": "string",
+                        "description": "only items of this SKU",
+                        "name": "sku",
+                        "in": "query"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "only items whose product's default route this is (422 for an unknown route)",
+                        "name": "route_id",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "format": "date",
+                        "description": "only items due before this day (YYYY-MM-DD)",
+                        "name": "due_before",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "received",
+                            "-received",
+                            "due_date",
+                            "-due_date"
+                        ],
+                        "type": "string",
+                        "description": "order: received (default), -received, due_date (soonest first, no due date last), -due_date",
+                        "name": "sort",
+                        "in": "query"
+                    },
                     {
                         "type": "integer",
                         "description": "page size (1-500, default 50)",
@@ -1012,9 +1045,10 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Production orders with their route, items, parts and operations counts, ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.\nneeds_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.",
+                "description": "Production orders with their route, items (with customer, note and due date), parts and operations counts, due date (their items' earliest), ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.\nneeds_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.\nSorted by sort (default -created: newest first); a cursor continues the sort it was given with. Filters: status, needs_attention, sku (an item of it), route_id, due_before (an item due before that day, not on it).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.",
                 "produces": [
-                    "application/json"
+                    "application/json",
+                    "text/csv"
                 ],
                 "tags": [
                     "plan"
@@ -1039,6 +1073,40 @@ const docTemplate = `{
                         "type": "boolean",
                         "description": "true: only orders flagged for the planner (work had started when a sales order of their items was cancelled); false: only the others",
                         "name": "needs_attention",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 64,
+                        "type": "string",
+                        "description": "only orders with an item of this SKU",
+                        "name": "sku",
+                        "in": "query"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "only orders along this route (422 for an unknown route)",
+                        "name": "route_id",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "format": "date",
+                        "description": "only orders with an item due before this day (YYYY-MM-DD)",
+                        "name": "due_before",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "-created",
+                            "created",
+                            "eta",
+                            "-eta",
+                            "due_date",
+                            "-due_date"
+                        ],
+                        "type": "string",
+                        "description": "order: -created (default, newest first), created, eta, -eta, due_date (soonest first, no due date last), -due_date",
+                        "name": "sort",
                         "in": "query"
                     },
                     {
@@ -1149,6 +1217,60 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/production-orders/cutting-list": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "As GET /api/v1/production-orders/{id}/cutting-list, for the production orders ids names (at most 100), summed per material and thickness: identical parts of different orders and items are one line with all their origins.\n422 naming ids when it is missing, malformed or names production orders that do not exist.",
+                "produces": [
+                    "application/json",
+                    "text/csv"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "The cutting list of several production orders, summed",
+                "operationId": "getCuttingLists",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "production order ids separated by commas, e.g. 1,2,3",
+                        "name": "ids",
+                        "in": "query",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.CuttingList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1362,6 +1484,60 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/production-orders/{id}/cutting-list": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Its physical parts by material and thickness, for a panel-saw optimiser: identical parts (same name, length, width and edging) summed, longest first, each with its origins (production order, sales order, item, SKU, unit and how many that unit needs); per material the number of parts and their area in m².\nWith Accept: text/csv, one row per summed part: material, thickness_mm, name, length_mm, width_mm, qty, edging, origins.",
+                "produces": [
+                    "application/json",
+                    "text/csv"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "The cutting list of a production order",
+                "operationId": "getCuttingList",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.CuttingList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -4958,15 +5134,23 @@ const docTemplate = `{
         "plan.BacklogItem": {
             "type": "object",
             "required": [
+                "customer",
                 "due_date",
                 "event_id",
                 "item_id",
+                "note",
                 "order_id",
+                "product_name",
                 "qty",
                 "received_at",
+                "route",
                 "sku"
             ],
             "properties": {
+                "customer": {
+                    "description": "What order.received carried for people to read: the customer's name\nand the item's note.",
+                    "type": "string"
+                },
                 "due_date": {
                     "type": "string",
                     "format": "date",
@@ -4978,8 +5162,15 @@ const docTemplate = `{
                 "item_id": {
                     "type": "integer"
                 },
+                "note": {
+                    "type": "string"
+                },
                 "order_id": {
                     "type": "integer"
+                },
+                "product_name": {
+                    "description": "From the catalog, as it is now: the product's name and its default\nroute (the one a launch without route_id follows).",
+                    "type": "string"
                 },
                 "qty": {
                     "type": "integer"
@@ -4987,6 +5178,9 @@ const docTemplate = `{
                 "received_at": {
                     "type": "string",
                     "format": "date-time"
+                },
+                "route": {
+                    "$ref": "#/definitions/plan.RouteRef"
                 },
                 "sku": {
                     "type": "string"
@@ -5026,6 +5220,125 @@ const docTemplate = `{
                     "type": "array",
                     "items": {
                         "$ref": "#/definitions/plan.OrderBar"
+                    }
+                }
+            }
+        },
+        "plan.CutMaterial": {
+            "type": "object",
+            "required": [
+                "area_m2",
+                "material",
+                "parts",
+                "qty",
+                "thickness_mm"
+            ],
+            "properties": {
+                "area_m2": {
+                    "type": "number"
+                },
+                "material": {
+                    "type": "string"
+                },
+                "parts": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.CutPart"
+                    }
+                },
+                "qty": {
+                    "description": "Qty is the number of physical parts; AreaM2 their area in m².",
+                    "type": "integer"
+                },
+                "thickness_mm": {
+                    "type": "integer"
+                }
+            }
+        },
+        "plan.CutOrigin": {
+            "type": "object",
+            "required": [
+                "item_id",
+                "order_id",
+                "prod_order_id",
+                "qty",
+                "sku",
+                "unit"
+            ],
+            "properties": {
+                "item_id": {
+                    "type": "integer"
+                },
+                "order_id": {
+                    "description": "the sales order",
+                    "type": "integer"
+                },
+                "prod_order_id": {
+                    "type": "integer"
+                },
+                "qty": {
+                    "type": "integer"
+                },
+                "sku": {
+                    "type": "string"
+                },
+                "unit": {
+                    "description": "1 to the item's quantity",
+                    "type": "integer"
+                }
+            }
+        },
+        "plan.CutPart": {
+            "type": "object",
+            "required": [
+                "edging",
+                "length_mm",
+                "name",
+                "origins",
+                "qty",
+                "width_mm"
+            ],
+            "properties": {
+                "edging": {
+                    "type": "string"
+                },
+                "length_mm": {
+                    "type": "integer"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "origins": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.CutOrigin"
+                    }
+                },
+                "qty": {
+                    "type": "integer"
+                },
+                "width_mm": {
+                    "type": "integer"
+                }
+            }
+        },
+        "plan.CuttingList": {
+            "type": "object",
+            "required": [
+                "materials",
+                "prod_orders"
+            ],
+            "properties": {
+                "materials": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.CutMaterial"
+                    }
+                },
+                "prod_orders": {
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
                     }
                 }
             }
@@ -5303,9 +5616,11 @@ const docTemplate = `{
         "plan.ProdItem": {
             "type": "object",
             "required": [
+                "customer",
                 "due_date",
                 "item_id",
                 "made_qty",
+                "note",
                 "order_id",
                 "ordered_qty",
                 "product_id",
@@ -5316,6 +5631,10 @@ const docTemplate = `{
                 "written_off_qty"
             ],
             "properties": {
+                "customer": {
+                    "description": "the customer's name",
+                    "type": "string"
+                },
                 "due_date": {
                     "type": "string",
                     "format": "date",
@@ -5328,6 +5647,10 @@ const docTemplate = `{
                     "description": "MadeQty, ReturnedQty and WrittenOffQty are what became of the item's\nunits when the order was closed short; null until then.",
                     "type": "integer",
                     "x-nullable": true
+                },
+                "note": {
+                    "description": "the customer's note on the item",
+                    "type": "string"
                 },
                 "order_id": {
                     "type": "integer"
@@ -5371,6 +5694,7 @@ const docTemplate = `{
                 "closed_by_id",
                 "completed_at",
                 "created_at",
+                "due_date",
                 "eta",
                 "id",
                 "items",
@@ -5423,6 +5747,12 @@ const docTemplate = `{
                 "created_at": {
                     "type": "string",
                     "format": "date-time"
+                },
+                "due_date": {
+                    "description": "DueDate is the earliest due date of its items (none when none has one).",
+                    "type": "string",
+                    "format": "date",
+                    "x-nullable": true
                 },
                 "eta": {
                     "description": "ETA is the day it is promised for: the planned ETA, or the planner's.",
@@ -5489,6 +5819,7 @@ const docTemplate = `{
                 "closed_by_id",
                 "completed_at",
                 "created_at",
+                "due_date",
                 "eta",
                 "id",
                 "items",
@@ -5543,6 +5874,12 @@ const docTemplate = `{
                 "created_at": {
                     "type": "string",
                     "format": "date-time"
+                },
+                "due_date": {
+                    "description": "DueDate is the earliest due date of its items (none when none has one).",
+                    "type": "string",
+                    "format": "date",
+                    "x-nullable": true
                 },
                 "eta": {
                     "description": "ETA is the day it is promised for: the planned ETA, or the planner's.",

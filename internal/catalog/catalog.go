@@ -150,3 +150,28 @@ func ProductsBySKU(ctx context.Context, db *gorm.DB, skus []string) (map[string]
 	}
 	return out, nil
 }
+
+// RouteNames returns the names of the routes with the ids, keyed by id,
+// read through db; unknown ids are absent.
+func RouteNames(ctx context.Context, db *gorm.DB, ids []int64) (map[int64]string, error) {
+	out := map[int64]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rs []Route
+	if err := db.WithContext(ctx).Select("id", "name").Where("id IN ?", ids).Find(&rs).Error; err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		out[r.ID] = r.Name
+	}
+	return out, nil
+}
+
+// SKUsOnRoute returns the SKUs of the products whose default route is the
+// route, read through db.
+func SKUsOnRoute(ctx context.Context, db *gorm.DB, routeID int64) ([]string, error) {
+	var skus []string
+	err := db.WithContext(ctx).Model(&Product{}).Where("route_id = ?", routeID).Order("sku").Pluck("sku", &skus).Error
+	return skus, err
+}

@@ -27,6 +27,7 @@ type OrderReceivedPayload struct {
 	SyncID     *string             `json:"sync_id,omitempty" jsonschema_description:"shop orders: \"shop-\" + the shop's order id"`
 	CRMOrderID *int64              `json:"crm_order_id,omitempty" jsonschema_description:"CRM orders: the CRM's order number"`
 	DueDate    string              `json:"due_date,omitempty" jsonschema:"format=date" jsonschema_description:"the day the customer wants it"`
+	Customer   string              `json:"customer,omitempty" jsonschema_description:"the customer's name (absent from events written before it was carried)"`
 	Items      []OrderReceivedItem `json:"items" jsonschema_description:"the order's items"`
 }
 
@@ -35,6 +36,7 @@ type OrderReceivedItem struct {
 	ItemID int64  `json:"item_id" jsonschema_description:"the sales-order item"`
 	SKU    string `json:"sku" jsonschema_description:"the product's SKU"`
 	Qty    int    `json:"qty" jsonschema:"minimum=1" jsonschema_description:"units ordered"`
+	Note   string `json:"note,omitempty" jsonschema_description:"the customer's note on the item, when there is one"`
 }
 
 // OrderCancelledPayload is the payload of order.cancelled.

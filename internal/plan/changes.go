@@ -50,6 +50,16 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 	}
 	due, _ := database.ParseDate(p.DueDate) // absent: no due date
 	for _, f := range p.Fields {
+		if f.Field == "customer.name" {
+			// The name people see on the backlog and production orders.
+			if err := tx.Model(&BacklogItem{}).Where("order_id = ?", p.OrderID).Update("customer", f.After).Error; err != nil {
+				return err
+			}
+			if err := tx.Model(&ProdItem{}).Where("order_id = ? AND NOT released", p.OrderID).Update("customer", f.After).Error; err != nil {
+				return err
+			}
+			continue
+		}
 		if f.Field != "due_date" {
 			continue
 		}
@@ -70,18 +80,27 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 		switch {
 		case ch.Change == "added" && ch.Qty != nil:
 			row := BacklogItem{ItemID: ch.ItemID, OrderID: p.OrderID, SKU: ch.SKU, Qty: ch.Qty.After, DueDate: due, ReceivedAt: ev.CreatedAt, EventID: ev.ID}
+			if note != nil {
+				row.Note = note.After
+			}
+			if row.Customer, err = customerOf(tx, p.OrderID); err != nil {
+				return err
+			}
 			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
 				return err
 			}
 			continue
 		case ch.Change == "removed":
 			res = tx.Where("item_id = ?", ch.ItemID).Delete(&BacklogItem{})
-		case ch.Qty != nil:
-			res = tx.Model(&BacklogItem{}).Where("item_id = ?", ch.ItemID).Update("qty", ch.Qty.After)
-		case note != nil: // the backlog does not show notes, but a production order may make the item by the old one
-			var waiting int64
-			res = tx.Model(&BacklogItem{}).Where("item_id = ?", ch.ItemID).Count(&waiting)
-			res.RowsAffected = waiting
+		case ch.Qty != nil || note != nil:
+			set := map[string]any{}
+			if ch.Qty != nil {
+				set["qty"] = ch.Qty.After
+			}
+			if note != nil {
+				set["note"] = note.After
+			}
+			res = tx.Model(&BacklogItem{}).Where("item_id = ?", ch.ItemID).Updates(set)
 		default: // prices: production does not use them
 			continue
 		}
@@ -140,6 +159,18 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 }
 
 // noteChange is the change of the item's note, nil when it did not change.
+// customerOf is the customer's name the plan keeps for the sales order's
+// items, from its backlog rows or its production orders' items.
+func customerOf(tx *gorm.DB, orderID int64) (string, error) {
+	var names []string
+	err := tx.Raw(`SELECT customer FROM plan_backlog WHERE order_id = ? UNION ALL
+SELECT customer FROM plan_prod_order_items WHERE order_id = ? LIMIT 1`, orderID, orderID).Scan(&names).Error
+	if err != nil || len(names) == 0 {
+		return "", err
+	}
+	return names[0], nil
+}
+
 func noteChange(ch contracts.ItemChange) *contracts.FieldChange {
 	for i, f := range ch.Fields {
 		if f.Field == "note" {

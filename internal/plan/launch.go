@@ -172,7 +172,7 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	items := make([]ProdItem, len(backlog))
 	for i, b := range backlog {
 		items[i] = ProdItem{ProdOrderID: o.ID, ItemID: b.ItemID, OrderID: b.OrderID, ProductID: products[b.SKU].ID,
-			SKU: b.SKU, Qty: b.Qty, DueDate: b.DueDate, ReceivedAt: b.ReceivedAt, EventID: b.EventID}
+			SKU: b.SKU, Qty: b.Qty, DueDate: b.DueDate, ReceivedAt: b.ReceivedAt, EventID: b.EventID, Customer: b.Customer, Note: b.Note}
 	}
 	if err := tx.Create(&items).Error; err != nil {
 		return 0, err

@@ -56,6 +56,9 @@ type ProdOrder struct {
 	CompletedAt *time.Time    `json:"completed_at" extensions:"x-nullable" format:"date-time"`
 	CancelledAt *time.Time    `json:"cancelled_at" extensions:"x-nullable" format:"date-time"`
 
+	// DueDate is the earliest due date of its items (none when none has one).
+	DueDate database.Date `json:"due_date" gorm:"-" swaggertype:"string" format:"date" extensions:"x-nullable"`
+
 	// NeedsAttention flags an order on which work had started when a sales
 	// order of its items was cancelled; AttentionReason says which.
 	NeedsAttention  bool   `json:"needs_attention"`
@@ -103,6 +106,8 @@ type ProdItem struct {
 	SKU         string        `json:"sku" gorm:"column:sku"`
 	Qty         int           `json:"qty"`
 	DueDate     database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	Customer    string        `json:"customer"` // the customer's name
+	Note        string        `json:"note"`     // the customer's note on the item
 	ReceivedAt  time.Time     `json:"-"`
 	EventID     int64         `json:"-"`
 	Released    bool          `json:"-"` // the order was cancelled or closed and the item let go
@@ -187,18 +192,35 @@ func withItems(db *gorm.DB) *gorm.DB {
 	return db.Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("item_id") })
 }
 
-// ProdOrderFilter selects production orders; zero fields do not filter.
+// ProdOrderFilter selects and orders production orders; zero fields do not filter.
 type ProdOrderFilter struct {
 	Status         string
 	NeedsAttention *bool
+	SKU            string        // orders with an item of the SKU
+	RouteID        int64         // orders along the route
+	DueBefore      database.Date // orders with an item due before that day (not on it)
+	Sort           string        // one of ProdOrderSorts' names; "" the first
 }
 
-// ProdOrders returns a page of production orders, newest first, with their
-// items and progress, selected by f.
+// ProdOrders returns a page of production orders selected by f, in f's
+// order (newest first by default), with their items and progress. It
+// returns EINVALID for an unknown status, sort or route, or a cursor of
+// another sort.
 func (s *Service) ProdOrders(ctx context.Context, pr page.Request, f ProdOrderFilter) ([]ProdOrder, string, error) {
-	q := withItems(s.db.WithContext(ctx)).Order("id DESC").Limit(pr.Limit + 1)
-	if pr.After > 0 {
-		q = q.Where("id < ?", pr.After)
+	sort, err := page.SortOf(f.Sort, ProdOrderSorts)
+	if err != nil {
+		return nil, "", err
+	}
+	q := withItems(s.db.WithContext(ctx)).Order(sort.OrderBy()).Limit(pr.Limit + 1)
+	after, args, err := sort.After(pr)
+	if err != nil {
+		return nil, "", err
+	}
+	if after != "" {
+		q = q.Where(after, args...)
+	}
+	if q, err = s.filterProdOrders(ctx, q, f); err != nil {
+		return nil, "", err
 	}
 	if f.NeedsAttention != nil {
 		q = q.Where("needs_attention = ?", *f.NeedsAttention)
@@ -215,7 +237,8 @@ func (s *Service) ProdOrders(ctx context.Context, pr page.Request, f ProdOrderFi
 	if err := q.Find(&os).Error; err != nil {
 		return nil, "", err
 	}
-	os, next := page.Next(os, pr.Limit, func(o ProdOrder) int64 { return o.ID })
+	fillDue(os)
+	os, next := page.NextSorted(os, pr.Limit, sort, func(o ProdOrder) int64 { return o.ID }, prodOrderSortKey(sort))
 	if err := fillProgress(ctx, s.db, os); err != nil {
 		return nil, "", err
 	}
@@ -264,6 +287,7 @@ func prodOrder(ctx context.Context, db *gorm.DB, id int64, lock bool) (ProdOrder
 		return o, err
 	}
 	os := []ProdOrder{o}
+	fillDue(os)
 	if err := fillProgress(ctx, db, os); err != nil {
 		return o, err
 	}

@@ -25,6 +25,15 @@ type BacklogItem struct {
 	DueDate    database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	ReceivedAt time.Time     `json:"received_at" format:"date-time"`
 	EventID    int64         `json:"event_id"`
+
+	// What order.received carried for people to read: the customer's name
+	// and the item's note.
+	Customer string `json:"customer"`
+	Note     string `json:"note"`
+	// From the catalog, as it is now: the product's name and its default
+	// route (the one a launch without route_id follows).
+	ProductName string   `json:"product_name" gorm:"-"`
+	Route       RouteRef `json:"route" gorm:"-"`
 }
 
 // TableName is the plan module's backlog table.
@@ -76,19 +85,40 @@ func (s *Service) addToBacklog(ctx context.Context, tx *gorm.DB, ev events.Event
 	due, _ := database.ParseDate(p.DueDate) // absent or invalid: no due date
 	rows := make([]BacklogItem, len(p.Items))
 	for i, it := range p.Items {
-		rows[i] = BacklogItem{ItemID: it.ItemID, OrderID: p.OrderID, SKU: it.SKU, Qty: it.Qty, DueDate: due, ReceivedAt: ev.CreatedAt, EventID: ev.ID}
+		rows[i] = BacklogItem{ItemID: it.ItemID, OrderID: p.OrderID, SKU: it.SKU, Qty: it.Qty, DueDate: due, ReceivedAt: ev.CreatedAt, EventID: ev.ID,
+			Customer: p.Customer, Note: it.Note}
 	}
 	// An item is in the backlog once, whatever happens.
 	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&rows).Error
 }
 
-// Backlog returns a page of the items waiting for production, oldest first.
-func (s *Service) Backlog(ctx context.Context, pr page.Request) ([]BacklogItem, string, error) {
-	var rows []BacklogItem
-	err := s.db.WithContext(ctx).Where("item_id > ?", pr.After).Order("item_id").Limit(pr.Limit + 1).Find(&rows).Error
+// Backlog returns a page of the items waiting for production selected by
+// f, in f's order (oldest first by default), with their product's name and
+// route from the catalog. It returns EINVALID for an unknown sort or route,
+// or a cursor of another sort.
+func (s *Service) Backlog(ctx context.Context, pr page.Request, f BacklogFilter) ([]BacklogItem, string, error) {
+	sort, err := page.SortOf(f.Sort, BacklogSorts)
 	if err != nil {
 		return nil, "", err
 	}
-	rows, next := page.Next(rows, pr.Limit, func(b BacklogItem) int64 { return b.ItemID })
+	q := s.db.WithContext(ctx).Order(sort.OrderBy()).Limit(pr.Limit + 1)
+	if q, err = s.filterBacklog(ctx, q, f); err != nil {
+		return nil, "", err
+	}
+	after, args, err := sort.After(pr)
+	if err != nil {
+		return nil, "", err
+	}
+	if after != "" {
+		q = q.Where(after, args...)
+	}
+	var rows []BacklogItem
+	if err := q.Find(&rows).Error; err != nil {
+		return nil, "", err
+	}
+	rows, next := page.NextSorted(rows, pr.Limit, sort, func(b BacklogItem) int64 { return b.ItemID }, func(b BacklogItem) *string { return dateKey(b.DueDate) })
+	if err := s.describeBacklog(ctx, rows); err != nil {
+		return nil, "", err
+	}
 	return rows, next, nil
 }

@@ -19,6 +19,11 @@ const (
 type Request struct {
 	Limit int
 	After int64 // the id of the last row seen; 0 for the first page
+
+	// For a list sorted by a key (see Sort): the sort the cursor continues
+	// and the last row's key (nil when that row had none).
+	Sort string
+	Key  *string
 }
 
 // Parse reads ?limit= and ?cursor= as the client sent them.
@@ -33,13 +38,20 @@ func Parse(limit, cursor string) (Request, error) {
 	}
 	if cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		id, err2 := strconv.ParseInt(string(b), 10, 64)
-		if err != nil || err2 != nil || id <= 0 {
-			return r, apperr.Invalid("invalid query", apperr.Field("cursor", "is not a cursor this API returned"))
+		if err == nil && len(b) > 0 && b[0] == '{' {
+			err = r.parseKeyed(b)
+		} else if err == nil {
+			r.After, err = strconv.ParseInt(string(b), 10, 64)
 		}
-		r.After = id
+		if err != nil || r.After <= 0 {
+			return r, badCursor()
+		}
 	}
 	return r, nil
+}
+
+func badCursor() error {
+	return apperr.Invalid("invalid query", apperr.Field("cursor", "is not a cursor this API returned"))
 }
 
 // Cursor returns the cursor that continues after the row with the id.
