@@ -771,7 +771,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The plan module's own view, fed by order events; oldest first.",
+                "description": "The plan module's own view, fed by order events; oldest first.\nlate is true on a row whose due date has passed (before today in the factory's time zone, FACTORY_TIMEZONE): no launch can make it in time. A launched order's lateness is on the production order, against its ETA.",
                 "produces": [
                     "application/json"
                 ],
@@ -781,6 +781,12 @@ const docTemplate = `{
                 "summary": "Sales-order items waiting for production",
                 "operationId": "listBacklog",
                 "parameters": [
+                    {
+                        "type": "boolean",
+                        "description": "true: only rows whose due date has passed; false: only the others",
+                        "name": "late",
+                        "in": "query"
+                    },
                     {
                         "type": "integer",
                         "description": "page size (1-500, default 50)",
@@ -809,6 +815,50 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/plan/replan": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Places the operations not done of every launched or in-progress production order again, from now in the factory's time zone (FACTORY_TIMEZONE) and each work centre's shift, on the capacity and calendars the work centres have now: in priority order (higher first), then launch order. Run it after a capacity or calendar change, after progress (or delays) on the shop floor, or to bring overdue plans up to date.\nAn order's planned_eta becomes the end of its last operation; its eta follows unless a planner gave it at launch (eta_given), which a re-plan keeps. Each order whose eta moved gets prod_order.rescheduled {\"prod_order_id\", \"items\", \"eta\", \"previous_eta\", \"planned_eta\", \"priority\"}; sales follow it (the items' and the order's ETA, order.status_changed) and the shop hears of it through its callback.\nThe answer counts the orders re-planned and lists those whose ETA or planned ETA moved, before and after. 422, changing nothing, when a work centre the orders need has no working day within three years (the detail names it).",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "Re-plan every unfinished production order from now (admin, planner)",
+                "operationId": "replan",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.ReplanSummary"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "a work centre has no working day within the horizon",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -878,7 +928,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Production orders with their route, items, parts and operations counts, ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.\nneeds_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.",
+                "description": "Production orders with their route, items, parts and operations counts, ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.\nlate is true on an order that is launched or in progress with an ETA after the due date of one of its items (each item says whether it is late); a re-plan brings ETAs up to date.\nneeds_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.",
                 "produces": [
                     "application/json"
                 ],
@@ -898,6 +948,12 @@ const docTemplate = `{
                         "type": "string",
                         "description": "only orders in this state",
                         "name": "status",
+                        "in": "query"
+                    },
+                    {
+                        "type": "boolean",
+                        "description": "true: only late orders (launched or in progress, with an ETA after an item's due date); false: only the others",
+                        "name": "late",
                         "in": "query"
                     },
                     {
@@ -946,7 +1002,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Takes the items out of the planning backlog and, in one transaction, writes the production order, its physical parts (part quantity × item quantity) and operations (a part-scope route operation per physical part, an item-scope one per unit) with their planned slots, and prod_order.launched {\"prod_order_id\", \"items\", \"route\", \"parts_count\", \"ops_count\", \"eta\"}.\nThe ETA is computed by a forward finite-capacity schedule (see the README, \"Planning\") unless eta is given.\n422 when an item is not in the backlog (unknown, not yet received by planning, or its sales order was cancelled), the items' routes differ, the route does not fit the products, the launch is too large (over 5,000 physical parts or 20,000 operations, counted from the quantities before anything is built), or a work centre it needs has no working day within three years (the detail names it); 409 when an item is in a live production order already (also to the loser of two launches racing for the same item).",
+                "description": "Takes the items out of the planning backlog and, in one transaction, writes the production order, its physical parts (part quantity × item quantity) and operations (a part-scope route operation per physical part, an item-scope one per unit) with their planned slots, and prod_order.launched {\"prod_order_id\", \"items\", \"route\", \"parts_count\", \"ops_count\", \"eta\"}.\nThe ETA is computed by a forward finite-capacity schedule from now, in the factory's time zone and each work centre's shift (see the README, \"Planning\"), unless eta is given. priority places the order after the live orders of equal or higher priority; the live orders of lower priority are re-planned after it, and those whose ETA moves get prod_order.rescheduled (as POST /api/v1/plan/replan).\n422 when an item is not in the backlog (unknown, not yet received by planning, or its sales order was cancelled), the items' routes differ, the route does not fit the products, the launch is too large (over 5,000 physical parts or 20,000 operations, counted from the quantities before anything is built), or a work centre it needs has no working day within three years (the detail names it); 409 when an item is in a live production order already (also to the loser of two launches racing for the same item).",
                 "consumes": [
                     "application/json"
                 ],
@@ -1061,6 +1117,93 @@ const docTemplate = `{
                     },
                     "404": {
                         "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "patch": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Sets the priority of a launched or in-progress order (higher first, -100 to 100) and re-plans every unfinished order from now, as POST /api/v1/plan/replan does, so that it takes its new place: raising it moves it ahead of lower-priority work. Orders whose ETA moved get prod_order.rescheduled, which reaches sales and the shop.\nAnswers the order as it is now and the re-plan's summary. 409 for an order done or cancelled; 422 for a priority out of range, or (changing nothing) when a work centre has no working day within three years.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "Change a production order's priority (admin, planner)",
+                "operationId": "changeProdOrder",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the change",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.ProdOrderChange"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.PriorityChange"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the order is done or cancelled",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -3241,6 +3384,13 @@ const docTemplate = `{
                         54
                     ]
                 },
+                "priority": {
+                    "description": "Its place in the plan: higher first, -100 to 100, 0 by default. It plans after the live orders of equal or higher priority and ahead of those of lower priority, which are re-planned after it.",
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": -100,
+                    "example": 0
+                },
                 "route_id": {
                     "description": "The route to follow; by default the items' products' default route, which must then be the same for all.",
                     "type": "integer",
@@ -3380,6 +3530,21 @@ const docTemplate = `{
                     "description": "A URI naming the kind of problem, e.g. \"urn:tsekh:problem:invalid\".",
                     "type": "string",
                     "example": "urn:tsekh:problem:invalid"
+                }
+            }
+        },
+        "api.ProdOrderChange": {
+            "type": "object",
+            "required": [
+                "priority"
+            ],
+            "properties": {
+                "priority": {
+                    "description": "The new priority: higher first, -100 to 100.",
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": -100,
+                    "example": 10
                 }
             }
         },
@@ -3789,6 +3954,11 @@ const docTemplate = `{
                     "type": "string",
                     "maxLength": 200,
                     "example": "Раскрой (форматно-раскроечный станок)"
+                },
+                "shift_start": {
+                    "description": "When the day's capacity starts, HH:MM in the factory's time zone (FACTORY_TIMEZONE); 08:00 when absent.",
+                    "type": "string",
+                    "example": "08:00"
                 }
             }
         },
@@ -4129,7 +4299,8 @@ const docTemplate = `{
                 "capacity_min_per_day",
                 "code",
                 "id",
-                "name"
+                "name",
+                "shift_start"
             ],
             "properties": {
                 "calendar": {
@@ -4146,6 +4317,11 @@ const docTemplate = `{
                 },
                 "name": {
                     "type": "string"
+                },
+                "shift_start": {
+                    "description": "ShiftStart is when its day's capacity starts, \"HH:MM\" in the\nfactory's time zone (FACTORY_TIMEZONE).",
+                    "type": "string",
+                    "example": "08:00"
                 }
             }
         },
@@ -4490,6 +4666,7 @@ const docTemplate = `{
                 "due_date",
                 "event_id",
                 "item_id",
+                "late",
                 "order_id",
                 "qty",
                 "received_at",
@@ -4506,6 +4683,10 @@ const docTemplate = `{
                 },
                 "item_id": {
                     "type": "integer"
+                },
+                "late": {
+                    "description": "Late: its due date has passed (it is before today in the factory's\ntime zone), so no launch can make it in time.",
+                    "type": "boolean"
                 },
                 "order_id": {
                     "type": "integer"
@@ -4795,11 +4976,27 @@ const docTemplate = `{
                 }
             }
         },
+        "plan.PriorityChange": {
+            "type": "object",
+            "required": [
+                "prod_order",
+                "replan"
+            ],
+            "properties": {
+                "prod_order": {
+                    "$ref": "#/definitions/plan.ProdOrder"
+                },
+                "replan": {
+                    "$ref": "#/definitions/plan.ReplanSummary"
+                }
+            }
+        },
         "plan.ProdItem": {
             "type": "object",
             "required": [
                 "due_date",
                 "item_id",
+                "late",
                 "order_id",
                 "product_id",
                 "qty",
@@ -4813,6 +5010,10 @@ const docTemplate = `{
                 },
                 "item_id": {
                     "type": "integer"
+                },
+                "late": {
+                    "description": "Late: its production order is launched or in progress with an ETA after the item's due date.",
+                    "type": "boolean"
                 },
                 "order_id": {
                     "type": "integer"
@@ -4836,12 +5037,15 @@ const docTemplate = `{
                 "completed_at",
                 "created_at",
                 "eta",
+                "eta_given",
                 "id",
                 "items",
+                "late",
                 "needs_attention",
                 "ops_count",
                 "parts_count",
                 "planned_eta",
+                "priority",
                 "progress",
                 "route",
                 "started_at",
@@ -4870,6 +5074,10 @@ const docTemplate = `{
                     "type": "string",
                     "format": "date"
                 },
+                "eta_given": {
+                    "description": "ETAGiven says a planner gave the ETA at launch: a re-plan keeps it and moves only planned_eta.",
+                    "type": "boolean"
+                },
                 "id": {
                     "type": "integer"
                 },
@@ -4879,6 +5087,10 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/plan.ProdItem"
                     }
+                },
+                "late": {
+                    "description": "Late: launched or in progress with an ETA after the due date of one of its items.",
+                    "type": "boolean"
                 },
                 "needs_attention": {
                     "description": "NeedsAttention flags an order on which work had started when a sales\norder of its items was cancelled; AttentionReason says which.",
@@ -4891,9 +5103,15 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "planned_eta": {
-                    "description": "PlannedETA is the day the schedule computed at launch.",
+                    "description": "PlannedETA is the day the schedule computed, at launch or at the last re-plan.",
                     "type": "string",
                     "format": "date"
+                },
+                "priority": {
+                    "description": "Priority places it in the finite-capacity plan: higher first, then in launch order (-100 to 100, 0 by default).",
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": -100
                 },
                 "progress": {
                     "$ref": "#/definitions/plan.Progress"
@@ -4925,14 +5143,17 @@ const docTemplate = `{
                 "completed_at",
                 "created_at",
                 "eta",
+                "eta_given",
                 "id",
                 "items",
+                "late",
                 "needs_attention",
                 "operations",
                 "ops_count",
                 "parts",
                 "parts_count",
                 "planned_eta",
+                "priority",
                 "progress",
                 "route",
                 "started_at",
@@ -4961,6 +5182,10 @@ const docTemplate = `{
                     "type": "string",
                     "format": "date"
                 },
+                "eta_given": {
+                    "description": "ETAGiven says a planner gave the ETA at launch: a re-plan keeps it and moves only planned_eta.",
+                    "type": "boolean"
+                },
                 "id": {
                     "type": "integer"
                 },
@@ -4970,6 +5195,10 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/plan.ProdItem"
                     }
+                },
+                "late": {
+                    "description": "Late: launched or in progress with an ETA after the due date of one of its items.",
+                    "type": "boolean"
                 },
                 "needs_attention": {
                     "description": "NeedsAttention flags an order on which work had started when a sales\norder of its items was cancelled; AttentionReason says which.",
@@ -4994,9 +5223,15 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "planned_eta": {
-                    "description": "PlannedETA is the day the schedule computed at launch.",
+                    "description": "PlannedETA is the day the schedule computed, at launch or at the last re-plan.",
                     "type": "string",
                     "format": "date"
+                },
+                "priority": {
+                    "description": "Priority places it in the finite-capacity plan: higher first, then in launch order (-100 to 100, 0 by default).",
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": -100
                 },
                 "progress": {
                     "$ref": "#/definitions/plan.Progress"
@@ -5081,6 +5316,74 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "total": {
+                    "type": "integer"
+                }
+            }
+        },
+        "plan.ReplanSummary": {
+            "type": "object",
+            "required": [
+                "from",
+                "moved",
+                "replanned"
+            ],
+            "properties": {
+                "from": {
+                    "description": "From is the moment it planned from, in the factory's time zone.",
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "moved": {
+                    "description": "Moved are those whose ETA or planned ETA moved, in plan order (priority, then launch).",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Rescheduled"
+                    }
+                },
+                "replanned": {
+                    "description": "Replanned is the number of unfinished production orders placed again.",
+                    "type": "integer"
+                }
+            }
+        },
+        "plan.Rescheduled": {
+            "type": "object",
+            "required": [
+                "eta_after",
+                "eta_before",
+                "eta_given",
+                "planned_eta_after",
+                "planned_eta_before",
+                "priority",
+                "prod_order_id"
+            ],
+            "properties": {
+                "eta_after": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "eta_before": {
+                    "description": "ETABefore and ETAAfter are the promised ETA before and after; they\ndiffer only when the schedule computed it (not eta_given).",
+                    "type": "string",
+                    "format": "date"
+                },
+                "eta_given": {
+                    "description": "ETAGiven: a planner gave the ETA at launch; it is kept.",
+                    "type": "boolean"
+                },
+                "planned_eta_after": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "planned_eta_before": {
+                    "description": "PlannedETABefore and PlannedETAAfter are the day its last operation\nwas and is now planned to end.",
+                    "type": "string",
+                    "format": "date"
+                },
+                "priority": {
+                    "type": "integer"
+                },
+                "prod_order_id": {
                     "type": "integer"
                 }
             }

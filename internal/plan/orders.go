@@ -46,13 +46,19 @@ type ProdOrder struct {
 	OpsCount   int        `json:"ops_count"`
 	// ETA is the day it is promised for: the planned ETA, or the planner's.
 	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date"`
-	// PlannedETA is the day the schedule computed at launch.
-	PlannedETA  database.Date `json:"planned_eta" gorm:"column:planned_eta" swaggertype:"string" format:"date"`
-	Progress    Progress      `json:"progress" gorm:"-"`
-	CreatedAt   time.Time     `json:"created_at" gorm:"->" format:"date-time"`
-	StartedAt   *time.Time    `json:"started_at" extensions:"x-nullable" format:"date-time"`
-	CompletedAt *time.Time    `json:"completed_at" extensions:"x-nullable" format:"date-time"`
-	CancelledAt *time.Time    `json:"cancelled_at" extensions:"x-nullable" format:"date-time"`
+	// PlannedETA is the day the schedule computed, at launch or at the last re-plan.
+	PlannedETA database.Date `json:"planned_eta" gorm:"column:planned_eta" swaggertype:"string" format:"date"`
+	// ETAGiven says a planner gave the ETA at launch: a re-plan keeps it and moves only planned_eta.
+	ETAGiven bool `json:"eta_given"`
+	// Priority places it in the finite-capacity plan: higher first, then in launch order (-100 to 100, 0 by default).
+	Priority int `json:"priority" minimum:"-100" maximum:"100"`
+	// Late: launched or in progress with an ETA after the due date of one of its items.
+	Late        bool       `json:"late" gorm:"-"`
+	Progress    Progress   `json:"progress" gorm:"-"`
+	CreatedAt   time.Time  `json:"created_at" gorm:"->" format:"date-time"`
+	StartedAt   *time.Time `json:"started_at" extensions:"x-nullable" format:"date-time"`
+	CompletedAt *time.Time `json:"completed_at" extensions:"x-nullable" format:"date-time"`
+	CancelledAt *time.Time `json:"cancelled_at" extensions:"x-nullable" format:"date-time"`
 
 	// NeedsAttention flags an order on which work had started when a sales
 	// order of its items was cancelled; AttentionReason says which.
@@ -91,9 +97,11 @@ type ProdItem struct {
 	SKU         string        `json:"sku" gorm:"column:sku"`
 	Qty         int           `json:"qty"`
 	DueDate     database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
-	ReceivedAt  time.Time     `json:"-"`
-	EventID     int64         `json:"-"`
-	Released    bool          `json:"-"` // the order was cancelled and the item let go
+	// Late: its production order is launched or in progress with an ETA after the item's due date.
+	Late       bool      `json:"late" gorm:"-"`
+	ReceivedAt time.Time `json:"-"`
+	EventID    int64     `json:"-"`
+	Released   bool      `json:"-"` // the order was cancelled and the item let go
 }
 
 // TableName is the plan module's production-order item table.
@@ -159,6 +167,7 @@ func withItems(db *gorm.DB) *gorm.DB {
 type ProdOrderFilter struct {
 	Status         string
 	NeedsAttention *bool
+	Late           *bool // true: only late orders (see ProdOrder.Late); false: only the others
 }
 
 // ProdOrders returns a page of production orders, newest first, with their
@@ -170,6 +179,13 @@ func (s *Service) ProdOrders(ctx context.Context, pr page.Request, f ProdOrderFi
 	}
 	if f.NeedsAttention != nil {
 		q = q.Where("needs_attention = ?", *f.NeedsAttention)
+	}
+	if f.Late != nil {
+		if *f.Late {
+			q = q.Where(lateOrderSQL, lateStatuses)
+		} else {
+			q = q.Where("NOT ("+lateOrderSQL+")", lateStatuses)
+		}
 	}
 	if status := f.Status; status != "" {
 		switch status {
@@ -186,6 +202,9 @@ func (s *Service) ProdOrders(ctx context.Context, pr page.Request, f ProdOrderFi
 	os, next := page.Next(os, pr.Limit, func(o ProdOrder) int64 { return o.ID })
 	if err := fillProgress(ctx, s.db, os); err != nil {
 		return nil, "", err
+	}
+	for i := range os {
+		markLate(&os[i])
 	}
 	return os, next, nil
 }
@@ -235,7 +254,30 @@ func prodOrder(ctx context.Context, db *gorm.DB, id int64, lock bool) (ProdOrder
 	if err := fillProgress(ctx, db, os); err != nil {
 		return o, err
 	}
+	markLate(&os[0])
 	return os[0], nil
+}
+
+// lateStatuses are the states in which a production order can be late: the
+// ones with work still to do.
+var lateStatuses = []string{StatusLaunched, StatusInProgress}
+
+// lateOrderSQL selects the production orders markLate finds late.
+const lateOrderSQL = `plan_prod_orders.status IN ? AND EXISTS (SELECT 1 FROM plan_prod_order_items li
+	WHERE li.prod_order_id = plan_prod_orders.id AND NOT li.released AND li.due_date IS NOT NULL AND li.due_date < plan_prod_orders.eta)`
+
+// markLate sets Late on the order and its items: an item is late when its
+// order still has work to do (launched or in progress) and the order's ETA
+// is after the item's due date; the order is late when one of its items is.
+// A re-plan (POST /api/v1/plan/replan) brings ETAs, and so Late, up to date.
+func markLate(o *ProdOrder) {
+	live := o.Status == StatusLaunched || o.Status == StatusInProgress
+	o.Late = false
+	for i := range o.Items {
+		it := &o.Items[i]
+		it.Late = live && !it.Released && !it.DueDate.IsZero() && it.DueDate.Before(o.ETA.Time)
+		o.Late = o.Late || it.Late
+	}
 }
 
 // tally is the number and minutes of a production order's operations in one state.

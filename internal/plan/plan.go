@@ -5,6 +5,7 @@ package plan
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -25,6 +26,14 @@ type BacklogItem struct {
 	DueDate    database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	ReceivedAt time.Time     `json:"received_at" format:"date-time"`
 	EventID    int64         `json:"event_id"`
+	// Late: its due date has passed (it is before today in the factory's
+	// time zone), so no launch can make it in time.
+	Late bool `json:"late" gorm:"-"`
+}
+
+// BacklogFilter selects backlog rows; zero fields do not filter.
+type BacklogFilter struct {
+	Late *bool // true: only rows whose due date has passed; false: only the others
 }
 
 // TableName is the plan module's backlog table.
@@ -32,35 +41,71 @@ func (BacklogItem) TableName() string { return "plan_backlog" }
 
 // Service manages planning.
 type Service struct {
-	db    *gorm.DB
-	today func() time.Time // nil: the database clock's date
+	db   *gorm.DB
+	zone *time.Location   // the factory's time zone; nil: UTC
+	now  func() time.Time // nil: the database clock
 }
 
-// NewService returns the plan service over db.
+// NewService returns the plan service over db, planning in UTC until
+// SetTimeZone says otherwise.
 func NewService(db *gorm.DB) *Service { return &Service{db: db} }
 
-// SetToday makes the service plan from the day f returns instead of the
-// database clock's date; for tests. Call it before the service is used.
-func (s *Service) SetToday(f func() time.Time) { s.today = f }
+// SetTimeZone makes the service plan in the factory's time zone
+// (FACTORY_TIMEZONE): its days and the work centres' shift starts are in it.
+// Call it before the service is used.
+func (s *Service) SetTimeZone(loc *time.Location) { s.zone = loc }
 
-// Today returns the day planning starts from: the database clock's date (UTC).
+// SetNow makes the service plan from the instant f returns instead of the
+// database clock; for tests. Call it before the service is used.
+func (s *Service) SetNow(f func() time.Time) { s.now = f }
+
+// SetToday is SetNow: a day given as its midnight in UTC is read in the
+// factory's time zone like any other instant.
+func (s *Service) SetToday(f func() time.Time) { s.SetNow(f) }
+
+// Today returns the day planning starts from: today in the factory's time
+// zone, as midnight UTC of that date.
 func (s *Service) Today(ctx context.Context) (time.Time, error) {
-	return s.todayIn(ctx, s.db)
+	c, err := s.clockIn(ctx, s.db)
+	return c.Today, err
 }
 
-func (s *Service) todayIn(ctx context.Context, db *gorm.DB) (time.Time, error) {
-	if s.today != nil {
-		return midnight(s.today()), nil
+// clock is the moment planning starts from.
+type clock struct {
+	Now    time.Time // in the factory's time zone
+	Today  time.Time // its date, as midnight UTC (the schedule's days)
+	Minute float64   // minutes since the factory's midnight
+}
+
+// clockIn reads the moment planning starts from: the test clock, or the
+// database's (so that every replica plans from the same clock).
+func (s *Service) clockIn(ctx context.Context, db *gorm.DB) (clock, error) {
+	var now time.Time
+	if s.now != nil {
+		now = s.now()
+	} else {
+		q := "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+		if database.DialectOf(db) == database.Postgres {
+			q = `SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+		}
+		var v string
+		if err := db.WithContext(ctx).Raw(q).Scan(&v).Error; err != nil {
+			return clock{}, err
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return clock{}, fmt.Errorf("plan: the database clock: %w", err)
+		}
+		now = t
 	}
-	q := "SELECT date('now')"
-	if database.DialectOf(db) == database.Postgres {
-		q = "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
+	zone := s.zone
+	if zone == nil {
+		zone = time.UTC
 	}
-	var d string
-	if err := db.WithContext(ctx).Raw(q).Scan(&d).Error; err != nil {
-		return time.Time{}, err
-	}
-	return time.Parse(database.DateLayout, d)
+	now = now.In(zone)
+	y, m, d := now.Date()
+	return clock{Now: now, Today: time.Date(y, m, d, 0, 0, 0, 0, time.UTC),
+		Minute: float64(now.Hour()*60+now.Minute()) + float64(now.Second())/60}, nil
 }
 
 // addToBacklog runs in the dispatcher's transaction: its rows and the record
@@ -82,13 +127,28 @@ func (s *Service) addToBacklog(ctx context.Context, tx *gorm.DB, ev events.Event
 	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&rows).Error
 }
 
-// Backlog returns a page of the items waiting for production, oldest first.
-func (s *Service) Backlog(ctx context.Context, pr page.Request) ([]BacklogItem, string, error) {
-	var rows []BacklogItem
-	err := s.db.WithContext(ctx).Where("item_id > ?", pr.After).Order("item_id").Limit(pr.Limit + 1).Find(&rows).Error
+// Backlog returns a page of the items waiting for production, oldest first,
+// selected by f.
+func (s *Service) Backlog(ctx context.Context, pr page.Request, f BacklogFilter) ([]BacklogItem, string, error) {
+	today, err := s.Today(ctx)
 	if err != nil {
 		return nil, "", err
 	}
+	var rows []BacklogItem
+	q := s.db.WithContext(ctx).Where("item_id > ?", pr.After).Order("item_id").Limit(pr.Limit + 1)
+	if f.Late != nil {
+		if *f.Late {
+			q = q.Where("due_date IS NOT NULL AND due_date < ?", database.DateOf(today))
+		} else {
+			q = q.Where("(due_date IS NULL OR due_date >= ?)", database.DateOf(today))
+		}
+	}
+	if err := q.Find(&rows).Error; err != nil {
+		return nil, "", err
+	}
 	rows, next := page.Next(rows, pr.Limit, func(b BacklogItem) int64 { return b.ItemID })
+	for i := range rows {
+		rows[i].Late = !rows[i].DueDate.IsZero() && rows[i].DueDate.Before(today)
+	}
 	return rows, next, nil
 }
