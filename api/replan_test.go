@@ -1,10 +1,12 @@
 package api_test
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -281,6 +283,9 @@ func TestPlanning_Priority(t *testing.T) {
 }
 
 type launchedOp struct {
+	ID              int64   `json:"id"`
+	ProdOrderID     int64   `json:"prod_order_id"`
+	Minutes         float64 `json:"minutes"`
 	WorkCenterID    int64   `json:"work_center_id"`
 	Status          string  `json:"status"`
 	PlannedStartDay string  `json:"planned_start_day"`
@@ -525,4 +530,115 @@ func TestPlanning_Late(t *testing.T) {
 		require.False(t, readPlanned(t, env, onTime.ID).Late)
 		require.True(t, readPlanned(t, env, late.ID).Late)
 	})
+}
+
+// Re-plans running while launches and progress reports happen leave a plan
+// in which no two operations still to do overlap on a work centre: they take
+// the lock launches take, and the rows of the orders they move.
+func TestPlanning_ReplanConcurrentWithLaunchesAndProgress(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+		env.App.Plan.SetNow(func() time.Time { return monday })
+		var first []prodOrder
+		for range 2 {
+			_, ids := receive(t, env, line{"SHK-RASP-1200", 4})
+			first = append(first, launch(t, env, map[string]any{"items": ids}))
+		}
+		capacity := map[int64]float64{}
+		// Less capacity everywhere: each re-plan moves the launched work.
+		for _, code := range []string{"CUT", "EDGE", "DRILL", "ASM", "PACK"} {
+			wc := workCenter(t, env, code)
+			r := putWorkCenter(t, env, wc, map[string]any{"capacity_min_per_day": 90})
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		}
+		var wcs struct{ Items []map[string]any }
+		env.Admin(http.MethodGet, "/api/v1/work-centers?limit=500", nil).JSON(t, &wcs)
+		for _, wc := range wcs.Items {
+			capacity[int64(wc["id"].(float64))] = wc["capacity_min_per_day"].(float64)
+		}
+		for round := range 2 {
+			var waiting [][]int64
+			for range 5 {
+				_, ids := receive(t, env, line{"TMB-PRIK-450", 2})
+				waiting = append(waiting, ids)
+			}
+			var wg sync.WaitGroup
+			statuses := make(chan string, 64)
+			start := make(chan struct{})
+			run := func(what string, fn func() int) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					if s := fn(); s/100 != 2 {
+						statuses <- fmt.Sprintf("round %d: %s: %d", round, what, s)
+					}
+				}()
+			}
+			for i, ids := range waiting {
+				run("launch", func() int {
+					return env.Admin(http.MethodPost, "/api/v1/production-orders", map[string]any{"items": ids, "priority": i % 3}).Status
+				})
+			}
+			for range 4 {
+				run("replan", func() int { return env.Admin(http.MethodPost, "/api/v1/plan/replan", nil).Status })
+			}
+			for _, o := range first {
+				run("progress", func() int {
+					return env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/progress", o.ID), map[string]any{"seq": 1, "qty": 10}).Status
+				})
+			}
+			close(start)
+			wg.Wait()
+			close(statuses)
+			for s := range statuses {
+				t.Error(s)
+			}
+			requireNoOverlap(t, env, capacity)
+		}
+	})
+}
+
+// requireNoOverlap checks that no two operations still to do take the same
+// minutes of a work centre's day. What a slot takes is known exactly on its
+// first day (from its start to its end, or to the day's capacity when it
+// goes on) and up to its end on its last day; the days between it may take
+// whole, in part or not at all (when they were full), so they are left out.
+func requireNoOverlap(t *testing.T, env *apptest.Env, capacity map[int64]float64) {
+	t.Helper()
+	var l struct{ Items []struct{ ID int64 } }
+	env.Admin(http.MethodGet, "/api/v1/production-orders?limit=500", nil).JSON(t, &l)
+	type centreDay struct {
+		centre int64
+		day    string
+	}
+	type span struct {
+		from, to float64
+		op       int64
+	}
+	taken := map[centreDay][]span{}
+	for _, o := range l.Items {
+		for _, op := range launchedOps(t, env, o.ID) {
+			if op.Status == "done" {
+				continue
+			}
+			first := centreDay{op.WorkCenterID, op.PlannedStartDay}
+			if op.PlannedStartDay == op.PlannedEndDay {
+				taken[first] = append(taken[first], span{op.PlannedStartMin, op.PlannedEndMin, op.ID})
+				continue
+			}
+			taken[first] = append(taken[first], span{op.PlannedStartMin, capacity[op.WorkCenterID], op.ID})
+			last := centreDay{op.WorkCenterID, op.PlannedEndDay}
+			taken[last] = append(taken[last], span{op.PlannedEndMin - 0.01, op.PlannedEndMin, op.ID})
+		}
+	}
+	require.NotEmpty(t, taken)
+	for k, spans := range taken {
+		slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+		for i := 1; i < len(spans); i++ {
+			p, s := spans[i-1], spans[i]
+			require.GreaterOrEqual(t, s.from, p.to-0.001, "work centre %d on %s: operation %d (%.2f–%.2f) overlaps operation %d (%.2f–%.2f)",
+				k.centre, k.day, s.op, s.from, s.to, p.op, p.from, p.to)
+		}
+	}
 }

@@ -44,6 +44,9 @@ type Service struct {
 	db   *gorm.DB
 	zone *time.Location   // the factory's time zone; nil: UTC
 	now  func() time.Time // nil: the database clock
+	// planned, when set, is called by a re-plan once it has computed the
+	// new plan and before it stores it; for tests of what runs meanwhile.
+	planned func()
 }
 
 // NewService returns the plan service over db, planning in UTC until

@@ -184,6 +184,9 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 	if err != nil {
 		return out, scheduleError(err, wcs)
 	}
+	if s.planned != nil {
+		s.planned()
+	}
 	var changed []slotChange
 	for _, p := range plan {
 		o := orders[p.order]
