@@ -546,9 +546,10 @@ func TestPlanning_Late(t *testing.T) {
 	})
 }
 
-// Re-plans running while launches and progress reports happen leave a plan
-// in which no two operations still to do overlap on a work centre: they take
-// the lock launches take, and the rows of the orders they move.
+// Re-plans and changes of priority running while launches and progress
+// reports happen all succeed and leave a plan in which no two operations
+// still to do overlap on a work centre: they take the lock launches take,
+// and the rows of the orders they move, in id order.
 func TestPlanning_ReplanConcurrentWithLaunchesAndProgress(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
@@ -597,6 +598,9 @@ func TestPlanning_ReplanConcurrentWithLaunchesAndProgress(t *testing.T) {
 			for range 4 {
 				run("replan", func() int { return env.Admin(http.MethodPost, "/api/v1/plan/replan", nil).Status })
 			}
+			run("priority", func() int {
+				return env.Admin(http.MethodPatch, fmt.Sprintf("/api/v1/production-orders/%d", first[1].ID), map[string]any{"priority": round + 1}).Status
+			})
 			for _, o := range first {
 				run("progress", func() int {
 					return env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/progress", o.ID), map[string]any{"seq": 1, "qty": 10}).Status

@@ -104,6 +104,11 @@ func (s *Service) SetPriority(ctx context.Context, id int64, priority int) (Prio
 		if err := lockPlan(tx); err != nil {
 			return err
 		}
+		// The live orders' rows first, in id order as the re-plan takes
+		// them, so that no one locking several of them waits in a circle.
+		if _, err := lockLive(ctx, tx, "1 = 1"); err != nil {
+			return err
+		}
 		o, err := prodOrder(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -142,12 +147,8 @@ func lockPlan(tx *gorm.DB) error {
 func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, moving string, args ...any) (ReplanSummary, error) {
 	out := ReplanSummary{From: now.Now, Moved: []Rescheduled{}}
 	live := []string{StatusLaunched, StatusInProgress}
-	lock := tx.WithContext(ctx).Model(&ProdOrder{}).Where("plan_prod_orders.status IN ?", live).Where(moving, args...).Order("id")
-	if database.DialectOf(tx) == database.Postgres {
-		lock = lock.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
-	var ids []int64
-	if err := lock.Pluck("id", &ids).Error; err != nil {
+	ids, err := lockLive(ctx, tx, moving, args...)
+	if err != nil {
 		return out, err
 	}
 	if len(ids) == 0 {
@@ -227,6 +228,20 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 		}
 	}
 	return out, storeSlots(tx, changed)
+}
+
+// lockLive locks (on PostgreSQL) the rows of the live production orders
+// that the condition on plan_prod_orders selects, in id order, and returns
+// their ids.
+func lockLive(ctx context.Context, tx *gorm.DB, where string, args ...any) ([]int64, error) {
+	q := tx.WithContext(ctx).Model(&ProdOrder{}).Where("plan_prod_orders.status IN ?", []string{StatusLaunched, StatusInProgress}).
+		Where(where, args...).Order("id")
+	if database.DialectOf(tx) == database.Postgres {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	var ids []int64
+	err := q.Pluck("id", &ids).Error
+	return ids, err
 }
 
 // remainingTasks are the scheduler's tasks for an order's operations not
