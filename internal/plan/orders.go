@@ -47,18 +47,19 @@ type ProdOrder struct {
 	// ETA is the day it is promised for: the planned ETA, or the planner's.
 	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date"`
 	// PlannedETA is the day the schedule computed, at launch or at the last re-plan.
-	PlannedETA database.Date `json:"planned_eta" gorm:"column:planned_eta" swaggertype:"string" format:"date"`
+	PlannedETA  database.Date `json:"planned_eta" gorm:"column:planned_eta" swaggertype:"string" format:"date"`
+	Progress    Progress      `json:"progress" gorm:"-"`
+	CreatedAt   time.Time     `json:"created_at" gorm:"->" format:"date-time"`
+	StartedAt   *time.Time    `json:"started_at" extensions:"x-nullable" format:"date-time"`
+	CompletedAt *time.Time    `json:"completed_at" extensions:"x-nullable" format:"date-time"`
+	CancelledAt *time.Time    `json:"cancelled_at" extensions:"x-nullable" format:"date-time"`
+
 	// ETAGiven says a planner gave the ETA at launch: a re-plan keeps it and moves only planned_eta.
 	ETAGiven bool `json:"eta_given"`
 	// Priority places it in the finite-capacity plan: higher first, then in launch order (-100 to 100, 0 by default).
 	Priority int `json:"priority" minimum:"-100" maximum:"100"`
 	// Late: launched or in progress with an ETA after the due date of one of its items.
-	Late        bool       `json:"late" gorm:"-"`
-	Progress    Progress   `json:"progress" gorm:"-"`
-	CreatedAt   time.Time  `json:"created_at" gorm:"->" format:"date-time"`
-	StartedAt   *time.Time `json:"started_at" extensions:"x-nullable" format:"date-time"`
-	CompletedAt *time.Time `json:"completed_at" extensions:"x-nullable" format:"date-time"`
-	CancelledAt *time.Time `json:"cancelled_at" extensions:"x-nullable" format:"date-time"`
+	Late bool `json:"late" gorm:"-"`
 
 	// NeedsAttention flags an order on which work had started when a sales
 	// order of its items was cancelled; AttentionReason says which.
@@ -97,11 +98,12 @@ type ProdItem struct {
 	SKU         string        `json:"sku" gorm:"column:sku"`
 	Qty         int           `json:"qty"`
 	DueDate     database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	ReceivedAt  time.Time     `json:"-"`
+	EventID     int64         `json:"-"`
+	Released    bool          `json:"-"` // the order was cancelled and the item let go
+
 	// Late: its production order is launched or in progress with an ETA after the item's due date.
-	Late       bool      `json:"late" gorm:"-"`
-	ReceivedAt time.Time `json:"-"`
-	EventID    int64     `json:"-"`
-	Released   bool      `json:"-"` // the order was cancelled and the item let go
+	Late bool `json:"late" gorm:"-"`
 }
 
 // TableName is the plan module's production-order item table.
