@@ -74,7 +74,7 @@ type WorkCenterRequest struct {
 	Name              string `json:"name" maxLength:"200" example:"Раскрой (форматно-раскроечный станок)"`
 	CapacityMinPerDay int    `json:"capacity_min_per_day" example:"960"`
 	// When the day's capacity starts, HH:MM in the factory's time zone (FACTORY_TIMEZONE); 08:00 when absent.
-	ShiftStart string          `json:"shift_start" validate:"optional" example:"08:00"`
+	ShiftStart string          `json:"shift_start" validate:"optional" maxLength:"5" example:"08:00"`
 	Calendar   CalendarRequest `json:"calendar" validate:"optional"`
 }
 

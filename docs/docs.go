@@ -3958,6 +3958,7 @@ const docTemplate = `{
                 "shift_start": {
                     "description": "When the day's capacity starts, HH:MM in the factory's time zone (FACTORY_TIMEZONE); 08:00 when absent.",
                     "type": "string",
+                    "maxLength": 5,
                     "example": "08:00"
                 }
             }
