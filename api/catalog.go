@@ -70,14 +70,16 @@ type CalendarRequest struct {
 
 // WorkCenterRequest is the body of POST /api/v1/work-centers and PUT /api/v1/work-centers/{id}.
 type WorkCenterRequest struct {
-	Code              string          `json:"code" maxLength:"32" example:"CUT"`
-	Name              string          `json:"name" maxLength:"200" example:"Раскрой (форматно-раскроечный станок)"`
-	CapacityMinPerDay int             `json:"capacity_min_per_day" example:"960"`
-	Calendar          CalendarRequest `json:"calendar" validate:"optional"`
+	Code              string `json:"code" maxLength:"32" example:"CUT"`
+	Name              string `json:"name" maxLength:"200" example:"Раскрой (форматно-раскроечный станок)"`
+	CapacityMinPerDay int    `json:"capacity_min_per_day" example:"960"`
+	// When the day's capacity starts, HH:MM in the factory's time zone (FACTORY_TIMEZONE); 08:00 when absent.
+	ShiftStart string          `json:"shift_start" validate:"optional" maxLength:"5" example:"08:00"`
+	Calendar   CalendarRequest `json:"calendar" validate:"optional"`
 }
 
 func (r WorkCenterRequest) input() catalog.WorkCenterInput {
-	return catalog.WorkCenterInput{Code: r.Code, Name: r.Name, CapacityMinPerDay: r.CapacityMinPerDay,
+	return catalog.WorkCenterInput{Code: r.Code, Name: r.Name, CapacityMinPerDay: r.CapacityMinPerDay, ShiftStart: r.ShiftStart,
 		Calendar: catalog.Calendar{Weekdays: r.Calendar.Weekdays, Holidays: r.Calendar.Holidays}}
 }
 

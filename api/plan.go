@@ -17,6 +17,7 @@ import (
 //	@Description	The plan module's own view, fed by order events: each item with its sales order, customer, SKU, product name, quantity, note, due date and the route a launch follows (its product's default route, from the catalog).
 //	@Description	Sorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).
 //	@Description	With Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.
+//	@Description	late is true on a row whose due date has passed (before today in the factory's time zone, FACTORY_TIMEZONE): no launch can make it in time. A launched order's lateness is on the production order, against its ETA.
 //	@Tags			plan
 //	@Produce		json
 //	@Produce		text/csv
@@ -25,6 +26,7 @@ import (
 //	@Param			route_id	query		int		false	"only items whose product's default route this is (422 for an unknown route)"
 //	@Param			due_before	query		string	false	"only items due before this day (YYYY-MM-DD)"	format(date)
 //	@Param			sort		query		string	false	"order: received (default), -received, due_date (soonest first, no due date last), -due_date"	Enums(received, -received, due_date, -due_date)
+//	@Param			late	query		bool	false	"true: only rows whose due date has passed; false: only the others"
 //	@Param			limit	query		int		false	"page size (1-500, default 50)"
 //	@Param			cursor	query		string	false	"next_cursor of the previous page"
 //	@Success		200		{object}	BacklogList
@@ -36,11 +38,15 @@ func (s *server) listBacklog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	late, err := boolQuery(c, "late")
+	if err != nil {
+		return err
+	}
 	q, fields := planListQueryOf(c)
 	if len(fields) > 0 {
 		return apperr.Invalid("invalid query", fields...)
 	}
-	f := plan.BacklogFilter{SKU: q.SKU, RouteID: q.RouteID, DueBefore: q.DueBefore, Sort: q.Sort}
+	f := plan.BacklogFilter{SKU: q.SKU, RouteID: q.RouteID, DueBefore: q.DueBefore, Sort: q.Sort, Late: late}
 	fetch := func(pr page.Request) ([]plan.BacklogItem, string, error) {
 		return s.Plan.Backlog(c.Request().Context(), pr, f)
 	}
@@ -52,4 +58,40 @@ func (s *server) listBacklog(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, list(rows, next))
+}
+
+// boolQuery reads an optional true/false query parameter; nil when absent.
+func boolQuery(c echo.Context, name string) (*bool, error) {
+	switch v := c.QueryParam(name); v {
+	case "":
+		return nil, nil
+	case "true", "false":
+		b := v == "true"
+		return &b, nil
+	default:
+		return nil, apperr.Invalid("invalid query", apperr.Field(name, "must be true or false"))
+	}
+}
+
+// replan godoc
+//
+//	@Summary		Re-plan every unfinished production order from now (admin, planner)
+//	@ID			replan
+//	@Description	Places the operations not done of every launched or in-progress production order again, from now in the factory's time zone (FACTORY_TIMEZONE) and each work centre's shift, on the capacity and calendars the work centres have now: in priority order (higher first), then launch order. Run it after a capacity or calendar change, after progress (or delays) on the shop floor, or to bring overdue plans up to date.
+//	@Description	An order's planned_eta becomes the end of its last operation; its eta follows unless a planner gave it at launch (eta_given), which a re-plan keeps. Each order whose eta moved gets prod_order.rescheduled {"prod_order_id", "items", "eta", "previous_eta", "planned_eta", "priority"}; sales follow it (the items' and the order's ETA, order.status_changed) and the shop hears of it through its callback.
+//	@Description	The answer counts the orders re-planned and lists those whose ETA or planned ETA moved, before and after. 422, changing nothing, when a work centre the orders need has no working day within three years (the detail names it).
+//	@Tags			plan
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Success		200	{object}	plan.ReplanSummary
+//	@Failure		401	{object}	Problem
+//	@Failure		403	{object}	Problem
+//	@Failure		422	{object}	Problem	"a work centre has no working day within the horizon"
+//	@Router			/api/v1/plan/replan [post]
+func (s *server) replan(c echo.Context) error {
+	sum, err := s.Plan.Replan(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, sum)
 }

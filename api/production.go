@@ -19,6 +19,14 @@ type LaunchRequest struct {
 	RouteID int64 `json:"route_id" validate:"optional" example:"1"`
 	// The promised day, instead of the one the schedule computes: from today to 2100-12-31.
 	ETA string `json:"eta" validate:"optional" format:"date" example:"2026-11-20"`
+	// Its place in the plan: higher first, -100 to 100, 0 by default. It plans after the live orders of equal or higher priority and ahead of those of lower priority, which are re-planned after it.
+	Priority int `json:"priority" validate:"optional" minimum:"-100" maximum:"100" example:"0"`
+}
+
+// ProdOrderChange is the body of PATCH /api/v1/production-orders/{id}.
+type ProdOrderChange struct {
+	// The new priority: higher first, -100 to 100.
+	Priority *int `json:"priority" validate:"required" minimum:"-100" maximum:"100" example:"10"`
 }
 
 // ProdOrderList is a page of production orders.
@@ -29,7 +37,7 @@ type ProdOrderList = List[plan.ProdOrder]
 //	@Summary		Launch a production order (admin, planner)
 //	@ID			launchProdOrder
 //	@Description	Takes the items out of the planning backlog and, in one transaction, writes the production order, its physical parts (part quantity × item quantity) and operations (a part-scope route operation per physical part, an item-scope one per unit) with their planned slots, and prod_order.launched {"prod_order_id", "items", "route", "parts_count", "ops_count", "eta"}.
-//	@Description	The ETA is computed by a forward finite-capacity schedule (see the README, "Planning") unless eta is given.
+//	@Description	The ETA is computed by a forward finite-capacity schedule from now, in the factory's time zone and each work centre's shift (see the README, "Planning"), unless eta is given. priority places the order after the live orders of equal or higher priority; the live orders of lower priority are re-planned after it, and those whose ETA moves get prod_order.rescheduled (as POST /api/v1/plan/replan).
 //	@Description	422 when an item is not in the backlog (unknown, not yet received by planning, or its sales order was cancelled), the items' routes differ, the route does not fit the products, the launch is too large (over 5,000 physical parts or 20,000 operations, counted from the quantities before anything is built), or a work centre it needs has no working day within three years (the detail names it); 409 when an item is in a live production order already (also to the loser of two launches racing for the same item).
 //	@Tags			plan
 //	@Accept			json
@@ -54,7 +62,7 @@ func (s *server) launchProdOrder(c echo.Context) error {
 	if len(fields) > 0 {
 		return apperr.Invalid("the launch is not valid", fields...)
 	}
-	in := plan.Launch{Items: req.Items, RouteID: req.RouteID, ETA: eta}
+	in := plan.Launch{Items: req.Items, RouteID: req.RouteID, ETA: eta, Priority: req.Priority}
 	o, err := s.Plan.LaunchProdOrder(c.Request().Context(), in)
 	if err != nil {
 		return err
@@ -67,6 +75,7 @@ func (s *server) launchProdOrder(c echo.Context) error {
 //	@Summary	Production orders, newest first, with their items and progress
 //	@ID			listProdOrders
 //	@Description	Production orders with their route, items (with customer, note and due date), parts and operations counts, due date (their items' earliest), ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.
+//	@Description	late is true on an order that is launched or in progress with an ETA after the due date of one of its items (each item says whether it is late); a re-plan brings ETAs up to date.
 //	@Description	needs_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.
 //	@Description	Sorted by sort (default -created: newest first); a cursor continues the sort it was given with. Filters: status, needs_attention, sku (an item of it), route_id, due_before (an item due before that day, not on it).
 //	@Description	With Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.
@@ -75,6 +84,7 @@ func (s *server) launchProdOrder(c echo.Context) error {
 //	@Produce	text/csv
 //	@Security	BearerAuth
 //	@Param		status	query		string	false	"only orders in this state"	Enums(launched, in_progress, done, cancelled, closed)
+//	@Param		late	query		bool	false	"true: only late orders (launched or in progress, with an ETA after an item's due date); false: only the others"
 //	@Param		needs_attention	query		bool	false	"true: only orders flagged for the planner (work had started when a sales order of their items was cancelled); false: only the others"
 //	@Param		sku			query		string	false	"only orders with an item of this SKU"	maxlength(64)
 //	@Param		route_id	query		int		false	"only orders along this route (422 for an unknown route)"
@@ -99,6 +109,9 @@ func (s *server) listProdOrders(c echo.Context) error {
 		f.NeedsAttention = &b
 	default:
 		return apperr.Invalid("invalid query", apperr.Field("needs_attention", "must be true or false"))
+	}
+	if f.Late, err = boolQuery(c, "late"); err != nil {
+		return err
 	}
 	q, fields := planListQueryOf(c)
 	if len(fields) > 0 {
@@ -283,4 +296,44 @@ func (s *server) closeProdOrder(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, o)
+}
+
+// changeProdOrder godoc
+//
+//	@Summary		Change a production order's priority (admin, planner)
+//	@ID			changeProdOrder
+//	@Description	Sets the priority of a launched or in-progress order (higher first, -100 to 100) and re-plans every unfinished order from now, as POST /api/v1/plan/replan does, so that it takes its new place: raising it moves it ahead of lower-priority work. Orders whose ETA moved get prod_order.rescheduled, which reaches sales and the shop.
+//	@Description	Answers the order as it is now and the re-plan's summary. 409 for an order done or cancelled; 422 for a priority out of range, or (changing nothing) when a work centre has no working day within three years.
+//	@Tags			plan
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id		path		int				true	"production order id"
+//	@Param			body	body		ProdOrderChange	true	"the change"
+//	@Success		200		{object}	plan.PriorityChange
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem	"the order is done or cancelled"
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem
+//	@Router			/api/v1/production-orders/{id} [patch]
+func (s *server) changeProdOrder(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var req ProdOrderChange
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Priority == nil {
+		return apperr.Invalid("the change is not valid", apperr.Field("priority", "is required: the new priority, -100 to 100"))
+	}
+	ch, err := s.Plan.SetPriority(c.Request().Context(), id, *req.Priority)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ch)
 }

@@ -163,11 +163,13 @@ func New(d Deps) *echo.Echo {
 
 	v1.GET("/plan/backlog", s.listBacklog, authed()...)
 	v1.GET("/plan/schedule", s.getSchedule, authed()...)
+	v1.POST("/plan/replan", s.replan, authed(auth.RolePlanner)...)
 	v1.POST("/production-orders", s.launchProdOrder, authed(auth.RolePlanner)...)
 	v1.GET("/production-orders", s.listProdOrders, authed()...)
 	v1.GET("/production-orders/:id", s.getProdOrder, authed()...)
 	v1.GET("/production-orders/cutting-list", s.getCuttingLists, authed()...)
 	v1.GET("/production-orders/:id/cutting-list", s.getCuttingList, authed()...)
+	v1.PATCH("/production-orders/:id", s.changeProdOrder, authed(auth.RolePlanner)...)
 	v1.POST("/production-orders/:id/operations/:op_id/start", s.startOperation, authed(auth.RolePlanner, auth.RoleMaster)...)
 	v1.POST("/production-orders/:id/operations/:op_id/complete", s.completeOperation, authed(auth.RolePlanner, auth.RoleMaster)...)
 	v1.POST("/production-orders/:id/progress", s.reportProgress, authed(auth.RolePlanner, auth.RoleMaster)...)

@@ -905,7 +905,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The plan module's own view, fed by order events: each item with its sales order, customer, SKU, product name, quantity, note, due date and the route a launch follows (its product's default route, from the catalog).\nSorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.",
+                "description": "The plan module's own view, fed by order events: each item with its sales order, customer, SKU, product name, quantity, note, due date and the route a launch follows (its product's default route, from the catalog).\nSorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.\nlate is true on a row whose due date has passed (before today in the factory's time zone, FACTORY_TIMEZONE): no launch can make it in time. A launched order's lateness is on the production order, against its ETA.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -949,6 +949,12 @@ const docTemplate = `{
                         "in": "query"
                     },
                     {
+                        "type": "boolean",
+                        "description": "true: only rows whose due date has passed; false: only the others",
+                        "name": "late",
+                        "in": "query"
+                    },
+                    {
                         "type": "integer",
                         "description": "page size (1-500, default 50)",
                         "name": "limit",
@@ -976,6 +982,50 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/plan/replan": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Places the operations not done of every launched or in-progress production order again, from now in the factory's time zone (FACTORY_TIMEZONE) and each work centre's shift, on the capacity and calendars the work centres have now: in priority order (higher first), then launch order. Run it after a capacity or calendar change, after progress (or delays) on the shop floor, or to bring overdue plans up to date.\nAn order's planned_eta becomes the end of its last operation; its eta follows unless a planner gave it at launch (eta_given), which a re-plan keeps. Each order whose eta moved gets prod_order.rescheduled {\"prod_order_id\", \"items\", \"eta\", \"previous_eta\", \"planned_eta\", \"priority\"}; sales follow it (the items' and the order's ETA, order.status_changed) and the shop hears of it through its callback.\nThe answer counts the orders re-planned and lists those whose ETA or planned ETA moved, before and after. 422, changing nothing, when a work centre the orders need has no working day within three years (the detail names it).",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "Re-plan every unfinished production order from now (admin, planner)",
+                "operationId": "replan",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.ReplanSummary"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "a work centre has no working day within the horizon",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1045,7 +1095,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Production orders with their route, items (with customer, note and due date), parts and operations counts, due date (their items' earliest), ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.\nneeds_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.\nSorted by sort (default -created: newest first); a cursor continues the sort it was given with. Filters: status, needs_attention, sku (an item of it), route_id, due_before (an item due before that day, not on it).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.",
+                "description": "Production orders with their route, items (with customer, note and due date), parts and operations counts, due date (their items' earliest), ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.\nlate is true on an order that is launched or in progress with an ETA after the due date of one of its items (each item says whether it is late); a re-plan brings ETAs up to date.\nneeds_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.\nSorted by sort (default -created: newest first); a cursor continues the sort it was given with. Filters: status, needs_attention, sku (an item of it), route_id, due_before (an item due before that day, not on it).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -1067,6 +1117,12 @@ const docTemplate = `{
                         "type": "string",
                         "description": "only orders in this state",
                         "name": "status",
+                        "in": "query"
+                    },
+                    {
+                        "type": "boolean",
+                        "description": "true: only late orders (launched or in progress, with an ETA after an item's due date); false: only the others",
+                        "name": "late",
                         "in": "query"
                     },
                     {
@@ -1149,7 +1205,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Takes the items out of the planning backlog and, in one transaction, writes the production order, its physical parts (part quantity × item quantity) and operations (a part-scope route operation per physical part, an item-scope one per unit) with their planned slots, and prod_order.launched {\"prod_order_id\", \"items\", \"route\", \"parts_count\", \"ops_count\", \"eta\"}.\nThe ETA is computed by a forward finite-capacity schedule (see the README, \"Planning\") unless eta is given.\n422 when an item is not in the backlog (unknown, not yet received by planning, or its sales order was cancelled), the items' routes differ, the route does not fit the products, the launch is too large (over 5,000 physical parts or 20,000 operations, counted from the quantities before anything is built), or a work centre it needs has no working day within three years (the detail names it); 409 when an item is in a live production order already (also to the loser of two launches racing for the same item).",
+                "description": "Takes the items out of the planning backlog and, in one transaction, writes the production order, its physical parts (part quantity × item quantity) and operations (a part-scope route operation per physical part, an item-scope one per unit) with their planned slots, and prod_order.launched {\"prod_order_id\", \"items\", \"route\", \"parts_count\", \"ops_count\", \"eta\"}.\nThe ETA is computed by a forward finite-capacity schedule from now, in the factory's time zone and each work centre's shift (see the README, \"Planning\"), unless eta is given. priority places the order after the live orders of equal or higher priority; the live orders of lower priority are re-planned after it, and those whose ETA moves get prod_order.rescheduled (as POST /api/v1/plan/replan).\n422 when an item is not in the backlog (unknown, not yet received by planning, or its sales order was cancelled), the items' routes differ, the route does not fit the products, the launch is too large (over 5,000 physical parts or 20,000 operations, counted from the quantities before anything is built), or a work centre it needs has no working day within three years (the detail names it); 409 when an item is in a live production order already (also to the loser of two launches racing for the same item).",
                 "consumes": [
                     "application/json"
                 ],
@@ -1318,6 +1374,93 @@ const docTemplate = `{
                     },
                     "404": {
                         "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "patch": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Sets the priority of a launched or in-progress order (higher first, -100 to 100) and re-plans every unfinished order from now, as POST /api/v1/plan/replan does, so that it takes its new place: raising it moves it ahead of lower-priority work. Orders whose ETA moved get prod_order.rescheduled, which reaches sales and the shop.\nAnswers the order as it is now and the re-plan's summary. 409 for an order done or cancelled; 422 for a priority out of range, or (changing nothing) when a work centre has no working day within three years.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "Change a production order's priority (admin, planner)",
+                "operationId": "changeProdOrder",
+                "parameters": [
+                    {
+                        "type": "integer",
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the change",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.ProdOrderChange"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.PriorityChange"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the order is done or cancelled",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -3805,6 +3948,13 @@ const docTemplate = `{
                         54
                     ]
                 },
+                "priority": {
+                    "description": "Its place in the plan: higher first, -100 to 100, 0 by default. It plans after the live orders of equal or higher priority and ahead of those of lower priority, which are re-planned after it.",
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": -100,
+                    "example": 0
+                },
                 "route_id": {
                     "description": "The route to follow; by default the items' products' default route, which must then be the same for all.",
                     "type": "integer",
@@ -3944,6 +4094,21 @@ const docTemplate = `{
                     "description": "A URI naming the kind of problem, e.g. \"urn:tsekh:problem:invalid\".",
                     "type": "string",
                     "example": "urn:tsekh:problem:invalid"
+                }
+            }
+        },
+        "api.ProdOrderChange": {
+            "type": "object",
+            "required": [
+                "priority"
+            ],
+            "properties": {
+                "priority": {
+                    "description": "The new priority: higher first, -100 to 100.",
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": -100,
+                    "example": 10
                 }
             }
         },
@@ -4436,6 +4601,12 @@ const docTemplate = `{
                     "type": "string",
                     "maxLength": 200,
                     "example": "Раскрой (форматно-раскроечный станок)"
+                },
+                "shift_start": {
+                    "description": "When the day's capacity starts, HH:MM in the factory's time zone (FACTORY_TIMEZONE); 08:00 when absent.",
+                    "type": "string",
+                    "maxLength": 5,
+                    "example": "08:00"
                 }
             }
         },
@@ -4776,7 +4947,8 @@ const docTemplate = `{
                 "capacity_min_per_day",
                 "code",
                 "id",
-                "name"
+                "name",
+                "shift_start"
             ],
             "properties": {
                 "calendar": {
@@ -4793,6 +4965,11 @@ const docTemplate = `{
                 },
                 "name": {
                     "type": "string"
+                },
+                "shift_start": {
+                    "description": "ShiftStart is when its day's capacity starts, \"HH:MM\" in the\nfactory's time zone (FACTORY_TIMEZONE).",
+                    "type": "string",
+                    "example": "08:00"
                 }
             }
         },
@@ -5138,6 +5315,7 @@ const docTemplate = `{
                 "due_date",
                 "event_id",
                 "item_id",
+                "late",
                 "note",
                 "order_id",
                 "product_name",
@@ -5161,6 +5339,10 @@ const docTemplate = `{
                 },
                 "item_id": {
                     "type": "integer"
+                },
+                "late": {
+                    "description": "Late: its due date has passed (it is before today in the factory's\ntime zone), so no launch can make it in time.",
+                    "type": "boolean"
                 },
                 "note": {
                     "type": "string"
@@ -5613,12 +5795,28 @@ const docTemplate = `{
                 }
             }
         },
+        "plan.PriorityChange": {
+            "type": "object",
+            "required": [
+                "prod_order",
+                "replan"
+            ],
+            "properties": {
+                "prod_order": {
+                    "$ref": "#/definitions/plan.ProdOrder"
+                },
+                "replan": {
+                    "$ref": "#/definitions/plan.ReplanSummary"
+                }
+            }
+        },
         "plan.ProdItem": {
             "type": "object",
             "required": [
                 "customer",
                 "due_date",
                 "item_id",
+                "late",
                 "made_qty",
                 "note",
                 "order_id",
@@ -5642,6 +5840,10 @@ const docTemplate = `{
                 },
                 "item_id": {
                     "type": "integer"
+                },
+                "late": {
+                    "description": "Late: its production order is launched or in progress with an ETA after the item's due date.",
+                    "type": "boolean"
                 },
                 "made_qty": {
                     "description": "MadeQty, ReturnedQty and WrittenOffQty are what became of the item's\nunits when the order was closed short; null until then.",
@@ -5696,12 +5898,15 @@ const docTemplate = `{
                 "created_at",
                 "due_date",
                 "eta",
+                "eta_given",
                 "id",
                 "items",
+                "late",
                 "needs_attention",
                 "ops_count",
                 "parts_count",
                 "planned_eta",
+                "priority",
                 "progress",
                 "route",
                 "started_at",
@@ -5759,6 +5964,10 @@ const docTemplate = `{
                     "type": "string",
                     "format": "date"
                 },
+                "eta_given": {
+                    "description": "ETAGiven says a planner gave the ETA at launch: a re-plan keeps it and moves only planned_eta.",
+                    "type": "boolean"
+                },
                 "id": {
                     "type": "integer"
                 },
@@ -5768,6 +5977,10 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/plan.ProdItem"
                     }
+                },
+                "late": {
+                    "description": "Late: launched or in progress with an ETA after the due date of one of its items.",
+                    "type": "boolean"
                 },
                 "needs_attention": {
                     "description": "NeedsAttention flags an order on which work had started when a sales\norder of its items was cancelled; AttentionReason says which.",
@@ -5780,9 +5993,15 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "planned_eta": {
-                    "description": "PlannedETA is the day the schedule computed at launch.",
+                    "description": "PlannedETA is the day the schedule computed, at launch or at the last re-plan.",
                     "type": "string",
                     "format": "date"
+                },
+                "priority": {
+                    "description": "Priority places it in the finite-capacity plan: higher first, then in launch order (-100 to 100, 0 by default).",
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": -100
                 },
                 "progress": {
                     "$ref": "#/definitions/plan.Progress"
@@ -5821,14 +6040,17 @@ const docTemplate = `{
                 "created_at",
                 "due_date",
                 "eta",
+                "eta_given",
                 "id",
                 "items",
+                "late",
                 "needs_attention",
                 "operations",
                 "ops_count",
                 "parts",
                 "parts_count",
                 "planned_eta",
+                "priority",
                 "progress",
                 "route",
                 "started_at",
@@ -5886,6 +6108,10 @@ const docTemplate = `{
                     "type": "string",
                     "format": "date"
                 },
+                "eta_given": {
+                    "description": "ETAGiven says a planner gave the ETA at launch: a re-plan keeps it and moves only planned_eta.",
+                    "type": "boolean"
+                },
                 "id": {
                     "type": "integer"
                 },
@@ -5895,6 +6121,10 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/plan.ProdItem"
                     }
+                },
+                "late": {
+                    "description": "Late: launched or in progress with an ETA after the due date of one of its items.",
+                    "type": "boolean"
                 },
                 "needs_attention": {
                     "description": "NeedsAttention flags an order on which work had started when a sales\norder of its items was cancelled; AttentionReason says which.",
@@ -5919,9 +6149,15 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "planned_eta": {
-                    "description": "PlannedETA is the day the schedule computed at launch.",
+                    "description": "PlannedETA is the day the schedule computed, at launch or at the last re-plan.",
                     "type": "string",
                     "format": "date"
+                },
+                "priority": {
+                    "description": "Priority places it in the finite-capacity plan: higher first, then in launch order (-100 to 100, 0 by default).",
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": -100
                 },
                 "progress": {
                     "$ref": "#/definitions/plan.Progress"
@@ -6007,6 +6243,74 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "total": {
+                    "type": "integer"
+                }
+            }
+        },
+        "plan.ReplanSummary": {
+            "type": "object",
+            "required": [
+                "from",
+                "moved",
+                "replanned"
+            ],
+            "properties": {
+                "from": {
+                    "description": "From is the moment it planned from, in the factory's time zone.",
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "moved": {
+                    "description": "Moved are those whose ETA or planned ETA moved, in plan order (priority, then launch).",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Rescheduled"
+                    }
+                },
+                "replanned": {
+                    "description": "Replanned is the number of unfinished production orders placed again.",
+                    "type": "integer"
+                }
+            }
+        },
+        "plan.Rescheduled": {
+            "type": "object",
+            "required": [
+                "eta_after",
+                "eta_before",
+                "eta_given",
+                "planned_eta_after",
+                "planned_eta_before",
+                "priority",
+                "prod_order_id"
+            ],
+            "properties": {
+                "eta_after": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "eta_before": {
+                    "description": "ETABefore and ETAAfter are the promised ETA before and after; they\ndiffer only when the schedule computed it (not eta_given).",
+                    "type": "string",
+                    "format": "date"
+                },
+                "eta_given": {
+                    "description": "ETAGiven: a planner gave the ETA at launch; it is kept.",
+                    "type": "boolean"
+                },
+                "planned_eta_after": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "planned_eta_before": {
+                    "description": "PlannedETABefore and PlannedETAAfter are the day its last operation\nwas and is now planned to end.",
+                    "type": "string",
+                    "format": "date"
+                },
+                "priority": {
+                    "type": "integer"
+                },
+                "prod_order_id": {
                     "type": "integer"
                 }
             }

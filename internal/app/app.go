@@ -84,6 +84,7 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error) {
 	a.Catalog = catalog.NewService(db)
 	a.Sales = sales.NewService(db)
 	a.Plan = plan.NewService(db)
+	a.Plan.SetTimeZone(cfg.FactoryLocation())
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
 	}

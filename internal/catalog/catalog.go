@@ -27,11 +27,14 @@ const (
 
 // WorkCenter is a machine or team with a daily capacity and a calendar.
 type WorkCenter struct {
-	ID                int64    `json:"id" gorm:"primaryKey"`
-	Code              string   `json:"code"`
-	Name              string   `json:"name"`
-	CapacityMinPerDay int      `json:"capacity_min_per_day"`
-	Calendar          Calendar `json:"calendar" gorm:"embedded"`
+	ID                int64  `json:"id" gorm:"primaryKey"`
+	Code              string `json:"code"`
+	Name              string `json:"name"`
+	CapacityMinPerDay int    `json:"capacity_min_per_day"`
+	// ShiftStart is when its day's capacity starts, "HH:MM" in the
+	// factory's time zone (FACTORY_TIMEZONE).
+	ShiftStart string   `json:"shift_start" example:"08:00"`
+	Calendar   Calendar `json:"calendar" gorm:"embedded"`
 }
 
 // TableName is the catalog's work-centre table.

@@ -118,6 +118,9 @@ func (s *Service) SeedDemo(ctx context.Context) (bool, error) {
 		centers := map[string]int64{}
 		for _, wc := range demoWorkCenters {
 			wc.Calendar = Calendar{Weekdays: fiveDays, Holidays: demoHolidays}
+			if wc.ShiftStart == "" {
+				wc.ShiftStart = DefaultShiftStart
+			}
 			if err := tx.Create(&wc).Error; err != nil {
 				return err
 			}

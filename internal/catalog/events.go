@@ -13,7 +13,7 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 }
 
 func workCenterPayload(wc WorkCenter) contracts.WorkCenterPayload {
-	return contracts.WorkCenterPayload{WorkCenterID: wc.ID, Code: wc.Code, Name: wc.Name, CapacityMinPerDay: wc.CapacityMinPerDay,
+	return contracts.WorkCenterPayload{WorkCenterID: wc.ID, Code: wc.Code, Name: wc.Name, CapacityMinPerDay: wc.CapacityMinPerDay, ShiftStart: wc.ShiftStart,
 		Weekdays: append([]int{}, wc.Calendar.Weekdays...), Holidays: append([]string{}, wc.Calendar.Holidays...)}
 }
 

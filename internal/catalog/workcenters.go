@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -30,7 +31,21 @@ type WorkCenterInput struct {
 	Code              string   `json:"code" example:"CUT"`
 	Name              string   `json:"name" example:"Раскрой"`
 	CapacityMinPerDay int      `json:"capacity_min_per_day" example:"960"`
+	ShiftStart        string   `json:"shift_start" example:"08:00"` // "" is DefaultShiftStart
 	Calendar          Calendar `json:"calendar"`
+}
+
+// DefaultShiftStart is the shift start of a work centre that names none.
+const DefaultShiftStart = "08:00"
+
+// ShiftMinute returns the minute of the day an "HH:MM" shift start is
+// (08:00 is 480), or false when it is not of that form (00:00 to 23:59).
+func ShiftMinute(s string) (int, bool) {
+	t, err := time.Parse("15:04", s)
+	if err != nil || len(s) != 5 {
+		return 0, false
+	}
+	return t.Hour()*60 + t.Minute(), true
 }
 
 // Validate normalises the input and returns EINVALID naming every field at fault.
@@ -42,6 +57,13 @@ func (in *WorkCenterInput) Validate() error {
 	fields = append(fields, checkName("name", in.Name)...)
 	if in.CapacityMinPerDay < 1 || in.CapacityMinPerDay > MaxCapacityPerDay {
 		fields = append(fields, apperr.Field("capacity_min_per_day", "must be a whole number of minutes from 1 to %d", MaxCapacityPerDay))
+	}
+	in.ShiftStart = strings.TrimSpace(in.ShiftStart)
+	if in.ShiftStart == "" {
+		in.ShiftStart = DefaultShiftStart
+	}
+	if _, ok := ShiftMinute(in.ShiftStart); !ok {
+		fields = append(fields, apperr.Field("shift_start", "must be a time of day HH:MM from 00:00 to 23:59, e.g. 08:00"))
 	}
 	if in.Calendar.Weekdays == nil {
 		in.Calendar.Weekdays = IntList{1, 2, 3, 4, 5}
@@ -125,7 +147,7 @@ func (s *Service) CreateWorkCenter(ctx context.Context, in WorkCenterInput) (Wor
 	if err := in.Validate(); err != nil {
 		return WorkCenter{}, err
 	}
-	wc := WorkCenter{Code: in.Code, Name: in.Name, CapacityMinPerDay: in.CapacityMinPerDay, Calendar: in.Calendar}
+	wc := WorkCenter{Code: in.Code, Name: in.Name, CapacityMinPerDay: in.CapacityMinPerDay, ShiftStart: in.ShiftStart, Calendar: in.Calendar}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Omit("ID").Create(&wc).Error; err != nil {
 			return codeTaken(err, in.Code)
@@ -138,7 +160,8 @@ func (s *Service) CreateWorkCenter(ctx context.Context, in WorkCenterInput) (Wor
 // UpdateWorkCenter replaces the work centre's content and writes
 // work_center.updated. It returns ENOTFOUND, EINVALID, or ECONFLICT when the
 // code is another centre's. Production orders already launched keep their
-// planned slots; new launches plan with the new capacity and calendar.
+// planned slots; new launches plan with the new capacity, shift and calendar,
+// and a re-plan (POST /api/v1/plan/replan) moves the launched ones.
 func (s *Service) UpdateWorkCenter(ctx context.Context, id int64, in WorkCenterInput) (WorkCenter, error) {
 	if err := in.Validate(); err != nil {
 		return WorkCenter{}, err
@@ -150,7 +173,7 @@ func (s *Service) UpdateWorkCenter(ctx context.Context, id int64, in WorkCenterI
 		} else if err != nil {
 			return err
 		}
-		wc.Code, wc.Name, wc.CapacityMinPerDay, wc.Calendar = in.Code, in.Name, in.CapacityMinPerDay, in.Calendar
+		wc.Code, wc.Name, wc.CapacityMinPerDay, wc.ShiftStart, wc.Calendar = in.Code, in.Name, in.CapacityMinPerDay, in.ShiftStart, in.Calendar
 		if err := tx.Save(&wc).Error; err != nil {
 			return codeTaken(err, in.Code)
 		}

@@ -26,6 +26,7 @@ type WorkCenterPayload struct {
 	Code              string   `json:"code"`
 	Name              string   `json:"name"`
 	CapacityMinPerDay int      `json:"capacity_min_per_day" jsonschema_description:"working minutes per day"`
+	ShiftStart        string   `json:"shift_start,omitempty" jsonschema:"pattern=^([01][0-9]|2[0-3]):[0-5][0-9]$" jsonschema_description:"when its day's capacity starts, HH:MM in the factory's time zone"`
 	Weekdays          []int    `json:"weekdays" jsonschema_description:"its working ISO weekdays, 1 = Monday … 7 = Sunday"`
 	Holidays          []string `json:"holidays" jsonschema:"format=date" jsonschema_description:"its days off"`
 }

@@ -105,3 +105,19 @@ type ClosedQuantities struct {
 	Returned   int   `json:"returned" jsonschema:"minimum=0" jsonschema_description:"units back in the planning backlog, to be launched again"`
 	WrittenOff int   `json:"written_off" jsonschema:"minimum=0" jsonschema_description:"units written off: not to be made"`
 }
+
+// ProdOrderRescheduled is written when a re-plan moves a production order's
+// promised ETA: POST /api/v1/plan/replan, a change of priority, or a launch
+// of higher priority that goes ahead of it.
+var ProdOrderRescheduled = events.Declare[ProdOrderRescheduledPayload]("prod_order.rescheduled", "plan", "plan_prod_orders",
+	"A re-plan moved a production order's ETA (after capacity, calendar, progress or priority changes); sales follow it and the shop hears of it as order.status_changed.")
+
+// ProdOrderRescheduledPayload is the payload of prod_order.rescheduled.
+type ProdOrderRescheduledPayload struct {
+	ProdOrderID int64   `json:"prod_order_id" jsonschema_description:"the production order"`
+	Items       []int64 `json:"items" jsonschema_description:"the sales-order items it makes"`
+	ETA         string  `json:"eta" jsonschema:"format=date" jsonschema_description:"its ETA now"`
+	PreviousETA string  `json:"previous_eta" jsonschema:"format=date" jsonschema_description:"its ETA before the re-plan"`
+	PlannedETA  string  `json:"planned_eta" jsonschema:"format=date" jsonschema_description:"the day its last operation is now planned to end"`
+	Priority    int     `json:"priority" jsonschema:"minimum=-100,maximum=100" jsonschema_description:"its priority: higher first"`
+}

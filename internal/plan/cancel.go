@@ -117,7 +117,7 @@ func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, ord
 		planned = last.EndDay
 	}
 	eta := o.ETA
-	if o.ETA.String() == o.PlannedETA.String() {
+	if !o.ETAGiven {
 		eta = planned
 	}
 	res := tx.Model(&ProdOrder{}).Where("id = ? AND status = ?", o.ID, StatusLaunched).

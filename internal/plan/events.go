@@ -12,7 +12,8 @@ const AggregateType = "plan_prod_orders"
 // plan.go) and its subscribers to the sales module's orders.
 func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
-		contracts.ProdOrderProgressReported, contracts.ProdOrderItemsReleased, contracts.ProdOrderNeedsAttention, contracts.ProdOrderClosed)
+		contracts.ProdOrderProgressReported, contracts.ProdOrderItemsReleased, contracts.ProdOrderNeedsAttention, contracts.ProdOrderClosed,
+		contracts.ProdOrderRescheduled)
 	r.Subscribe(events.Subscriber{
 		Name:        "plan.backlog",
 		Types:       events.Names(contracts.OrderReceived, contracts.OrderChanged),

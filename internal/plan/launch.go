@@ -39,7 +39,17 @@ type Launch struct {
 	Items   []int64       // sales-order item ids, waiting in the backlog
 	RouteID int64         // 0: the products' default route
 	ETA     database.Date // zero: the computed ETA
+	// Priority places the order in the plan: after the live orders of equal
+	// or higher priority, ahead of those of lower priority (which are
+	// re-planned after it). MinPriority to MaxPriority, 0 by default.
+	Priority int
 }
+
+// Priorities of production orders: higher first.
+const (
+	MinPriority = -100
+	MaxPriority = 100
+)
 
 // LaunchProdOrder launches a production order for the items: in one
 // transaction it takes them out of the backlog, writes the order, its
@@ -49,8 +59,9 @@ type Launch struct {
 // It returns EINVALID when the input is bad, an item is not in the backlog
 // (unknown, not yet received by the plan, or its order was cancelled), the
 // items' routes differ, the route given does not exist or is for another
-// kind of product, the launch is too large, or a work centre it needs has no
-// working day within three years; ECONFLICT when an item is in a
+// kind of product, the launch is too large, or a work centre it or the
+// lower-priority work it moves needs has no working day within three years;
+// ECONFLICT when an item is in a
 // live production order already (also to the loser of two launches racing
 // for an item).
 func (s *Service) LaunchProdOrder(ctx context.Context, in Launch) (ProdOrderDetail, error) {
@@ -91,6 +102,9 @@ func (in *Launch) validate() error {
 	if in.RouteID < 0 {
 		fields = append(fields, apperr.Field("route_id", "must be a positive route id"))
 	}
+	if in.Priority < MinPriority || in.Priority > MaxPriority {
+		fields = append(fields, apperr.Field("priority", "must be from %d to %d (higher first)", MinPriority, MaxPriority))
+	}
 	if len(fields) > 0 {
 		return apperr.Invalid("the launch is not valid", fields...)
 	}
@@ -99,15 +113,14 @@ func (in *Launch) validate() error {
 
 // launch does LaunchProdOrder's work inside tx and returns the new order's id.
 func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, error) {
-	if database.DialectOf(tx) == database.Postgres {
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", launchLock).Error; err != nil {
-			return 0, err
-		}
+	if err := lockPlan(tx); err != nil {
+		return 0, err
 	}
-	today, err := s.todayIn(ctx, tx)
+	now, err := s.clockIn(ctx, tx)
 	if err != nil {
 		return 0, err
 	}
+	today := now.Today
 	if !in.ETA.IsZero() && in.ETA.Before(today) {
 		return 0, apperr.Invalid("the launch is not valid", apperr.Field("eta", "must not be before today, %s", today.Format(time.DateOnly)))
 	}
@@ -141,7 +154,9 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if err != nil {
 		return 0, err
 	}
-	problem, err := s.problem(ctx, tx, today, centers)
+	// The new order plans after the work of equal or higher priority; the
+	// lower-priority work is re-planned after it below.
+	problem, err := s.problem(ctx, tx, now, centers, "plan_prod_orders.priority >= ?", in.Priority)
 	if err != nil {
 		return 0, err
 	}
@@ -162,9 +177,9 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	}
 
 	o := ProdOrder{Status: StatusLaunched, Route: RouteRef{ID: route.ID, Name: route.Name},
-		PartsCount: x.partsCount, OpsCount: len(x.ops), ETA: eta, PlannedETA: eta}
+		PartsCount: x.partsCount, OpsCount: len(x.ops), ETA: eta, PlannedETA: eta, Priority: in.Priority}
 	if !in.ETA.IsZero() {
-		o.ETA = in.ETA
+		o.ETA, o.ETAGiven = in.ETA, true
 	}
 	if err := tx.Omit("Items", "CreatedAt", "StartedAt", "CompletedAt", "CancelledAt").Create(&o).Error; err != nil {
 		return 0, err
@@ -209,6 +224,11 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	}
 	err = events.Add(ctx, tx, contracts.ProdOrderLaunched.New(o.ID, contracts.ProdOrderLaunchedPayload{ProdOrderID: o.ID, Items: in.Items,
 		Route: route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String()}))
+	if err != nil {
+		return 0, err
+	}
+	// Live work of lower priority moves after the new order.
+	_, err = s.replan(ctx, tx, now, centers, "plan_prod_orders.priority < ? AND plan_prod_orders.id <> ?", in.Priority, o.ID)
 	return o.ID, err
 }
 
@@ -438,18 +458,22 @@ func explode(backlog []BacklogItem, products map[string]catalog.Product, route c
 	return x
 }
 
-// problem gathers what Schedule needs besides the new tasks: the centres and
-// the work already launched, summed up by the database. Every operation not
-// done of a launched or in-progress order is load: on the day it ends, up to
-// its end minute; on the days before, when it spans days, the whole day.
-// Operations planned to end before today (overdue) are placed again from
-// today, ahead of the new work, as one task per centre.
-func (s *Service) problem(ctx context.Context, tx *gorm.DB, today time.Time, wcs map[int64]catalog.WorkCenter) (Problem, error) {
-	p := Problem{Today: today, Centers: centersOf(wcs)}
+// problem gathers what Schedule needs besides the new tasks: the centres, now,
+// and the work already launched that stays where it is (the live production
+// orders that the condition on plan_prod_orders, with its args, selects),
+// summed up by the database. Every operation not done of those orders is
+// load: on the day it ends, up to its end minute; on the days before, when it
+// spans days, the whole day. Operations planned to end before today
+// (overdue) are placed again from now, ahead of the new work, as one task
+// per centre.
+func (s *Service) problem(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, fixed string, args ...any) (Problem, error) {
+	today := now.Today
+	p := Problem{Today: today, Now: now.Minute, Centers: centersOf(wcs)}
 	open := func() *gorm.DB {
 		return tx.WithContext(ctx).Model(&Operation{}).
 			Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
-			Where("plan_operations.status <> ? AND plan_prod_orders.status IN ?", OpDone, []string{StatusLaunched, StatusInProgress})
+			Where("plan_operations.status <> ? AND plan_prod_orders.status IN ?", OpDone, []string{StatusLaunched, StatusInProgress}).
+			Where(fixed, args...)
 	}
 	from := database.DateOf(today)
 	var ends []struct {
@@ -527,7 +551,8 @@ func slotOf(op Operation) Slot {
 func centersOf(wcs map[int64]catalog.WorkCenter) map[int64]Center {
 	out := make(map[int64]Center, len(wcs))
 	for id, w := range wcs {
-		out[id] = Center{Capacity: float64(w.CapacityMinPerDay), Weekdays: w.Calendar.Weekdays, Holidays: w.Calendar.Holidays}
+		shift, _ := catalog.ShiftMinute(w.ShiftStart)
+		out[id] = Center{Capacity: float64(w.CapacityMinPerDay), ShiftStart: float64(shift), Weekdays: w.Calendar.Weekdays, Holidays: w.Calendar.Holidays}
 	}
 	return out
 }

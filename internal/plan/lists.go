@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"slices"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -18,6 +19,7 @@ type BacklogFilter struct {
 	RouteID   int64         // items whose product's default route it is
 	DueBefore database.Date // items due before that day (not on it); items without a due date never match
 	Sort      string        // one of BacklogSorts' names; "" the first
+	Late      *bool         // true: only rows whose due date has passed (see BacklogItem.Late); false: only the others
 }
 
 // BacklogSorts are the orders of the backlog, the default first: received
@@ -81,7 +83,14 @@ func knownRoute(ctx context.Context, db *gorm.DB, id int64) error {
 	return nil
 }
 
-func (s *Service) filterBacklog(ctx context.Context, q *gorm.DB, f BacklogFilter) (*gorm.DB, error) {
+func (s *Service) filterBacklog(ctx context.Context, q *gorm.DB, f BacklogFilter, today time.Time) (*gorm.DB, error) {
+	if f.Late != nil {
+		if *f.Late {
+			q = q.Where("due_date IS NOT NULL AND due_date < ?", database.DateOf(today))
+		} else {
+			q = q.Where("(due_date IS NULL OR due_date >= ?)", database.DateOf(today))
+		}
+	}
 	if f.SKU != "" {
 		q = q.Where("sku = ?", f.SKU)
 	}

@@ -28,8 +28,8 @@ func TestMigrate_CloseShortKeepsProductionOrders(t *testing.T) {
 				t.Helper()
 				require.NoError(t, db.Exec(q, args...).Error)
 			}
-			exec(`INSERT INTO plan_prod_orders (id, status, route_id, route_name, parts_count, ops_count, eta, planned_eta, needs_attention, attention_reason)
-VALUES (7, 'in_progress', 1, 'Корпус ЛДСП (типовой)', 1, 1, '2026-12-01', '2026-12-01', true, 'sales order 3 was cancelled')`)
+			exec(`INSERT INTO plan_prod_orders (id, status, route_id, route_name, parts_count, ops_count, eta, planned_eta, needs_attention, attention_reason, priority, eta_given)
+VALUES (7, 'in_progress', 1, 'Корпус ЛДСП (типовой)', 1, 1, '2026-12-01', '2026-12-01', true, 'sales order 3 was cancelled', 5, true)`)
 			exec(`INSERT INTO plan_prod_order_items (prod_order_id, item_id, order_id, product_id, sku, qty, received_at, event_id)
 VALUES (7, 11, 3, 1, 'TMB-PRIK-450', 1, '2026-11-20 10:00:00', 1)`)
 			exec(`INSERT INTO plan_parts (id, prod_order_id, item_id, unit, seq, name, material, length_mm, width_mm, thickness_mm)
@@ -49,11 +49,15 @@ VALUES (7, 11, 1, 5, 1, 'Раскрой', 1, 'part', 4, 'done', '2026-11-30', 0,
 				AttentionReason string
 				CloseReason     string
 				CloseRest       string
+				Priority        int
+				ETAGiven        bool `gorm:"column:eta_given"`
 			}
 			require.NoError(t, db.Raw("SELECT * FROM plan_prod_orders WHERE id = 7").Scan(&o).Error)
 			require.Equal(t, "in_progress", o.Status)
 			require.Equal(t, "Корпус ЛДСП (типовой)", o.RouteName)
 			require.True(t, o.NeedsAttention)
+			require.Equal(t, 5, o.Priority, "the priority (00012) survives the rebuild")
+			require.True(t, o.ETAGiven)
 			require.Equal(t, "sales order 3 was cancelled", o.AttentionReason)
 			require.Empty(t, o.CloseReason)
 			require.Empty(t, o.CloseRest)

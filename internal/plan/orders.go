@@ -48,7 +48,7 @@ type ProdOrder struct {
 	OpsCount   int        `json:"ops_count"`
 	// ETA is the day it is promised for: the planned ETA, or the planner's.
 	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date"`
-	// PlannedETA is the day the schedule computed at launch.
+	// PlannedETA is the day the schedule computed, at launch or at the last re-plan.
 	PlannedETA  database.Date `json:"planned_eta" gorm:"column:planned_eta" swaggertype:"string" format:"date"`
 	Progress    Progress      `json:"progress" gorm:"-"`
 	CreatedAt   time.Time     `json:"created_at" gorm:"->" format:"date-time"`
@@ -58,6 +58,12 @@ type ProdOrder struct {
 
 	// DueDate is the earliest due date of its items (none when none has one).
 	DueDate database.Date `json:"due_date" gorm:"-" swaggertype:"string" format:"date" extensions:"x-nullable"`
+	// ETAGiven says a planner gave the ETA at launch: a re-plan keeps it and moves only planned_eta.
+	ETAGiven bool `json:"eta_given"`
+	// Priority places it in the finite-capacity plan: higher first, then in launch order (-100 to 100, 0 by default).
+	Priority int `json:"priority" minimum:"-100" maximum:"100"`
+	// Late: launched or in progress with an ETA after the due date of one of its items.
+	Late bool `json:"late" gorm:"-"`
 
 	// NeedsAttention flags an order on which work had started when a sales
 	// order of its items was cancelled; AttentionReason says which.
@@ -122,6 +128,9 @@ type ProdItem struct {
 	MadeQty       *int `json:"made_qty" extensions:"x-nullable"`
 	ReturnedQty   *int `json:"returned_qty" extensions:"x-nullable"`
 	WrittenOffQty *int `json:"written_off_qty" extensions:"x-nullable"`
+
+	// Late: its production order is launched or in progress with an ETA after the item's due date.
+	Late bool `json:"late" gorm:"-"`
 }
 
 // orderedNow is how many of the item the sales order wants now: OrderedQty
@@ -200,6 +209,7 @@ type ProdOrderFilter struct {
 	RouteID        int64         // orders along the route
 	DueBefore      database.Date // orders with an item due before that day (not on it)
 	Sort           string        // one of ProdOrderSorts' names; "" the first
+	Late           *bool // true: only late orders (see ProdOrder.Late); false: only the others
 }
 
 // ProdOrders returns a page of production orders selected by f, in f's
@@ -225,6 +235,13 @@ func (s *Service) ProdOrders(ctx context.Context, pr page.Request, f ProdOrderFi
 	if f.NeedsAttention != nil {
 		q = q.Where("needs_attention = ?", *f.NeedsAttention)
 	}
+	if f.Late != nil {
+		if *f.Late {
+			q = q.Where(lateOrderSQL, lateStatuses)
+		} else {
+			q = q.Where("NOT ("+lateOrderSQL+")", lateStatuses)
+		}
+	}
 	if status := f.Status; status != "" {
 		switch status {
 		case StatusLaunched, StatusInProgress, StatusDone, StatusCancelled, StatusClosed:
@@ -241,6 +258,9 @@ func (s *Service) ProdOrders(ctx context.Context, pr page.Request, f ProdOrderFi
 	os, next := page.NextSorted(os, pr.Limit, sort, func(o ProdOrder) int64 { return o.ID }, prodOrderSortKey(sort))
 	if err := fillProgress(ctx, s.db, os); err != nil {
 		return nil, "", err
+	}
+	for i := range os {
+		markLate(&os[i])
 	}
 	return os, next, nil
 }
@@ -291,7 +311,30 @@ func prodOrder(ctx context.Context, db *gorm.DB, id int64, lock bool) (ProdOrder
 	if err := fillProgress(ctx, db, os); err != nil {
 		return o, err
 	}
+	markLate(&os[0])
 	return os[0], nil
+}
+
+// lateStatuses are the states in which a production order can be late: the
+// ones with work still to do.
+var lateStatuses = []string{StatusLaunched, StatusInProgress}
+
+// lateOrderSQL selects the production orders markLate finds late.
+const lateOrderSQL = `plan_prod_orders.status IN ? AND EXISTS (SELECT 1 FROM plan_prod_order_items li
+	WHERE li.prod_order_id = plan_prod_orders.id AND NOT li.released AND li.due_date IS NOT NULL AND li.due_date < plan_prod_orders.eta)`
+
+// markLate sets Late on the order and its items: an item is late when its
+// order still has work to do (launched or in progress) and the order's ETA
+// is after the item's due date; the order is late when one of its items is.
+// A re-plan (POST /api/v1/plan/replan) brings ETAs, and so Late, up to date.
+func markLate(o *ProdOrder) {
+	live := o.Status == StatusLaunched || o.Status == StatusInProgress
+	o.Late = false
+	for i := range o.Items {
+		it := &o.Items[i]
+		it.Late = live && !it.Released && !it.DueDate.IsZero() && it.DueDate.Before(o.ETA.Time)
+		o.Late = o.Late || it.Late
+	}
 }
 
 // tally is the number and minutes of a production order's operations in one state.

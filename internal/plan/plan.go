@@ -5,6 +5,7 @@ package plan
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -34,6 +35,9 @@ type BacklogItem struct {
 	// route (the one a launch without route_id follows).
 	ProductName string   `json:"product_name" gorm:"-"`
 	Route       RouteRef `json:"route" gorm:"-"`
+	// Late: its due date has passed (it is before today in the factory's
+	// time zone), so no launch can make it in time.
+	Late bool `json:"late" gorm:"-"`
 }
 
 // TableName is the plan module's backlog table.
@@ -41,35 +45,74 @@ func (BacklogItem) TableName() string { return "plan_backlog" }
 
 // Service manages planning.
 type Service struct {
-	db    *gorm.DB
-	today func() time.Time // nil: the database clock's date
+	db   *gorm.DB
+	zone *time.Location   // the factory's time zone; nil: UTC
+	now  func() time.Time // nil: the database clock
+	// planned, when set, is called by a re-plan once it has computed the
+	// new plan and before it stores it; for tests of what runs meanwhile.
+	planned func()
 }
 
-// NewService returns the plan service over db.
+// NewService returns the plan service over db, planning in UTC until
+// SetTimeZone says otherwise.
 func NewService(db *gorm.DB) *Service { return &Service{db: db} }
 
-// SetToday makes the service plan from the day f returns instead of the
-// database clock's date; for tests. Call it before the service is used.
-func (s *Service) SetToday(f func() time.Time) { s.today = f }
+// SetTimeZone makes the service plan in the factory's time zone
+// (FACTORY_TIMEZONE): its days and the work centres' shift starts are in it.
+// Call it before the service is used.
+func (s *Service) SetTimeZone(loc *time.Location) { s.zone = loc }
 
-// Today returns the day planning starts from: the database clock's date (UTC).
+// SetNow makes the service plan from the instant f returns instead of the
+// database clock; for tests. Call it before the service is used.
+func (s *Service) SetNow(f func() time.Time) { s.now = f }
+
+// SetToday is SetNow: a day given as its midnight in UTC is read in the
+// factory's time zone like any other instant.
+func (s *Service) SetToday(f func() time.Time) { s.SetNow(f) }
+
+// Today returns the day planning starts from: today in the factory's time
+// zone, as midnight UTC of that date.
 func (s *Service) Today(ctx context.Context) (time.Time, error) {
-	return s.todayIn(ctx, s.db)
+	c, err := s.clockIn(ctx, s.db)
+	return c.Today, err
 }
 
-func (s *Service) todayIn(ctx context.Context, db *gorm.DB) (time.Time, error) {
-	if s.today != nil {
-		return midnight(s.today()), nil
+// clock is the moment planning starts from.
+type clock struct {
+	Now    time.Time // in the factory's time zone
+	Today  time.Time // its date, as midnight UTC (the schedule's days)
+	Minute float64   // minutes since the factory's midnight
+}
+
+// clockIn reads the moment planning starts from: the test clock, or the
+// database's (so that every replica plans from the same clock).
+func (s *Service) clockIn(ctx context.Context, db *gorm.DB) (clock, error) {
+	var now time.Time
+	if s.now != nil {
+		now = s.now()
+	} else {
+		q := "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+		if database.DialectOf(db) == database.Postgres {
+			q = `SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+		}
+		var v string
+		if err := db.WithContext(ctx).Raw(q).Scan(&v).Error; err != nil {
+			return clock{}, err
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return clock{}, fmt.Errorf("plan: the database clock: %w", err)
+		}
+		now = t
 	}
-	q := "SELECT date('now')"
-	if database.DialectOf(db) == database.Postgres {
-		q = "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
+	zone := s.zone
+	if zone == nil {
+		zone = time.UTC
 	}
-	var d string
-	if err := db.WithContext(ctx).Raw(q).Scan(&d).Error; err != nil {
-		return time.Time{}, err
-	}
-	return time.Parse(database.DateLayout, d)
+	now = now.In(zone)
+	y, m, d := now.Date()
+	return clock{Now: now, Today: time.Date(y, m, d, 0, 0, 0, 0, time.UTC),
+		Minute: float64(now.Hour()*60+now.Minute()) + float64(now.Second())/60}, nil
 }
 
 // addToBacklog runs in the dispatcher's transaction: its rows and the record
@@ -101,8 +144,12 @@ func (s *Service) Backlog(ctx context.Context, pr page.Request, f BacklogFilter)
 	if err != nil {
 		return nil, "", err
 	}
+	today, err := s.Today(ctx)
+	if err != nil {
+		return nil, "", err
+	}
 	q := s.db.WithContext(ctx).Order(sort.OrderBy()).Limit(pr.Limit + 1)
-	if q, err = s.filterBacklog(ctx, q, f); err != nil {
+	if q, err = s.filterBacklog(ctx, q, f, today); err != nil {
 		return nil, "", err
 	}
 	after, args, err := sort.After(pr)
@@ -117,6 +164,9 @@ func (s *Service) Backlog(ctx context.Context, pr page.Request, f BacklogFilter)
 		return nil, "", err
 	}
 	rows, next := page.NextSorted(rows, pr.Limit, sort, func(b BacklogItem) int64 { return b.ItemID }, func(b BacklogItem) *string { return dateKey(b.DueDate) })
+	for i := range rows {
+		rows[i].Late = !rows[i].DueDate.IsZero() && rows[i].DueDate.Before(today)
+	}
 	if err := s.describeBacklog(ctx, rows); err != nil {
 		return nil, "", err
 	}

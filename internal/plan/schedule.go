@@ -14,9 +14,13 @@ import (
 // The model: every work centre has a capacity in minutes per working day
 // (a day is working when its ISO weekday is in the centre's weekdays and it
 // is not one of its holidays). A day's capacity is used from minute 0 up, and
-// the centre's "level" on a day is the minute up to which it is taken. An
+// the centre's "level" on a day is the minute up to which it is taken. Minute
+// 0 of a day's capacity is the centre's shift start, in the factory's time
+// zone: at Now minutes after today's midnight, the first Now − ShiftStart
+// minutes of today's capacity are gone (all of it once the shift, shift
+// start + capacity, is over), so nothing is planned in the past. An
 // operation starts at the latest of: the end of its predecessors, the
-// centre's level on that day, and the start of today; it takes the free
+// centre's level on that day, and now; it takes the free
 // minutes of that day and, when they are not enough, continues on the
 // centre's next working days. A predecessor that ends at or past the
 // centre's capacity of the day pushes the operation to the centre's next
@@ -26,9 +30,16 @@ import (
 
 // Center is what the scheduler knows of a work centre.
 type Center struct {
-	Capacity float64  // minutes per working day, > 0
-	Weekdays []int    // ISO weekdays it works, 1 = Monday … 7 = Sunday
-	Holidays []string // days off, "YYYY-MM-DD"
+	Capacity   float64  // minutes per working day, > 0
+	ShiftStart float64  // minute of the day its capacity starts (08:00 is 480)
+	Weekdays   []int    // ISO weekdays it works, 1 = Monday … 7 = Sunday
+	Holidays   []string // days off, "YYYY-MM-DD"
+}
+
+// gone returns how many minutes of its capacity today the centre has lost
+// at minute now of the day: from 0 before its shift to all of them after it.
+func (c Center) gone(now float64) float64 {
+	return min(max(now-c.ShiftStart, 0), c.Capacity)
 }
 
 // Works tells whether the centre works on day d.
@@ -78,6 +89,7 @@ type Booking struct {
 // Problem is the input of Schedule.
 type Problem struct {
 	Today   time.Time        // nothing starts before this day
+	Now     float64          // the minute of Today it is now, in the factory's zone: nothing starts before it
 	Centers map[int64]Center // every centre the tasks and bookings name
 	Load    []Booking        // the work already launched
 	Tasks   []Task           // in an order where predecessors come first
@@ -123,6 +135,11 @@ func Schedule(p Problem) (Plan, error) {
 		l := levels[c]
 		if l == nil {
 			l = map[time.Time]float64{}
+			if cc, ok := p.Centers[c]; ok && p.Now > 0 {
+				if g := cc.gone(p.Now); g > 0 {
+					l[today] = g
+				}
+			}
 			levels[c] = l
 		}
 		return l

@@ -19,7 +19,7 @@ func day(s string) time.Time {
 func TestSchedule(t *testing.T) {
 	t.Parallel()
 	week := []int{1, 2, 3, 4, 5}
-	const cut, edge, asm = 1, 2, 3
+	const cut, edge, asm, shift = 1, 2, 3, 5
 	centers := map[int64]Center{
 		cut:  {Capacity: 960, Weekdays: week},
 		edge: {Capacity: 480, Weekdays: week},
@@ -36,6 +36,7 @@ func TestSchedule(t *testing.T) {
 	tests := []struct {
 		name   string
 		today  string
+		now    float64 // minute of today
 		load   []Booking
 		tasks  []Task
 		eta    string
@@ -97,15 +98,36 @@ func TestSchedule(t *testing.T) {
 				{Center: cut, Day: day("2026-11-18"), Level: 960}, {Center: cut, Day: day("2026-11-19"), Level: 960},
 				{Center: cut, Day: day("2026-11-20"), Level: 960}},
 			tasks: many(100, cut, 96), eta: "2026-12-04"},
+		// Centre 5 works one 8-hour shift from 08:00 (minute 480).
+		{name: "now, before the shift: all of today", today: "2026-11-16", now: 7 * 60, tasks: []Task{{Center: shift, Minutes: 100}}, eta: "2026-11-16",
+			slots: []Slot{{Moment{day("2026-11-16"), 0}, Moment{day("2026-11-16"), 100}}}},
+		{name: "now, at 10:00: what is left of the shift", today: "2026-11-16", now: 10 * 60, tasks: []Task{{Center: shift, Minutes: 100}}, eta: "2026-11-16",
+			slots: []Slot{{Moment{day("2026-11-16"), 120}, Moment{day("2026-11-16"), 220}}}},
+		{name: "now, at 15:00: the rest of today and then tomorrow", today: "2026-11-16", now: 15 * 60, tasks: []Task{{Center: shift, Minutes: 100}}, eta: "2026-11-17",
+			slots: []Slot{{Moment{day("2026-11-16"), 420}, Moment{day("2026-11-17"), 40}}}},
+		{name: "now, after the shift: tomorrow", today: "2026-11-16", now: 16*60 + 30, tasks: []Task{{Center: shift, Minutes: 100}}, eta: "2026-11-17",
+			slots: []Slot{{Moment{day("2026-11-17"), 0}, Moment{day("2026-11-17"), 100}}}},
+		{name: "now, launched work past now comes first", today: "2026-11-16", now: 10 * 60,
+			load:  []Booking{{Center: shift, Day: day("2026-11-16"), Level: 300}},
+			tasks: []Task{{Center: shift, Minutes: 100}}, eta: "2026-11-16",
+			slots: []Slot{{Moment{day("2026-11-16"), 300}, Moment{day("2026-11-16"), 400}}}},
+		{name: "now, each centre its own shift", today: "2026-11-16", now: 10 * 60,
+			tasks: []Task{{Center: cut, Minutes: 10}, {Center: shift, Minutes: 10}}, eta: "2026-11-16",
+			slots: []Slot{
+				{Moment{day("2026-11-16"), 600}, Moment{day("2026-11-16"), 610}},
+				{Moment{day("2026-11-16"), 120}, Moment{day("2026-11-16"), 130}}}},
+		{name: "now, on a day off: the next working day from its start", today: "2026-11-14", now: 12 * 60, tasks: []Task{{Center: shift, Minutes: 10}}, eta: "2026-11-16",
+			slots: []Slot{{Moment{day("2026-11-16"), 0}, Moment{day("2026-11-16"), 10}}}},
 		{name: "unknown centre", today: "2026-11-16", tasks: []Task{{Center: 99, Minutes: 1}}, errAny: true},
 		{name: "predecessor after the task", today: "2026-11-16", tasks: []Task{{Center: cut, Minutes: 1, After: []int{1}}, {Center: cut, Minutes: 1}}, errAny: true},
 		{name: "a centre that never works", today: "2026-11-16", tasks: []Task{{Center: 4, Minutes: 1}}, errIs: ErrNeverWorks},
 	}
 	centers[4] = Center{Capacity: 480, Weekdays: nil}
+	centers[shift] = Center{Capacity: 480, ShiftStart: 480, Weekdays: week}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p, err := Schedule(Problem{Today: day(tc.today), Centers: centers, Load: tc.load, Tasks: tc.tasks})
+			p, err := Schedule(Problem{Today: day(tc.today), Now: tc.now, Centers: centers, Load: tc.load, Tasks: tc.tasks})
 			switch {
 			case tc.errIs != nil:
 				require.True(t, errors.Is(err, tc.errIs), "%v", err)

@@ -29,8 +29,8 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Subscribe(events.Subscriber{
 		Name: SubscriberProduction,
 		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
-			contracts.ProdOrderItemsReleased, contracts.ProdOrderClosed),
-		Description: "Follows production: items become in_production, done or new again, or written off when a production order is closed short; orders in_production, ready or received again, with the ETA of their launched items; writes order.status_changed.",
+			contracts.ProdOrderItemsReleased, contracts.ProdOrderClosed, contracts.ProdOrderRescheduled),
+		Description: "Follows production: items become in_production, done or new again, or written off when a production order is closed short; orders in_production, ready or received again, with the ETA of their launched items (also when a re-plan moves it); writes order.status_changed.",
 		HandleTx:    followProduction,
 	})
 }
@@ -113,6 +113,15 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 			return fmt.Errorf("sales: %s eta: %w", ev.Type, err)
 		}
 		p, remaining = contracts.ProdOrderPayload{ProdOrderID: r.ProdOrderID, Items: r.Items}, r.Remaining
+	case contracts.ProdOrderRescheduled.Name():
+		r, err := contracts.ProdOrderRescheduled.Decode(ev)
+		if err != nil {
+			return err
+		}
+		if eta, err = database.ParseDate(r.ETA); err != nil {
+			return fmt.Errorf("sales: %s eta: %w", ev.Type, err)
+		}
+		p = contracts.ProdOrderPayload{ProdOrderID: r.ProdOrderID, Items: r.Items}
 	case contracts.ProdOrderLaunched.Name():
 		l, err := contracts.ProdOrderLaunched.Decode(ev)
 		if err != nil {
@@ -135,6 +144,10 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	case contracts.ProdOrderLaunched.Name():
 		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = ?, prod_order_id = ? WHERE id IN ? AND status <> ?",
 			ItemInProduction, eta, p.ProdOrderID, p.Items, ItemDone)
+	case contracts.ProdOrderRescheduled.Name():
+		// Only the items the production order still makes move.
+		res = tx.Exec("UPDATE sales_order_items SET eta = ? WHERE id IN ? AND prod_order_id = ? AND status = ?",
+			eta, p.Items, p.ProdOrderID, ItemInProduction)
 	case contracts.ProdOrderStarted.Name():
 		res = tx.Exec("UPDATE sales_order_items SET status = ? WHERE id IN ? AND status = ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
 			ItemInProduction, p.Items, ItemNew, p.ProdOrderID)

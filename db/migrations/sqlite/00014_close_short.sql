@@ -3,7 +3,8 @@
 -- The SQLite twin of migrations/postgres/00014_close_short.sql. SQLite cannot
 -- change a CHECK constraint: plan_prod_orders is rebuilt, with the new
 -- columns, foreign keys off so that its items, parts and operations keep
--- pointing at it (as in 00009).
+-- pointing at it (as in 00009). Every column the table has by 00013 is
+-- listed, priority and eta_given (00012) included.
 PRAGMA foreign_keys = OFF;
 BEGIN;
 CREATE TABLE plan_prod_orders_new (
@@ -21,6 +22,8 @@ CREATE TABLE plan_prod_orders_new (
     cancelled_at     DATETIME,
     needs_attention  BOOLEAN  NOT NULL DEFAULT false,
     attention_reason TEXT     NOT NULL DEFAULT '',
+    priority         INTEGER  NOT NULL DEFAULT 0 CHECK (priority BETWEEN -100 AND 100),
+    eta_given        BOOLEAN  NOT NULL DEFAULT false,
     closed_at        DATETIME,
     close_reason     TEXT     NOT NULL DEFAULT '',
     close_rest       TEXT     NOT NULL DEFAULT '' CHECK (close_rest IN ('', 'backlog', 'write_off')),
@@ -28,9 +31,9 @@ CREATE TABLE plan_prod_orders_new (
     closed_by        TEXT
 );
 INSERT INTO plan_prod_orders_new (id, status, route_id, route_name, parts_count, ops_count, eta, planned_eta,
-        created_at, started_at, completed_at, cancelled_at, needs_attention, attention_reason)
+        created_at, started_at, completed_at, cancelled_at, needs_attention, attention_reason, priority, eta_given)
     SELECT id, status, route_id, route_name, parts_count, ops_count, eta, planned_eta,
-        created_at, started_at, completed_at, cancelled_at, needs_attention, attention_reason FROM plan_prod_orders;
+        created_at, started_at, completed_at, cancelled_at, needs_attention, attention_reason, priority, eta_given FROM plan_prod_orders;
 DROP TABLE plan_prod_orders;
 ALTER TABLE plan_prod_orders_new RENAME TO plan_prod_orders;
 CREATE INDEX plan_prod_orders_status ON plan_prod_orders (status, id);
@@ -69,12 +72,14 @@ CREATE TABLE plan_prod_orders_old (
     completed_at     DATETIME,
     cancelled_at     DATETIME,
     needs_attention  BOOLEAN  NOT NULL DEFAULT false,
-    attention_reason TEXT     NOT NULL DEFAULT ''
+    attention_reason TEXT     NOT NULL DEFAULT '',
+    priority         INTEGER  NOT NULL DEFAULT 0 CHECK (priority BETWEEN -100 AND 100),
+    eta_given        BOOLEAN  NOT NULL DEFAULT false
 );
 INSERT INTO plan_prod_orders_old (id, status, route_id, route_name, parts_count, ops_count, eta, planned_eta,
-        created_at, started_at, completed_at, cancelled_at, needs_attention, attention_reason)
+        created_at, started_at, completed_at, cancelled_at, needs_attention, attention_reason, priority, eta_given)
     SELECT id, CASE status WHEN 'closed' THEN 'cancelled' ELSE status END, route_id, route_name, parts_count, ops_count, eta, planned_eta,
-        created_at, started_at, completed_at, COALESCE(cancelled_at, closed_at), needs_attention, attention_reason FROM plan_prod_orders;
+        created_at, started_at, completed_at, COALESCE(cancelled_at, closed_at), needs_attention, attention_reason, priority, eta_given FROM plan_prod_orders;
 DROP TABLE plan_prod_orders;
 ALTER TABLE plan_prod_orders_old RENAME TO plan_prod_orders;
 CREATE INDEX plan_prod_orders_status ON plan_prod_orders (status, id);

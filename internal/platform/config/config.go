@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	_ "time/tzdata" // FACTORY_TIMEZONE resolves where the system has no zone database
 
 	"github.com/caarlos0/env/v11"
 )
@@ -40,6 +41,7 @@ type Config struct {
 	BootstrapAdminToken string        `env:"BOOTSTRAP_ADMIN_TOKEN" secret:"true"`
 	NATSURL             string        `env:"NATS_URL" secret:"url"`
 	NATSRelayConc       int           `env:"NATS_RELAY_CONCURRENCY" envDefault:"16"`
+	FactoryTimezone     string        `env:"FACTORY_TIMEZONE" envDefault:"Europe/Moscow"`
 	LogFormat           string        `env:"LOG_FORMAT" envDefault:"text"`
 	LogLevel            string        `env:"LOG_LEVEL" envDefault:"info"`
 }
@@ -143,6 +145,9 @@ func (c Config) Validate() error {
 			errs = append(errs, errors.New("SHOP_CALLBACK_URL needs SHOP_WEBHOOK_SECRET, which signs the callbacks"))
 		}
 	}
+	if _, err := time.LoadLocation(c.FactoryTimezone); err != nil || c.FactoryTimezone == "" || strings.EqualFold(c.FactoryTimezone, "Local") {
+		errs = append(errs, errors.New("FACTORY_TIMEZONE must be an IANA time zone, e.g. Europe/Moscow or UTC"))
+	}
 	switch c.LogFormat {
 	case "text", "json":
 	default:
@@ -157,6 +162,17 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("BOOTSTRAP_ADMIN_TOKEN must be at least 16 characters"))
 	}
 	return errors.Join(errs...)
+}
+
+// FactoryLocation is the factory's time zone (FACTORY_TIMEZONE): the days
+// and shifts of the plan are in it. UTC when the setting is not valid (Load
+// refuses it).
+func (c Config) FactoryLocation() *time.Location {
+	loc, err := time.LoadLocation(c.FactoryTimezone)
+	if err != nil || c.FactoryTimezone == "" {
+		return time.UTC
+	}
+	return loc
 }
 
 // UsesPostgres tells whether the service runs on PostgreSQL (else SQLite).

@@ -84,3 +84,16 @@ func TestLoad_MetricsAddr(t *testing.T) {
 	_, err = config.Load(vars(map[string]string{"METRICS_ADDR": ":8080"}))
 	require.ErrorContains(t, err, "METRICS_ADDR must differ from HTTP_ADDR")
 }
+
+func TestLoad_FactoryTimezone(t *testing.T) {
+	c, err := config.Load(vars(nil))
+	require.NoError(t, err)
+	require.Equal(t, "Europe/Moscow", c.FactoryLocation().String())
+	c, err = config.Load(vars(map[string]string{"FACTORY_TIMEZONE": "Asia/Yekaterinburg"}))
+	require.NoError(t, err)
+	require.Equal(t, "Asia/Yekaterinburg", c.FactoryLocation().String())
+	for _, bad := range []string{"Moscow", "Local", "Europe/Nowhere"} {
+		_, err = config.Load(vars(map[string]string{"FACTORY_TIMEZONE": bad}))
+		require.ErrorContains(t, err, "FACTORY_TIMEZONE must be an IANA time zone", bad)
+	}
+}

@@ -1,0 +1,332 @@
+package plan
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// This file is re-planning: the unfinished operations of live production
+// orders placed again from now, in priority order (higher first) and then
+// launch order, on the capacity, shifts and calendars the work centres have
+// now. Operations done stay as they are; one in progress is planned whole.
+
+// Rescheduled is a production order whose plan a re-plan moved.
+type Rescheduled struct {
+	ProdOrderID int64 `json:"prod_order_id"`
+	Priority    int   `json:"priority"`
+	// ETABefore and ETAAfter are the promised ETA before and after; they
+	// differ only when the schedule computed it (not eta_given).
+	ETABefore database.Date `json:"eta_before" swaggertype:"string" format:"date"`
+	ETAAfter  database.Date `json:"eta_after" swaggertype:"string" format:"date"`
+	// PlannedETABefore and PlannedETAAfter are the day its last operation
+	// was and is now planned to end.
+	PlannedETABefore database.Date `json:"planned_eta_before" swaggertype:"string" format:"date"`
+	PlannedETAAfter  database.Date `json:"planned_eta_after" swaggertype:"string" format:"date"`
+	// ETAGiven: a planner gave the ETA at launch; it is kept.
+	ETAGiven bool `json:"eta_given"`
+}
+
+// ReplanSummary is what a re-plan did.
+type ReplanSummary struct {
+	// From is the moment it planned from, in the factory's time zone.
+	From time.Time `json:"from" format:"date-time"`
+	// Replanned is the number of unfinished production orders placed again.
+	Replanned int `json:"replanned"`
+	// Moved are those whose ETA or planned ETA moved, in plan order (priority, then launch).
+	Moved []Rescheduled `json:"moved"`
+}
+
+// Replan re-plans every unfinished (launched or in-progress) production
+// order from now, in priority order and then launch order, on the work
+// centres' capacity, shifts and calendars as they are now and what the shop
+// floor has done. An order's planned ETA becomes the end of its last
+// operation; its promised ETA follows unless a planner gave it at launch
+// (eta_given), and every order whose promised ETA moved gets a
+// prod_order.rescheduled event, which sales follow (order.status_changed,
+// and so the shop's callback). It runs under the lock launches take, so a
+// launch or a progress report at the same time waits for it or it for them.
+//
+// It returns EINVALID, changing nothing, when a work centre the orders need
+// has no working day within three years (the error names it).
+func (s *Service) Replan(ctx context.Context) (ReplanSummary, error) {
+	var out ReplanSummary
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		out, err = s.replanAll(ctx, tx)
+		return err
+	})
+	return out, err
+}
+
+func (s *Service) replanAll(ctx context.Context, tx *gorm.DB) (ReplanSummary, error) {
+	if err := lockPlan(tx); err != nil {
+		return ReplanSummary{}, err
+	}
+	now, err := s.clockIn(ctx, tx)
+	if err != nil {
+		return ReplanSummary{}, err
+	}
+	centers, err := catalog.AllWorkCenters(ctx, tx)
+	if err != nil {
+		return ReplanSummary{}, err
+	}
+	return s.replan(ctx, tx, now, centers, "1 = 1")
+}
+
+// PriorityChange is the result of SetPriority: the order as it is now and
+// the re-plan the change made.
+type PriorityChange struct {
+	ProdOrder ProdOrder     `json:"prod_order"`
+	Replan    ReplanSummary `json:"replan"`
+}
+
+// SetPriority changes the priority of a launched or in-progress production
+// order and re-plans (as Replan) so that it takes its new place. It returns
+// EINVALID for a priority out of range or a work centre with no working day
+// (nothing changes then), ENOTFOUND for an unknown order, ECONFLICT for one
+// that is done or cancelled.
+func (s *Service) SetPriority(ctx context.Context, id int64, priority int) (PriorityChange, error) {
+	if priority < MinPriority || priority > MaxPriority {
+		return PriorityChange{}, apperr.Invalid("the change is not valid", apperr.Field("priority", "must be from %d to %d (higher first)", MinPriority, MaxPriority))
+	}
+	var out PriorityChange
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockPlan(tx); err != nil {
+			return err
+		}
+		// The live orders' rows first, in id order as the re-plan takes
+		// them, so that no one locking several of them waits in a circle.
+		if _, err := lockLive(ctx, tx, "1 = 1"); err != nil {
+			return err
+		}
+		o, err := prodOrder(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if o.Status != StatusLaunched && o.Status != StatusInProgress {
+			return apperr.Conflict("%s is %s: only a launched or in-progress order has a place in the plan", describe(o), o.Status)
+		}
+		if err := tx.Model(&ProdOrder{}).Where("id = ?", id).Update("priority", priority).Error; err != nil {
+			return err
+		}
+		if out.Replan, err = s.replanAll(ctx, tx); err != nil {
+			return err
+		}
+		out.ProdOrder, err = prodOrder(ctx, tx, id, false)
+		return err
+	})
+	return out, err
+}
+
+// lockPlan takes the lock that serialises whatever places work in the plan
+// (launches, re-plans), on PostgreSQL; SQLite runs one writer at a time.
+func lockPlan(tx *gorm.DB) error {
+	if database.DialectOf(tx) != database.Postgres {
+		return nil
+	}
+	return tx.Exec("SELECT pg_advisory_xact_lock(?)", launchLock).Error
+}
+
+// replan places again, in priority and then launch order, the unfinished
+// operations of the live production orders that the condition on
+// plan_prod_orders (with its args) selects, on the load of the live orders
+// it does not select, and stores their slots and ETAs, writing
+// prod_order.rescheduled for each order whose promised ETA moved. The caller
+// holds the plan lock; the orders moved are locked here, in id order, so that
+// a progress report waits for the re-plan or the re-plan for it.
+func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, moving string, args ...any) (ReplanSummary, error) {
+	out := ReplanSummary{From: now.Now, Moved: []Rescheduled{}}
+	live := []string{StatusLaunched, StatusInProgress}
+	ids, err := lockLive(ctx, tx, moving, args...)
+	if err != nil {
+		return out, err
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var orders []ProdOrder
+	if err := withItems(tx.WithContext(ctx)).Where("id IN ?", ids).Order("priority DESC, id").Find(&orders).Error; err != nil {
+		return out, err
+	}
+	var ops []Operation
+	if err := tx.WithContext(ctx).Where("prod_order_id IN ? AND status <> ?", ids, OpDone).Order("prod_order_id, seq, id").Find(&ops).Error; err != nil {
+		return out, err
+	}
+	byOrder := map[int64][]Operation{}
+	for _, op := range ops {
+		byOrder[op.ProdOrderID] = append(byOrder[op.ProdOrderID], op)
+	}
+	notMoving := "NOT (plan_prod_orders.status IN ? AND (" + moving + "))"
+	problem, err := s.problem(ctx, tx, now, wcs, notMoving, append([]any{live}, args...)...)
+	if err != nil {
+		return out, err
+	}
+	type placed struct {
+		order    int // index into orders
+		from, to int // its tasks: problem.Tasks[from:to], in byOrder's order
+	}
+	plan := make([]placed, len(orders))
+	for i, o := range orders {
+		from := len(problem.Tasks)
+		problem.Tasks = append(problem.Tasks, remainingTasks(byOrder[o.ID], from)...)
+		plan[i] = placed{order: i, from: from, to: len(problem.Tasks)}
+	}
+	sched, err := Schedule(problem)
+	if err != nil {
+		return out, scheduleError(err, wcs)
+	}
+	if s.planned != nil {
+		s.planned()
+	}
+	var changed []slotChange
+	for _, p := range plan {
+		o := orders[p.order]
+		out.Replanned++
+		opsOf := byOrder[o.ID]
+		planned := o.PlannedETA
+		if len(opsOf) > 0 {
+			planned = database.Date{}
+			for k, op := range opsOf {
+				sl := sched.Slots[p.from+k]
+				if !sameSlot(sl, slotOf(op)) {
+					changed = append(changed, slotChange{id: op.ID, slot: sl})
+				}
+				if sl.End.Day.After(planned.Time) {
+					planned = database.DateOf(sl.End.Day)
+				}
+			}
+		}
+		eta := planned
+		if o.ETAGiven {
+			eta = o.ETA
+		}
+		if planned.String() == o.PlannedETA.String() && eta.String() == o.ETA.String() {
+			continue
+		}
+		out.Moved = append(out.Moved, Rescheduled{ProdOrderID: o.ID, Priority: o.Priority, ETABefore: o.ETA, ETAAfter: eta,
+			PlannedETABefore: o.PlannedETA, PlannedETAAfter: planned, ETAGiven: o.ETAGiven})
+		if err := tx.Model(&ProdOrder{}).Where("id = ?", o.ID).Updates(map[string]any{"planned_eta": planned, "eta": eta}).Error; err != nil {
+			return out, err
+		}
+		if eta.String() == o.ETA.String() {
+			continue
+		}
+		err := events.Add(ctx, tx, contracts.ProdOrderRescheduled.New(o.ID, contracts.ProdOrderRescheduledPayload{ProdOrderID: o.ID, Items: o.ItemIDs(),
+			ETA: eta.String(), PreviousETA: o.ETA.String(), PlannedETA: planned.String(), Priority: o.Priority}))
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, storeSlots(tx, changed)
+}
+
+// lockLive locks (on PostgreSQL) the rows of the live production orders
+// that the condition on plan_prod_orders selects, in id order, and returns
+// their ids.
+func lockLive(ctx context.Context, tx *gorm.DB, where string, args ...any) ([]int64, error) {
+	q := tx.WithContext(ctx).Model(&ProdOrder{}).Where("plan_prod_orders.status IN ?", []string{StatusLaunched, StatusInProgress}).
+		Where(where, args...).Order("id")
+	if database.DialectOf(tx) == database.Postgres {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	var ids []int64
+	err := q.Pluck("id", &ids).Error
+	return ids, err
+}
+
+// remainingTasks are the scheduler's tasks for an order's operations not
+// done (sorted by seq, then id), numbered from base: each after the
+// operations of the step before it in the route that it waits for (on its
+// part, or of its unit when either is item-scope, as explode plans them).
+// A predecessor that is done is not waited for; the route order the shop
+// floor keeps means that then every earlier one is done too.
+func remainingTasks(ops []Operation, base int) []Task {
+	tasks := make([]Task, len(ops))
+	type unitSteps struct {
+		seqs []int         // the unit's steps with work left, ascending
+		at   map[int][]int // step → indices into ops
+	}
+	units := map[unitKey]*unitSteps{}
+	for i, op := range ops {
+		k := unitKey{op.ItemID, op.Unit}
+		u := units[k]
+		if u == nil {
+			u = &unitSteps{at: map[int][]int{}}
+			units[k] = u
+		}
+		if !slices.Contains(u.seqs, op.Seq) {
+			u.seqs = append(u.seqs, op.Seq)
+		}
+		u.at[op.Seq] = append(u.at[op.Seq], i)
+	}
+	for i, op := range ops {
+		tasks[i] = Task{Center: op.WorkCenterID, Minutes: op.Minutes}
+		u := units[unitKey{op.ItemID, op.Unit}]
+		k := slices.Index(u.seqs, op.Seq)
+		if k == 0 {
+			continue
+		}
+		for _, j := range u.at[u.seqs[k-1]] {
+			if precedes(ops[j], op) {
+				tasks[i].After = append(tasks[i].After, base+j)
+			}
+		}
+	}
+	return tasks
+}
+
+func sameSlot(a, b Slot) bool {
+	return a.Start.Day.Equal(b.Start.Day) && a.Start.Min == b.Start.Min && a.End.Day.Equal(b.End.Day) && a.End.Min == b.End.Min
+}
+
+// slotChange is an operation's new planned slot.
+type slotChange struct {
+	id   int64
+	slot Slot
+}
+
+// slotBatch is the operations per UPDATE of their slots.
+const slotBatch = 200
+
+// storeSlots writes the operations' new slots, a batch per statement.
+func storeSlots(tx *gorm.DB, changes []slotChange) error {
+	pg := database.DialectOf(tx) == database.Postgres
+	for len(changes) > 0 {
+		n := min(len(changes), slotBatch)
+		var q []byte
+		args := make([]any, 0, n*5)
+		for i, c := range changes[:n] {
+			if i > 0 {
+				q = append(q, ',')
+			}
+			if pg {
+				q = append(q, "(?::bigint, ?::date, ?::double precision, ?::date, ?::double precision)"...)
+			} else {
+				q = append(q, "(?, ?, ?, ?, ?)"...)
+			}
+			args = append(args, c.id, database.DateOf(c.slot.Start.Day), c.slot.Start.Min, database.DateOf(c.slot.End.Day), c.slot.End.Min)
+		}
+		sql := "UPDATE plan_operations SET start_day = v.sd, start_min = v.sm, end_day = v.ed, end_min = v.em FROM (VALUES " + string(q) +
+			") AS v(id, sd, sm, ed, em) WHERE plan_operations.id = v.id"
+		if !pg {
+			// SQLite names a VALUES table's columns column1, column2, …
+			sql = "UPDATE plan_operations SET start_day = v.column2, start_min = v.column3, end_day = v.column4, end_min = v.column5 FROM (VALUES " +
+				string(q) + ") AS v WHERE plan_operations.id = v.column1"
+		}
+		if err := tx.Exec(sql, args...).Error; err != nil {
+			return err
+		}
+		changes = changes[n:]
+	}
+	return nil
+}
