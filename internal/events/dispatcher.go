@@ -309,7 +309,7 @@ func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, er
 	if st.Lagging {
 		// The survey listed lanes with events up to the visible id; keep
 		// those with work up to the horizon.
-		if lanes, err = d.sql.lanesWithWork(ctx, d.db, d.surveyQuery(nil), horizon); err != nil {
+		if lanes, err = d.sql.lanesWithWork(ctx, d.db, d.surveyQuery(false), horizon); err != nil {
 			return st, runs, err
 		}
 	}
@@ -326,9 +326,10 @@ func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, er
 	return st, append(runs, more...), err
 }
 
-// surveyQuery describes this dispatcher's survey; with stop, one that may
-// claim the lanes with work, but those running here, in the same statement.
-func (d *Dispatcher) surveyQuery(stop context.Context) surveyQuery {
+// surveyQuery describes this dispatcher's survey; with claim, one that may
+// claim the lanes with work, but those running here, in the same statement
+// (once this process's subscribers are registered).
+func (d *Dispatcher) surveyQuery(claim bool) surveyQuery {
 	ns := make([]string, 0, len(d.reg.Subscribers()))
 	for _, s := range d.reg.Subscribers() {
 		ns = append(ns, s.Name)
@@ -338,7 +339,7 @@ func (d *Dispatcher) surveyQuery(stop context.Context) surveyQuery {
 		safe = -1
 	}
 	q := surveyQuery{names: ns, owner: d.opt.Owner, pending: d.horizon.pendingXIDs(), safe: safe, lease: d.opt.Lease, limit: surveyBatch(d.opt.BatchSize)}
-	if stop != nil && stop.Err() == nil {
+	if claim {
 		d.mu.Lock()
 		q.claim = d.registered
 		for k := range d.running {
@@ -356,7 +357,7 @@ func (d *Dispatcher) surveyQuery(stop context.Context) surveyQuery {
 func surveyBatch(batchSize int) int { return min(batchSize, 64) }
 
 func (d *Dispatcher) survey(ctx, stop context.Context) (surveyed, error) {
-	return d.sql.survey(ctx, d.db, d.surveyQuery(stop))
+	return d.sql.survey(ctx, d.db, d.surveyQuery(stop.Err() == nil))
 }
 
 func (d *Dispatcher) isRegistered() bool {
