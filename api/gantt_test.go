@@ -1,11 +1,7 @@
 package api_test
 
 import (
-	"bytes"
-	"encoding/xml"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -17,72 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/plan/svgtest"
 )
 
-// svgNode is an element of an SVG document, with the classes of its
-// ancestors and its own, the text of its <title> child and its text.
-type svgNode struct {
-	name    string
-	attr    map[string]string
-	classes []string // its ancestors' and its own, outermost first
-	title   string
-	text    string
-	parent  *svgNode
-}
-
-func (n *svgNode) in(class string) bool { return slices.Contains(n.classes, class) }
-
-// colors are the fill and stroke colours the node paints with.
-func (n *svgNode) colors() []string {
-	var out []string
-	for _, a := range []string{"fill", "stroke"} {
-		if c := strings.ToLower(n.attr[a]); c != "" && c != "none" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// parseSVGNodes reads the document with an XML decoder, failing on any error.
-func parseSVGNodes(t *testing.T, body []byte) []*svgNode {
+// parseSVGNodes reads the document, failing on any error.
+func parseSVGNodes(t *testing.T, body []byte) []*svgtest.Node {
 	t.Helper()
-	var all, stack []*svgNode
-	dec := xml.NewDecoder(bytes.NewReader(body))
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err, "the SVG is not well-formed XML")
-		switch tok := tok.(type) {
-		case xml.StartElement:
-			n := &svgNode{name: tok.Name.Local, attr: map[string]string{}}
-			for _, a := range tok.Attr {
-				n.attr[a.Name.Local] = a.Value
-			}
-			if len(stack) > 0 {
-				n.parent = stack[len(stack)-1]
-				n.classes = slices.Clone(n.parent.classes)
-			}
-			if c := n.attr["class"]; c != "" {
-				n.classes = append(n.classes, c)
-			}
-			stack = append(stack, n)
-			all = append(all, n)
-		case xml.EndElement:
-			n := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if n.name == "title" && len(stack) > 0 {
-				stack[len(stack)-1].title = n.text
-			}
-		case xml.CharData:
-			if len(stack) > 0 {
-				stack[len(stack)-1].text += string(tok)
-			}
-		}
-	}
-	require.Empty(t, stack)
-	return all
+	nodes, err := svgtest.Parse(body)
+	require.NoError(t, err, "the SVG is not well-formed XML")
+	return nodes
 }
 
 func TestSchedule_GanttMarks(t *testing.T) {
@@ -170,10 +109,10 @@ func TestSchedule_GanttMarks(t *testing.T) {
 		r = env.Do(http.MethodGet, path, nil, apptest.AdminToken, "Accept", "image/svg+xml")
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		nodes := parseSVGNodes(t, r.Body)
-		byClass := func(class string) []*svgNode {
-			var out []*svgNode
+		byClass := func(class string) []*svgtest.Node {
+			var out []*svgtest.Node
 			for _, n := range nodes {
-				if n.attr["class"] == class {
+				if n.Attr["class"] == class {
 					out = append(out, n)
 				}
 			}
@@ -191,47 +130,47 @@ func TestSchedule_GanttMarks(t *testing.T) {
 			orders := byClass("order")
 			require.NotEmpty(t, orders)
 			for _, g := range orders {
-				id, err := strconv.ParseInt(g.attr["data-prod-order-id"], 10, 64)
+				id, err := strconv.ParseInt(g.Attr["data-prod-order-id"], 10, 64)
 				require.NoError(t, err)
-				require.Contains(t, g.title, fmt.Sprintf("ПЗ №%d — %s", id, status[id]), "every bar has a tooltip")
-				require.Contains(t, g.title, "Артикулы: "+sku[id])
+				require.Contains(t, g.Title, fmt.Sprintf("ПЗ №%d — %s", id, status[id]), "every bar has a tooltip")
+				require.Contains(t, g.Title, "Артикулы: "+sku[id])
 			}
 			labels := map[string][]string{} // prod order id: its labels
 			for _, l := range byClass("label") {
-				g := l.parent
-				require.Equal(t, "order-label", g.attr["class"])
-				id := g.attr["data-prod-order-id"]
-				require.Contains(t, g.title, "ПЗ №"+id, "a label has its bar's tooltip")
-				labels[id] = append(labels[id], l.text)
+				g := l.Parent
+				require.Equal(t, "order-label", g.Attr["class"])
+				id := g.Attr["data-prod-order-id"]
+				require.Contains(t, g.Title, "ПЗ №"+id, "a label has its bar's tooltip")
+				labels[id] = append(labels[id], l.Text)
 			}
 			require.Contains(t, labels[fmt.Sprint(late.ID)], fmt.Sprintf("ПЗ №%d · SHK-RASP-1200", late.ID), "the wardrobes' long bars are labelled with their SKU")
 			require.Contains(t, labels[fmt.Sprint(small.ID)], fmt.Sprintf("ПЗ №%d · TMB-PRIK-450", small.ID), "the nightstand's short bars are labelled beside them")
 			english := regexp.MustCompile(`\b(launched|in_progress|done|cancelled|pending)\b`)
 			for _, n := range nodes {
-				require.False(t, english.MatchString(n.text), "%s: %q", n.name, n.text)
+				require.False(t, english.MatchString(n.Text), "%s: %q", n.Name, n.Text)
 			}
 		})
 
 		t.Run("OverloadColourOnlyOnOverloadedDays", func(t *testing.T) {
 			over := byClass("overload")
 			require.Len(t, over, len(overloaded))
-			color := strings.ToLower(over[0].attr["fill"])
+			color := strings.ToLower(over[0].Attr["fill"])
 			for _, n := range nodes {
-				if !slices.Contains(n.colors(), color) {
+				if !slices.Contains(n.Colors(), color) {
 					continue
 				}
-				if c := n.attr["class"]; c != "overload" && c != "swatch" {
-					require.Failf(t, "the overload colour on something else", "%s %v %v", n.name, n.classes, n.attr)
+				if c := n.Attr["class"]; c != "overload" && c != "swatch" {
+					require.Failf(t, "the overload colour on something else", "%s %v %v", n.Name, n.Classes, n.Attr)
 				}
 			}
 			// Each overload rectangle is on a day flagged overloaded, in its own lane.
 			lane := ""
 			for _, n := range nodes {
-				if n.attr["class"] == "lane" {
-					lane = n.attr["data-work-center-id"]
+				if n.Attr["class"] == "lane" {
+					lane = n.Attr["data-work-center-id"]
 				}
-				if n.attr["class"] == "overload" {
-					require.True(t, overloaded[lane+"/"+n.attr["data-date"]], "%s/%s", lane, n.attr["data-date"])
+				if n.Attr["class"] == "overload" {
+					require.True(t, overloaded[lane+"/"+n.Attr["data-date"]], "%s/%s", lane, n.Attr["data-date"])
 				}
 			}
 		})
@@ -240,12 +179,12 @@ func TestSchedule_GanttMarks(t *testing.T) {
 			legend, marks := map[string]bool{}, map[string]bool{}
 			for _, n := range nodes {
 				switch {
-				case n.in("swatch"):
-					for _, c := range n.colors() {
+				case n.In("swatch"):
+					for _, c := range n.Colors() {
 						legend[c] = true
 					}
-				case n.in("bar") || n.in("overload") || n.in("day-off") || n.in("due") || n.in("today"):
-					for _, c := range n.colors() {
+				case n.In("bar") || n.In("overload") || n.In("day-off") || n.In("due") || n.In("today"):
+					for _, c := range n.Colors() {
 						marks[c] = true
 					}
 				}
@@ -253,36 +192,36 @@ func TestSchedule_GanttMarks(t *testing.T) {
 			require.NotEmpty(t, legend)
 			require.Equal(t, marks, legend, "the legend's colours are the colours of the marks")
 			for _, b := range byClass("bar") {
-				require.True(t, legend[strings.ToLower(b.attr["fill"])], "bar colour %s is in the legend", b.attr["fill"])
+				require.True(t, legend[strings.ToLower(b.Attr["fill"])], "bar colour %s is in the legend", b.Attr["fill"])
 			}
 		})
 
 		t.Run("TodayLine", func(t *testing.T) {
 			today := byClass("today")
 			require.Len(t, today, 1)
-			require.Equal(t, "2026-11-16", today[0].attr["data-date"])
-			require.Contains(t, today[0].title, "Сегодня, 16.11")
-			var line *svgNode
+			require.Equal(t, "2026-11-16", today[0].Attr["data-date"])
+			require.Contains(t, today[0].Title, "Сегодня, 16.11")
+			var line *svgtest.Node
 			for _, n := range nodes {
-				if n.in("today") && n.name == "line" {
+				if n.In("today") && n.Name == "line" {
 					line = n
 				}
 			}
 			require.NotNil(t, line)
-			require.InDelta(t, left+2*dayW, num(line.attr["x1"]), 0.05, "at the start of the third day")
-			require.Equal(t, line.attr["x1"], line.attr["x2"])
+			require.InDelta(t, left+2*dayW, num(line.Attr["x1"]), 0.05, "at the start of the third day")
+			require.Equal(t, line.Attr["x1"], line.Attr["x2"])
 		})
 
 		t.Run("DueDates", func(t *testing.T) {
-			due := map[string]*svgNode{}
+			due := map[string]*svgtest.Node{}
 			for _, g := range byClass("due") {
-				due[g.attr["data-prod-order-id"]] = g
+				due[g.Attr["data-prod-order-id"]] = g
 			}
 			require.Len(t, due, 2, "the wardrobes and the nightstand; the sofa has no due date")
-			lineOf := func(g *svgNode) *svgNode {
+			lineOf := func(g *svgtest.Node) *svgtest.Node {
 				i := slices.Index(nodes, g)
 				for _, n := range nodes[i+1:] {
-					if n.name == "line" {
+					if n.Name == "line" {
 						return n
 					}
 				}
@@ -292,28 +231,28 @@ func TestSchedule_GanttMarks(t *testing.T) {
 			require.NotNil(t, w)
 			require.NotNil(t, n)
 			// At the end of the due day: 17.11 is the fourth day, 18.11 the fifth.
-			require.InDelta(t, left+4*dayW, num(lineOf(w).attr["x1"]), 0.05)
-			require.InDelta(t, left+5*dayW, num(lineOf(n).attr["x1"]), 0.05)
-			require.Contains(t, w.title, "Срок ПЗ №")
-			require.Contains(t, w.title, "позже срока")
-			require.Contains(t, n.title, "в срок")
+			require.InDelta(t, left+4*dayW, num(lineOf(w).Attr["x1"]), 0.05)
+			require.InDelta(t, left+5*dayW, num(lineOf(n).Attr["x1"]), 0.05)
+			require.Contains(t, w.Title, "Срок ПЗ №")
+			require.Contains(t, w.Title, "позже срока")
+			require.Contains(t, n.Title, "в срок")
 			// The late order's marker is in the late colour, which outlines its
 			// bars, and no one else's; the legend names it.
-			lateColor := strings.ToLower(lineOf(w).attr["stroke"])
-			require.NotEqual(t, lateColor, strings.ToLower(lineOf(n).attr["stroke"]))
+			lateColor := strings.ToLower(lineOf(w).Attr["stroke"])
+			require.NotEqual(t, lateColor, strings.ToLower(lineOf(n).Attr["stroke"]))
 			for _, b := range byClass("bar") {
-				if b.attr["data-prod-order-id"] == fmt.Sprint(late.ID) {
-					require.Equal(t, lateColor, strings.ToLower(b.attr["stroke"]))
+				if b.Attr["data-prod-order-id"] == fmt.Sprint(late.ID) {
+					require.Equal(t, lateColor, strings.ToLower(b.Attr["stroke"]))
 				} else {
-					require.NotEqual(t, lateColor, strings.ToLower(b.attr["stroke"]))
+					require.NotEqual(t, lateColor, strings.ToLower(b.Attr["stroke"]))
 				}
 			}
 			named := ""
 			for _, n := range nodes {
-				if n.in("swatch") && slices.Contains(n.colors(), lateColor) {
+				if n.In("swatch") && slices.Contains(n.Colors(), lateColor) {
 					for _, m := range nodes {
-						if m.parent == n.parent && m.name == "text" {
-							named += m.text + ";"
+						if m.Parent == n.Parent && m.Name == "text" {
+							named += m.Text + ";"
 						}
 					}
 				}

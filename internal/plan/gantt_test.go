@@ -2,9 +2,6 @@ package plan
 
 import (
 	"bytes"
-	"encoding/xml"
-	"errors"
-	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,70 +10,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tsekh/tsekh/internal/plan/svgtest"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
-type ganttNode struct {
-	name   string
-	attr   map[string]string
-	class  []string // its ancestors' and its own
-	title  string
-	text   string
-	parent *ganttNode
-}
-
-func (n *ganttNode) in(c string) bool { return slices.Contains(n.class, c) }
-
-func (n *ganttNode) colors() []string {
-	var out []string
-	for _, a := range []string{"fill", "stroke"} {
-		if c := n.attr[a]; c != "" && c != "none" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func renderNodes(t *testing.T, v ScheduleView) (string, []*ganttNode) {
+func renderNodes(t *testing.T, v ScheduleView) (string, []*svgtest.Node) {
 	t.Helper()
 	var b bytes.Buffer
 	require.NoError(t, RenderGantt(&b, v))
-	var all, stack []*ganttNode
-	dec := xml.NewDecoder(bytes.NewReader(b.Bytes()))
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err, "the SVG is not well-formed XML")
-		switch tok := tok.(type) {
-		case xml.StartElement:
-			n := &ganttNode{name: tok.Name.Local, attr: map[string]string{}}
-			for _, a := range tok.Attr {
-				n.attr[a.Name.Local] = a.Value
-			}
-			if len(stack) > 0 {
-				n.parent = stack[len(stack)-1]
-				n.class = slices.Clone(n.parent.class)
-			}
-			if c := n.attr["class"]; c != "" {
-				n.class = append(n.class, c)
-			}
-			stack = append(stack, n)
-			all = append(all, n)
-		case xml.EndElement:
-			n := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if n.name == "title" && len(stack) > 0 {
-				stack[len(stack)-1].title = n.text
-			}
-		case xml.CharData:
-			if len(stack) > 0 {
-				stack[len(stack)-1].text += string(tok)
-			}
-		}
-	}
-	return b.String(), all
+	nodes, err := svgtest.Parse(b.Bytes())
+	require.NoError(t, err, "the SVG is not well-formed XML")
+	return b.String(), nodes
 }
 
 func date(s string) database.Date { return database.DateOf(day(s)) }
@@ -125,10 +69,10 @@ func TestRenderGantt(t *testing.T) {
 	t.Parallel()
 	const left, dayW = 260.0, 64.0 // seven days of 64 px after the lanes' names
 	doc, nodes := renderNodes(t, ganttView())
-	of := func(class string) []*ganttNode {
-		var out []*ganttNode
+	of := func(class string) []*svgtest.Node {
+		var out []*svgtest.Node
 		for _, n := range nodes {
-			if n.attr["class"] == class {
+			if n.Attr["class"] == class {
 				out = append(out, n)
 			}
 		}
@@ -144,7 +88,7 @@ func TestRenderGantt(t *testing.T) {
 		require.Contains(t, doc, `Раскрой &lt;А&amp;Б&gt; &#34;Ф&#34;`)
 		names := map[string]bool{}
 		for _, n := range nodes {
-			names[n.text] = true
+			names[n.Text] = true
 		}
 		require.True(t, names[`Раскрой <А&Б> "Ф"`], "the name reads back as it was")
 	})
@@ -155,11 +99,11 @@ func TestRenderGantt(t *testing.T) {
 		}
 		english := regexp.MustCompile(`\b(launched|in_progress|done|cancelled|pending|closed)\b`)
 		for _, n := range nodes {
-			require.False(t, english.MatchString(n.text), "%s: %q", n.name, n.text)
+			require.False(t, english.MatchString(n.Text), "%s: %q", n.Name, n.Text)
 		}
 		titles := map[string]string{}
 		for _, g := range of("order") {
-			titles[g.attr["data-prod-order-id"]] = g.title
+			titles[g.Attr["data-prod-order-id"]] = g.Title
 		}
 		require.Len(t, titles, 4, "every bar has a tooltip")
 		require.Contains(t, titles["7"], "ПЗ №7 — в работе\nЗаказы №3, №4\nАртикулы: SHK-<1>&2, TMB-PRIK-450\nCUT: операций 40, выполнено 12, 1440 мин")
@@ -170,31 +114,31 @@ func TestRenderGantt(t *testing.T) {
 	})
 
 	t.Run("Labels", func(t *testing.T) {
-		labels := map[string]*ganttNode{}
+		labels := map[string]*svgtest.Node{}
 		for _, l := range of("label") {
-			labels[l.parent.attr["data-prod-order-id"]] = l
-			require.NotEmpty(t, l.parent.title, "a label has its bar's tooltip")
+			labels[l.Parent.Attr["data-prod-order-id"]] = l
+			require.NotEmpty(t, l.Parent.Title, "a label has its bar's tooltip")
 		}
-		bars := map[string]*ganttNode{}
+		bars := map[string]*svgtest.Node{}
 		for _, b := range of("bar") {
-			bars[b.attr["data-prod-order-id"]] = b
+			bars[b.Attr["data-prod-order-id"]] = b
 		}
 		// The long bar: on it, with both sales orders; the sliver: beside it.
-		require.Equal(t, "ПЗ №7 · SHK-<1>&2 +1 · заказы №3, №4 · срок 17.11", labels["7"].text)
-		require.Less(t, num(labels["7"].attr["x"]), num(bars["7"].attr["x"])+num(bars["7"].attr["width"]))
-		require.Equal(t, "ПЗ №8 · TMB-PRIK-450", labels["8"].text)
-		require.GreaterOrEqual(t, num(labels["8"].attr["x"]), num(bars["8"].attr["x"])+num(bars["8"].attr["width"]))
-		require.Equal(t, "ПЗ №9 · DIV-CHESTER-3", labels["9"].text)
+		require.Equal(t, "ПЗ №7 · SHK-<1>&2 +1 · заказы №3, №4 · срок 17.11", labels["7"].Text)
+		require.Less(t, num(labels["7"].Attr["x"]), num(bars["7"].Attr["x"])+num(bars["7"].Attr["width"]))
+		require.Equal(t, "ПЗ №8 · TMB-PRIK-450", labels["8"].Text)
+		require.GreaterOrEqual(t, num(labels["8"].Attr["x"]), num(bars["8"].Attr["x"])+num(bars["8"].Attr["width"]))
+		require.Equal(t, "ПЗ №9 · DIV-CHESTER-3", labels["9"].Text)
 	})
 
 	t.Run("OverloadColour", func(t *testing.T) {
 		over := of("overload")
 		require.Len(t, over, 1)
-		require.Equal(t, "2026-11-17", over[0].attr["data-date"])
-		require.Equal(t, "1", over[0].parent.attr["data-work-center-id"])
+		require.Equal(t, "2026-11-17", over[0].Attr["data-date"])
+		require.Equal(t, "1", over[0].Parent.Attr["data-work-center-id"])
 		for _, n := range nodes {
-			if slices.Contains(n.colors(), ganttOverloadColor) {
-				require.Contains(t, []string{"overload", "swatch"}, n.attr["class"], "%s %v", n.name, n.attr)
+			if slices.Contains(n.Colors(), ganttOverloadColor) {
+				require.Contains(t, []string{"overload", "swatch"}, n.Attr["class"], "%s %v", n.Name, n.Attr)
 			}
 		}
 	})
@@ -203,12 +147,12 @@ func TestRenderGantt(t *testing.T) {
 		legend, marks := map[string]bool{}, map[string]bool{}
 		for _, n := range nodes {
 			switch {
-			case n.in("swatch"):
-				for _, c := range n.colors() {
+			case n.In("swatch"):
+				for _, c := range n.Colors() {
 					legend[c] = true
 				}
-			case n.in("bar") || n.in("overload") || n.in("day-off") || n.in("due") || n.in("today"):
-				for _, c := range n.colors() {
+			case n.In("bar") || n.In("overload") || n.In("day-off") || n.In("due") || n.In("today"):
+				for _, c := range n.Colors() {
 					marks[c] = true
 				}
 			}
@@ -216,8 +160,8 @@ func TestRenderGantt(t *testing.T) {
 		require.Equal(t, marks, legend)
 		var texts []string
 		for _, n := range nodes {
-			if n.name == "text" && n.in("legend-item") {
-				texts = append(texts, n.text)
+			if n.Name == "text" && n.In("legend-item") {
+				texts = append(texts, n.Text)
 			}
 		}
 		require.Equal(t, []string{"ПЗ запущен", "ПЗ в работе", "ПЗ готов", "ПЗ: прочее", "готовность (ETA) позже срока",
@@ -227,33 +171,33 @@ func TestRenderGantt(t *testing.T) {
 	t.Run("Today", func(t *testing.T) {
 		today := of("today")
 		require.Len(t, today, 1)
-		var line *ganttNode
+		var line *svgtest.Node
 		for _, n := range nodes {
-			if n.name == "line" && n.in("today") {
+			if n.Name == "line" && n.In("today") {
 				line = n
 			}
 		}
-		require.InDelta(t, left+2*dayW, num(line.attr["x1"]), 0.05)
-		require.Equal(t, ganttTodayColor, line.attr["stroke"])
+		require.InDelta(t, left+2*dayW, num(line.Attr["x1"]), 0.05)
+		require.Equal(t, ganttTodayColor, line.Attr["stroke"])
 	})
 
 	t.Run("DueDates", func(t *testing.T) {
-		due := map[string]*ganttNode{}
+		due := map[string]*svgtest.Node{}
 		for _, n := range nodes {
-			if n.name == "line" && n.in("due") {
-				due[n.parent.attr["data-prod-order-id"]] = n
+			if n.Name == "line" && n.In("due") {
+				due[n.Parent.Attr["data-prod-order-id"]] = n
 			}
 		}
 		require.Len(t, due, 2, "orders 7 and 9; 8 and 10 have no due date")
-		require.InDelta(t, left+4*dayW, num(due["7"].attr["x1"]), 0.05, "the end of 17.11")
-		require.Equal(t, ganttLateColor, due["7"].attr["stroke"])
-		require.InDelta(t, left+7*dayW, num(due["9"].attr["x1"]), 0.05, "the end of 20.11")
-		require.Equal(t, ganttDueColor, due["9"].attr["stroke"])
+		require.InDelta(t, left+4*dayW, num(due["7"].Attr["x1"]), 0.05, "the end of 17.11")
+		require.Equal(t, ganttLateColor, due["7"].Attr["stroke"])
+		require.InDelta(t, left+7*dayW, num(due["9"].Attr["x1"]), 0.05, "the end of 20.11")
+		require.Equal(t, ganttDueColor, due["9"].Attr["stroke"])
 		for _, b := range of("bar") {
-			if b.attr["data-prod-order-id"] == "7" {
-				require.Equal(t, ganttLateColor, b.attr["stroke"], "a late order's bars are outlined")
+			if b.Attr["data-prod-order-id"] == "7" {
+				require.Equal(t, ganttLateColor, b.Attr["stroke"], "a late order's bars are outlined")
 			} else {
-				require.Empty(t, b.attr["stroke"])
+				require.Empty(t, b.Attr["stroke"])
 			}
 		}
 	})
@@ -267,11 +211,11 @@ func TestRenderGantt(t *testing.T) {
 		_, nodes := renderNodes(t, v)
 		var texts []string
 		for _, n := range nodes {
-			require.NotEqual(t, "today", n.attr["class"])
-			require.NotEqual(t, "due", n.attr["class"])
-			require.NotEqual(t, "overload", n.attr["class"])
-			if n.name == "text" && n.in("legend-item") {
-				texts = append(texts, n.text)
+			require.NotEqual(t, "today", n.Attr["class"])
+			require.NotEqual(t, "due", n.Attr["class"])
+			require.NotEqual(t, "overload", n.Attr["class"])
+			if n.Name == "text" && n.In("legend-item") {
+				texts = append(texts, n.Text)
 			}
 		}
 		require.Equal(t, []string{"ПЗ запущен", "выходной"}, texts)
