@@ -168,42 +168,9 @@ func TestCancel_RacesLaunch(t *testing.T) {
 		outcomes := map[string]int{}
 		for round := range rounds {
 			orderID, ids := receive(t, env, line{"TMB-PRIK-450", 1})
-			var launchStatus, cancelStatus int
-			var wg sync.WaitGroup
-			start, done := make(chan struct{}), make(chan struct{})
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				<-start
-				launchStatus = env.Admin(http.MethodPost, "/api/v1/production-orders", map[string]any{"items": ids}).Status
-			}()
-			go func() {
-				defer wg.Done()
-				<-start
-				// From before the launch to after the dispatcher told sales of it.
-				time.Sleep(time.Duration(round%10) * 4 * time.Millisecond)
-				cancelStatus = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", orderID), nil).Status
-			}()
-			drained := make(chan struct{})
-			go func() {
-				defer close(drained)
-				<-start
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				for {
-					_, _ = env.App.Dispatcher.Drain(ctx)
-					select {
-					case <-done:
-						return
-					default:
-					}
-				}
-			}()
-			close(start)
-			wg.Wait()
-			close(done)
-			<-drained
-			env.Dispatch()
+			launchStatus, cancelStatus := raceLaunch(env, round, ids, func() int {
+				return env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", orderID), nil).Status
+			})
 
 			require.Contains(t, []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity}, launchStatus, "round %d", round)
 			require.Contains(t, []int{http.StatusOK, http.StatusConflict}, cancelStatus, "round %d", round)
@@ -249,4 +216,46 @@ func TestCancel_RacesLaunch(t *testing.T) {
 			}
 		}
 	})
+}
+
+// raceLaunch launches the items while other runs (after a delay that moves
+// with the round, from before the launch to after the dispatcher has told
+// sales of it) and the dispatcher drains all the while; it returns both
+// answers' statuses once everything has been dispatched.
+func raceLaunch(env *apptest.Env, round int, ids []int64, other func() int) (launchStatus, otherStatus int) {
+	var wg sync.WaitGroup
+	start, done := make(chan struct{}), make(chan struct{})
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		<-start
+		launchStatus = env.Admin(http.MethodPost, "/api/v1/production-orders", map[string]any{"items": ids}).Status
+	}()
+	go func() {
+		defer wg.Done()
+		<-start
+		time.Sleep(time.Duration(round%10) * 4 * time.Millisecond)
+		otherStatus = other()
+	}()
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		<-start
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for {
+			_, _ = env.App.Dispatcher.Drain(ctx)
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	}()
+	close(start)
+	wg.Wait()
+	close(done)
+	<-drained
+	env.Dispatch()
+	return launchStatus, otherStatus
 }

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -596,43 +595,10 @@ func TestChanges_RacesLaunch(t *testing.T) {
 		outcomes := map[string]int{}
 		for round := range rounds {
 			orderID, ids := receive(t, env, line{"TMB-PRIK-450", 1})
-			var launchStatus, patchStatus int
-			var wg sync.WaitGroup
-			start, done := make(chan struct{}), make(chan struct{})
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				<-start
-				launchStatus = env.Admin(http.MethodPost, "/api/v1/production-orders", map[string]any{"items": ids}).Status
-			}()
-			go func() {
-				defer wg.Done()
-				<-start
-				// From before the launch to after the dispatcher told sales of it.
-				time.Sleep(time.Duration(round%10) * 4 * time.Millisecond)
-				patchStatus = env.Admin(http.MethodPatch, fmt.Sprintf("/api/v1/orders/%d", orderID),
+			launchStatus, patchStatus := raceLaunch(env, round, ids, func() int {
+				return env.Admin(http.MethodPatch, fmt.Sprintf("/api/v1/orders/%d", orderID),
 					map[string]any{"items": []map[string]any{{"id": ids[0], "qty": 2}}}).Status
-			}()
-			drained := make(chan struct{})
-			go func() {
-				defer close(drained)
-				<-start
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				for {
-					_, _ = env.App.Dispatcher.Drain(ctx)
-					select {
-					case <-done:
-						return
-					default:
-					}
-				}
-			}()
-			close(start)
-			wg.Wait()
-			close(done)
-			<-drained
-			env.Dispatch()
+			})
 			require.Contains(t, []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity}, launchStatus, "round %d", round)
 			require.Contains(t, []int{http.StatusOK, http.StatusConflict}, patchStatus, "round %d", round)
 			outcomes[fmt.Sprintf("launch %d, change %d", launchStatus, patchStatus)]++
