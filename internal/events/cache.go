@@ -88,14 +88,13 @@ func (c *batchCache) get(ctx context.Context, part int, from, horizon int64) ([]
 	return events, covered, nil
 }
 
-// put holds a batch read elsewhere (by a claim, of at most limit events)
-// for the lanes that follow.
-func (c *batchCache) put(part int, from, horizon int64, events []Event, limit int) {
+// put holds a batch read elsewhere (by a claim) for the lanes that follow.
+func (c *batchCache) put(part int, from, horizon int64, events []Event) {
 	if len(events) == 0 {
 		return
 	}
 	e := &cacheEntry{ready: make(chan struct{}), events: events, covered: horizon}
-	if len(events) >= limit {
+	if len(events) >= c.batchSize {
 		e.covered = events[len(events)-1].ID
 	}
 	close(e.ready)

@@ -267,7 +267,7 @@ func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, er
 	d.passMu.Lock()
 	defer d.passMu.Unlock()
 	var st PassStats
-	sv, err := d.survey(ctx, stop)
+	sv, err := d.survey(ctx)
 	if err != nil {
 		return st, nil, err
 	}
@@ -280,7 +280,7 @@ func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, er
 		if err := d.register(ctx, horizon); err != nil {
 			return st, nil, fmt.Errorf("events: register subscribers: %w", err)
 		}
-		if sv, err = d.survey(ctx, stop); err != nil {
+		if sv, err = d.survey(ctx); err != nil {
 			return st, nil, err
 		}
 		horizon, visible = d.horizon.advance(sv)
@@ -288,76 +288,34 @@ func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, er
 	d.heartbeat(ctx, false)
 	st.Lagging = visible > horizon
 	st.RetryWaiting, st.NextRetry = sv.nextRetry.Valid, time.Duration(sv.nextRetry.Float64*float64(time.Second))
+	lanes := sv.lanes
+	if st.Lagging {
+		// The survey listed lanes with events up to the visible id; keep
+		// those with work up to the horizon.
+		if lanes, err = d.sql.lanesWithWork(ctx, d.db, d.surveyQuery(), horizon); err != nil {
+			return st, nil, err
+		}
+	}
 	// A lane running here is asked to look again up to the horizon, or in
 	// any case when a retry is due (which the survey does not place).
 	rerunUpTo := horizon
 	if st.RetryWaiting && st.NextRetry <= 0 {
 		rerunUpTo = math.MaxInt64
 	}
-	// The lanes the survey claimed itself, with their first batches: the
-	// journal was final up to visible in its snapshot.
-	var runs []*laneRun
-	claimed := map[laneKey]bool{}
-	for _, g := range sv.claimed {
-		d.cache.put(g.part, g.pos, sv.visible, g.batch, surveyBatch(d.opt.BatchSize))
-		runs = append(runs, d.startClaimed(ctx, stop, g.part, g.pos, g.lanes, rerunUpTo)...)
-		for _, c := range g.lanes {
-			claimed[laneKey{c.sub, g.part}] = true
-		}
-	}
-	lanes := sv.lanes
-	if st.Lagging {
-		// The survey listed lanes with events up to the visible id; keep
-		// those with work up to the horizon.
-		if lanes, err = d.sql.lanesWithWork(ctx, d.db, d.surveyQuery(false), horizon); err != nil {
-			return st, runs, err
-		}
-	}
-	if len(claimed) > 0 {
-		rest := lanes[:0:0]
-		for _, l := range lanes {
-			if !claimed[l.laneKey] {
-				rest = append(rest, l)
-			}
-		}
-		lanes = rest
-	}
-	more, err := d.startLanes(ctx, stop, lanes, horizon, rerunUpTo)
-	return st, append(runs, more...), err
+	runs, err := d.startLanes(ctx, stop, lanes, horizon, rerunUpTo)
+	return st, runs, err
 }
 
-// surveyQuery describes this dispatcher's survey; with claim, one that may
-// claim the lanes with work, but those running here, in the same statement
-// (once this process's subscribers are registered).
-func (d *Dispatcher) surveyQuery(claim bool) surveyQuery {
+func (d *Dispatcher) surveyQuery() surveyQuery {
 	ns := make([]string, 0, len(d.reg.Subscribers()))
 	for _, s := range d.reg.Subscribers() {
 		ns = append(ns, s.Name)
 	}
-	safe, known := d.horizon.current()
-	if !known {
-		safe = -1
-	}
-	q := surveyQuery{names: ns, owner: d.opt.Owner, pending: d.horizon.pendingXIDs(), safe: safe, lease: d.opt.Lease, limit: surveyBatch(d.opt.BatchSize)}
-	if claim {
-		d.mu.Lock()
-		q.claim = d.registered
-		for k := range d.running {
-			q.running = append(q.running, k)
-		}
-		d.mu.Unlock()
-	}
-	return q
+	return surveyQuery{names: ns, owner: d.opt.Owner, pending: d.horizon.pendingXIDs()}
 }
 
-// surveyBatch is how many events the survey reads for each group of lanes it
-// claims: enough for the events written one by one that it is there for,
-// little enough that a survey over a backlog (sixteen partitions' groups)
-// stays a small read. The lanes go on in batches of their own.
-func surveyBatch(batchSize int) int { return min(batchSize, 64) }
-
-func (d *Dispatcher) survey(ctx, stop context.Context) (surveyed, error) {
-	return d.sql.survey(ctx, d.db, d.surveyQuery(stop.Err() == nil))
+func (d *Dispatcher) survey(ctx context.Context) (surveyed, error) {
+	return d.sql.survey(ctx, d.db, d.surveyQuery())
 }
 
 func (d *Dispatcher) isRegistered() bool {
@@ -382,15 +340,7 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horiz
 	d.mu.Lock()
 	for _, l := range lanes {
 		if lr, ok := d.running[l.laneKey]; ok {
-			// Only for an event it may not have covered: the lane's
-			// next event as the survey saw it (often one the lane is
-			// dispatching already), or a retry due.
-			switch {
-			case rerunUpTo == math.MaxInt64 || l.next == 0:
-				lr.lookAgain(math.MaxInt64)
-			case l.next <= horizon:
-				lr.lookAgain(l.next)
-			}
+			lr.lookAgain(rerunUpTo)
 			runs = append(runs, lr)
 			continue
 		}
@@ -422,34 +372,26 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horiz
 		if len(claimed) == 0 {
 			continue
 		}
-		d.cache.put(g.part, g.pos, horizon, batch, d.opt.BatchSize)
-		runs = append(runs, d.startClaimed(ctx, stop, g.part, g.pos, claimed, rerunUpTo)...)
+		d.cache.put(g.part, g.pos, horizon, batch)
+		for _, c := range claimed {
+			s := d.reg.Subscriber(c.sub)
+			lr := &laneRun{key: laneKey{c.sub, g.part}, sub: s, pos: g.pos, open: c.open, due: c.due, held: true, done: make(chan struct{})}
+			d.mu.Lock()
+			if prev, ok := d.running[lr.key]; ok {
+				// Started meanwhile by another pass: that goroutine owns it.
+				prev.lookAgain(rerunUpTo)
+				d.mu.Unlock()
+				runs = append(runs, prev)
+				continue
+			}
+			d.running[lr.key] = lr
+			d.ensureRenewer()
+			d.mu.Unlock()
+			runs = append(runs, lr)
+			go d.runLane(ctx, stop, lr)
+		}
 	}
 	return runs, errors.Join(errs...)
-}
-
-// startClaimed starts a goroutine for each lane of the partition claimed at
-// pos; a lane started meanwhile by another pass is asked to look again.
-func (d *Dispatcher) startClaimed(ctx, stop context.Context, part int, pos int64, claimed []claimedLane, rerunUpTo int64) []*laneRun {
-	var runs []*laneRun
-	for _, c := range claimed {
-		s := d.reg.Subscriber(c.sub)
-		lr := &laneRun{key: laneKey{c.sub, part}, sub: s, pos: pos, open: c.open, due: c.due, held: true, done: make(chan struct{})}
-		d.mu.Lock()
-		if prev, ok := d.running[lr.key]; ok {
-			// Started meanwhile by another pass: that goroutine owns it.
-			prev.lookAgain(rerunUpTo)
-			d.mu.Unlock()
-			runs = append(runs, prev)
-			continue
-		}
-		d.running[lr.key] = lr
-		d.ensureRenewer()
-		d.mu.Unlock()
-		runs = append(runs, lr)
-		go d.runLane(ctx, stop, lr)
-	}
-	return runs
 }
 
 // ensureRenewer starts the goroutine that renews the leases of the lanes

@@ -403,47 +403,6 @@ func TestDispatcher_InterleavedCommitsLoseNothing(t *testing.T) {
 	})
 }
 
-// A writer in flight that has taken no event id yet cannot commit one below
-// the events visible now: when no id is missing above the horizon, those
-// events go out at once instead of waiting for the writer to end. Once the
-// writer takes an id and another commits above it, the gap holds dispatch
-// back again until the writer ends.
-func TestDispatcher_WriterInFlightWithoutIDDoesNotHoldBack(t *testing.T) {
-	db := dbtest.New(t, database.Postgres)
-	f := newFixture(t, db)
-	ctx := context.Background()
-	add(t, db, "thing.created", 1)
-	drain(t, f.disp) // the horizon is established
-
-	// A writer of the journal, with its xid and its lock on events, but no id.
-	txW := db.Begin()
-	t.Cleanup(func() { txW.Rollback() })
-	require.NoError(t, txW.Exec("INSERT INTO test_effects (event_id, subscriber) VALUES (-1, 'owner-data')").Error)
-	require.NoError(t, txW.Exec("LOCK TABLE events IN ROW EXCLUSIVE MODE").Error)
-
-	add(t, db, "thing.created", 2)
-	st, err := f.disp.RunOnce(ctx)
-	require.NoError(t, err)
-	require.False(t, st.Lagging, "no id is missing: nothing to wait for: %+v", st)
-	require.EqualValues(t, 2, f.calls0("recorder"), "the event committed after the writer began goes out")
-
-	// Now the writer takes an id, and a later one commits above it.
-	require.NoError(t, events.Add(ctx, txW, events.New{Type: "thing.created", AggregateType: "things", AggregateID: 3, Payload: map[string]any{}}))
-	idW, err := dbtest.LastEventID(txW)
-	require.NoError(t, err)
-	add(t, db, "thing.created", 4)
-	st, err = f.disp.RunOnce(ctx)
-	require.NoError(t, err)
-	require.True(t, st.Lagging, "the writer's id is missing below a visible one: %+v", st)
-	require.EqualValues(t, 2, f.calls0("recorder"), "nothing past the gap while its writer is in flight")
-
-	require.NoError(t, txW.Commit().Error)
-	drain(t, f.disp)
-	var got []int64
-	require.NoError(t, db.Raw("SELECT event_id FROM test_effects WHERE subscriber = 'recorder' AND event_id >= ? ORDER BY event_id", idW).Scan(&got).Error)
-	require.Equal(t, []int64{idW, idW + 1}, got)
-}
-
 func TestDispatcher_ConcurrentWritersAndDispatchers(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)

@@ -15,16 +15,7 @@ import "sync"
 // them have ended (their transactionid lock is gone), ids <= M are final.
 // Only writers of this events table count: a long transaction elsewhere on
 // the cluster (another schema, another database, a bulk load) does not hold
-// dispatch back.
-//
-// Most of the time a quicker proof holds: event ids come from one sequence,
-// and an id belongs to one transaction. When every id above the safe horizon
-// up to M is visible (no gap), none of them is held by a transaction in
-// flight, and an id taken later is above M: M is final at once, without
-// waiting for the writers in flight to end. A writer that starts while
-// events are dispatched (every request of a busy service) then no longer
-// holds back the events committed before it. A gap (an id taken by a
-// transaction still in flight, or rolled back) leaves it to the locks. No xid is stored in the journal, so a dump restored into a
+// dispatch back. No xid is stored in the journal, so a dump restored into a
 // new cluster, where xids start again, dispatches as before. SQLite has one
 // writer at a time, so ids commit in order and everything visible is final.
 type commitHorizon struct {
@@ -85,9 +76,8 @@ func (h *commitHorizon) advance(sv surveyed) (safe, visible int64) {
 		}
 	}
 	// This survey's writers were running during it: its own checkpoint is
-	// final at once only when there were none, or when no id up to it is
-	// missing above a safe horizon this process had established.
-	if len(sv.writers) == 0 || (sv.gapless && h.known) {
+	// final at once only when there were none.
+	if len(sv.writers) == 0 {
 		h.safe, h.known = max(h.safe, sv.visible), true
 	} else if n := len(h.checkpoints); sv.visible > h.safe && (n == 0 || h.checkpoints[n-1].maxID < sv.visible) {
 		h.checkpoints = append(h.checkpoints, checkpoint{maxID: sv.visible, xids: sv.writers})

@@ -104,7 +104,7 @@ func (d *Dispatcher) reclaim(ctx context.Context, lr *laneRun) bool {
 	if len(claimed) != 1 {
 		return false
 	}
-	d.cache.put(lr.key.part, lr.pos, h, batch, d.opt.BatchSize)
+	d.cache.put(lr.key.part, lr.pos, h, batch)
 	lr.open, lr.due = claimed[0].open, claimed[0].due
 	return true
 }

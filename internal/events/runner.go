@@ -69,12 +69,9 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	r.sched = s
 	// A lane that did something may have left work behind it: events that a
-	// local subscriber wrote into partitions already passed, retries. With
-	// LISTEN, the events' own NOTIFY wakes the runner; only a failure, whose
-	// retry the next pass schedules, needs a pass of its own.
-	listening := r.opt.ListenURL != ""
+	// local subscriber wrote into partitions already passed, retries.
 	r.d.SetLaneDone(func(st PassStats) {
-		if st.Busy() && (!listening || st.Failed > 0) {
+		if st.Busy() {
 			r.Wake()
 		}
 	})

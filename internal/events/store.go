@@ -66,36 +66,16 @@ type objectKey struct {
 	aggID   int64
 }
 
-// laneAt is a lane with work, where it stands, and the id of the next event
-// of its partition after that (0 when its work is only a retry due).
+// laneAt is a lane with work and where it stands.
 type laneAt struct {
 	laneKey
 	position int64
-	next     int64
 }
 
 type surveyQuery struct {
 	names   []string // the subscribers this dispatcher runs (and has registered)
 	owner   string
 	pending []string // PostgreSQL: the xids of the checkpoints not yet final
-	safe    int64    // PostgreSQL: the horizon established so far; -1 when none is
-
-	// claim asks the survey, where the dialect can, to claim in the same
-	// statement the lanes with work (but those in running) when the journal
-	// proves final up to its newest id, and to read their first batches.
-	claim   bool
-	lease   time.Duration
-	limit   int
-	running []laneKey // lanes with a goroutine in this process
-}
-
-// claimedGroup is lanes of one partition, at one position, claimed by the
-// survey, and their first batch.
-type claimedGroup struct {
-	part  int
-	pos   int64
-	lanes []claimedLane
-	batch []Event
 }
 
 // surveyed is what a pass starts from.
@@ -105,12 +85,6 @@ type surveyed struct {
 	running   []string        // PostgreSQL: those of the checkpoints' transactions still running
 	lanes     []laneAt        // lanes with events past their position up to visible, or a retry due, not leased by another
 	nextRetry sql.NullFloat64 // seconds until the earliest retry of a subscriber run here
-	// gapless (PostgreSQL) tells that every id from the safe horizon up to
-	// visible is visible: no transaction still in flight holds one of them.
-	gapless bool
-	// claimed are the lanes the survey claimed (surveyQuery.claim), with
-	// their first batches up to visible, which is then the horizon.
-	claimed []claimedGroup
 }
 
 type claimQuery struct {
@@ -150,16 +124,15 @@ func parseLanes(list string) ([]laneAt, error) {
 	var out []laneAt
 	for _, x := range splitList(list) {
 		f := strings.Fields(x)
-		if len(f) != 4 {
+		if len(f) != 3 {
 			return nil, fmt.Errorf("events: lane %q", x)
 		}
 		p, err1 := strconv.Atoi(f[1])
 		pos, err2 := strconv.ParseInt(f[2], 10, 64)
-		next, err3 := strconv.ParseInt(f[3], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
+		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("events: lane %q", x)
 		}
-		out = append(out, laneAt{laneKey{f[0], p}, pos, next})
+		out = append(out, laneAt{laneKey{f[0], p}, pos})
 	}
 	return out, nil
 }
@@ -243,8 +216,8 @@ func (r *eventRow) event() Event {
 // the SQL expression upto and the next event of a lane found by next (an
 // expression over the lane l, true when it has one up to upto); it takes the
 // named arguments @names and @owner.
-func lanesWithWorkSQL(now, join, nextID, next string) string {
-	return `SELECT l.subscriber, l.partition, l.position, coalesce(` + nextID + `, 0) AS next FROM events_lanes l` + join + `
+func lanesWithWorkSQL(now, join, next string) string {
+	return `SELECT l.subscriber, l.partition, l.position FROM events_lanes l` + join + `
 WHERE l.subscriber IN @names AND (l.owner IS NULL OR l.owner = @owner OR l.lease_until < ` + now + `)
   AND (` + next + `
     OR EXISTS (SELECT 1 FROM events_deliveries r WHERE r.subscriber = l.subscriber AND r.partition = l.partition

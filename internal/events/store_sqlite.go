@@ -27,8 +27,7 @@ FROM events`, map[string]any{"names": names(q.names)}).Row().Scan(&sv.visible, &
 func (sqliteStatements) lanesWithWork(ctx context.Context, db *gorm.DB, q surveyQuery, upto int64) ([]laneAt, error) {
 	now := database.Now(db)
 	next := `EXISTS (SELECT 1 FROM events e WHERE e.partition = l.partition AND e.id > l.position AND e.id <= @upto)`
-	nextID := `(SELECT min(e.id) FROM events e WHERE e.partition = l.partition AND e.id > l.position)`
-	return scanLanes(db.WithContext(ctx).Raw(lanesWithWorkSQL(now, "", nextID, next),
+	return scanLanes(db.WithContext(ctx).Raw(lanesWithWorkSQL(now, "", next),
 		map[string]any{"owner": q.owner, "names": names(q.names), "upto": upto}))
 }
 
