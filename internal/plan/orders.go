@@ -209,7 +209,7 @@ type ProdOrderFilter struct {
 	RouteID        int64         // orders along the route
 	DueBefore      database.Date // orders with an item due before that day (not on it)
 	Sort           string        // one of ProdOrderSorts' names; "" the first
-	Late           *bool // true: only late orders (see ProdOrder.Late); false: only the others
+	Late           *bool         // true: only late orders (see ProdOrder.Late); false: only the others
 }
 
 // ProdOrders returns a page of production orders selected by f, in f's
