@@ -109,15 +109,7 @@ func TestSchedule_GanttMarks(t *testing.T) {
 		r = env.Do(http.MethodGet, path, nil, apptest.AdminToken, "Accept", "image/svg+xml")
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		nodes := parseSVGNodes(t, r.Body)
-		byClass := func(class string) []*svgtest.Node {
-			var out []*svgtest.Node
-			for _, n := range nodes {
-				if n.Attr["class"] == class {
-					out = append(out, n)
-				}
-			}
-			return out
-		}
+		byClass := func(class string) []*svgtest.Node { return svgtest.ByClass(nodes, class) }
 		num := func(s string) float64 {
 			f, err := strconv.ParseFloat(s, 64)
 			require.NoError(t, err)

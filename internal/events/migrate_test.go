@@ -24,10 +24,7 @@ func TestMigrate_SharedPositionsBecomeLanes(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			db, err := database.Open(ctx, dbtest.Options(t, d))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = database.Close(db) })
-			require.NoError(t, database.MigrateTo(ctx, db, 3))
+			db := dbtest.At(t, d, 3)
 
 			// Six orders, each its own object. The old dispatcher had passed
 			// the first four: the second one's delivery to plan.backlog was
@@ -61,7 +58,7 @@ FROM events WHERE id = ?`, sub, status, attempts, status, id).Error)
 			old(ids[2], "plan.backlog", "failed", 10, "NULL")
 			old(ids[2], "nats.relay", "processed", 1, "NULL")
 
-			_, err = database.Migrate(ctx, db)
+			_, err := database.Migrate(ctx, db)
 			require.NoError(t, err)
 
 			require.NoError(t, db.Exec(`CREATE TABLE test_effects (event_id bigint NOT NULL, subscriber text NOT NULL)`).Error)

@@ -69,15 +69,7 @@ func TestRenderGantt(t *testing.T) {
 	t.Parallel()
 	const left, dayW = 260.0, 64.0 // seven days of 64 px after the lanes' names
 	doc, nodes := renderNodes(t, ganttView())
-	of := func(class string) []*svgtest.Node {
-		var out []*svgtest.Node
-		for _, n := range nodes {
-			if n.Attr["class"] == class {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
+	of := func(class string) []*svgtest.Node { return svgtest.ByClass(nodes, class) }
 	num := func(s string) float64 {
 		f, err := strconv.ParseFloat(s, 64)
 		require.NoError(t, err)

@@ -18,10 +18,7 @@ func TestMigrate_BacklogCustomerAndNote(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			db, err := database.Open(ctx, dbtest.Options(t, d))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = database.Close(db) })
-			require.NoError(t, database.MigrateTo(ctx, db, 12))
+			db := dbtest.At(t, d, 12)
 
 			exec := func(q string, args ...any) { require.NoError(t, db.Exec(q, args...).Error, q) }
 			exec(`INSERT INTO sales_orders (id, source, customer_name) VALUES (1, 'manual', 'Анна Смирнова'), (2, 'manual', 'Пётр')`)
@@ -35,7 +32,7 @@ func TestMigrate_BacklogCustomerAndNote(t *testing.T) {
 			exec(`INSERT INTO plan_prod_order_items (prod_order_id, item_id, order_id, product_id, sku, qty, received_at, event_id) VALUES
 (1, 21, 2, 1, 'TMB-PRIK-450', 1, '2026-11-01 10:00:00', 2)`)
 
-			_, err = database.Migrate(ctx, db)
+			_, err := database.Migrate(ctx, db)
 			require.NoError(t, err)
 
 			type row struct {

@@ -19,10 +19,7 @@ func TestMigrate_CloseShortKeepsProductionOrders(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			db, err := database.Open(ctx, dbtest.Options(t, d))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = database.Close(db) })
-			require.NoError(t, database.MigrateTo(ctx, db, 13))
+			db := dbtest.At(t, d, 13)
 
 			exec := func(q string, args ...any) {
 				t.Helper()
@@ -39,7 +36,7 @@ VALUES (7, 11, 1, 5, 1, 'Раскрой', 1, 'part', 4, 'done', '2026-11-30', 0,
 			exec(`INSERT INTO sales_orders (id, status, source, customer_name) VALUES (3, 'ready', 'manual', 'Иван')`)
 			exec(`INSERT INTO sales_order_items (id, order_id, product_id, sku, qty, status) VALUES (11, 3, 1, 'TMB-PRIK-450', 2, 'done'), (12, 3, 1, 'TMB-PRIK-450', 1, 'new')`)
 
-			_, err = database.Migrate(ctx, db)
+			_, err := database.Migrate(ctx, db)
 			require.NoError(t, err)
 
 			var o struct {

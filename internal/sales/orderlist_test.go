@@ -19,10 +19,7 @@ func TestMigrate_CustomerSearchOfExistingOrders(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			db, err := database.Open(ctx, dbtest.Options(t, d))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = database.Close(db) })
-			require.NoError(t, database.MigrateTo(ctx, db, 9))
+			db := dbtest.At(t, d, 9)
 			customers := []sales.Customer{
 				{Name: "Иван Петров", Phone: "+7 900 000-00-00"},
 				{Name: "ЁЛКИНА Ольга", Phone: ""},
@@ -32,7 +29,7 @@ func TestMigrate_CustomerSearchOfExistingOrders(t *testing.T) {
 				require.NoError(t, db.Exec(`INSERT INTO sales_orders (status, source, customer_name, customer_phone) VALUES ('received', 'manual', ?, ?)`,
 					c.Name, c.Phone).Error)
 			}
-			_, err = database.Migrate(ctx, db)
+			_, err := database.Migrate(ctx, db)
 			require.NoError(t, err)
 			var keys []string
 			require.NoError(t, db.Raw("SELECT customer_search FROM sales_orders ORDER BY id").Scan(&keys).Error)

@@ -80,3 +80,14 @@ func Parse(body []byte) ([]*Node, error) {
 		}
 	}
 }
+
+// ByClass returns the nodes whose own class is class, in document order.
+func ByClass(nodes []*Node, class string) []*Node {
+	var out []*Node
+	for _, n := range nodes {
+		if n.Attr["class"] == class {
+			out = append(out, n)
+		}
+	}
+	return out
+}

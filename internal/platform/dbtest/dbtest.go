@@ -154,3 +154,20 @@ func LastEventID(tx *gorm.DB) (int64, error) {
 	err := tx.Raw(q).Scan(&id).Error
 	return id, err
 }
+
+// At returns a fresh database of the dialect migrated up to version only, for
+// tests of the migrations after it: they write rows as an older tsekh left
+// them, then migrate the rest of the way (database.Migrate).
+func At(t testing.TB, d database.Dialect, version int64) *gorm.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := database.Open(ctx, Options(t, d))
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(func() { _ = database.Close(db) })
+	if err := database.MigrateTo(ctx, db, version); err != nil {
+		t.Fatalf("dbtest: migrate to %d: %v", version, err)
+	}
+	return db
+}
