@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -26,8 +27,13 @@ type DispatcherOptions struct {
 	Workers     int           // local subscribers' batch transactions at once, and reads + outside ones at once (2 on PostgreSQL, 1 on SQLite)
 	BackoffBase time.Duration // default first retry delay (1s), doubled per attempt, with jitter
 	BackoffMax  time.Duration // default retry delay cap (1h)
-	Owner       string        // this dispatcher's name in leases and the replica list (host-pid-random)
-	Logger      *slog.Logger
+	// Linger is how long a lane started by Start (the Runner) keeps its
+	// lease and waits for more work once it has none (250ms). Events written
+	// one after the other then move the lane's row once each, not three
+	// times (claim, move, release). RunOnce never lingers.
+	Linger time.Duration
+	Owner  string // this dispatcher's name in leases and the replica list (host-pid-random)
+	Logger *slog.Logger
 }
 
 func (o *DispatcherOptions) defaults(d database.Dialect) {
@@ -54,6 +60,9 @@ func (o *DispatcherOptions) defaults(d database.Dialect) {
 	}
 	if o.BackoffMax <= 0 {
 		o.BackoffMax = time.Hour
+	}
+	if o.Linger <= 0 {
+		o.Linger = 250 * time.Millisecond
 	}
 	if o.Owner == "" {
 		host, _ := os.Hostname()
@@ -104,7 +113,8 @@ type Dispatcher struct {
 	// sharing their reads.
 	ownSlots chan struct{}
 
-	passMu sync.Mutex // one survey at a time in this process
+	passMu  sync.Mutex    // one survey at a time in this process
+	surveys atomic.Uint64 // surveys begun, to order them with claims
 
 	mu         sync.Mutex
 	running    map[laneKey]*laneRun // lanes with a goroutine in this process
@@ -183,7 +193,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (PassStats, error) {
 // deliveries in hand use ctx, while stop ends each lane between batches, so
 // that a batch whose subscriber has been called is always recorded.
 func (d *Dispatcher) RunUntil(ctx, stop context.Context) (PassStats, error) {
-	st, runs, err := d.start(ctx, stop)
+	st, runs, err := d.start(ctx, stop, 0)
 	seen := map[*laneRun]bool{}
 	for _, lr := range runs {
 		if seen[lr] {
@@ -228,10 +238,12 @@ func (d *Dispatcher) Drain(ctx context.Context) (PassStats, error) {
 
 // Start begins dispatching what is due and returns at once: each lane with
 // work runs on its own until it has nothing left, and a lane already running
-// is asked to look again. onIdle, set by SetLaneDone, hears of each lane
-// that stops. Wait waits for them all.
+// is asked to look again. A lane keeps its lease for Linger once it has
+// nothing left, and goes on at once when a pass sees more work for it.
+// onIdle, set by SetLaneDone, hears of each lane that stops. Wait waits for
+// them all.
 func (d *Dispatcher) Start(ctx, stop context.Context) (PassStats, error) {
-	st, _, err := d.start(ctx, stop)
+	st, _, err := d.start(ctx, stop, d.opt.Linger)
 	return st, err
 }
 
@@ -263,7 +275,7 @@ func (d *Dispatcher) Wait() {
 // start surveys the journal, advances the commit horizon, registers this
 // process's subscribers once the horizon is known, and starts a goroutine
 // for each lane with work that is not running yet.
-func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, error) {
+func (d *Dispatcher) start(ctx, stop context.Context, linger time.Duration) (PassStats, []*laneRun, error) {
 	d.passMu.Lock()
 	defer d.passMu.Unlock()
 	var st PassStats
@@ -302,7 +314,7 @@ func (d *Dispatcher) start(ctx, stop context.Context) (PassStats, []*laneRun, er
 	if st.RetryWaiting && st.NextRetry <= 0 {
 		rerunUpTo = math.MaxInt64
 	}
-	runs, err := d.startLanes(ctx, stop, lanes, horizon, rerunUpTo)
+	runs, err := d.startLanes(ctx, stop, lanes, sv.seq, horizon, rerunUpTo, linger)
 	return st, runs, err
 }
 
@@ -315,7 +327,10 @@ func (d *Dispatcher) surveyQuery() surveyQuery {
 }
 
 func (d *Dispatcher) survey(ctx context.Context) (surveyed, error) {
-	return d.sql.survey(ctx, d.db, d.surveyQuery())
+	seq := d.surveys.Add(1)
+	sv, err := d.sql.survey(ctx, d.db, d.surveyQuery())
+	sv.seq = seq
+	return sv, err
 }
 
 func (d *Dispatcher) isRegistered() bool {
@@ -328,7 +343,7 @@ func (d *Dispatcher) isRegistered() bool {
 // so that each group is claimed and its first batch read in one statement,
 // and starts a goroutine for each lane claimed. Lanes already running here
 // are asked to look again instead.
-func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horizon, rerunUpTo int64) ([]*laneRun, error) {
+func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, seq uint64, horizon, rerunUpTo int64, linger time.Duration) ([]*laneRun, error) {
 	type group struct {
 		part int
 		pos  int64
@@ -340,6 +355,14 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horiz
 	d.mu.Lock()
 	for _, l := range lanes {
 		if lr, ok := d.running[l.laneKey]; ok {
+			if lr.idle && !l.mine && lr.claimSeq < seq {
+				// The lane lost its lease while it lingered (a replay moved
+				// it back): claim it again where it stands now. Its claim
+				// came back before the survey began, so the survey would
+				// have seen the lease if it was still there.
+				pos := l.position
+				lr.moved = &pos
+			}
 			lr.lookAgain(rerunUpTo)
 			runs = append(runs, lr)
 			continue
@@ -375,7 +398,8 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, horiz
 		d.cache.put(g.part, g.pos, horizon, batch)
 		for _, c := range claimed {
 			s := d.reg.Subscriber(c.sub)
-			lr := &laneRun{key: laneKey{c.sub, g.part}, sub: s, pos: g.pos, open: c.open, due: c.due, held: true, done: make(chan struct{})}
+			lr := &laneRun{key: laneKey{c.sub, g.part}, sub: s, pos: g.pos, open: c.open, due: c.due, held: true, claimSeq: d.surveys.Load(), linger: linger,
+				done: make(chan struct{}), poke: make(chan struct{}, 1)}
 			d.mu.Lock()
 			if prev, ok := d.running[lr.key]; ok {
 				// Started meanwhile by another pass: that goroutine owns it.

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -19,6 +20,11 @@ type laneRun struct {
 	held bool  // this dispatcher holds the lane's lease
 	done chan struct{}
 
+	// linger is how long the lane keeps its lease and waits for more work
+	// once it has none (0: it stops at once); poke wakes it meanwhile.
+	linger time.Duration
+	poke   chan struct{}
+
 	// Set under Dispatcher.mu by a pass that saw work for the lane while it
 	// ran: rerun, and the horizon up to which it saw it (math.MaxInt64 for a
 	// retry due). The lane looks again only when it has not looked that far
@@ -28,6 +34,14 @@ type laneRun struct {
 	rerun      bool
 	rerunUpTo  int64
 	lookedUpTo int64
+	// Also under Dispatcher.mu: idle while the lane lingers, and moved, set
+	// by a pass that found a lingering lane's lease gone (a replay moved the
+	// lane back and took the lease), with the lane's position then.
+	idle  bool
+	moved *int64
+	// claimSeq is the number of surveys begun when the lane's last claim
+	// came back: a survey numbered above it saw the lease.
+	claimSeq uint64
 
 	mu    sync.Mutex
 	stats PassStats
@@ -39,6 +53,28 @@ type laneRun struct {
 func (lr *laneRun) lookAgain(horizon int64) {
 	lr.rerun = true
 	lr.rerunUpTo = max(lr.rerunUpTo, horizon)
+	select {
+	case lr.poke <- struct{}{}:
+	default:
+	}
+}
+
+// wanted tells whether a pass has asked the lane to look further than it
+// has looked itself, and takes the request; Dispatcher.mu is held.
+func (lr *laneRun) wanted() bool {
+	if lr.moved != nil {
+		lr.pos, lr.held, lr.moved = *lr.moved, false, nil
+		lr.rerun, lr.rerunUpTo = false, 0
+		return true
+	}
+	if !lr.rerun || lr.rerunUpTo <= lr.lookedUpTo {
+		return false
+	}
+	if lr.rerunUpTo == math.MaxInt64 {
+		lr.due = true // a retry is due somewhere: look at the lane's
+	}
+	lr.rerun, lr.rerunUpTo = false, 0
+	return true
 }
 
 func (lr *laneRun) count(st PassStats, err error) {
@@ -65,15 +101,9 @@ func (d *Dispatcher) runLane(ctx, stop context.Context, lr *laneRun) {
 				}
 			}
 		}
-		d.mu.Lock()
-		if lr.rerun && lr.rerunUpTo > lr.lookedUpTo && stop.Err() == nil && lr.err == nil {
-			lr.rerun, lr.rerunUpTo = false, 0
-			d.mu.Unlock()
-			continue
+		if !d.goOn(stop, lr) {
+			break
 		}
-		delete(d.running, lr.key)
-		d.mu.Unlock()
-		break
 	}
 	if lr.held {
 		d.releaseLane(lr.key)
@@ -91,6 +121,47 @@ func (d *Dispatcher) runLane(ctx, stop context.Context, lr *laneRun) {
 	}
 }
 
+// goOn tells whether the lane goes on after a round of work: when a pass
+// has asked it to look further meanwhile, or, while it holds its lease,
+// when one does within its linger. Otherwise it leaves the running lanes.
+func (d *Dispatcher) goOn(stop context.Context, lr *laneRun) bool {
+	var (
+		timer   *time.Timer
+		expired bool
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		d.mu.Lock()
+		live := stop.Err() == nil && lr.err == nil
+		if live && lr.wanted() {
+			lr.idle = false
+			d.mu.Unlock()
+			return true
+		}
+		if !live || !lr.held || lr.linger <= 0 || expired {
+			lr.idle = false
+			delete(d.running, lr.key)
+			d.mu.Unlock()
+			return false
+		}
+		lr.idle = true
+		d.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(lr.linger)
+		}
+		select {
+		case <-lr.poke:
+		case <-timer.C:
+			expired = true
+		case <-stop.Done():
+		}
+	}
+}
+
 // reclaim takes the lane's lease again, at the position this process last
 // left it; false when another dispatcher holds it or it has moved (a replay).
 func (d *Dispatcher) reclaim(ctx context.Context, lr *laneRun) bool {
@@ -105,6 +176,9 @@ func (d *Dispatcher) reclaim(ctx context.Context, lr *laneRun) bool {
 		return false
 	}
 	d.cache.put(lr.key.part, lr.pos, h, batch)
+	d.mu.Lock()
+	lr.claimSeq = d.surveys.Load()
+	d.mu.Unlock()
 	lr.open, lr.due = claimed[0].open, claimed[0].due
 	return true
 }
@@ -139,7 +213,8 @@ func (d *Dispatcher) workLane(ctx, stop context.Context, lr *laneRun) error {
 			lr.lookedUpTo = h
 			break
 		}
-		release := covered >= h && !lr.due
+		// The last batch gives the lease back, unless the lane lingers.
+		release := covered >= h && !lr.due && lr.linger <= 0
 		st, err := d.dispatchBatch(ctx, lr, batch, covered, release)
 		lr.count(st, nil)
 		if err != nil {

@@ -317,3 +317,115 @@ func TestLanes_RetryPolicyAndPermanentErrors(t *testing.T) {
 		require.Equal(t, events.StatusFailed, statusOf(t, f.journal, id))
 	})
 }
+
+// startRunner starts a Runner over d that only a commit can wake (NOTIFY on
+// PostgreSQL, a poll of the journal on SQLite): its tick is an hour away.
+func startRunner(t *testing.T, db *gorm.DB, d *events.Dispatcher) *events.Runner {
+	t.Helper()
+	opt := events.RunnerOptions{Interval: time.Hour}
+	if database.DialectOf(db) == database.Postgres {
+		opt.ListenURL = pgURLOf(t, db)
+	} else {
+		opt.Poll = 20 * time.Millisecond
+	}
+	r := events.NewRunner(d, opt)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, r.Start(ctx))
+	t.Cleanup(func() { cancel(); r.Wait() })
+	time.Sleep(200 * time.Millisecond) // past the start-up pass, the LISTEN and the poll's first look
+	return r
+}
+
+// countLaneUpdates makes the database count every update of a lane's row
+// in test_lane_updates.
+func countLaneUpdates(t *testing.T, db *gorm.DB) func(sub string) int64 {
+	t.Helper()
+	require.NoError(t, db.Exec(`CREATE TABLE test_lane_updates (subscriber text NOT NULL)`).Error)
+	if database.DialectOf(db) == database.Postgres {
+		require.NoError(t, db.Exec(`CREATE FUNCTION test_count_lane_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO test_lane_updates VALUES (NEW.subscriber); RETURN NEW; END $$`).Error)
+		require.NoError(t, db.Exec(`CREATE TRIGGER test_lane_update AFTER UPDATE ON events_lanes
+FOR EACH ROW EXECUTE FUNCTION test_count_lane_update()`).Error)
+	} else {
+		require.NoError(t, db.Exec(`CREATE TRIGGER test_lane_update AFTER UPDATE ON events_lanes
+BEGIN INSERT INTO test_lane_updates VALUES (NEW.subscriber); END`).Error)
+	}
+	return func(sub string) int64 {
+		var n int64
+		require.NoError(t, db.Raw(`SELECT count(*) FROM test_lane_updates WHERE subscriber = ?`, sub).Scan(&n).Error)
+		return n
+	}
+}
+
+// Events written one after the other, each dispatched before the next is
+// written, move a running lane's row once each: the lane keeps its lease
+// between them (Linger) rather than claiming and releasing it for every
+// event. Every update of the row is a row version that a session holding
+// an old snapshot keeps alive.
+func TestRunner_LaneKeepsItsLeaseBetweenEvents(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		updates := countLaneUpdates(t, db)
+		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{Linger: time.Minute})
+		startRunner(t, db, d)
+		const n = 20
+		for i := range n {
+			add(t, db, "thing.created", 7) // one object: one partition, one lane
+			require.Eventually(t, func() bool { return effects(t, db, "recorder") == int64(i+1) }, 20*time.Second, time.Millisecond)
+		}
+		// One claim (two when the runner's first pass, at its start, still
+		// held the lane when the first event came), then one move per event.
+		require.LessOrEqual(t, updates("recorder"), int64(n+2))
+		requireOnce(t, db)
+	})
+}
+
+// A replay reaches a lane that lingers with its lease: the replay takes the
+// lease back, and the next pass tells the lane to claim it again where the
+// replay left it. Neither the tick (an hour away) nor the end of the linger
+// (an hour too) can be what delivers the events again.
+func TestRunner_ReplayReachesALingeringLane(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		var mu sync.Mutex
+		calls := map[int64]int{}
+		f := newFixture(t, db, events.Subscriber{Name: "a", Types: []string{"thing.created"},
+			Handle: func(ctx context.Context, ev events.Event) error {
+				mu.Lock()
+				calls[ev.ID]++
+				mu.Unlock()
+				return nil
+			}})
+		called := func(id int64) int {
+			mu.Lock()
+			defer mu.Unlock()
+			return calls[id]
+		}
+		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{Linger: time.Hour})
+		startRunner(t, db, d)
+		var ids []int64
+		for range 10 {
+			ids = append(ids, add(t, db, "thing.created", 3))
+		}
+		// Recorded too: a replay that comes between the calls and their
+		// record delivers them again, as it should.
+		require.Eventually(t, func() bool { return deliveryOf(t, f.journal, ids[9], "a").Status == events.StatusProcessed },
+			20*time.Second, time.Millisecond)
+		for _, id := range ids {
+			require.Equal(t, 1, called(id), "event %d before the replay", id)
+		}
+		from := ids[5]
+		ctx := events.WithActor(context.Background(), events.Actor{ID: 1, Name: "Администратор"})
+		_, err := f.journal.Replay(ctx, "a", from)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return called(ids[9]) == 2 }, 20*time.Second, time.Millisecond,
+			"the replay reached the lingering lane")
+		for _, id := range ids {
+			want := 1
+			if id >= from {
+				want = 2
+			}
+			require.Equal(t, want, called(id), "event %d", id)
+		}
+		require.EqualValues(t, len(ids), effects(t, db, "recorder"))
+	})
+}

@@ -70,6 +70,7 @@ type objectKey struct {
 type laneAt struct {
 	laneKey
 	position int64
+	mine     bool // this dispatcher holds the lane's lease
 }
 
 type surveyQuery struct {
@@ -80,6 +81,7 @@ type surveyQuery struct {
 
 // surveyed is what a pass starts from.
 type surveyed struct {
+	seq       uint64          // the survey's number in this process (Dispatcher.surveys)
 	visible   int64           // the highest event id visible
 	writers   []string        // PostgreSQL: transactions holding a write lock on events, read after visible
 	running   []string        // PostgreSQL: those of the checkpoints' transactions still running
@@ -124,7 +126,7 @@ func parseLanes(list string) ([]laneAt, error) {
 	var out []laneAt
 	for _, x := range splitList(list) {
 		f := strings.Fields(x)
-		if len(f) != 3 {
+		if len(f) != 4 {
 			return nil, fmt.Errorf("events: lane %q", x)
 		}
 		p, err1 := strconv.Atoi(f[1])
@@ -132,7 +134,7 @@ func parseLanes(list string) ([]laneAt, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("events: lane %q", x)
 		}
-		out = append(out, laneAt{laneKey{f[0], p}, pos})
+		out = append(out, laneAt{laneKey{f[0], p}, pos, f[3] == "1"})
 	}
 	return out, nil
 }
@@ -217,7 +219,7 @@ func (r *eventRow) event() Event {
 // expression over the lane l, true when it has one up to upto); it takes the
 // named arguments @names and @owner.
 func lanesWithWorkSQL(now, join, next string) string {
-	return `SELECT l.subscriber, l.partition, l.position FROM events_lanes l` + join + `
+	return `SELECT l.subscriber, l.partition, l.position, CASE WHEN l.owner = @owner THEN 1 ELSE 0 END AS mine FROM events_lanes l` + join + `
 WHERE l.subscriber IN @names AND (l.owner IS NULL OR l.owner = @owner OR l.lease_until < ` + now + `)
   AND (` + next + `
     OR EXISTS (SELECT 1 FROM events_deliveries r WHERE r.subscriber = l.subscriber AND r.partition = l.partition

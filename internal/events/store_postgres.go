@@ -45,7 +45,7 @@ SELECT v.visible,
   coalesce((SELECT string_agg(DISTINCT t.xid, ',') FROM l0 r JOIN l0 t ON t.virtualtransaction = r.virtualtransaction AND t.locktype = 'transactionid'
     WHERE r.locktype = 'relation' AND r.relation = 'events'::regclass AND r.mode = 'RowExclusiveLock'), '') AS writers,
   coalesce((SELECT string_agg(DISTINCT xid, ',') FROM l0 WHERE locktype = 'transactionid' AND xid = ANY (string_to_array(@pending, ','))), '') AS running,
-  coalesce((SELECT string_agg(w.subscriber || ' ' || w.partition || ' ' || w.position, ',') FROM ` + lanes + `), '') AS lanes,
+  coalesce((SELECT string_agg(w.subscriber || ' ' || w.partition || ' ' || w.position || ' ' || w.mine, ',') FROM ` + lanes + `), '') AS lanes,
   (SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM events_deliveries WHERE status = 'retrying' AND subscriber IN @names) AS next_retry
 FROM (SELECT coalesce(max(id), 0) AS visible FROM events) v`
 	var writers, running, laneList string
@@ -73,9 +73,11 @@ func scanLanes(q *gorm.DB) ([]laneAt, error) {
 	var out []laneAt
 	for rows.Next() {
 		var l laneAt
-		if err := rows.Scan(&l.sub, &l.part, &l.position); err != nil {
+		var mine int
+		if err := rows.Scan(&l.sub, &l.part, &l.position, &mine); err != nil {
 			return nil, err
 		}
+		l.mine = mine == 1
 		out = append(out, l)
 	}
 	return out, rows.Err()
