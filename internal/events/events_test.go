@@ -449,6 +449,16 @@ func TestDispatcher_ConcurrentWritersAndDispatchers(t *testing.T) {
 		wg.Wait()
 		var n, distinct int64
 		require.NoError(t, db.Raw("SELECT count(*), count(DISTINCT event_id) FROM test_effects").Row().Scan(&n, &distinct))
+		if n != 3*perWriter {
+			// Say where the missing ones are: recorded deliveries, lanes.
+			var state []map[string]any
+			require.NoError(t, db.Raw(`SELECT 'delivery' AS what, event_id, subscriber, status, attempts, last_error FROM events_deliveries
+WHERE status <> 'processed'`).Scan(&state).Error)
+			var lanes []map[string]any
+			require.NoError(t, db.Raw(`SELECT l.subscriber, l.partition, l.position, l.owner, (SELECT max(id) FROM events e WHERE e.partition = l.partition) AS last
+FROM events_lanes l WHERE l.subscriber = 'recorder'`).Scan(&lanes).Error)
+			t.Logf("open deliveries: %v\nlanes: %v", state, lanes)
+		}
 		require.EqualValues(t, 3*perWriter, n)
 		require.EqualValues(t, n, distinct)
 		requireOnce(t, db)
