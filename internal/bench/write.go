@@ -117,10 +117,14 @@ func createOrderWithoutEvent(ctx context.Context, db *gorm.DB, in sales.NewOrder
 		if err := in.Validate(); err != nil {
 			return err
 		}
-		o := sales.Order{Status: sales.StatusReceived, Source: in.Source, Customer: in.Customer, DueDate: in.DueDate}
-		if err := tx.Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			o.Status, o.Source, o.SyncID, o.CRMOrderID, o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.Customer.SearchKey(), o.DueDate).Scan(&o.ID).Error; err != nil {
+		o := sales.Order{Status: sales.StatusReceived, Source: in.Source, Customer: in.Customer, DueDate: in.DueDate, Note: in.Note,
+			DeliveryAddress: in.DeliveryAddress, DeliveryDate: in.DeliveryDate, Currency: in.Currency, Total: in.Total}
+		// The columns sales writes for a manual order, all of them.
+		if err := tx.Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
+note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			o.Status, o.Source, o.SyncID, o.CRMOrderID, o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.Customer.SearchKey(), o.DueDate,
+			o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, nil, o.SourceHash).Scan(&o.ID).Error; err != nil {
 			return err
 		}
 		skus := make([]string, 0, len(in.Items))
