@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"gorm.io/gorm"
@@ -25,18 +26,28 @@ func pgNowPlus(db *gorm.DB, q claimQuery) string { return database.NowPlus(db, q
 // subscriber is called.
 const noSyncCommit = `async AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))`
 
-// pgNextEvent finds the next event of each lane's partition through the
-// (partition, id) index: a row comparison in an ordered LIMIT 1 can use no
-// other. With "partition = ? AND id > position" the planner may walk the
-// primary key from the position on, which reads the whole journal after it
-// when a partition has had no event for a while.
-const pgNextEvent = `
-LEFT JOIN LATERAL (SELECT e.partition, e.id FROM events e WHERE (e.partition, e.id) > (l.partition, l.position)
-  ORDER BY e.partition, e.id LIMIT 1) nx ON true`
+// pgLastEvents joins each lane with its partition's last event up to upto
+// (nx.last_id), found once per partition, however many subscribers have a
+// lane there, through the (partition, id) index: a row comparison in an
+// ordered LIMIT 1 can use no other. With "partition = ? AND id <= upto" the
+// planner may walk the primary key back from upto, which reads the whole
+// journal after a partition's last event when it has had none for a while.
+// OFFSET 0 keeps the planner from pulling the per-partition probes up into
+// the join, where it runs one per lane.
+func pgLastEvents(upto string) string {
+	return `
+JOIN (SELECT p.part, le.id AS last_id FROM generate_series(0, ` + strconv.Itoa(Partitions-1) + `) AS p(part)
+  LEFT JOIN LATERAL (SELECT e.partition, e.id FROM events e WHERE (e.partition, e.id) <= (p.part, ` + upto + `)
+    ORDER BY e.partition DESC, e.id DESC LIMIT 1) le ON le.partition = p.part OFFSET 0) nx ON nx.part = l.partition`
+}
+
+// pgHasWork is true for a lane with events past its position up to the
+// last event pgLastEvents found.
+const pgHasWork = `nx.last_id > l.position`
 
 func (pgStatements) survey(ctx context.Context, db *gorm.DB, q surveyQuery) (surveyed, error) {
 	var sv surveyed
-	lanes := `(` + lanesWithWorkSQL(pgNow, pgNextEvent, `(nx.partition = l.partition AND nx.id <= v.visible)`) + `) AS w`
+	lanes := `(` + lanesWithWorkSQL(pgNow, pgLastEvents("v.visible"), pgHasWork) + `) AS w`
 	// One statement, one snapshot: pg_locks is read (once) after the
 	// snapshot that gave visible, as the horizon needs.
 	stmt := `WITH l0 AS MATERIALIZED (SELECT locktype, relation, mode, virtualtransaction, transactionid::text AS xid FROM pg_locks
@@ -60,7 +71,7 @@ FROM (SELECT coalesce(max(id), 0) AS visible FROM events) v`
 }
 
 func (pgStatements) lanesWithWork(ctx context.Context, db *gorm.DB, q surveyQuery, upto int64) ([]laneAt, error) {
-	return scanLanes(db.WithContext(ctx).Raw(lanesWithWorkSQL(pgNow, pgNextEvent, `(nx.partition = l.partition AND nx.id <= @upto)`),
+	return scanLanes(db.WithContext(ctx).Raw(lanesWithWorkSQL(pgNow, pgLastEvents("@upto"), pgHasWork),
 		map[string]any{"owner": q.owner, "names": names(q.names), "upto": upto}))
 }
 
