@@ -28,7 +28,7 @@ type DispatcherOptions struct {
 	BackoffBase time.Duration // default first retry delay (1s), doubled per attempt, with jitter
 	BackoffMax  time.Duration // default retry delay cap (1h)
 	// Linger is how long a lane started by Start (the Runner) keeps its
-	// lease and waits for more work once it has none (250ms). Events written
+	// lease and waits for more work once it has none (1s). Events written
 	// one after the other then move the lane's row once each, not three
 	// times (claim, move, release). RunOnce never lingers.
 	Linger time.Duration
@@ -62,7 +62,7 @@ func (o *DispatcherOptions) defaults(d database.Dialect) {
 		o.BackoffMax = time.Hour
 	}
 	if o.Linger <= 0 {
-		o.Linger = 250 * time.Millisecond
+		o.Linger = time.Second
 	}
 	if o.Owner == "" {
 		host, _ := os.Hostname()
@@ -113,8 +113,9 @@ type Dispatcher struct {
 	// sharing their reads.
 	ownSlots chan struct{}
 
-	passMu  sync.Mutex    // one survey at a time in this process
-	surveys atomic.Uint64 // surveys begun, to order them with claims
+	passMu     sync.Mutex    // one survey at a time in this process
+	surveys    atomic.Uint64 // surveys begun, to order them with claims
+	replaySeen int64         // under passMu: the last subscriber.replayed event seen
 
 	mu         sync.Mutex
 	running    map[laneKey]*laneRun // lanes with a goroutine in this process
@@ -301,12 +302,17 @@ func (d *Dispatcher) start(ctx, stop context.Context, linger time.Duration) (Pas
 	st.Lagging = visible > horizon
 	st.RetryWaiting, st.NextRetry = sv.nextRetry.Valid, time.Duration(sv.nextRetry.Float64*float64(time.Second))
 	lanes := sv.lanes
-	if st.Lagging {
-		// The survey listed lanes with events up to the visible id; keep
-		// those with work up to the horizon.
+	// The survey listed lanes with events up to the visible id: keep those
+	// with work up to the horizon. When it listed none, as every lane runs
+	// here, list them all the same after a replay, which takes the leases
+	// of the lanes it moves back (see startLanes).
+	replay := sv.replayed > d.replaySeen
+	d.replaySeen = max(d.replaySeen, sv.replayed)
+	if sv.listed && st.Lagging || !sv.listed && replay {
 		if lanes, err = d.sql.lanesWithWork(ctx, d.db, d.surveyQuery(), horizon); err != nil {
 			return st, nil, err
 		}
+		sv.listed = true
 	}
 	// A lane running here is asked to look again up to the horizon, or in
 	// any case when a retry is due (which the survey does not place).
@@ -314,8 +320,41 @@ func (d *Dispatcher) start(ctx, stop context.Context, linger time.Duration) (Pas
 	if st.RetryWaiting && st.NextRetry <= 0 {
 		rerunUpTo = math.MaxInt64
 	}
-	runs, err := d.startLanes(ctx, stop, lanes, sv.seq, horizon, rerunUpTo, linger)
-	return st, runs, err
+	var runs []*laneRun
+	if !sv.listed {
+		runs = d.lookAgainWhereDue(sv, horizon)
+	}
+	more, err := d.startLanes(ctx, stop, lanes, sv.seq, horizon, rerunUpTo, linger)
+	return st, append(runs, more...), err
+}
+
+// lookAgainWhereDue asks the lanes running here to look again, up to the
+// horizon, when their partition has an event past the position they have
+// committed, and for their retries when one is due.
+func (d *Dispatcher) lookAgainWhereDue(sv surveyed, horizon int64) []*laneRun {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var runs []*laneRun
+	for k, lr := range d.running {
+		switch {
+		case sv.due[k]:
+			lr.lookAgain(math.MaxInt64)
+		case sv.last[k.part] > lr.committed.Load():
+			lr.lookAgain(horizon)
+		default:
+			continue
+		}
+		runs = append(runs, lr)
+	}
+	return runs
+}
+
+// allLanesRunning tells whether every lane of this process's subscribers
+// runs here, so that the survey need not list them.
+func (d *Dispatcher) allLanesRunning() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.registered && len(d.running) == len(d.reg.Subscribers())*Partitions
 }
 
 func (d *Dispatcher) surveyQuery() surveyQuery {
@@ -323,7 +362,7 @@ func (d *Dispatcher) surveyQuery() surveyQuery {
 	for _, s := range d.reg.Subscribers() {
 		ns = append(ns, s.Name)
 	}
-	return surveyQuery{names: ns, owner: d.opt.Owner, pending: d.horizon.pendingXIDs()}
+	return surveyQuery{names: ns, owner: d.opt.Owner, pending: d.horizon.pendingXIDs(), skipLanes: d.allLanesRunning()}
 }
 
 func (d *Dispatcher) survey(ctx context.Context) (surveyed, error) {
@@ -400,6 +439,7 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, seq u
 			s := d.reg.Subscriber(c.sub)
 			lr := &laneRun{key: laneKey{c.sub, g.part}, sub: s, pos: g.pos, open: c.open, due: c.due, held: true, claimSeq: d.surveys.Load(), linger: linger,
 				done: make(chan struct{}), poke: make(chan struct{}, 1)}
+			lr.committed.Store(g.pos)
 			d.mu.Lock()
 			if prev, ok := d.running[lr.key]; ok {
 				// Started meanwhile by another pass: that goroutine owns it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -12,13 +13,16 @@ import (
 
 // laneRun is a lane being dispatched by a goroutine of this process.
 type laneRun struct {
-	key  laneKey
-	sub  *Subscriber
-	pos  int64 // the lane's position, as this goroutine last committed it
-	open bool  // some delivery of the lane may be open (retrying, held or failed)
-	due  bool  // some retry of the lane is due
-	held bool  // this dispatcher holds the lane's lease
-	done chan struct{}
+	key laneKey
+	sub *Subscriber
+	pos int64 // the lane's position, as this goroutine last committed it
+	// committed is pos for other goroutines (a pass tells from it whether
+	// the lane has work); it lags pos only while a batch commits.
+	committed atomic.Int64
+	open      bool // some delivery of the lane may be open (retrying, held or failed)
+	due       bool // some retry of the lane is due
+	held      bool // this dispatcher holds the lane's lease
+	done      chan struct{}
 
 	// linger is how long the lane keeps its lease and waits for more work
 	// once it has none (0: it stops at once); poke wakes it meanwhile.
@@ -64,6 +68,7 @@ func (lr *laneRun) lookAgain(horizon int64) {
 func (lr *laneRun) wanted() bool {
 	if lr.moved != nil {
 		lr.pos, lr.held, lr.moved = *lr.moved, false, nil
+		lr.committed.Store(lr.pos)
 		lr.rerun, lr.rerunUpTo = false, 0
 		return true
 	}
@@ -313,6 +318,7 @@ func (d *Dispatcher) dispatchBatch(ctx context.Context, lr *laneRun, batch []Eve
 	}
 	d.metrics.observeBatch(evs)
 	lr.pos = next
+	lr.committed.Store(next)
 	lr.open = lr.open || len(outcomes) > 0
 	return st, nil
 }

@@ -77,6 +77,9 @@ type surveyQuery struct {
 	names   []string // the subscribers this dispatcher runs (and has registered)
 	owner   string
 	pending []string // PostgreSQL: the xids of the checkpoints not yet final
+	// skipLanes: every lane of the subscribers runs here; the survey may
+	// give last and due instead of lanes (PostgreSQL does).
+	skipLanes bool
 }
 
 // surveyed is what a pass starts from.
@@ -87,6 +90,15 @@ type surveyed struct {
 	running   []string        // PostgreSQL: those of the checkpoints' transactions still running
 	lanes     []laneAt        // lanes with events past their position up to visible, or a retry due, not leased by another
 	nextRetry sql.NullFloat64 // seconds until the earliest retry of a subscriber run here
+	// listed tells that lanes was read. When it was not (skipLanes), last
+	// holds each partition's last event up to visible and due the lanes
+	// with a retry due, for the lanes running here.
+	listed bool
+	last   map[int]int64
+	due    map[laneKey]bool
+	// replayed is the id of the last subscriber.replayed event: a replay
+	// takes the leases of lanes that may be lingering here.
+	replayed int64
 }
 
 type claimQuery struct {
@@ -147,6 +159,41 @@ func parseClaimed(list string) ([]claimedLane, error) {
 			return nil, fmt.Errorf("events: claimed lane %q", x)
 		}
 		out = append(out, claimedLane{sub: f[0], open: f[1] == "1" || f[1] == "true", due: f[2] == "1" || f[2] == "true"})
+	}
+	return out, nil
+}
+
+// parseLast reads "partition id" pairs.
+func parseLast(list string) (map[int]int64, error) {
+	out := map[int]int64{}
+	for _, x := range splitList(list) {
+		f := strings.Fields(x)
+		if len(f) != 2 {
+			return nil, fmt.Errorf("events: partition's last event %q", x)
+		}
+		p, err1 := strconv.Atoi(f[0])
+		id, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("events: partition's last event %q", x)
+		}
+		out[p] = id
+	}
+	return out, nil
+}
+
+// parseDue reads "subscriber partition" pairs.
+func parseDue(list string) (map[laneKey]bool, error) {
+	out := map[laneKey]bool{}
+	for _, x := range splitList(list) {
+		f := strings.Fields(x)
+		if len(f) != 2 {
+			return nil, fmt.Errorf("events: lane with a retry due %q", x)
+		}
+		p, err := strconv.Atoi(f[1])
+		if err != nil {
+			return nil, fmt.Errorf("events: lane with a retry due %q", x)
+		}
+		out[laneKey{f[0], p}] = true
 	}
 	return out, nil
 }

@@ -36,9 +36,15 @@ const noSyncCommit = `async AS MATERIALIZED (SELECT set_config('synchronous_comm
 // the join, where it runs one per lane.
 func pgLastEvents(upto string) string {
 	return `
-JOIN (SELECT p.part, le.id AS last_id FROM generate_series(0, ` + strconv.Itoa(Partitions-1) + `) AS p(part)
+JOIN (SELECT p.part, le.id AS last_id FROM ` + pgPartitionsLast(upto) + ` OFFSET 0) nx ON nx.part = l.partition`
+}
+
+// pgPartitionsLast is a FROM item: every partition p(part), with its last
+// event up to upto, if any, as le(partition, id).
+func pgPartitionsLast(upto string) string {
+	return `generate_series(0, ` + strconv.Itoa(Partitions-1) + `) AS p(part)
   LEFT JOIN LATERAL (SELECT e.partition, e.id FROM events e WHERE (e.partition, e.id) <= (p.part, ` + upto + `)
-    ORDER BY e.partition DESC, e.id DESC LIMIT 1) le ON le.partition = p.part OFFSET 0) nx ON nx.part = l.partition`
+    ORDER BY e.partition DESC, e.id DESC LIMIT 1) le ON le.partition = p.part`
 }
 
 // pgHasWork is true for a lane with events past its position up to the
@@ -46,8 +52,20 @@ JOIN (SELECT p.part, le.id AS last_id FROM generate_series(0, ` + strconv.Itoa(P
 const pgHasWork = `nx.last_id > l.position`
 
 func (pgStatements) survey(ctx context.Context, db *gorm.DB, q surveyQuery) (surveyed, error) {
-	var sv surveyed
-	lanes := `(` + lanesWithWorkSQL(pgNow, pgLastEvents("v.visible"), pgHasWork) + `) AS w`
+	sv := surveyed{listed: !q.skipLanes}
+	// Either the lanes with work, or, when every lane of this dispatcher's
+	// subscribers runs here already, what the dispatcher needs to tell
+	// which of them have work: each partition's last event and the lanes
+	// with a retry due. The lanes' rows are not read then: a session holding
+	// an old snapshot leaves many versions of them behind.
+	lanes := `coalesce((SELECT string_agg(w.subscriber || ' ' || w.partition || ' ' || w.position || ' ' || w.mine, ',') FROM (` +
+		lanesWithWorkSQL(pgNow, pgLastEvents("v.visible"), pgHasWork) + `) AS w), '') AS lanes, '' AS parts, '' AS due`
+	if q.skipLanes {
+		lanes = `'' AS lanes,
+  coalesce((SELECT string_agg(le.partition || ' ' || le.id, ',') FROM ` + pgPartitionsLast("v.visible") + `), '') AS parts,
+  coalesce((SELECT string_agg(DISTINCT subscriber || ' ' || partition, ',') FROM events_deliveries
+    WHERE status = 'retrying' AND next_attempt_at <= now() AND subscriber IN @names), '') AS due`
+	}
 	// One statement, one snapshot: pg_locks is read (once) after the
 	// snapshot that gave visible, as the horizon needs.
 	stmt := `WITH l0 AS MATERIALIZED (SELECT locktype, relation, mode, virtualtransaction, transactionid::text AS xid FROM pg_locks
@@ -56,17 +74,24 @@ SELECT v.visible,
   coalesce((SELECT string_agg(DISTINCT t.xid, ',') FROM l0 r JOIN l0 t ON t.virtualtransaction = r.virtualtransaction AND t.locktype = 'transactionid'
     WHERE r.locktype = 'relation' AND r.relation = 'events'::regclass AND r.mode = 'RowExclusiveLock'), '') AS writers,
   coalesce((SELECT string_agg(DISTINCT xid, ',') FROM l0 WHERE locktype = 'transactionid' AND xid = ANY (string_to_array(@pending, ','))), '') AS running,
-  coalesce((SELECT string_agg(w.subscriber || ' ' || w.partition || ' ' || w.position || ' ' || w.mine, ',') FROM ` + lanes + `), '') AS lanes,
+  ` + lanes + `,
+  (SELECT coalesce(max(id), 0) FROM events WHERE type = '` + EventSubscriberReplayed + `' AND id <= v.visible) AS replayed,
   (SELECT extract(epoch FROM min(next_attempt_at) - now()) FROM events_deliveries WHERE status = 'retrying' AND subscriber IN @names) AS next_retry
 FROM (SELECT coalesce(max(id), 0) AS visible FROM events) v`
-	var writers, running, laneList string
+	var writers, running, laneList, parts, due string
 	err := db.WithContext(ctx).Raw(stmt, map[string]any{"owner": q.owner, "pending": strings.Join(q.pending, ","), "names": names(q.names)}).
-		Row().Scan(&sv.visible, &writers, &running, &laneList, &sv.nextRetry)
+		Row().Scan(&sv.visible, &writers, &running, &laneList, &parts, &due, &sv.replayed, &sv.nextRetry)
 	if err != nil {
 		return sv, err
 	}
 	sv.writers, sv.running = splitList(writers), splitList(running)
-	sv.lanes, err = parseLanes(laneList)
+	if sv.lanes, err = parseLanes(laneList); err != nil {
+		return sv, err
+	}
+	if sv.last, err = parseLast(parts); err != nil {
+		return sv, err
+	}
+	sv.due, err = parseDue(due)
 	return sv, err
 }
 

@@ -12,8 +12,10 @@ import (
 // writer at a time (so no commit horizon to compute) and one connection.
 type sqliteStatements struct{}
 
+// survey lists the lanes always: SQLite keeps no old row versions for a
+// snapshot, so reading them costs little.
 func (s sqliteStatements) survey(ctx context.Context, db *gorm.DB, q surveyQuery) (surveyed, error) {
-	var sv surveyed
+	sv := surveyed{listed: true}
 	err := db.WithContext(ctx).Raw(`SELECT coalesce(max(id), 0) AS visible,
   (SELECT (julianday(min(next_attempt_at)) - julianday('now')) * 86400.0 FROM events_deliveries WHERE status = 'retrying' AND subscriber IN @names) AS next_retry
 FROM events`, map[string]any{"names": names(q.names)}).Row().Scan(&sv.visible, &sv.nextRetry)
