@@ -105,6 +105,7 @@ type Dispatcher struct {
 	cache   *batchCache
 	dbSlots chan struct{}            // local batch transactions in flight
 	calls   map[string]chan struct{} // per outside subscriber: calls in flight
+	batches map[string]chan struct{} // per subscriber: lanes holding a batch
 
 	// ownSlots bounds, apart from dbSlots, the statements that run no
 	// subscriber's code: batch reads and outside lanes' batch transactions.
@@ -132,7 +133,7 @@ func NewDispatcher(db *gorm.DB, reg *Registry, opt DispatcherOptions) *Dispatche
 	opt.defaults(dialect)
 	d := &Dispatcher{db: db, reg: reg, opt: opt, sql: statementsFor(dialect),
 		horizon: &commitHorizon{ordered: dialect == database.SQLite},
-		dbSlots: make(chan struct{}, opt.Workers), ownSlots: make(chan struct{}, opt.Workers), calls: map[string]chan struct{}{}, running: map[laneKey]*laneRun{}}
+		dbSlots: make(chan struct{}, opt.Workers), ownSlots: make(chan struct{}, opt.Workers), calls: map[string]chan struct{}{}, batches: map[string]chan struct{}{}, running: map[laneKey]*laneRun{}}
 	d.cache = newBatchCache(opt.BatchSize, func(ctx context.Context, part int, from, horizon int64) ([]Event, error) {
 		d.ownSlots <- struct{}{}
 		defer func() { <-d.ownSlots }()
@@ -140,6 +141,23 @@ func NewDispatcher(db *gorm.DB, reg *Registry, opt DispatcherOptions) *Dispatche
 	})
 	return d
 }
+
+// batchSlots returns the semaphore that bounds the lanes of a subscriber
+// holding a batch at once to twice Workers: enough to keep the database
+// slots busy, and the same for a backlog of any length. Each subscriber has
+// its own, so a subscriber that hangs holds only its own.
+func (d *Dispatcher) batchSlots(s *Subscriber) chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c, ok := d.batches[s.Name]
+	if !ok {
+		c = make(chan struct{}, d.lanesAtOnce())
+		d.batches[s.Name] = c
+	}
+	return c
+}
+
+func (d *Dispatcher) lanesAtOnce() int { return 2 * d.opt.Workers }
 
 // callSlots returns the semaphore that bounds an outside subscriber's calls
 // in flight to its Concurrency.
@@ -421,12 +439,19 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, seq u
 	d.mu.Unlock()
 	sort.Slice(order, func(i, j int) bool { return order[i].part < order[j].part })
 	var errs []error
-	for _, g := range order {
+	for i, g := range order {
 		if stop.Err() != nil {
 			break
 		}
+		// The claim reads the group's first batch, but only for the first
+		// groups: the lanes of the others wait for a batch slot, and their
+		// batch would wait in memory with them.
+		limit := d.opt.BatchSize
+		if i >= d.lanesAtOnce() {
+			limit = 0
+		}
 		claimed, batch, err := d.sql.claim(ctx, d.db, claimQuery{part: g.part, subs: g.subs, pos: g.pos, horizon: horizon,
-			limit: d.opt.BatchSize, owner: d.opt.Owner, lease: d.opt.Lease})
+			limit: limit, owner: d.opt.Owner, lease: d.opt.Lease})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("claim partition %d: %w", g.part, err))
 			continue

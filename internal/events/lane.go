@@ -209,23 +209,16 @@ func (d *Dispatcher) workLane(ctx, stop context.Context, lr *laneRun) error {
 			lr.lookedUpTo = h
 			break
 		}
-		batch, covered, err := d.cache.get(ctx, lr.key.part, lr.pos, h)
+		next, err := d.nextBatch(ctx, lr, h)
 		if err != nil {
 			return err
 		}
-		if len(batch) == 0 {
+		if next == batchNone {
 			// Nothing was written in the partition up to the horizon.
 			lr.lookedUpTo = h
 			break
 		}
-		// The last batch gives the lease back, unless the lane lingers.
-		release := covered >= h && !lr.due && lr.linger <= 0
-		st, err := d.dispatchBatch(ctx, lr, batch, covered, release)
-		lr.count(st, nil)
-		if err != nil {
-			return err
-		}
-		if release {
+		if next == batchReleased {
 			lr.held = false
 			lr.lookedUpTo = h
 			return nil
@@ -240,6 +233,44 @@ func (d *Dispatcher) workLane(ctx, stop context.Context, lr *laneRun) error {
 		}
 	}
 	return nil
+}
+
+type batchDone int
+
+const (
+	batchMore     batchDone = iota // a batch was dispatched; there may be more
+	batchNone                      // nothing to dispatch up to the horizon
+	batchReleased                  // the last batch was dispatched and gave the lease back
+)
+
+// nextBatch dispatches the lane's next batch up to the horizon h. It takes
+// one of the subscriber's batch slots for the time, so that a backlog in
+// every partition has a few of the subscriber's lanes hold a batch at once,
+// not all of them: what the dispatcher holds stays the same however long
+// the backlog.
+func (d *Dispatcher) nextBatch(ctx context.Context, lr *laneRun, h int64) (batchDone, error) {
+	slots := d.batchSlots(lr.sub)
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return batchNone, ctx.Err()
+	}
+	defer func() { <-slots }()
+	batch, covered, err := d.cache.get(ctx, lr.key.part, lr.pos, h)
+	if err != nil || len(batch) == 0 {
+		return batchNone, err
+	}
+	// The last batch gives the lease back, unless the lane lingers.
+	release := covered >= h && !lr.due && lr.linger <= 0
+	st, err := d.dispatchBatch(ctx, lr, batch, covered, release)
+	lr.count(st, nil)
+	if err != nil {
+		return batchNone, err
+	}
+	if release {
+		return batchReleased, nil
+	}
+	return batchMore, nil
 }
 
 // mine returns the events of the batch the subscriber receives: the batch

@@ -136,6 +136,53 @@ func TestLanes_OutsideConcurrencyKeepsObjectOrder(t *testing.T) {
 	})
 }
 
+// A backlog in every partition has a few of a subscriber's lanes hold a
+// batch at once (twice the dispatcher's Workers), not one per partition, so
+// that what the dispatcher holds in memory does not grow with the backlog.
+// The outside subscriber below may have 64 calls in flight; what bounds the
+// partitions it is called for at once is the lanes holding a batch.
+func TestLanes_FewLanesOfASubscriberHoldABatchAtOnce(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		var (
+			mu       sync.Mutex
+			inFlight = map[int]int{} // partition → calls in flight
+			top      int
+			calls    int
+		)
+		f := newFixture(t, db, events.Subscriber{Name: "wide", Types: []string{"thing.created"}, Concurrency: 64,
+			Handle: func(ctx context.Context, ev events.Event) error {
+				p := events.PartitionOf(ev.AggregateType, ev.AggregateID)
+				mu.Lock()
+				inFlight[p]++
+				top = max(top, len(inFlight))
+				calls++
+				mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+				mu.Lock()
+				if inFlight[p]--; inFlight[p] == 0 {
+					delete(inFlight, p)
+				}
+				mu.Unlock()
+				return nil
+			}})
+		const n = 320
+		for i := range n {
+			add(t, db, "thing.created", int64(i%64)) // 64 objects: every partition
+		}
+		workers := 2
+		if database.DialectOf(db) == database.SQLite {
+			workers = 1
+		}
+		drain(t, f.disp)
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, n, calls)
+		require.LessOrEqual(t, top, 2*workers, "partitions called at once")
+		require.EqualValues(t, n, effects(t, db, "recorder"))
+		requireOnce(t, db)
+	})
+}
+
 // A subscriber seen for the first time starts at the journal's end: it gets
 // none of the events written before it, all of those after, and the journal
 // does not wait for it on the old ones.

@@ -50,8 +50,8 @@ func (sqliteStatements) claim(ctx context.Context, db *gorm.DB, q claimQuery) ([
 	}
 	err = rows.Err()
 	_ = rows.Close() // SQLite's one connection is needed for the read
-	if err != nil || len(claimed) == 0 {
-		return nil, nil, err
+	if err != nil || len(claimed) == 0 || q.limit == 0 {
+		return claimed, nil, err
 	}
 	batch, err := readBatch(ctx, db, q.part, q.pos, q.horizon, q.limit)
 	return claimed, batch, err
