@@ -6,10 +6,48 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
 )
+
+// stuckCalls remembers the local calls abandoned because they did not
+// return, so that they are not called again: a delivery key → the error's
+// text. It is almost always empty, and then answers without hashing a key.
+type stuckCalls struct {
+	n atomic.Int64
+	m sync.Map
+}
+
+func (c *stuckCalls) store(k deliveryKey, msg string) {
+	if _, loaded := c.m.Swap(k, msg); !loaded {
+		c.n.Add(1)
+	}
+}
+
+func (c *stuckCalls) load(k deliveryKey) (string, bool) {
+	if c.n.Load() == 0 {
+		return "", false
+	}
+	v, ok := c.m.Load(k)
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
+}
+
+func (c *stuckCalls) take(k deliveryKey) (string, bool) {
+	if c.n.Load() == 0 {
+		return "", false
+	}
+	v, ok := c.m.LoadAndDelete(k)
+	if !ok {
+		return "", false
+	}
+	c.n.Add(-1)
+	return v.(string), true
+}
 
 // outcome is one delivery that did not simply succeed in its batch.
 type outcome struct {
@@ -28,10 +66,10 @@ func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscrib
 	if by, ok := blocked[key]; ok {
 		return outcome{ev: ev, status: StatusHeld, blockedBy: by}, false
 	}
-	if msg, ok := d.stuck.Load(deliveryKey{ev.ID, s.Name}); ok {
+	if msg, ok := d.stuck.load(deliveryKey{ev.ID, s.Name}); ok {
 		// It hung in an earlier run of this batch: a failure, not called again.
 		blocked[key] = ev.ID
-		return outcome{ev: ev, status: StatusRetrying, err: errors.New(msg.(string))}, false
+		return outcome{ev: ev, status: StatusRetrying, err: errors.New(msg)}, false
 	}
 	if err := d.deliver(ctx, tx, s, ev, savepoint); err != nil {
 		blocked[key] = ev.ID
@@ -143,7 +181,7 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 			case err = <-done:
 			case <-time.After(stuckGrace):
 				msg := fmt.Sprintf("%s after %s and did not return", errTimedOut, d.opt.Timeout)
-				d.stuck.Store(deliveryKey{ev.ID, s.Name}, msg)
+				d.stuck.store(deliveryKey{ev.ID, s.Name}, msg)
 				d.opt.Logger.Error("subscriber does not return after its timeout; its transaction is abandoned", "subscriber", s.Name, "event_id", ev.ID)
 				return errStuck
 			}

@@ -124,7 +124,7 @@ type Dispatcher struct {
 	registered bool                 // this process's subscribers have their lanes
 	lastSeen   time.Time            // the last heartbeat written
 	onLaneIdle func(laneStats PassStats)
-	stuck      sync.Map // deliveryKey → error text: local calls abandoned, not to be called again
+	stuck      stuckCalls // local calls abandoned, not to be called again
 }
 
 // NewDispatcher returns a dispatcher over the registry's subscribers.

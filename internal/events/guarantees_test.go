@@ -194,6 +194,18 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 					}
 					return nil
 				}},
+			// Its statement outlasts the timeout by far: the call's deadline
+			// must reach the statements it runs in the batch's transaction,
+			// which the server cancels, so that the call returns in time and
+			// the transaction goes on. (SQLite's driver does not interrupt a
+			// running statement when its context ends.)
+			events.Subscriber{Name: "sleepy-local", Types: []string{"thing.created"},
+				HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+					if ev.AggregateID != 2 || database.DialectOf(tx) != database.Postgres {
+						return nil
+					}
+					return tx.Exec("SELECT pg_sleep(30)").Error
+				}},
 			events.Subscriber{Name: "slow-local", Types: []string{"thing.created"},
 				HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 					if ev.AggregateID == 2 {
@@ -237,6 +249,12 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 		require.Equal(t, "retrying", h.Status)
 		require.Contains(t, h.LastError, "timed out")
 		require.Contains(t, deliveryOf(t, f.journal, hung, "slow-local").LastError, "timed out")
+		if database.DialectOf(db) == database.Postgres {
+			sleepy := deliveryOf(t, f.journal, hung, "sleepy-local")
+			require.Equal(t, "retrying", sleepy.Status)
+			require.Contains(t, sleepy.LastError, "timed out")
+			require.NotContains(t, sleepy.LastError, "did not return", "its statement was cancelled at the deadline")
+		}
 		sl := deliveryOf(t, f.journal, stuck, "stuck-local")
 		require.Equal(t, "retrying", sl.Status)
 		require.Contains(t, sl.LastError, "did not return")

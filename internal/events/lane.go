@@ -394,7 +394,7 @@ func (d *Dispatcher) dispatchLocal(ctx context.Context, lr *laneRun, evs []Event
 		err = run(true)
 	}
 	for i := range evs {
-		d.stuck.Delete(deliveryKey{evs[i].ID, lr.sub.Name})
+		d.stuck.take(deliveryKey{evs[i].ID, lr.sub.Name})
 	}
 	return outcomes, err
 }

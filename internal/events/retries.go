@@ -132,8 +132,8 @@ func (d *Dispatcher) retryOne(ctx context.Context, lr *laneRun, ev Event, attemp
 			return err
 		}
 		if s.Local() {
-			if msg, ok := d.stuck.LoadAndDelete(deliveryKey{ev.ID, s.Name}); ok {
-				deliverErr = errors.New(msg.(string))
+			if msg, ok := d.stuck.take(deliveryKey{ev.ID, s.Name}); ok {
+				deliverErr = errors.New(msg)
 			} else if deliverErr = d.deliver(ctx, tx, s, &ev, true); errors.Is(deliverErr, errStuck) {
 				return errStuck
 			}

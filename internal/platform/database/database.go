@@ -20,6 +20,7 @@ import (
 	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"gorm.io/driver/postgres"
@@ -60,6 +61,13 @@ func Open(ctx context.Context, o Options) (*gorm.DB, error) {
 		var pcfg *pgx.ConnConfig
 		if pcfg, err = pgx.ParseConfig(o.PostgresURL); err != nil {
 			return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		}
+		// A statement whose context ends is cancelled by the server, and its
+		// connection stays usable: pgx's default closes the connection, which
+		// takes the transaction around the statement with it (a local
+		// subscriber's call cut off at its timeout would end its whole batch).
+		pcfg.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
+			return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: 5 * time.Second}
 		}
 		gdb, err = gorm.Open(postgres.New(postgres.Config{Conn: pgPool{stdlib.OpenDB(*pcfg)}}), cfg)
 	} else {
