@@ -150,7 +150,7 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 			}
 		}()
 		if tx != nil {
-			return s.HandleTx(ctx, tx.WithContext(ctx), *ev)
+			return s.HandleTx(ctx, tx, *ev)
 		}
 		return s.Handle(ctx, *ev)
 	}
@@ -167,9 +167,19 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 		// A local call runs aside too, so that one that does not return even
 		// after its statements fail (it ignores ctx) can be abandoned with
 		// the transaction it holds, which the caller then rolls back.
+		//
+		// The call's deadline reaches its statements through the batch's
+		// transaction itself, for the time of the call: a GORM session of its
+		// own for each call (tx.WithContext) cost more than the call. Within
+		// a savepoint it gets a session, so that the savepoint's own
+		// statements, the rollback to it included, keep the batch's context.
+		prev := tx.Statement.Context
+		if !savepoint {
+			tx.Statement.Context = ctx
+		}
 		go func() {
 			if savepoint {
-				done <- tx.Transaction(func(sp *gorm.DB) error { return call(sp) })
+				done <- tx.Transaction(func(sp *gorm.DB) error { return call(sp.WithContext(ctx)) })
 			} else {
 				done <- call(tx)
 			}
@@ -183,9 +193,10 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 				msg := fmt.Sprintf("%s after %s and did not return", errTimedOut, d.opt.Timeout)
 				d.stuck.store(deliveryKey{ev.ID, s.Name}, msg)
 				d.opt.Logger.Error("subscriber does not return after its timeout; its transaction is abandoned", "subscriber", s.Name, "event_id", ev.ID)
-				return errStuck
+				return errStuck // the call still holds tx: it is rolled back as it is
 			}
 		}
+		tx.Statement.Context = prev
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, errTimedOut) {
 		// Past its time, whatever it answered: the journal says so.
