@@ -34,7 +34,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	fs.DurationVar(&o.LatencyPace, "latency-pace", 0, "latency and isolation: time between two writes (default 5ms)")
 	fs.IntVar(&o.IsolationEvents, "isolation-events", 1000, "isolation: events written one by one (a quarter fast, half slow, a quarter fast)")
 	fs.DurationVar(&o.IsolationDelay, "isolation-delay", 200*time.Millisecond, "isolation: what each call of the slow outside subscriber takes")
-	fs.DurationVar(&o.XminDuration, "xmin-duration", 20*time.Second, "xmin: each phase, before and while a snapshot is held (the step takes twice this)")
+	fs.DurationVar(&o.XminDuration, "xmin-duration", time.Minute, "xmin: each phase, before and while a snapshot is held (the step takes twice this)")
 	fs.Float64Var(&o.XminRate, "xmin-rate", 150, "xmin: events written a second")
 	fs.IntVar(&o.Writes, "writes", 500, "write overhead: orders per round and variant")
 	fs.IntVar(&o.Rounds, "rounds", 5, "write overhead: rounds (the median ratio is reported)")
