@@ -537,20 +537,9 @@ func TestRunner_StopFinishesTheBatchInHand(t *testing.T) {
 func TestRunner_WakesOnCommit(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
-		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{})
 		// The tick is an hour away: only NOTIFY (PostgreSQL) or the poll of the
 		// journal (SQLite) can wake the dispatcher for a write made with no Wake.
-		opt := events.RunnerOptions{Interval: time.Hour}
-		if database.DialectOf(db) == database.Postgres {
-			opt.ListenURL = pgURLOf(t, db)
-		} else {
-			opt.Poll = 50 * time.Millisecond
-		}
-		r := events.NewRunner(d, opt)
-		ctx, cancel := context.WithCancel(context.Background())
-		require.NoError(t, r.Start(ctx))
-		t.Cleanup(func() { cancel(); r.Wait() })
-		time.Sleep(200 * time.Millisecond) // past the start-up pass and the LISTEN
+		startRunner(t, db, events.NewDispatcher(db, f.reg, events.DispatcherOptions{}))
 		for i := range 3 {
 			id := add(t, db, "thing.created", int64(i))
 			start := time.Now()
