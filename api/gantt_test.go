@@ -33,12 +33,8 @@ func TestSchedule_GanttMarks(t *testing.T) {
 			if due != "" {
 				body["due_date"] = due
 			}
-			r := env.Admin(http.MethodPost, "/api/v1/orders", body)
-			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
-			var o struct{ Items []struct{ ID int64 } }
-			r.JSON(t, &o)
-			env.Dispatch()
-			return []int64{o.Items[0].ID}
+			_, ids := receiveOrder(t, env, body)
+			return ids
 		}
 		// Twenty wardrobes due on Tuesday cannot make it; one nightstand due
 		// on Wednesday is made on that day, in time; the sofa has no due date.

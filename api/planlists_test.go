@@ -33,15 +33,7 @@ func receiveFor(t *testing.T, env *apptest.Env, customer, due string, lines ...n
 	if due != "" {
 		body["due_date"] = due
 	}
-	r := env.Admin(http.MethodPost, "/api/v1/orders", body)
-	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
-	var o struct{ Items []struct{ ID int64 } }
-	r.JSON(t, &o)
-	env.Dispatch()
-	ids := make([]int64, len(o.Items))
-	for i, it := range o.Items {
-		ids[i] = it.ID
-	}
+	_, ids := receiveOrder(t, env, body)
 	return ids
 }
 

@@ -22,7 +22,13 @@ type line struct {
 // receive it and returns the order's id and its item ids.
 func receive(t *testing.T, env *apptest.Env, lines ...line) (int64, []int64) {
 	t.Helper()
-	r := env.Admin(http.MethodPost, "/api/v1/orders", map[string]any{"customer": map[string]any{"name": "Иван Петров"}, "items": lines})
+	return receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Иван Петров"}, "items": lines})
+}
+
+// receiveOrder is receive with the order's whole body.
+func receiveOrder(t *testing.T, env *apptest.Env, body map[string]any) (int64, []int64) {
+	t.Helper()
+	r := env.Admin(http.MethodPost, "/api/v1/orders", body)
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	var o struct {
 		ID    int64

@@ -3,9 +3,7 @@ package api_test
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
@@ -16,7 +14,6 @@ import (
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/config"
 	"github.com/tsekh/tsekh/internal/platform/database"
-	"github.com/tsekh/tsekh/internal/sales"
 )
 
 // planned is what the planning tests read of a production order.
@@ -47,19 +44,7 @@ func readPlanned(t *testing.T, env *apptest.Env, id int64) planned {
 // receiveDue is receive with the order's due date.
 func receiveDue(t *testing.T, env *apptest.Env, due string, lines ...line) (int64, []int64) {
 	t.Helper()
-	r := env.Admin(http.MethodPost, "/api/v1/orders", map[string]any{"customer": map[string]any{"name": "Анна Смирнова"}, "items": lines, "due_date": due})
-	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
-	var o struct {
-		ID    int64
-		Items []struct{ ID int64 }
-	}
-	r.JSON(t, &o)
-	env.Dispatch()
-	ids := make([]int64, len(o.Items))
-	for i, it := range o.Items {
-		ids[i] = it.ID
-	}
-	return o.ID, ids
+	return receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Анна Смирнова"}, "items": lines, "due_date": due})
 }
 
 type replanSummary struct {
@@ -305,25 +290,8 @@ func launchedOps(t *testing.T, env *apptest.Env, id int64) []launchedOp {
 // unfinished orders; sales and the shop hear of the new ETA, a planner's
 // explicit ETA stays, and a re-plan that moves nothing says nothing.
 func TestPlanning_ReplanAfterCapacityCut(t *testing.T) {
-	var mu sync.Mutex
-	heard := map[string][]sales.ShopCallbackBody{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		if err := sales.VerifySignature(shopSecret, r.Header.Get(sales.HeaderShopTimestamp), r.Header.Get(sales.HeaderShopSignature), raw, time.Now()); err != nil {
-			http.Error(w, err.Error(), http.StatusUnauthorized)
-			return
-		}
-		var b sales.ShopCallbackBody
-		if err := jsonUnmarshal(raw, &b); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		heard[b.ShopOrderID] = append(heard[b.ShopOrderID], b)
-		mu.Unlock()
-	}))
-	t.Cleanup(srv.Close)
-	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, srv.URL }, func(t *testing.T, env *apptest.Env) {
+	shop := newShopListener(t)
+	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, shop.URL }, func(t *testing.T, env *apptest.Env) {
 		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 		env.App.Plan.SetNow(func() time.Time { return monday })
 		shopID := "replan-" + string(env.Dialect)
@@ -341,10 +309,9 @@ func TestPlanning_ReplanAfterCapacityCut(t *testing.T) {
 		given := launch(t, env, map[string]any{"items": fixed, "eta": "2026-12-30"})
 		env.Dispatch()
 		require.LessOrEqual(t, o.ETA, "2026-11-17", "10 wardrobes: 720 minutes of cutting fit Monday")
-		mu.Lock()
-		require.Equal(t, o.ETA, *heard[shopID][len(heard[shopID])-1].ETA, "the shop heard the launch's ETA")
-		n := len(heard[shopID])
-		mu.Unlock()
+		heard := shop.heardOf(shopID)
+		require.Equal(t, o.ETA, *heard[len(heard)-1].ETA, "the shop heard the launch's ETA")
+		n := len(heard)
 
 		// Nothing changed: nothing moves, nobody hears anything.
 		s := replanNow(t, env)
@@ -389,9 +356,7 @@ func TestPlanning_ReplanAfterCapacityCut(t *testing.T) {
 		env.Dispatch()
 		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", orderID), nil).JSON(t, &so)
 		require.Equal(t, m.ETAAfter, so.ETA)
-		mu.Lock()
-		got := heard[shopID][n:]
-		mu.Unlock()
+		got := shop.heardOf(shopID)[n:]
 		require.Len(t, got, 1, "one callback for the moved ETA")
 		require.Equal(t, "order.status_changed", got[0].Type)
 		require.Equal(t, "in_production", got[0].Status)

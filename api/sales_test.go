@@ -424,38 +424,61 @@ func TestOrders_CancelOverHTTP(t *testing.T) {
 	})
 }
 
-// The shop hears of its order's progress at SHOP_CALLBACK_URL.
-func TestShopCallback_EndToEnd(t *testing.T) {
-	var mu sync.Mutex
-	var got []sales.ShopCallbackBody
+// shopListener is the shop's end of SHOP_CALLBACK_URL: it checks tsekh's
+// signature on every callback and keeps the bodies it heard.
+type shopListener struct {
+	URL   string
+	mu    sync.Mutex
+	heard []sales.ShopCallbackBody
+}
+
+func newShopListener(t *testing.T) *shopListener {
+	t.Helper()
+	l := &shopListener{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var b sales.ShopCallbackBody
 		raw, _ := io.ReadAll(r.Body)
 		if err := sales.VerifySignature(shopSecret, r.Header.Get(sales.HeaderShopTimestamp), r.Header.Get(sales.HeaderShopSignature), raw, time.Now()); err != nil {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
-		require.NoError(t, jsonUnmarshal(raw, &b))
-		mu.Lock()
-		got = append(got, b)
-		mu.Unlock()
+		var b sales.ShopCallbackBody
+		if err := jsonUnmarshal(raw, &b); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		l.mu.Lock()
+		l.heard = append(l.heard, b)
+		l.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
-	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, srv.URL }, func(t *testing.T, env *apptest.Env) {
+	l.URL = srv.URL
+	return l
+}
+
+// heardOf returns what the shop heard about its order shopID, in order.
+func (l *shopListener) heardOf(shopID string) []sales.ShopCallbackBody {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []sales.ShopCallbackBody
+	for _, b := range l.heard {
+		if b.ShopOrderID == shopID {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// The shop hears of its order's progress at SHOP_CALLBACK_URL.
+func TestShopCallback_EndToEnd(t *testing.T) {
+	shop := newShopListener(t)
+	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, shop.URL }, func(t *testing.T, env *apptest.Env) {
 		shopID := "cb-" + string(env.Dialect)
 		r := deliver(env, shopBody(shopID), time.Now())
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 		id := orderIDOf(t, r)
 		require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil).Status)
 		env.Dispatch()
-		mu.Lock()
-		defer mu.Unlock()
-		var mine []sales.ShopCallbackBody
-		for _, b := range got {
-			if b.ShopOrderID == shopID {
-				mine = append(mine, b)
-			}
-		}
+		mine := shop.heardOf(shopID)
 		require.Len(t, mine, 1)
 		require.Equal(t, id, mine[0].OrderID)
 		require.Equal(t, "cancelled", mine[0].Status)

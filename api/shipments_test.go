@@ -2,10 +2,7 @@ package api_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -53,25 +50,8 @@ type shippedOrder struct {
 // the order goes partially_shipped, then shipped, and the shop hears of each
 // shipment with its carrier and tracking.
 func TestShipments(t *testing.T) {
-	var mu sync.Mutex
-	var heard []sales.ShopCallbackBody
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		if err := sales.VerifySignature(shopSecret, r.Header.Get(sales.HeaderShopTimestamp), r.Header.Get(sales.HeaderShopSignature), raw, time.Now()); err != nil {
-			http.Error(w, err.Error(), http.StatusUnauthorized)
-			return
-		}
-		var b sales.ShopCallbackBody
-		if err := jsonUnmarshal(raw, &b); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		heard = append(heard, b)
-		mu.Unlock()
-	}))
-	t.Cleanup(srv.Close)
-	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, srv.URL }, func(t *testing.T, env *apptest.Env) {
+	shop := newShopListener(t)
+	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, shop.URL }, func(t *testing.T, env *apptest.Env) {
 		shopID := "ship-" + string(env.Dialect)
 		r := deliver(env, shopBody(shopID, `{"sku": "DIV-CHESTER-3", "qty": 2}`, `{"sku": "TMB-PRIK-450", "qty": 1}`), time.Now())
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
@@ -166,11 +146,9 @@ func TestShipments(t *testing.T) {
 		require.Equal(t, []any{"partially_shipped", "shipped"}, statuses[len(statuses)-2:])
 
 		// The shop heard of both shipments, with carrier and tracking.
-		mu.Lock()
-		defer mu.Unlock()
 		var mine []sales.ShopCallbackBody
-		for _, b := range heard {
-			if b.ShopOrderID == shopID && b.Type == "order.shipped" {
+		for _, b := range shop.heardOf(shopID) {
+			if b.Type == "order.shipped" {
 				mine = append(mine, b)
 			}
 		}
