@@ -574,20 +574,22 @@ func TestProduction_SalesOrderFollows(t *testing.T) {
 			}
 		}
 
-		cabinet := launch(t, env, map[string]any{"items": ids[:1], "eta": "2026-12-01"})
+		// ETAs a month ahead of today, whatever today is.
+		soon, later := time.Now().AddDate(0, 0, 30).Format(time.DateOnly), time.Now().AddDate(0, 0, 40).Format(time.DateOnly)
+		cabinet := launch(t, env, map[string]any{"items": ids[:1], "eta": soon})
 		o := read()
 		require.Equal(t, "in_production", o.Status)
-		require.Equal(t, "2026-12-01", *o.ETA)
+		require.Equal(t, soon, *o.ETA)
 		require.Equal(t, "in_production", o.Items[0].Status)
 		require.Equal(t, "new", o.Items[1].Status)
 
-		sofa := launch(t, env, map[string]any{"items": ids[1:], "eta": "2026-12-10"})
-		require.Equal(t, "2026-12-10", *read().ETA, "the latest ETA of the launched items")
+		sofa := launch(t, env, map[string]any{"items": ids[1:], "eta": later})
+		require.Equal(t, later, *read().ETA, "the latest ETA of the launched items")
 		r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/cancel", sofa.ID), nil)
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		o = read()
 		require.Equal(t, "new", o.Items[1].Status)
-		require.Equal(t, "2026-12-01", *o.ETA)
+		require.Equal(t, soon, *o.ETA)
 
 		finish(cabinet)
 		o = read()
