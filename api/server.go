@@ -155,6 +155,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/orders", s.createOrder, authed(auth.RoleManager)...)
 	v1.GET("/orders", s.listOrders, authed()...)
 	v1.GET("/orders/:id", s.getOrder, authed()...)
+	v1.GET("/orders/:id/history", s.getOrderHistory, authed()...)
 	v1.PATCH("/orders/:id", s.changeOrder, authed(auth.RoleManager)...)
 	v1.POST("/orders/:id/cancel", s.cancelOrder, authed(auth.RoleManager)...)
 	v1.POST("/orders/:id/shipments", s.shipOrder, authed(auth.RoleManager)...)

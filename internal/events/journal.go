@@ -604,3 +604,39 @@ func (t *dbTime) parse(s string) error {
 	}
 	return errors.New("events: bad time " + s)
 }
+
+// Objects names objects of one table (aggregate type) by their ids.
+type Objects struct {
+	AggregateType string
+	IDs           []int64
+}
+
+// History returns every event about the objects, oldest first, one page at a
+// time (the cursor names the last event of the previous page): an object's
+// story in the order it happened.
+func (j *Journal) History(ctx context.Context, objs []Objects, pr page.Request) ([]Entry, string, error) {
+	var about []string
+	var args []any
+	for _, o := range objs {
+		if len(o.IDs) == 0 {
+			continue
+		}
+		about = append(about, "(e.aggregate_type = ? AND e.aggregate_id IN ?)")
+		args = append(args, o.AggregateType, o.IDs)
+	}
+	if len(about) == 0 {
+		return []Entry{}, "", nil
+	}
+	q := "SELECT e.id FROM events e WHERE (" + strings.Join(about, " OR ") + ")"
+	if pr.After != 0 {
+		q, args = q+" AND e.id > ?", append(args, pr.After)
+	}
+	q, args = q+" ORDER BY e.id LIMIT ?", append(args, pr.Limit+1)
+	var ids []int64
+	if err := j.db.WithContext(ctx).Raw(q, args...).Scan(&ids).Error; err != nil {
+		return nil, "", err
+	}
+	ids, next := page.Next(ids, pr.Limit, func(id int64) int64 { return id })
+	entries, err := j.entries(ctx, ids)
+	return entries, next, err
+}

@@ -396,3 +396,13 @@ func fillProgress(ctx context.Context, db *gorm.DB, os []ProdOrder) error {
 	}
 	return nil
 }
+
+// ProdOrdersOfOrder returns the ids of the production orders that were ever
+// launched for items of the sales order, the ones it later left included, in
+// id order.
+func (s *Service) ProdOrdersOfOrder(ctx context.Context, orderID int64) ([]int64, error) {
+	var ids []int64
+	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT prod_order_id FROM plan_prod_order_items WHERE order_id = ? ORDER BY prod_order_id`, orderID).
+		Scan(&ids).Error
+	return ids, err
+}
