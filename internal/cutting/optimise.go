@@ -14,7 +14,7 @@ import (
 // that grows with the list. The cap keeps a week's list in seconds.
 const (
 	effortPerPart = 400_000
-	effortCap     = 1_500_000_000
+	effortCap     = 300_000_000
 	timeLimit     = 10 * time.Second
 )
 

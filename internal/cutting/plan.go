@@ -172,7 +172,9 @@ func (e *engine) plan(p *Problem, sol *solution) Plan {
 			next[pl.shape]++
 			pt := p.Parts[pi]
 			s.Parts = append(s.Parts, Placement{Part: pi, ID: pt.ID, Name: pt.Name,
-				Rect: Rect{toMM(pl.x), toMM(pl.y), toMM(pl.o.dx), toMM(pl.o.dy)}, Turned: pl.o.turned})
+				Rect: Rect{toMM(pl.x), toMM(pl.y), toMM(pl.o.dx), toMM(pl.o.dy)},
+				// a shape without grain may have been listed either way round
+				Turned: pl.o.dx != toUnits(pt.Length) || pl.o.dy != toUnits(pt.Width)})
 			rects[i] = prect{pl.x, pl.y, pl.o.dx, pl.o.dy, i}
 			used += int64(pl.o.dx) * int64(pl.o.dy)
 		}
