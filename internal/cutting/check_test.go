@@ -330,8 +330,12 @@ func TestOptimise_Errors(t *testing.T) {
 		change func(p *Problem)
 		field  string
 	}{
-		"PartTooLarge":   {func(p *Problem) { p.Parts[0].Length = 2790 }, "parts[0]"},
-		"AcrossGrain":    {func(p *Problem) { p.Parts[0].Length, p.Parts[0].Width = 600, 2200; p.Parts[0].Grain = GrainLength; p.Formats[0].Length = 2000 }, "parts[0]"},
+		"PartTooLarge": {func(p *Problem) { p.Parts[0].Length = 2790 }, "parts[0]"},
+		"AcrossGrain": {func(p *Problem) {
+			p.Parts[0].Length, p.Parts[0].Width = 600, 2200
+			p.Parts[0].Grain = GrainLength
+			p.Formats[0].Length = 2000
+		}, "parts[0]"},
 		"TrimsEatSheet":  {func(p *Problem) { p.Trims.Top, p.Trims.Bottom = 1100, 1000 }, "formats[0]"},
 		"KerfNegative":   {func(p *Problem) { p.Kerf = -1 }, "kerf_mm"},
 		"NoParts":        {func(p *Problem) { p.Parts = nil }, "parts"},

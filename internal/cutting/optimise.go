@@ -161,11 +161,16 @@ func (e *engine) search(p *Problem) *solution {
 		}
 	}
 	orders := e.orders()
+	fits, variants := []fitRule{fitBestArea, fitBestShortSide, fitBestLongSide}, allFillVariants()
+	if parts > 500 {
+		// a long list: fewer rules at first, more time for the shaken orders
+		fits, variants = fits[:1], variants[:len(variants)/2]
+	}
 	// One pass of every order and rule, one part at a time: quick, and
 	// a solution to fall back on whatever the effort.
 	for _, order := range orders {
 		seq := e.expand(order)
-		for fr := fitRule(0); fr < fitRules; fr++ {
+		for _, fr := range fits {
 			for _, sp := range []splitRule{splitShorterLeftover, splitMaxArea} {
 				offer(e.packItems(seq, fr, sp, true))
 			}
@@ -175,7 +180,6 @@ func (e *engine) search(p *Problem) *solution {
 		}
 	}
 	// Sheet by sheet, each sheet the fullest of every order × variant.
-	variants := allFillVariants()
 	offer(e.packSheets(e.counts(), orders, variants, stop))
 	// Then with the orders shaken: each key randomised by up to ±30 %.
 	rng := rand.New(rand.NewPCG(uint64(parts), 22))
