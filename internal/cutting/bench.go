@@ -2,6 +2,7 @@ package cutting
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -279,7 +280,7 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 		}
 		f := p.Formats[0]
 		usable := (f.Length - 20) * (f.Width - 20)
-		lb := int(area/usable) + 1
+		lb := int(math.Ceil(area / usable))
 		res.Furniture = &BenchFurniture{Parts: plan.Totals.Parts, LowerBound: lb, Sheets: plan.Totals.Sheets, Yield: plan.Totals.Yield,
 			Offcuts: plan.Totals.Offcuts, BaselineSheets: base.Totals.Sheets, BaselineYield: base.Totals.Yield,
 			CPUSeconds: round4(seconds)}

@@ -9,11 +9,12 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 )
 
-// Effort per part by default, in placements tried: about a third of a
-// second for a hundred parts on one core of a 2020s server, and a budget
-// that grows with the list. The cap keeps a week's list in seconds.
+// Effort per part by default, in placements tried: about a fifth of a
+// second of CPU for a hundred parts on this project's bench machine, and a
+// budget that grows with the list; the cap keeps a week's list (2,000
+// parts) at about six seconds.
 const (
-	effortPerPart = 400_000
+	effortPerPart = 300_000
 	effortCap     = 300_000_000
 	timeLimit     = 10 * time.Second
 )
@@ -183,7 +184,10 @@ func (e *engine) search(p *Problem) *solution {
 	offer(e.packSheets(e.counts(), orders, variants, stop))
 	// Then with the orders shaken: each key randomised by up to ±30 %.
 	rng := rand.New(rand.NewPCG(uint64(parts), 22))
-	for !stop() {
+	// Most of the effort on shaken orders, the rest on emptying the best
+	// layout's least-filled sheet.
+	shakeUntil := e.work + (effort-e.work)*3/4
+	for !stop() && e.work < shakeUntil {
 		var shaken [][]int
 		for range 3 {
 			noise := make([]float64, len(e.shapes))
@@ -196,6 +200,9 @@ func (e *engine) search(p *Problem) *solution {
 			}))
 		}
 		offer(e.packSheets(e.counts(), shaken, variants, stop))
+	}
+	if best != nil && !stop() {
+		offer(e.improve(best, orders[:2], variants, stop))
 	}
 	return best
 }
