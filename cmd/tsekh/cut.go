@@ -43,7 +43,7 @@ func cutCmd(args []string, stdout, stderr io.Writer) error {
 	minOffcut := fs.String("min-offcut", "300x300", "the smallest offcut kept, LENGTHxWIDTH mm")
 	material := fs.String("material", "", "CSV: plan only the parts of this material (the list's material column, with thickness_mm when there is one: \"ЛДСП 16 мм/16\")")
 	effort := fs.Int64("effort", 0, "the search's effort in placements tried (0: proportional to the parts)")
-	limit := fs.Duration("time-limit", 0, "stop the search after this long (0: 10s); only a search cut short depends on the machine")
+	limit := fs.Duration("time-limit", 0, "stop the search after this long (0: a minute); only a search cut short depends on the machine")
 	baseline := fs.Bool("baseline", false, "lay out with the plain best-area-fit heuristic instead, for comparison")
 	if err := fs.Parse(args); err != nil {
 		return err

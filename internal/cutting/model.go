@@ -102,7 +102,7 @@ type Problem struct {
 	// default proportional to the number of parts. The search is
 	// deterministic for a given effort.
 	Effort int64 `json:"effort,omitempty"`
-	// TimeLimit stops the search early when it takes longer (0: 10 s).
+	// TimeLimit stops the search early when it takes longer (0: a minute).
 	// Only a search cut short by it depends on the machine's speed.
 	TimeLimit time.Duration `json:"-"`
 }

@@ -16,7 +16,7 @@ import (
 const (
 	effortPerPart = 300_000
 	effortCap     = 300_000_000
-	timeLimit     = 10 * time.Second
+	timeLimit     = time.Minute
 )
 
 // newEngine validates a problem and sets the engine up for it.
