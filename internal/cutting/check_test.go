@@ -344,6 +344,8 @@ func TestOptimise_Errors(t *testing.T) {
 		"ZeroQty":        {func(p *Problem) { p.Parts[0].Qty = 0 }, "parts[0].qty"},
 		"TooFewSheets":   {func(p *Problem) { p.Formats[0].Count = 1; p.Parts[0].Qty = 5 }, "formats"},
 		"NegativeStages": {func(p *Problem) { p.Stages = -1 }, "stages"},
+		"TooManyParts":   {func(p *Problem) { p.Parts[0].Qty = MaxParts + 1 }, "parts"},
+		"TooThin":        {func(p *Problem) { p.Parts[0].Width = 0.01 }, "parts[0]"},
 	} {
 		t.Run("Err"+name, func(t *testing.T) {
 			t.Parallel()

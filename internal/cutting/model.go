@@ -46,6 +46,8 @@ const (
 	DefaultKerf      = 4.4 // mm
 	DefaultStages    = 3   // rip, cross-cut, trim
 	DefaultMinOffcut = 300 // mm, both sides
+	// MaxParts is the most parts (copies counted) one problem takes.
+	MaxParts = 50_000
 )
 
 // Format is a sheet size of the board, or an offcut in stock.
@@ -271,6 +273,7 @@ func (p *Problem) validate() error {
 	if len(p.Parts) == 0 {
 		add("parts", "give at least one part")
 	}
+	total := 0
 	for i, pt := range p.Parts {
 		field := fmt.Sprintf("parts[%d]", i)
 		label := partLabel(i, pt)
@@ -278,8 +281,15 @@ func (p *Problem) validate() error {
 			add(field, "%s: length and width must be positive, not %g × %g mm", label, pt.Length, pt.Width)
 			continue
 		}
+		if toUnits(pt.Length) < 1 || toUnits(pt.Width) < 1 {
+			add(field, "%s: length and width must be at least 0.1 mm, not %g × %g mm", label, pt.Length, pt.Width)
+			continue
+		}
 		if pt.Qty <= 0 {
 			add(field+".qty", "%s: the quantity must be positive, not %d", label, pt.Qty)
+		}
+		if pt.Qty > 0 {
+			total += pt.Qty
 		}
 		g, ok := grainOf(pt.Grain)
 		if !ok {
@@ -308,6 +318,9 @@ func (p *Problem) validate() error {
 			}
 			add(field, "%s (%g × %g mm) fits on no sheet format inside its trims, %s", label, pt.Length, pt.Width, how)
 		}
+	}
+	if total > MaxParts {
+		add("parts", "%d parts are more than one plan takes (%d); split the list", total, MaxParts)
 	}
 	if len(errs) > 0 {
 		return apperr.Invalid("the cutting problem cannot be planned", errs...)
