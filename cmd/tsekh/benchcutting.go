@@ -59,8 +59,10 @@ func benchCutting(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(stderr, "all classes: %d sheets, baseline %d, lower bound %d: %.1f %% fewer sheets than the baseline\n",
-		res.Sheets, res.BaselineSheets, res.LowerBound, 100*res.Saving)
+	if len(res.Classes) > 0 {
+		_, _ = fmt.Fprintf(stderr, "all classes: %d sheets, baseline %d, lower bound %d: %.1f %% fewer sheets than the baseline\n",
+			res.Sheets, res.BaselineSheets, res.LowerBound, 100*res.Saving)
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(res)

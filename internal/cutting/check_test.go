@@ -256,6 +256,20 @@ func TestOptimise_ClassInstancesPassTheChecker(t *testing.T) {
 	}
 }
 
+func TestOptimise_FurnitureWeekPassesTheChecker(t *testing.T) {
+	t.Parallel()
+	p := FurnitureWeek(400)
+	p.Effort = 5_000_000
+	plan, err := Optimise(p)
+	require.NoError(t, err)
+	checkPlan(t, p, plan)
+	require.LessOrEqual(t, plan.Totals.Stages, 3)
+	base, err := Baseline(p)
+	require.NoError(t, err)
+	checkPlan(t, p, base)
+	require.LessOrEqual(t, plan.Totals.Sheets, base.Totals.Sheets)
+}
+
 func TestOptimise_Deterministic(t *testing.T) {
 	t.Parallel()
 	p := randomProblem(99, 4.4, 10, 3)
