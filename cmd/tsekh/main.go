@@ -8,6 +8,7 @@
 //	tsekh bench                   measure the outbox on PostgreSQL (see README.md)
 //	tsekh subscribers ...         list, replay to or retire subscribers
 //	tsekh asyncapi                print the AsyncAPI document of the events
+//	tsekh cut FILE                lay a cutting list out on sheets (no database)
 //
 // Settings come from the environment; see README.md.
 package main
@@ -65,11 +66,13 @@ Usage:
   tsekh dispatch --once         run one dispatcher pass and exit (for an external cron)
   tsekh import crm FILE.json    import CRM orders from a file, once per crm_order_id
   tsekh bench [flags]           measure the outbox on the PostgreSQL at DATABASE_URL
+  tsekh bench cutting [flags]   measure the cutting optimiser (no database)
   tsekh subscribers list        the subscribers with their status, lag and failures
   tsekh subscribers replay NAME --from ID
                                 deliver the journal again to one subscriber from an event id
   tsekh subscribers retire NAME retire a subscriber that is gone for good
   tsekh asyncapi [--readme F]   print the AsyncAPI document of the events (or F, its table updated)
+  tsekh cut [flags] FILE        lay a cutting list (JSON or CSV) out on sheets, print the plan (no database)
 
 Settings come from the environment (DATABASE_URL, HTTP_ADDR, DISPATCH_INTERVAL, ...);
 see README.md. "tsekh COMMAND --help" describes a command.
@@ -97,11 +100,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "import":
 		return importCmd(ctx, rest, getenv, stdout, stderr)
 	case "bench":
+		if len(rest) > 0 && rest[0] == "cutting" {
+			return benchCutting(rest[1:], stdout, stderr)
+		}
 		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "subscribers":
 		return subscribersCmd(ctx, rest, getenv, stdout, stderr)
 	case "asyncapi":
 		return asyncAPICmd(rest, stdout, stderr)
+	case "cut":
+		return cutCmd(rest, stdout, stderr)
 	default:
 		_, _ = fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)

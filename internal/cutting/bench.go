@@ -1,0 +1,293 @@
+package cutting
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// The benchmark instances: the ten classes of two-dimensional bin packing
+// of Berkey & Wang (I–VI) and Martello & Vigo (VII–X), generated from their
+// published rules with a fixed seed, and a furniture factory's week.
+
+// ClassNames are the benchmark classes, in order.
+var ClassNames = []string{"I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X"}
+
+// ClassInstance is instance k of class c (0 for I … 9 for X) with n items:
+// unit squares of the class's bin, zero kerf and trims, turning allowed,
+// any number of stages.
+func ClassInstance(c, n, k int) Problem {
+	rng := rand.New(rand.NewPCG(uint64(c*1000+n), uint64(k)))
+	u := func(lo, hi int) int { return lo + rng.IntN(hi-lo+1) }
+	bin := []int{10, 30, 40, 100, 100, 300, 100, 100, 100, 100}[c]
+	p := Problem{Formats: []Format{{Name: fmt.Sprintf("%d×%d", bin, bin), Length: float64(bin), Width: float64(bin)}}}
+	for i := range n {
+		var w, h int
+		switch c {
+		case 0, 1:
+			w, h = u(1, 10), u(1, 10)
+		case 2, 3:
+			w, h = u(1, 35), u(1, 35)
+		case 4, 5:
+			w, h = u(1, 100), u(1, 100)
+		default:
+			// Martello & Vigo: the class's own type with probability 70 %,
+			// each other type with 10 %.
+			t := c - 6
+			if r := rng.IntN(10); r >= 7 {
+				t = (t + r - 6) % 4
+			}
+			const W, H = 100, 100
+			switch t {
+			case 0: // wide and low
+				w, h = u((2*W+2)/3, W), u(1, H/2)
+			case 1: // narrow and high
+				w, h = u(1, W/2), u((2*H+2)/3, H)
+			case 2: // large
+				w, h = u(W/2, W), u(H/2, H)
+			default: // small
+				w, h = u(1, W/2), u(1, H/2)
+			}
+		}
+		p.Parts = append(p.Parts, Part{ID: fmt.Sprint(i + 1), Length: float64(w), Width: float64(h), Qty: 1})
+	}
+	return p
+}
+
+// LowerBound is a bound on the sheets of a class instance (square sheets,
+// turning allowed): the parts' area over the sheet's, rounded up, or the
+// parts longer than half the sheet both ways, which no two share.
+func LowerBound(p Problem) int {
+	f := p.Formats[0]
+	var area float64
+	big := 0
+	for _, pt := range p.Parts {
+		area += pt.Length * pt.Width * float64(pt.Qty)
+		if pt.Length > f.Length/2 && pt.Width > f.Width/2 && pt.Length > f.Width/2 && pt.Width > f.Length/2 {
+			big += pt.Qty
+		}
+	}
+	sheet := f.Length * f.Width
+	lb := int(area / sheet)
+	if float64(lb)*sheet < area {
+		lb++
+	}
+	return max(lb, big)
+}
+
+// furniture is the demo catalogue's cabinets and wardrobes as parts of
+// ЛДСП 16 mm: name, length, width, qty per product, grain.
+var furniture = []struct {
+	product string
+	parts   []Part
+}{
+	{"Шкаф-купе 1600", []Part{
+		{Name: "Боковина", Length: 2200, Width: 600, Qty: 2, Grain: GrainLength},
+		{Name: "Крыша", Length: 1568, Width: 600, Qty: 1, Grain: GrainLength},
+		{Name: "Дно", Length: 1568, Width: 600, Qty: 1, Grain: GrainLength},
+		{Name: "Стойка", Length: 2068, Width: 560, Qty: 1, Grain: GrainLength},
+		{Name: "Полка", Length: 768, Width: 560, Qty: 4},
+		{Name: "Цоколь", Length: 1568, Width: 100, Qty: 2},
+	}},
+	{"Шкаф-купе 2000", []Part{
+		{Name: "Боковина", Length: 2400, Width: 600, Qty: 2, Grain: GrainLength},
+		{Name: "Крыша", Length: 1968, Width: 600, Qty: 1, Grain: GrainLength},
+		{Name: "Дно", Length: 1968, Width: 600, Qty: 1, Grain: GrainLength},
+		{Name: "Стойка", Length: 2268, Width: 560, Qty: 2, Grain: GrainLength},
+		{Name: "Полка", Length: 640, Width: 560, Qty: 6},
+		{Name: "Цоколь", Length: 1968, Width: 100, Qty: 2},
+	}},
+	{"Тумба прикроватная 450", []Part{
+		{Name: "Боковина", Length: 716, Width: 560, Qty: 2, Grain: GrainLength},
+		{Name: "Крышка", Length: 450, Width: 400, Qty: 1, Grain: GrainLength},
+		{Name: "Дно", Length: 418, Width: 560, Qty: 1},
+		{Name: "Фасад ящика", Length: 446, Width: 180, Qty: 3, Grain: GrainLength},
+		{Name: "Стенка ящика", Length: 500, Width: 120, Qty: 6},
+		{Name: "Задняя стенка ящика", Length: 350, Width: 120, Qty: 6},
+	}},
+	{"Шкаф распашной 800", []Part{
+		{Name: "Боковина", Length: 2000, Width: 560, Qty: 2, Grain: GrainLength},
+		{Name: "Крыша", Length: 768, Width: 560, Qty: 1},
+		{Name: "Дно", Length: 768, Width: 560, Qty: 1},
+		{Name: "Дверь", Length: 1996, Width: 396, Qty: 2, Grain: GrainLength},
+		{Name: "Полка", Length: 764, Width: 520, Qty: 3},
+		{Name: "Штанга-опора", Length: 520, Width: 100, Qty: 2},
+	}},
+	{"Комод 1200", []Part{
+		{Name: "Боковина", Length: 850, Width: 450, Qty: 2, Grain: GrainLength},
+		{Name: "Крышка", Length: 1200, Width: 460, Qty: 1, Grain: GrainLength},
+		{Name: "Дно", Length: 1168, Width: 450, Qty: 1},
+		{Name: "Фасад ящика", Length: 1196, Width: 196, Qty: 4, Grain: GrainLength},
+		{Name: "Стенка ящика", Length: 400, Width: 150, Qty: 8},
+		{Name: "Задняя стенка ящика", Length: 1100, Width: 150, Qty: 8},
+	}},
+	{"Шкаф навесной 600", []Part{
+		{Name: "Боковина", Length: 716, Width: 300, Qty: 2, Grain: GrainLength},
+		{Name: "Крыша", Length: 568, Width: 300, Qty: 2},
+		{Name: "Полка", Length: 564, Width: 280, Qty: 2},
+		{Name: "Дверь", Length: 712, Width: 296, Qty: 2, Grain: GrainLength},
+	}},
+	{"Стеллаж 400", []Part{
+		{Name: "Стойка", Length: 1568, Width: 400, Qty: 2, Grain: GrainLength},
+		{Name: "Полка", Length: 368, Width: 400, Qty: 5},
+	}},
+}
+
+// FurnitureWeek is a week's cutting list of a furniture factory: about
+// parts parts of the catalogue's products, ordered at random (a fixed
+// seed), on 2800 × 2070 mm sheets of ЛДСП with a 4.4 mm kerf, 10 mm trims,
+// grain on the visible parts and a three-stage saw.
+func FurnitureWeek(parts int) Problem {
+	p := Defaults()
+	p.Formats = []Format{{Name: "ЛДСП 16 мм 2800×2070", Length: 2800, Width: 2070}}
+	p.Trims = Trims{10, 10, 10, 10}
+	rng := rand.New(rand.NewPCG(2070, 2800))
+	orders := map[int]int{}
+	total := 0
+	for total < parts {
+		k := rng.IntN(len(furniture))
+		orders[k]++
+		for _, pt := range furniture[k].parts {
+			total += pt.Qty
+		}
+	}
+	for k, prod := range furniture {
+		if orders[k] == 0 {
+			continue
+		}
+		for _, pt := range prod.parts {
+			pt.ID = prod.product + " / " + pt.Name
+			pt.Qty *= orders[k]
+			p.Parts = append(p.Parts, pt)
+		}
+	}
+	return p
+}
+
+// BenchClass is the benchmark's figures for one class.
+type BenchClass struct {
+	Class          string  `json:"class"`
+	Instances      int     `json:"instances"`
+	LowerBound     int     `json:"lower_bound"`
+	Sheets         int     `json:"sheets"`
+	BaselineSheets int     `json:"baseline_sheets"`
+	Ratio          float64 `json:"ratio"`          // sheets ÷ lower bound
+	BaselineRatio  float64 `json:"baseline_ratio"` // the same for the baseline
+	CPUMsMean      float64 `json:"cpu_ms_mean"`
+	CPUMsMax       float64 `json:"cpu_ms_max"`
+}
+
+// BenchFurniture is the figures of the furniture week.
+type BenchFurniture struct {
+	Parts          int     `json:"parts"`
+	LowerBound     int     `json:"lower_bound"`
+	Sheets         int     `json:"sheets"`
+	Yield          float64 `json:"yield"`
+	Offcuts        int     `json:"offcuts"`
+	BaselineSheets int     `json:"baseline_sheets"`
+	BaselineYield  float64 `json:"baseline_yield"`
+	CPUSeconds     float64 `json:"cpu_seconds"`
+}
+
+// BenchResult is a benchmark run.
+type BenchResult struct {
+	Sizes          []int           `json:"sizes"`
+	PerSize        int             `json:"instances_per_size"`
+	Classes        []BenchClass    `json:"classes"`
+	Sheets         int             `json:"sheets"`
+	BaselineSheets int             `json:"baseline_sheets"`
+	LowerBound     int             `json:"lower_bound"`
+	Saving         float64         `json:"saving"` // 1 − sheets ÷ baseline's
+	Furniture      *BenchFurniture `json:"furniture,omitempty"`
+}
+
+// BenchOptions size a benchmark run.
+type BenchOptions struct {
+	Sizes     []int // items per instance
+	PerSize   int   // instances per class and size
+	Classes   []int // 0 … 9; nil: all
+	Furniture int   // parts of the furniture week; 0: none
+	Progress  func(string)
+}
+
+// RunBench measures the optimiser against the baseline. Time is the
+// process's CPU time when the platform gives it, else the wall clock.
+func RunBench(o BenchOptions) (BenchResult, error) {
+	res := BenchResult{Sizes: o.Sizes, PerSize: o.PerSize}
+	classes := o.Classes
+	if classes == nil {
+		classes = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	}
+	for _, c := range classes {
+		bc := BenchClass{Class: ClassNames[c]}
+		var cpu float64
+		for _, n := range o.Sizes {
+			for k := range o.PerSize {
+				p := ClassInstance(c, n, k)
+				p.Kerf, p.Stages = 0, 0
+				t0 := cpuTime()
+				plan, err := Optimise(p)
+				if err != nil {
+					return res, err
+				}
+				ms := float64(cpuTime()-t0) / float64(time.Millisecond)
+				base, err := Baseline(p)
+				if err != nil {
+					return res, err
+				}
+				cpu += ms
+				bc.CPUMsMax = max(bc.CPUMsMax, ms)
+				bc.Instances++
+				bc.LowerBound += LowerBound(p)
+				bc.Sheets += plan.Totals.Sheets
+				bc.BaselineSheets += base.Totals.Sheets
+			}
+		}
+		bc.CPUMsMean = round4(cpu / float64(max(bc.Instances, 1)))
+		bc.CPUMsMax = round4(bc.CPUMsMax)
+		if bc.LowerBound > 0 {
+			bc.Ratio = round4(float64(bc.Sheets) / float64(bc.LowerBound))
+			bc.BaselineRatio = round4(float64(bc.BaselineSheets) / float64(bc.LowerBound))
+		}
+		res.Classes = append(res.Classes, bc)
+		res.Sheets += bc.Sheets
+		res.BaselineSheets += bc.BaselineSheets
+		res.LowerBound += bc.LowerBound
+		if o.Progress != nil {
+			o.Progress(fmt.Sprintf("class %-4s sheets %d, baseline %d, lower bound %d, %.0f ms a instance (max %.0f)",
+				bc.Class, bc.Sheets, bc.BaselineSheets, bc.LowerBound, bc.CPUMsMean, bc.CPUMsMax))
+		}
+	}
+	if res.BaselineSheets > 0 {
+		res.Saving = round4(1 - float64(res.Sheets)/float64(res.BaselineSheets))
+	}
+	if o.Furniture > 0 {
+		p := FurnitureWeek(o.Furniture)
+		t0 := cpuTime()
+		plan, err := Optimise(p)
+		if err != nil {
+			return res, err
+		}
+		seconds := (cpuTime() - t0).Seconds()
+		base, err := Baseline(p)
+		if err != nil {
+			return res, err
+		}
+		var area float64
+		for _, pt := range p.Parts {
+			area += (pt.Length * pt.Width) * float64(pt.Qty)
+		}
+		f := p.Formats[0]
+		usable := (f.Length - 20) * (f.Width - 20)
+		lb := int(math.Ceil(area / usable))
+		res.Furniture = &BenchFurniture{Parts: plan.Totals.Parts, LowerBound: lb, Sheets: plan.Totals.Sheets, Yield: plan.Totals.Yield,
+			Offcuts: plan.Totals.Offcuts, BaselineSheets: base.Totals.Sheets, BaselineYield: base.Totals.Yield,
+			CPUSeconds: round4(seconds)}
+		if o.Progress != nil {
+			o.Progress(fmt.Sprintf("furniture week: %d parts on %d sheets (baseline %d, lower bound %d), yield %.3f, %.1f s of CPU",
+				plan.Totals.Parts, plan.Totals.Sheets, base.Totals.Sheets, lb, plan.Totals.Yield, seconds))
+		}
+	}
+	return res, nil
+}

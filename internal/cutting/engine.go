@@ -1,0 +1,322 @@
+package cutting
+
+// The engine works in integer units (a tenth of a millimetre) on free
+// rectangles: the pieces of a sheet not yet given to a part. Each free
+// rectangle remembers the stage and direction of the cut that made it, so
+// that a part is put only where the saw can still free it within the
+// stages it has.
+
+// orient is a part's footprint on the sheet in one of its allowed ways.
+type orient struct {
+	dx, dy int
+	turned bool
+}
+
+func orientations(l, w int, g Grain) []orient {
+	switch g {
+	case GrainLength:
+		return []orient{{l, w, false}}
+	case GrainWidth:
+		return []orient{{w, l, true}}
+	}
+	if l == w {
+		return []orient{{l, w, false}}
+	}
+	return []orient{{l, w, false}, {w, l, true}}
+}
+
+// shape is every part of one size and grain: the search places shapes, and
+// the plan hands their copies to the parts in the problem's order.
+type shape struct {
+	l, w      int
+	area      int64
+	os        []orient
+	instances []int // index of the part of each copy
+}
+
+// Cut directions inside the engine.
+const (
+	dirNone int8 = iota
+	dirX         // a line x = c: a cross-cut, along the sheet's width
+	dirY         // a line y = c: a rip, along the sheet's length
+)
+
+type freeRect struct {
+	x, y, w, h int
+	stage      int  // stage of the cut that made it (0: the whole usable sheet)
+	dir        int8 // direction of that cut
+}
+
+func (f freeRect) area() int64 { return int64(f.w) * int64(f.h) }
+
+type placed struct {
+	shape int
+	x, y  int
+	o     orient
+}
+
+type sheetLayout struct {
+	format int
+	free   []freeRect
+	used   int64 // parts' area
+	parts  []placed
+}
+
+type formatInfo struct {
+	ux, uy, uw, uh int // usable area
+	count          int // 0: unlimited
+	offcut         bool
+	area           int64 // the whole sheet's
+}
+
+type engine struct {
+	kerf    int
+	stages  int // 0: any
+	shapes  []shape
+	formats []formatInfo
+	minSide int   // the smallest side of any part: narrower free space is dead
+	work    int64 // placements tried so far
+}
+
+func (e *engine) allowed(stage int) bool { return e.stages == 0 || stage <= e.stages }
+
+func stageOf(f freeRect, d int8) int {
+	if f.dir == d {
+		return f.stage
+	}
+	return f.stage + 1
+}
+
+// splitRule chooses which cut comes first when a part leaves room on two sides.
+type splitRule int8
+
+const (
+	splitShorterLeftover splitRule = iota // the cut across the shorter leftover first
+	splitLongerLeftover
+	splitMaxArea // leave one leftover as large as can be
+	splitMinArea
+	splitRules
+)
+
+// fits says whether o goes into f with the stages left, without splitting.
+func (e *engine) fits(f freeRect, o orient) bool {
+	e.work++
+	if o.dx > f.w || o.dy > f.h {
+		return false
+	}
+	if e.stages == 0 {
+		return true
+	}
+	needX, needY := o.dx < f.w, o.dy < f.h
+	switch {
+	case needX && needY:
+		return e.allowed(stageOf(f, dirX)+1) || e.allowed(stageOf(f, dirY)+1)
+	case needX:
+		return e.allowed(stageOf(f, dirX))
+	case needY:
+		return e.allowed(stageOf(f, dirY))
+	}
+	return true
+}
+
+// split puts o at f's corner and returns the free rectangles left (at most
+// two, into out). It assumes fits(f, o).
+func (e *engine) split(f freeRect, o orient, rule splitRule, out *[2]freeRect) int {
+	dxL, dyL := f.w-o.dx, f.h-o.dy
+	n := 0
+	add := func(r freeRect) {
+		if r.w >= e.minSide && r.h >= e.minSide {
+			out[n] = r
+			n++
+		}
+	}
+	k := e.kerf
+	switch {
+	case dxL == 0 && dyL == 0:
+	case dyL == 0:
+		add(freeRect{f.x + o.dx + k, f.y, dxL - k, f.h, stageOf(f, dirX), dirX})
+	case dxL == 0:
+		add(freeRect{f.x, f.y + o.dy + k, f.w, dyL - k, stageOf(f, dirY), dirY})
+	default:
+		sX, sY := stageOf(f, dirX), stageOf(f, dirY)
+		canX, canY := e.allowed(sX+1), e.allowed(sY+1)
+		xFirst := canX
+		if canX && canY {
+			switch rule {
+			case splitShorterLeftover:
+				xFirst = dxL > dyL
+			case splitLongerLeftover:
+				xFirst = dxL <= dyL
+			case splitMaxArea, splitMinArea:
+				bigX := max(int64(dxL)*int64(f.h), int64(o.dx)*int64(dyL))
+				bigY := max(int64(f.w)*int64(dyL), int64(dxL)*int64(o.dy))
+				xFirst = bigX > bigY
+				if rule == splitMinArea {
+					xFirst = bigX <= bigY
+				}
+			}
+		}
+		if xFirst {
+			add(freeRect{f.x + o.dx + k, f.y, dxL - k, f.h, sX, dirX})
+			add(freeRect{f.x, f.y + o.dy + k, o.dx, dyL - k, sX + 1, dirY})
+		} else {
+			add(freeRect{f.x, f.y + o.dy + k, f.w, dyL - k, sY, dirY})
+			add(freeRect{f.x + o.dx + k, f.y, dxL - k, o.dy, sY + 1, dirX})
+		}
+	}
+	return n
+}
+
+// place puts a copy of shape s in orientation o into free rectangle i of sh.
+func (e *engine) place(sh *sheetLayout, i, s int, o orient, rule splitRule) {
+	f := sh.free[i]
+	var out [2]freeRect
+	n := e.split(f, o, rule, &out)
+	sh.parts = append(sh.parts, placed{s, f.x, f.y, o})
+	sh.used += e.shapes[s].area
+	switch n {
+	case 0:
+		sh.free = append(sh.free[:i], sh.free[i+1:]...)
+	case 1:
+		sh.free[i] = out[0]
+	default:
+		sh.free[i] = out[0]
+		sh.free = append(sh.free, out[1])
+	}
+}
+
+func (e *engine) newSheet(fi int) sheetLayout {
+	f := e.formats[fi]
+	return sheetLayout{format: fi, free: []freeRect{{x: f.ux, y: f.uy, w: f.uw, h: f.uh}}}
+}
+
+// fitRule scores a free rectangle for a part: lower is better.
+type fitRule int8
+
+const (
+	fitBestArea fitRule = iota
+	fitBestShortSide
+	fitBestLongSide
+	fitRules
+)
+
+func score(rule fitRule, f freeRect, o orient) (int64, int64) {
+	dxL, dyL := int64(f.w-o.dx), int64(f.h-o.dy)
+	short, long := min(dxL, dyL), max(dxL, dyL)
+	switch rule {
+	case fitBestShortSide:
+		return short, long
+	case fitBestLongSide:
+		return long, short
+	}
+	return f.area() - int64(o.dx)*int64(o.dy), short
+}
+
+// bestRect finds the free rectangle of sh and the orientation that suit
+// shape s best by rule; ok is false when it fits nowhere.
+func (e *engine) bestRect(sh *sheetLayout, s int, rule fitRule) (ri int, o orient, a, b int64, ok bool) {
+	for i, f := range sh.free {
+		for _, oo := range e.shapes[s].os {
+			if !e.fits(f, oo) {
+				continue
+			}
+			sa, sb := score(rule, f, oo)
+			if !ok || sa < a || (sa == a && sb < b) {
+				ri, o, a, b, ok = i, oo, sa, sb, true
+			}
+		}
+	}
+	return
+}
+
+// solution is a layout of every part.
+type solution struct {
+	sheets []sheetLayout
+}
+
+// cost orders solutions: less sheet area, then fewer sheets, then the
+// least-filled sheet emptier (closer to being saved).
+type cost struct {
+	area   int64
+	sheets int
+	least  int64
+}
+
+func (c cost) less(d cost) bool {
+	if c.area != d.area {
+		return c.area < d.area
+	}
+	if c.sheets != d.sheets {
+		return c.sheets < d.sheets
+	}
+	return c.least < d.least
+}
+
+func (e *engine) cost(s *solution) cost {
+	c := cost{sheets: len(s.sheets), least: -1}
+	for _, sh := range s.sheets {
+		c.area += e.formats[sh.format].area
+		if c.least < 0 || sh.used < c.least {
+			c.least = sh.used
+		}
+	}
+	return c
+}
+
+// formatFor picks the format of a new sheet for shape s: the first in the
+// problem's order with sheets left that takes it. used counts the sheets of
+// each format taken so far.
+func (e *engine) formatFor(s int, used []int) int {
+	for fi, f := range e.formats {
+		if f.count > 0 && used[fi] >= f.count {
+			continue
+		}
+		for _, o := range e.shapes[s].os {
+			if o.dx <= f.uw && o.dy <= f.uh {
+				return fi
+			}
+		}
+	}
+	return -1
+}
+
+// packItems places the copies in seq one by one: each into the first sheet
+// that takes it (firstFit) or into the best free rectangle of all sheets,
+// opening a new sheet when none does. nil means the sheets ran out.
+func (e *engine) packItems(seq []int, fit fitRule, split splitRule, firstFit bool) *solution {
+	sol := &solution{}
+	used := make([]int, len(e.formats))
+	for _, s := range seq {
+		bs, bi := -1, 0
+		var bo orient
+		var ba, bb int64
+		for si := range sol.sheets {
+			ri, o, a, b, ok := e.bestRect(&sol.sheets[si], s, fit)
+			if !ok {
+				continue
+			}
+			if bs < 0 || a < ba || (a == ba && b < bb) {
+				bs, bi, bo, ba, bb = si, ri, o, a, b
+			}
+			if firstFit {
+				break
+			}
+		}
+		if bs < 0 {
+			fi := e.formatFor(s, used)
+			if fi < 0 {
+				return nil
+			}
+			used[fi]++
+			sol.sheets = append(sol.sheets, e.newSheet(fi))
+			bs = len(sol.sheets) - 1
+			var ok bool
+			bi, bo, _, _, ok = e.bestRect(&sol.sheets[bs], s, fit)
+			if !ok {
+				return nil
+			}
+		}
+		e.place(&sol.sheets[bs], bi, s, bo, split)
+	}
+	return sol
+}

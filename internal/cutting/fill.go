@@ -1,0 +1,159 @@
+package cutting
+
+// A sheet-by-sheet construction: each new sheet is filled as fully as the
+// fills tried can, from the parts still to place, before the next is opened.
+
+// fillVariant is one way of filling a sheet.
+type fillVariant struct {
+	rectFirst   bool // take free rectangles one by one and find each a part; else parts one by one
+	rectByArea  bool // rect-first: the smallest free rectangle first; else the lowest, then leftmost
+	itemBestFit bool // rect-first: the part that leaves the shortest side; else the largest
+	fit         fitRule
+	split       splitRule
+}
+
+func allFillVariants() []fillVariant {
+	var vs []fillVariant
+	for sp := splitRule(0); sp < splitRules; sp++ {
+		for _, byArea := range []bool{true, false} {
+			for _, bestFit := range []bool{false, true} {
+				vs = append(vs, fillVariant{rectFirst: true, rectByArea: byArea, itemBestFit: bestFit, split: sp})
+			}
+		}
+		for fr := fitRule(0); fr < fitRules; fr++ {
+			vs = append(vs, fillVariant{fit: fr, split: sp})
+		}
+	}
+	return vs
+}
+
+// fillSheet fills a new sheet of format fi from left (copies left per
+// shape, taken from as parts are placed), trying shapes in order.
+func (e *engine) fillSheet(fi int, left []int, order []int, v fillVariant) sheetLayout {
+	sh := e.newSheet(fi)
+	if !v.rectFirst {
+		for _, s := range order {
+			for left[s] > 0 {
+				ri, o, _, _, ok := e.bestRect(&sh, s, v.fit)
+				if !ok {
+					break
+				}
+				e.place(&sh, ri, s, o, v.split)
+				left[s]--
+			}
+		}
+		return sh
+	}
+	for len(sh.free) > 0 {
+		r := 0
+		for i, f := range sh.free[1:] {
+			g := sh.free[r]
+			if v.rectByArea {
+				if f.area() < g.area() {
+					r = i + 1
+				}
+			} else if f.y < g.y || (f.y == g.y && f.x < g.x) {
+				r = i + 1
+			}
+		}
+		f := sh.free[r]
+		bs := -1
+		var bo orient
+		var ba, bb int64
+		for _, s := range order {
+			if left[s] == 0 {
+				continue
+			}
+			for _, o := range e.shapes[s].os {
+				if !e.fits(f, o) {
+					continue
+				}
+				var a, b int64
+				if v.itemBestFit {
+					a, b = int64(min(f.w-o.dx, f.h-o.dy)), -e.shapes[s].area
+				} else {
+					a, b = -e.shapes[s].area, int64(min(f.w-o.dx, f.h-o.dy))
+				}
+				if bs < 0 || a < ba || (a == ba && b < bb) {
+					bs, bo, ba, bb = s, o, a, b
+				}
+			}
+		}
+		if bs < 0 {
+			sh.free = append(sh.free[:r], sh.free[r+1:]...)
+			continue
+		}
+		e.place(&sh, r, bs, bo, v.split)
+		left[bs]--
+	}
+	return sh
+}
+
+// packSheets builds a solution sheet by sheet: for each sheet, every order
+// × variant is tried and the fullest fill kept. Offcuts come first, in
+// their order, while they take anything; then, of the new-sheet formats
+// with sheets left, the one the parts fill best. nil means the sheets ran
+// out, or the budget did (stop reports it).
+func (e *engine) packSheets(remain []int, orders [][]int, variants []fillVariant, stop func() bool) *solution {
+	left := append([]int(nil), remain...)
+	scratch := make([]int, len(left))
+	total := 0
+	for _, c := range left {
+		total += c
+	}
+	usedFormats := make([]int, len(e.formats))
+	dead := make([]bool, len(e.formats))
+	sol := &solution{}
+	available := func(fi int) bool {
+		f := e.formats[fi]
+		return !dead[fi] && (f.count == 0 || usedFormats[fi] < f.count)
+	}
+	tryFormat := func(fi int) (sheetLayout, bool) {
+		var best sheetLayout
+		for _, order := range orders {
+			for _, v := range variants {
+				copy(scratch, left)
+				sh := e.fillSheet(fi, scratch, order, v)
+				if sh.used > best.used {
+					best = sh
+				}
+			}
+		}
+		return best, best.used > 0
+	}
+	for total > 0 {
+		var best sheetLayout
+		found := false
+		for fi, f := range e.formats {
+			if !f.offcut || !available(fi) {
+				continue
+			}
+			if best, found = tryFormat(fi); found {
+				break
+			}
+			dead[fi] = true // nothing left fits it, nor will
+		}
+		for fi, f := range e.formats {
+			if found && e.formats[best.format].offcut {
+				break
+			}
+			if f.offcut || !available(fi) {
+				continue
+			}
+			// the fullest sheet, as a share of its area
+			if sh, ok := tryFormat(fi); ok && (!found || sh.used*e.formats[best.format].area > best.used*f.area) {
+				best, found = sh, true
+			}
+		}
+		if !found || stop() {
+			return nil
+		}
+		for _, pl := range best.parts {
+			left[pl.shape]--
+			total--
+		}
+		usedFormats[best.format]++
+		sol.sheets = append(sol.sheets, best)
+	}
+	return sol
+}
