@@ -23,6 +23,12 @@ type DispatcherOptions struct {
 	BatchSize   int           // events read per lane and batch (1000)
 	MaxAttempts int           // default attempts before a delivery is failed (10)
 	Timeout     time.Duration // per delivery (30s)
+	// CallBudget is how long a lane waits for one call of an outside
+	// subscriber (5s, at most Timeout). A call still in flight then goes on
+	// until Timeout, unheard: the lane records its event as a retry, due
+	// once the call's Timeout has passed, holds the object's later events
+	// behind it, and goes on with the other objects.
+	CallBudget time.Duration
 	Lease       time.Duration // how long a lane stays claimed without renewal (1m)
 	Workers     int           // local subscribers' batch transactions at once, and reads + outside ones at once (2 on PostgreSQL, 1 on SQLite)
 	BackoffBase time.Duration // default first retry delay (1s), doubled per attempt, with jitter
@@ -49,6 +55,10 @@ func (o *DispatcherOptions) defaults(d database.Dialect) {
 	if o.Lease <= 0 {
 		o.Lease = time.Minute
 	}
+	if o.CallBudget <= 0 {
+		o.CallBudget = 5 * time.Second
+	}
+	o.CallBudget = min(o.CallBudget, o.Timeout)
 	if o.Workers <= 0 {
 		o.Workers = 2
 	}
