@@ -31,8 +31,8 @@ package api
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"

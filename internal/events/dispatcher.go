@@ -28,7 +28,7 @@ type DispatcherOptions struct {
 	// until Timeout, unheard: the lane records its event as a retry, due
 	// once the call's Timeout has passed, holds the object's later events
 	// behind it, and goes on with the other objects.
-	CallBudget time.Duration
+	CallBudget  time.Duration
 	Lease       time.Duration // how long a lane stays claimed without renewal (1m)
 	Workers     int           // local subscribers' batch transactions at once, and reads + outside ones at once (2 on PostgreSQL, 1 on SQLite)
 	BackoffBase time.Duration // default first retry delay (1s), doubled per attempt, with jitter
