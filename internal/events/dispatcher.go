@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -38,7 +37,7 @@ type DispatcherOptions struct {
 	// one after the other then move the lane's row once each, not three
 	// times (claim, move, release). RunOnce never lingers.
 	Linger time.Duration
-	Owner  string // this dispatcher's name in leases and the replica list (host-pid-random)
+	Owner  string // this dispatcher's name in leases and the replica list (host-pid-random~mark, see owner.go)
 	Logger *slog.Logger
 }
 
@@ -75,8 +74,7 @@ func (o *DispatcherOptions) defaults(d database.Dialect) {
 		o.Linger = time.Second
 	}
 	if o.Owner == "" {
-		host, _ := os.Hostname()
-		o.Owner = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.IntN(0x10000))
+		o.Owner = defaultOwner(rand.IntN(0x10000))
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -321,6 +319,7 @@ func (d *Dispatcher) start(ctx, stop context.Context, linger time.Duration) (Pas
 		if err := d.register(ctx, horizon); err != nil {
 			return st, nil, fmt.Errorf("events: register subscribers: %w", err)
 		}
+		d.takeBackFromDead(ctx)
 		if sv, err = d.survey(ctx); err != nil {
 			return st, nil, err
 		}
@@ -515,8 +514,7 @@ func (d *Dispatcher) ensureRenewer() {
 			}
 			d.mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), d.opt.Lease/3)
-			err := d.db.WithContext(ctx).Exec(`UPDATE events_lanes SET lease_until = `+database.NowPlus(d.db, d.opt.Lease)+
-				` WHERE owner = ?`, d.opt.Owner).Error
+			err := d.sql.renew(ctx, d.db, d.opt.Owner, d.opt.Lease)
 			cancel()
 			if err != nil {
 				d.mu.Lock()

@@ -115,3 +115,109 @@ func TestLanes_HangingCallHoldsOnlyItsObject(t *testing.T) {
 		require.Contains(t, got[:len(got)-1], a1, "after the first")
 	})
 }
+
+// A single replica killed with kill -9 in the middle of its batches and
+// started again takes back its own lanes at once: it proves the old owner
+// gone (same machine, its pid no longer runs), so the leases, ten minutes
+// long here, are not waited for. Nothing is lost, and no local effect is
+// applied twice.
+func TestCrash_RestartedReplicaTakesBackItsLanesAtOnce(t *testing.T) {
+	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			pdb := newProcDB(t, d)
+			s := newSink(t)
+			ids := writeEvents(t, pdb.db, 400, 20)
+			const lease = "HELPER_LEASE=10m"
+			victim := startHelperWith(t, pdb, s, 5*time.Millisecond, 100, "ledger,sink", lease)
+			deadline := time.Now().Add(60 * time.Second)
+			for s.calls() < 30 {
+				require.True(t, time.Now().Before(deadline), "the victim did not start delivering")
+				time.Sleep(time.Millisecond)
+			}
+			victim.kill9(t)
+			var held []string
+			require.NoError(t, pdb.db.Raw(`SELECT DISTINCT owner FROM events_lanes WHERE owner IS NOT NULL AND lease_until > `+
+				database.NowPlus(pdb.db, 5*time.Minute)).Scan(&held).Error)
+			require.Len(t, held, 1, "the killed replica left leases that run for minutes yet")
+			require.Less(t, sinkPassed(t, pdb), int64(len(ids)), "killed before the outside subscriber's lanes finished")
+
+			startHelperWith(t, pdb, s, 0, 100, "ledger,sink", lease)
+			waitAllDone(t, pdb, s, ids) // within 120 s, the old leases run for 10 min
+			requireExactlyOnce(t, pdb, ids)
+			var stale int64
+			require.NoError(t, pdb.db.Raw(`SELECT count(*) FROM events_lanes WHERE owner = ?`, held[0]).Scan(&stale).Error)
+			require.Zero(t, stale, "no lane is left to the dead owner")
+		})
+	}
+}
+
+// oneInEachPartition returns an object id of "things" in each partition.
+func oneInEachPartition() map[int]int64 {
+	out := map[int]int64{}
+	for id := int64(1); len(out) < events.Partitions; id++ {
+		if _, ok := out[events.PartitionOf("things", id)]; !ok {
+			out[events.PartitionOf("things", id)] = id
+		}
+	}
+	return out
+}
+
+// A session holding one lane's row (a batch transaction whose client went
+// silent, kept by the server until it hears of it) stops that lane only.
+// The lease renewer, which extends every lane of its dispatcher in one
+// statement, used to wait for that row while holding the others, and every
+// other lane's batch then waited behind it: a crawl, with sessions waiting
+// on locks, until the stuck one was gone.
+func TestLanes_LockedLaneRowHoldsOnlyItsLane(t *testing.T) {
+	t.Parallel()
+	db := dbtest.New(t, database.Postgres)
+	f := newFixture(t, db)
+	d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{BatchSize: 100, Timeout: 2 * time.Second, Lease: 3 * time.Second, Linger: time.Minute})
+	r := events.NewRunner(d, events.RunnerOptions{Interval: time.Second, Poll: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); r.Wait() })
+	require.NoError(t, r.Start(ctx))
+	objs := oneInEachPartition()
+	for _, id := range objs {
+		add(t, db, "thing.created", id)
+	}
+	require.Eventually(t, func() bool { return effects(t, db, "recorder") == events.Partitions }, 30*time.Second, 10*time.Millisecond)
+	var owned int64
+	require.NoError(t, db.Raw(`SELECT count(*) FROM events_lanes WHERE subscriber = 'recorder' AND owner = ?`, d.Owner()).Scan(&owned).Error)
+	require.EqualValues(t, events.Partitions, owned, "every lane lingers with its lease")
+
+	// The row the renewer reaches last, so that, were it to wait for it, it
+	// would hold every other lane's row meanwhile.
+	var stuck int
+	require.NoError(t, db.Raw(`SELECT partition FROM events_lanes WHERE subscriber = 'recorder' ORDER BY ctid DESC LIMIT 1`).Scan(&stuck).Error)
+	tx := db.Begin()
+	require.NoError(t, tx.Error)
+	require.NoError(t, tx.Exec(`SELECT 1 FROM events_lanes WHERE subscriber = 'recorder' AND partition = ? FOR UPDATE`, stuck).Error)
+	var one int
+	require.NoError(t, tx.Raw(`SELECT 1`).Scan(&one).Error) // the lock is taken
+	defer tx.Rollback()
+	// Over three renewals (every Lease/3), no session of the dispatcher
+	// waits for a lock.
+	waits := 0
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		var n int64
+		require.NoError(t, db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&n).Error)
+		if n > 0 {
+			waits++
+		}
+	}
+	require.Zero(t, waits, "samples with a session waiting on a lock while one lane's row is held")
+
+	for p, id := range objs {
+		if p != stuck {
+			add(t, db, "thing.created", id)
+		}
+	}
+	require.Eventually(t, func() bool { return effects(t, db, "recorder") == 2*events.Partitions-1 }, 10*time.Second, 10*time.Millisecond,
+		"the other lanes go on while one lane's row is held")
+	var waiting int64
+	require.NoError(t, db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()
+AND query LIKE '%events_lanes%'`).Scan(&waiting).Error)
+	require.LessOrEqual(t, waiting, int64(1), "at most the held lane's own batch waits")
+}

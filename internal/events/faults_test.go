@@ -1,0 +1,106 @@
+package events_test
+
+// The dispatcher behind a fault proxy (faultnet) on PostgreSQL: a flapping
+// link between the dispatcher and the database.
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
+	"github.com/tsekh/tsekh/internal/platform/faultnet"
+)
+
+// viaProxy returns the URL with its host replaced by the proxy's address.
+func viaProxy(t *testing.T, raw string, p *faultnet.Proxy) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	u.Host = p.Addr()
+	return u.String()
+}
+
+// The dispatcher's link flaps while events are written; once it is steady
+// again, the dispatcher catches up at its usual pace, with no session left
+// waiting on a lock: every event reaches the local subscriber once.
+func TestFaults_FlappingLinkThenCatchUp(t *testing.T) {
+	t.Parallel()
+	opts := dbtest.Options(t, database.Postgres)
+	db, err := database.Open(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = database.Close(db) })
+	_, err = database.Migrate(context.Background(), db)
+	require.NoError(t, err)
+	f := newFixture(t, db)
+
+	u, err := url.Parse(opts.PostgresURL)
+	require.NoError(t, err)
+	p := faultnet.New(t, u.Host)
+	dopts := opts
+	dopts.PostgresURL = viaProxy(t, opts.PostgresURL, p)
+	dopts.MaxConns = 4
+	if os.Getenv("FAULTS_NO_TIMEOUTS") == "" {
+		dopts.StatementTimeout, dopts.LockTimeout, dopts.IdleInTxTimeout, dopts.ConnectTimeout = 30*time.Second, 10*time.Second, time.Minute, 2*time.Second
+	}
+	ddb, err := database.Open(context.Background(), dopts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = database.Close(ddb) })
+	d := events.NewDispatcher(ddb, f.reg, events.DispatcherOptions{BatchSize: 100, Timeout: 5 * time.Second, Lease: 10 * time.Second,
+		BackoffBase: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond, MaxAttempts: 100})
+	r := events.NewRunner(d, events.RunnerOptions{Interval: time.Second, ListenURL: dopts.PostgresURL})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); r.Wait() })
+	require.NoError(t, r.Start(ctx))
+
+	var written atomic.Int64
+	stopWriting := make(chan struct{})
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		for i := int64(0); ; i++ {
+			select {
+			case <-stopWriting:
+				return
+			default:
+			}
+			add(t, db, "thing.created", i%50)
+			written.Add(1)
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	time.Sleep(time.Second)
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); {
+		p.Silence()
+		time.Sleep(400 * time.Millisecond)
+		p.Restore()
+		time.Sleep(300 * time.Millisecond)
+		p.Cut()
+		time.Sleep(100 * time.Millisecond)
+		p.Restore()
+		time.Sleep(200 * time.Millisecond)
+	}
+	p.Restore()
+	restored := time.Now()
+	time.Sleep(time.Second)
+	close(stopWriting)
+	<-writerDone
+	n := written.Load()
+	var waiting int64
+	require.NoError(t, db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'`).Scan(&waiting).Error)
+	var idleInTx int64
+	require.NoError(t, db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND datname = current_database()`).Scan(&idleInTx).Error)
+	t.Logf("%d sessions idle in a transaction", idleInTx)
+	t.Logf("%d events written; %d sessions waiting on locks at the end of the writes", n, waiting)
+	require.Eventually(t, func() bool { return effects(t, db, "recorder") >= n }, 60*time.Second, 20*time.Millisecond,
+		"every event reaches the local subscriber")
+	t.Logf("caught up %s after the link was restored", time.Since(restored))
+	requireOnce(t, db)
+}
