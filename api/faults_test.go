@@ -199,12 +199,12 @@ func TestFaults_ClientGoneCancelsTheStatement(t *testing.T) {
 	require.NoError(t, tx.Error)
 	defer tx.Rollback()
 	require.NoError(t, tx.Exec(`LOCK TABLE sales_orders IN ACCESS EXCLUSIVE MODE`).Error)
-	var one int
-	require.NoError(t, tx.Raw(`SELECT 1`).Scan(&one).Error)
+	var holder int
+	require.NoError(t, tx.Raw(`SELECT pg_backend_pid()`).Scan(&holder).Error)
 
-	waiting := func() int64 {
+	waiting := func() int64 { // the sessions waiting for the lock
 		var n int64
-		require.NoError(t, s.direct.Raw(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&n).Error)
+		require.NoError(t, s.direct.Raw(`SELECT count(*) FROM pg_stat_activity WHERE ? = ANY (pg_blocking_pids(pid))`, holder).Scan(&n).Error)
 		return n
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,7 +6,7 @@ package events_test
 import (
 	"context"
 	"net/url"
-	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,9 +28,10 @@ func viaProxy(t *testing.T, raw string, p *faultnet.Proxy) string {
 	return u.String()
 }
 
-// The dispatcher's link flaps while events are written; once it is steady
-// again, the dispatcher catches up at its usual pace, with no session left
-// waiting on a lock: every event reaches the local subscriber once.
+// The dispatcher's link flaps (silent, then cut, then back, in turn) while
+// events are written; once it is steady again, the dispatcher catches up:
+// every event reaches the local subscriber, once, and no session of the
+// dispatcher is left waiting on a lock or idle in a transaction.
 func TestFaults_FlappingLinkThenCatchUp(t *testing.T) {
 	t.Parallel()
 	opts := dbtest.Options(t, database.Postgres)
@@ -45,11 +46,10 @@ func TestFaults_FlappingLinkThenCatchUp(t *testing.T) {
 	require.NoError(t, err)
 	p := faultnet.New(t, u.Host)
 	dopts := opts
-	dopts.PostgresURL = viaProxy(t, opts.PostgresURL, p)
+	app := "tsekh-flap-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	dopts.PostgresURL = viaProxy(t, opts.PostgresURL, p) + "&application_name=" + app
 	dopts.MaxConns = 4
-	if os.Getenv("FAULTS_NO_TIMEOUTS") == "" {
-		dopts.StatementTimeout, dopts.LockTimeout, dopts.IdleInTxTimeout, dopts.ConnectTimeout = 30*time.Second, 10*time.Second, time.Minute, 2*time.Second
-	}
+	dopts.StatementTimeout, dopts.LockTimeout, dopts.IdleInTxTimeout, dopts.ConnectTimeout = 30*time.Second, 10*time.Second, time.Minute, 2*time.Second
 	ddb, err := database.Open(context.Background(), dopts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = database.Close(ddb) })
@@ -94,13 +94,18 @@ func TestFaults_FlappingLinkThenCatchUp(t *testing.T) {
 	<-writerDone
 	n := written.Load()
 	var waiting int64
-	require.NoError(t, db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'`).Scan(&waiting).Error)
+	require.NoError(t, db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name = ?`, app).Scan(&waiting).Error)
 	var idleInTx int64
-	require.NoError(t, db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND datname = current_database()`).Scan(&idleInTx).Error)
+	require.NoError(t, db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND application_name = ?`, app).Scan(&idleInTx).Error)
 	t.Logf("%d sessions idle in a transaction", idleInTx)
 	t.Logf("%d events written; %d sessions waiting on locks at the end of the writes", n, waiting)
 	require.Eventually(t, func() bool { return effects(t, db, "recorder") >= n }, 60*time.Second, 20*time.Millisecond,
 		"every event reaches the local subscriber")
 	t.Logf("caught up %s after the link was restored", time.Since(restored))
 	requireOnce(t, db)
+	require.Eventually(t, func() bool {
+		var n int64
+		return db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE application_name = ? AND (wait_event_type = 'Lock' OR state LIKE 'idle in transaction%')`, app).
+			Scan(&n).Error == nil && n == 0
+	}, 30*time.Second, 50*time.Millisecond, "no session waits on a lock or in an open transaction")
 }
