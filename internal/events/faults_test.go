@@ -4,9 +4,13 @@ package events_test
 // link between the dispatcher and the database.
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/url"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,3 +113,52 @@ func TestFaults_FlappingLinkThenCatchUp(t *testing.T) {
 			Scan(&n).Error == nil && n == 0
 	}, 30*time.Second, 50*time.Millisecond, "no session waits on a lock or in an open transaction")
 }
+
+// The listener's link goes silent: the notifications of the commits
+// meanwhile are lost, and no error says so. The listener finds out, while
+// the link is still silent, when its connection does not answer its check,
+// and connects again; once the link is back, the dispatcher catches up,
+// with no tick to rescue it.
+func TestFaults_SilentListenerReconnects(t *testing.T) {
+	t.Parallel()
+	opts := dbtest.Options(t, database.Postgres)
+	db, err := database.Open(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = database.Close(db) })
+	_, err = database.Migrate(context.Background(), db)
+	require.NoError(t, err)
+	f := newFixture(t, db)
+	u, err := url.Parse(opts.PostgresURL)
+	require.NoError(t, err)
+	p := faultnet.New(t, u.Host)
+	var logs syncBuffer
+	d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	r := events.NewRunner(d, events.RunnerOptions{Interval: time.Hour, ListenURL: viaProxy(t, opts.PostgresURL, p), ListenCheck: 300 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); r.Wait() })
+	require.NoError(t, r.Start(ctx))
+	add(t, db, "thing.created", 1)
+	require.Eventually(t, func() bool { return effects(t, db, "recorder") == 1 }, 30*time.Second, 10*time.Millisecond, "woken by NOTIFY")
+
+	p.Silence()
+	add(t, db, "thing.created", 2) // its NOTIFY goes nowhere
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "event listener disconnected") }, 30*time.Second, 20*time.Millisecond,
+		"the listener gave up its silent connection while the link was still silent")
+	p.Restore()
+	require.Eventually(t, func() bool { return effects(t, db, "recorder") == 2 }, 60*time.Second, 10*time.Millisecond,
+		"the listener connected again and woke the dispatcher")
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
