@@ -86,6 +86,19 @@ func Open(ctx context.Context, o Options) (*gorm.DB, error) {
 		if pcfg.ConnectTimeout <= 0 {
 			pcfg.ConnectTimeout = 10 * time.Second
 		}
+		if o.StatementTimeout > 0 {
+			// The server answers every statement within its timeout, with
+			// an error if nothing else; a connection that brings no answer
+			// by then, and a little more, has a dead link under it.
+			dial, wait := pcfg.DialFunc, o.StatementTimeout+silentGrace
+			pcfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dial(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return answeredConn{Conn: c, wait: wait}, nil
+			}
+		}
 		for name, d := range map[string]time.Duration{"statement_timeout": o.StatementTimeout, "lock_timeout": o.LockTimeout,
 			"idle_in_transaction_session_timeout": o.IdleInTxTimeout} {
 			if _, set := pcfg.RuntimeParams[name]; !set && d > 0 {
@@ -137,6 +150,28 @@ func Open(ctx context.Context, o Options) (*gorm.DB, error) {
 		return nil, fmt.Errorf("database not reachable: %w", err)
 	}
 	return gdb, nil
+}
+
+// silentGrace is how much longer than its statement timeout a connection
+// waits for the server's answer before it takes the link for dead.
+const silentGrace = 5 * time.Second
+
+// answeredConn is a connection to PostgreSQL that expects an answer within
+// wait of each request it sends: a statement (or a ping) whose answer does
+// not come in time fails, and its connection is given up, even where no
+// context bounds it (the dispatcher's own statements). Only what is sent
+// sets the deadline, so that a context's end, which pgx turns into an
+// earlier deadline, still wins.
+type answeredConn struct {
+	net.Conn
+	wait time.Duration
+}
+
+func (c answeredConn) Write(b []byte) (int, error) {
+	if err := c.Conn.SetReadDeadline(time.Now().Add(c.wait)); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(b)
 }
 
 // DialectOf tells which database gdb talks to.
