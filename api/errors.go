@@ -121,8 +121,11 @@ func problemOf(err error, c echo.Context) Problem {
 			}
 		}
 		return p
-	case errors.Is(err, context.DeadlineExceeded):
-		err = apperr.Errorf(apperr.EUNAVAILABLE, "the request took too long; try again")
+	case errors.Is(err, context.DeadlineExceeded), apperr.As(err) == nil && database.IsTimeout(err):
+		err = &apperr.Error{Code: apperr.EUNAVAILABLE, Message: "the request took too long (the database is slow or unreachable); try again shortly", Err: err}
+	case errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil:
+		// The client has gone: nobody reads the answer, which is not a fault.
+		err = &apperr.Error{Code: apperr.EUNAVAILABLE, Message: "the request was cancelled", Err: err}
 	case apperr.As(err) == nil && database.IsUnavailable(err):
 		err = &apperr.Error{Code: apperr.EUNAVAILABLE, Message: "the database is not reachable; try again shortly", Err: err}
 	}

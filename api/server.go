@@ -32,6 +32,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -78,6 +79,9 @@ type Deps struct {
 	// AsyncAPI is the AsyncAPI document of the events, served at
 	// /asyncapi.json; nil: not served.
 	AsyncAPI []byte
+	// RequestTimeout is the longest a request may take
+	// (HTTP_REQUEST_TIMEOUT; 0: 30s).
+	RequestTimeout time.Duration
 }
 
 type server struct{ Deps }
@@ -95,6 +99,7 @@ func New(d Deps) *echo.Echo {
 	e.Use(hardeningHeaders)
 	e.Use(requestID)
 	e.Use(s.logRequests)
+	e.Use(s.boundRequest)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 		d.Logger.ErrorContext(c.Request().Context(), "handler panicked", "err", err, "stack", string(stack))
 		return err
@@ -217,14 +222,18 @@ func hardeningHeadersHandler(next http.Handler) http.Handler {
 }
 
 // HTTPServer wraps the app in an http.Server with timeouts, so that slow or
-// stalled clients cannot hold connections for ever.
-func HTTPServer(addr string, h http.Handler) *http.Server {
+// stalled clients cannot hold connections for ever; the response may be
+// written until 30s after the request timeout (0: 30s).
+func HTTPServer(addr string, h http.Handler, requestTimeout time.Duration) *http.Server {
+	if requestTimeout <= 0 {
+		requestTimeout = 30 * time.Second
+	}
 	return &http.Server{
 		Addr:              addr,
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		WriteTimeout:      requestTimeout + 30*time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
@@ -337,6 +346,25 @@ func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// boundRequest gives the request's context (which ends when its client goes
+// away, and reaches every statement) a deadline: a little before the
+// request timeout, so that a statement cut off at it, which may take up to
+// database.CancelGrace to return on a silent link, is still answered, with
+// 503 and Retry-After, within the timeout.
+func (s *server) boundRequest(next echo.HandlerFunc) echo.HandlerFunc {
+	timeout := s.RequestTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	budget := max(timeout-database.CancelGrace-250*time.Millisecond, timeout/2)
+	return func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), budget)
+		defer cancel()
+		c.SetRequest(c.Request().WithContext(ctx))
+		return next(c)
+	}
+}
+
 // afterWrite tells the dispatcher that a write has committed.
 func (s *server) afterWrite(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -368,7 +396,7 @@ func (s *server) healthz(c echo.Context) error {
 //
 //	@Summary	Readiness: the database answers and every migration is applied
 //	@ID		readyz
-//	@Description	503 while the database is unreachable or migrations are pending. Public: no token. Like every request, one with a body over 1 MiB is refused (413).
+//	@Description	503 while the database is unreachable, does not answer within half a second, or migrations are pending: the answer comes within a second whatever the database does. Public: no token. Like every request, one with a body over 1 MiB is refused (413).
 //	@Tags		operations
 //	@Produce	json
 //	@Security
@@ -377,13 +405,29 @@ func (s *server) healthz(c echo.Context) error {
 //	@Failure	503	{object}	Problem
 //	@Router		/readyz [get]
 func (s *server) readyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
-	defer cancel()
-	if err := database.Ready(ctx, s.DB); err != nil {
+	// The check runs aside: on a silent link its statements return only
+	// database.CancelGrace after their context ends, and a load balancer
+	// asking for readiness must hear within a second.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), readyWait)
+	done := make(chan error, 1)
+	go func() {
+		defer cancel()
+		done <- database.Ready(ctx, s.DB)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(readyWait):
+		err = errors.New("the database did not answer within " + readyWait.String())
+	}
+	if err != nil {
 		return &apperr.Error{Code: apperr.EUNAVAILABLE, Message: "not ready: " + err.Error(), Err: err}
 	}
 	return c.JSON(http.StatusOK, Status{Status: "ready"})
 }
+
+// readyWait is how long /readyz waits for the database.
+const readyWait = 500 * time.Millisecond
 
 // Status is the body of the health endpoints.
 type Status struct {

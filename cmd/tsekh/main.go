@@ -188,14 +188,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return err
 		}
 	}
-	srv := api.HTTPServer(cfg.HTTPAddr, a.HTTP())
+	srv := api.HTTPServer(cfg.HTTPAddr, a.HTTP(), cfg.HTTPRequestTimeout)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.ListenAndServe() }()
 	// With METRICS_ADDR the metrics have a listener of their own, for the
 	// monitoring only; otherwise the API port serves them to administrators.
 	var metricsSrv *http.Server
 	if cfg.MetricsAddr != "" {
-		metricsSrv = api.HTTPServer(cfg.MetricsAddr, a.MetricsHTTP())
+		metricsSrv = api.HTTPServer(cfg.MetricsAddr, a.MetricsHTTP(), 0)
 		go func() { errc <- fmt.Errorf("metrics listener: %w", metricsSrv.ListenAndServe()) }()
 	}
 	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "metrics", metricsWhere(cfg.MetricsAddr), "dispatch", !*noDispatch, "maintenance", !*noDispatch,

@@ -30,8 +30,13 @@ import (
 
 // App is the wired service.
 type App struct {
-	Config     config.Config
-	DB         *gorm.DB
+	Config config.Config
+	DB     *gorm.DB // the API's pool
+	// DispatchDB is the dispatcher's and the maintenance job's pool
+	// (DISPATCH_DB_MAX_CONNS) on PostgreSQL, apart from the API's so that
+	// neither starves the other; DB itself on SQLite, which has one
+	// connection.
+	DispatchDB *gorm.DB
 	Logger     *slog.Logger
 	Registry   *events.Registry
 	Journal    *events.Journal
@@ -53,7 +58,7 @@ type App struct {
 // Open connects to the configured database, applies the migrations and
 // wires the service.
 func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
-	db, err := database.Open(ctx, database.Options{PostgresURL: cfg.DatabaseURL, SQLitePath: cfg.SQLitePath})
+	db, err := database.Open(ctx, DatabaseOptions(cfg, cfg.DBMaxConns))
 	if err != nil {
 		return nil, err
 	}
@@ -65,21 +70,56 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error
 	if n > 0 {
 		log.Info("migrations applied", "count", n)
 	}
-	a, err := New(db, cfg, log)
+	ddb := db
+	if cfg.UsesPostgres() {
+		if ddb, err = database.Open(ctx, DatabaseOptions(cfg, cfg.DispatchDBMaxConns)); err != nil {
+			_ = database.Close(db)
+			return nil, err
+		}
+	}
+	a, err := newApp(db, ddb, cfg, log)
 	if err != nil {
+		if ddb != db {
+			_ = database.Close(ddb)
+		}
 		_ = database.Close(db)
 		return nil, err
 	}
 	return a, nil
 }
 
+// DatabaseOptions are the options of a pool of n connections to the
+// configured database, with its timeouts.
+func DatabaseOptions(cfg config.Config, n int) database.Options {
+	return database.Options{PostgresURL: cfg.DatabaseURL, SQLitePath: cfg.SQLitePath, MaxConns: n,
+		ConnectTimeout: cfg.DBConnectTimeout, StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.DBLockTimeout,
+		IdleInTxTimeout: idleInTxTimeout(cfg)}
+}
+
+// idleInTxTimeout is how long the server keeps a session whose transaction
+// waits for its client: a transaction whose client's connection died
+// without the server hearing of it (a link cut by a firewall, a silent
+// link) would hold its locks, the rows of the lanes it dispatched among
+// them, until TCP gives up on it, hours later. tsekh never leaves a
+// transaction idle on purpose: its transactions wait only for the
+// subscribers they call, each call bounded by DISPATCH_TIMEOUT.
+func idleInTxTimeout(cfg config.Config) time.Duration {
+	return max(time.Minute, 2*cfg.DispatchTimeout)
+}
+
 // New wires the service over an open, migrated database. It returns an error
 // when the modules' events do not fit together (see events.Registry.Register).
 func New(db *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error) {
+	return newApp(db, db, cfg, log)
+}
+
+// newApp wires the service with the API on db and the dispatcher and the
+// maintenance job on ddb (which may be db).
+func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &App{Config: cfg, DB: db, Logger: log, Registry: events.NewRegistry(), Metrics: prometheus.NewRegistry()}
+	a := &App{Config: cfg, DB: db, DispatchDB: ddb, Logger: log, Registry: events.NewRegistry(), Metrics: prometheus.NewRegistry()}
 	a.Auth = auth.NewService(db)
 	a.Catalog = catalog.NewService(db)
 	a.Sales = sales.NewService(db)
@@ -98,10 +138,11 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error) {
 	a.asyncAPI = doc
 
 	a.Journal = events.NewJournal(db, a.Registry)
-	a.Dispatcher = events.NewDispatcher(db, a.Registry, events.DispatcherOptions{
+	a.Dispatcher = events.NewDispatcher(ddb, a.Registry, events.DispatcherOptions{
 		BatchSize:   cfg.DispatchBatchSize,
 		MaxAttempts: cfg.DispatchMaxAttempts,
 		Timeout:     cfg.DispatchTimeout,
+		CallBudget:  cfg.DispatchCallBudget,
 		Lease:       cfg.DispatchLease,
 		Logger:      log,
 	})
@@ -109,12 +150,12 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error) {
 	a.Dispatcher.SetMetrics(events.NewMetrics(a.Metrics, db))
 
 	// Housekeeping, run by one replica at a time: one line per task.
-	a.Maintenance = maintenance.New(db, maintenance.Options{Interval: cfg.MaintenanceInterval, Logger: log, Metrics: a.Metrics})
+	a.Maintenance = maintenance.New(ddb, maintenance.Options{Interval: cfg.MaintenanceInterval, Logger: log, Metrics: a.Metrics})
 	a.Maintenance.Add("expire_idempotency_keys", func(ctx context.Context) (int64, error) {
 		return a.Sales.ExpireIdempotencyKeys(ctx, cfg.IdempotencyKeyTTL)
 	})
 	a.Maintenance.Add("compact_event_batches", func(ctx context.Context) (int64, error) {
-		return events.CompactBatches(ctx, db, 0)
+		return events.CompactBatches(ctx, ddb, 0)
 	})
 	return a, nil
 }
@@ -148,6 +189,7 @@ func (a *App) HTTP() *echo.Echo {
 		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan,
 		Journal: a.Journal, Registry: a.Registry, Metrics: metrics, Logger: a.Logger,
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret, AsyncAPI: a.asyncAPI,
+		RequestTimeout: a.Config.HTTPRequestTimeout,
 	})
 }
 
@@ -238,5 +280,9 @@ func (a *App) Close() error {
 	if a.relay != nil {
 		a.relay.Close()
 	}
-	return database.Close(a.DB)
+	var err error
+	if a.DispatchDB != nil && a.DispatchDB != a.DB {
+		err = database.Close(a.DispatchDB)
+	}
+	return errors.Join(err, database.Close(a.DB))
 }

@@ -61,7 +61,10 @@ type outcome struct {
 // deliverOrHold delivers ev to s unless an earlier event of the same object
 // is still open for s, in which case the delivery is held behind it. On
 // failure the object becomes blocked. ok is true for a success.
-func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, blocked map[objectKey]int64, savepoint bool) (outcome, bool) {
+//
+// calls counts an outside subscriber's calls still in flight after the lane
+// stopped waiting for them (see deliver).
+func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, blocked map[objectKey]int64, savepoint bool, calls *leftCalls) (outcome, bool) {
 	key := objectKey{ev.AggregateType, ev.AggregateID}
 	if by, ok := blocked[key]; ok {
 		return outcome{ev: ev, status: StatusHeld, blockedBy: by}, false
@@ -71,7 +74,7 @@ func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscrib
 		blocked[key] = ev.ID
 		return outcome{ev: ev, status: StatusRetrying, err: errors.New(msg)}, false
 	}
-	if err := d.deliver(ctx, tx, s, ev, savepoint); err != nil {
+	if err := d.deliver(ctx, tx, s, ev, savepoint, calls); err != nil {
 		blocked[key] = ev.ID
 		return outcome{ev: ev, status: StatusRetrying, err: err, stuck: errors.Is(err, errStuck)}, false
 	}
@@ -102,13 +105,19 @@ func (d *Dispatcher) callOutside(ctx context.Context, s *Subscriber, evs []Event
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(k objectKey, evs []*Event) {
-			defer func() { <-sem; wg.Done() }()
+			// The object's slot is given back once its calls have ended,
+			// those the lane stopped waiting for included.
+			var calls leftCalls
+			defer func() {
+				wg.Done()
+				calls.then(func() { <-sem })
+			}()
 			b := map[objectKey]int64{}
 			if by, ok := blocked[k]; ok {
 				b[k] = by
 			}
 			for _, ev := range evs {
-				if oc, ok := d.deliverOrHold(ctx, nil, s, ev, b, false); !ok {
+				if oc, ok := d.deliverOrHold(ctx, nil, s, ev, b, false, &calls); !ok {
 					mu.Lock()
 					outcomes = append(outcomes, oc)
 					mu.Unlock()
@@ -119,6 +128,31 @@ func (d *Dispatcher) callOutside(ctx context.Context, s *Subscriber, evs []Event
 	wg.Wait()
 	return outcomes
 }
+
+// leftCalls counts the outside calls still in flight that the lane stopped
+// waiting for (see deliver).
+type leftCalls struct {
+	wg sync.WaitGroup
+	n  atomic.Int32
+}
+
+func (c *leftCalls) add() { c.n.Add(1); c.wg.Add(1) }
+
+func (c *leftCalls) done() { c.wg.Done() }
+
+// then runs f once every call left running has ended: at once, in this
+// goroutine, when there is none.
+func (c *leftCalls) then(f func()) {
+	if c.n.Load() == 0 {
+		f()
+		return
+	}
+	go func() { c.wg.Wait(); f() }()
+}
+
+// errNoAnswer marks an outside call the lane stopped waiting for at the
+// call budget.
+var errNoAnswer = errors.New("no answer within the call budget")
 
 // stuckGrace is how long a local subscriber may take to return once its
 // timeout has passed, before its transaction is abandoned.
@@ -132,7 +166,14 @@ var errTimedOut = errors.New("subscriber timed out")
 
 // deliver calls the subscriber with a timeout, turning a panic into an error.
 // For a local subscriber it runs in tx, inside a savepoint when asked.
-func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, savepoint bool) (err error) {
+//
+// An outside subscriber's answer is waited for up to the call budget. A
+// call that takes longer goes on, to its timeout, counted in calls, and its
+// answer is not heard: it fails with errNoAnswer, to be tried again once
+// the call's timeout has passed, so that a retry never overlaps it. The
+// object's later events are then held behind this one, which keeps them in
+// order, while the lane goes on with the other objects.
+func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, savepoint bool, calls *leftCalls) (err error) {
 	start := time.Now()
 	defer func() {
 		d.metrics.observeDuration(s.Name, time.Since(start))
@@ -141,7 +182,12 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 		}
 	}()
 	ctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
-	defer cancel()
+	leftRunning := false
+	defer func() {
+		if !leftRunning {
+			cancel()
+		}
+	}()
 	call := func(tx *gorm.DB) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -158,10 +204,31 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 	if !s.Local() {
 		// An outside call that ignores its context still gets cut off.
 		go func() { done <- call(nil) }()
+		var budget <-chan time.Time
+		if d.opt.CallBudget < d.opt.Timeout && calls != nil {
+			t := time.NewTimer(d.opt.CallBudget)
+			defer t.Stop()
+			budget = t.C
+		}
 		select {
 		case err = <-done:
 		case <-ctx.Done():
 			err = fmt.Errorf("%w after %s", errTimedOut, d.opt.Timeout)
+		case <-budget:
+			leftRunning = true
+			calls.add()
+			go func() {
+				defer calls.done()
+				defer cancel()
+				select {
+				case <-done:
+				case <-ctx.Done():
+				}
+			}()
+			d.opt.Logger.Warn("subscriber call takes longer than the call budget; its lane goes on, the event is tried again later",
+				"subscriber", s.Name, "event_id", ev.ID, "budget", d.opt.CallBudget)
+			return RetryAfter(d.opt.Timeout+time.Second, fmt.Errorf("%w (%s): the lane went on, the call was left to its timeout (%s), and the event is tried again after it",
+				errNoAnswer, d.opt.CallBudget, d.opt.Timeout))
 		}
 	} else {
 		// A local call runs aside too, so that one that does not return even

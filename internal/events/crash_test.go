@@ -96,7 +96,11 @@ func helperMain() int {
 
 // runHelper dispatches the registry's subscribers until ctx ends.
 func runHelper(ctx context.Context, db *gorm.DB, reg *events.Registry, opts database.Options, batch int) int {
-	d := events.NewDispatcher(db, reg, events.DispatcherOptions{BatchSize: batch, Lease: 2 * time.Second, Timeout: 10 * time.Second,
+	lease, err := time.ParseDuration(os.Getenv("HELPER_LEASE"))
+	if err != nil {
+		lease = 2 * time.Second
+	}
+	d := events.NewDispatcher(db, reg, events.DispatcherOptions{BatchSize: batch, Lease: lease, Timeout: 10 * time.Second,
 		BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond, MaxAttempts: 1000})
 	ropt := events.RunnerOptions{Interval: time.Second, ListenURL: opts.PostgresURL}
 	if opts.PostgresURL == "" {
@@ -190,10 +194,10 @@ func startHelper(t *testing.T, pdb procDB, s *sink, slow time.Duration, batch in
 
 // startHelperWith starts a helper process that runs the named subscribers
 // ("ledger", "sink" or both, comma-separated).
-func startHelperWith(t *testing.T, pdb procDB, s *sink, slow time.Duration, batch int, subs string) *proc {
+func startHelperWith(t *testing.T, pdb procDB, s *sink, slow time.Duration, batch int, subs string, env ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=1", "HELPER_PG_URL="+pdb.opts.PostgresURL, "HELPER_SQLITE_PATH="+pdb.opts.SQLitePath,
+	cmd.Env = append(append(os.Environ(), env...), helperEnv+"=1", "HELPER_PG_URL="+pdb.opts.PostgresURL, "HELPER_SQLITE_PATH="+pdb.opts.SQLitePath,
 		"HELPER_SINK="+s.srv.URL, "HELPER_SLOW="+slow.String(), "HELPER_BATCH="+strconv.Itoa(batch), "HELPER_SUBS="+subs)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -23,6 +22,12 @@ type DispatcherOptions struct {
 	BatchSize   int           // events read per lane and batch (1000)
 	MaxAttempts int           // default attempts before a delivery is failed (10)
 	Timeout     time.Duration // per delivery (30s)
+	// CallBudget is how long a lane waits for one call of an outside
+	// subscriber (5s, at most Timeout). A call still in flight then goes on
+	// until Timeout, unheard: the lane records its event as a retry, due
+	// once the call's Timeout has passed, holds the object's later events
+	// behind it, and goes on with the other objects.
+	CallBudget  time.Duration
 	Lease       time.Duration // how long a lane stays claimed without renewal (1m)
 	Workers     int           // local subscribers' batch transactions at once, and reads + outside ones at once (2 on PostgreSQL, 1 on SQLite)
 	BackoffBase time.Duration // default first retry delay (1s), doubled per attempt, with jitter
@@ -32,7 +37,7 @@ type DispatcherOptions struct {
 	// one after the other then move the lane's row once each, not three
 	// times (claim, move, release). RunOnce never lingers.
 	Linger time.Duration
-	Owner  string // this dispatcher's name in leases and the replica list (host-pid-random)
+	Owner  string // this dispatcher's name in leases and the replica list (host-pid-random~mark, see owner.go)
 	Logger *slog.Logger
 }
 
@@ -49,6 +54,10 @@ func (o *DispatcherOptions) defaults(d database.Dialect) {
 	if o.Lease <= 0 {
 		o.Lease = time.Minute
 	}
+	if o.CallBudget <= 0 {
+		o.CallBudget = 5 * time.Second
+	}
+	o.CallBudget = min(o.CallBudget, o.Timeout)
 	if o.Workers <= 0 {
 		o.Workers = 2
 	}
@@ -65,8 +74,7 @@ func (o *DispatcherOptions) defaults(d database.Dialect) {
 		o.Linger = time.Second
 	}
 	if o.Owner == "" {
-		host, _ := os.Hostname()
-		o.Owner = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.IntN(0x10000))
+		o.Owner = defaultOwner(rand.IntN(0x10000))
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -311,6 +319,7 @@ func (d *Dispatcher) start(ctx, stop context.Context, linger time.Duration) (Pas
 		if err := d.register(ctx, horizon); err != nil {
 			return st, nil, fmt.Errorf("events: register subscribers: %w", err)
 		}
+		d.takeBackFromDead(ctx)
 		if sv, err = d.survey(ctx); err != nil {
 			return st, nil, err
 		}
@@ -505,8 +514,7 @@ func (d *Dispatcher) ensureRenewer() {
 			}
 			d.mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), d.opt.Lease/3)
-			err := d.db.WithContext(ctx).Exec(`UPDATE events_lanes SET lease_until = `+database.NowPlus(d.db, d.opt.Lease)+
-				` WHERE owner = ?`, d.opt.Owner).Error
+			err := d.sql.renew(ctx, d.db, d.opt.Owner, d.opt.Lease)
 			cancel()
 			if err != nil {
 				d.mu.Lock()

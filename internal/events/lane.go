@@ -373,7 +373,7 @@ func (d *Dispatcher) dispatchLocal(ctx context.Context, lr *laneRun, evs []Event
 			}
 			b := cloneBlocked(blocked)
 			for i := range evs {
-				oc, ok := d.deliverOrHold(ctx, tx, lr.sub, &evs[i], b, savepoints)
+				oc, ok := d.deliverOrHold(ctx, tx, lr.sub, &evs[i], b, savepoints, nil)
 				if ok {
 					continue
 				}

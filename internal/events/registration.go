@@ -102,7 +102,13 @@ ON CONFLICT (subscriber, partition) DO NOTHING`, s.Name, p, start, start).Error;
 
 // Heartbeat records that this replica runs its subscribers, for the
 // subscriber list and its active/waiting status.
-func (d *Dispatcher) Heartbeat(ctx context.Context) { d.heartbeat(ctx, true) }
+// It also takes back the lanes of this machine's dispatchers that are gone.
+func (d *Dispatcher) Heartbeat(ctx context.Context) {
+	d.heartbeat(ctx, true)
+	if d.isRegistered() {
+		d.takeBackFromDead(ctx)
+	}
+}
 
 func (d *Dispatcher) heartbeat(ctx context.Context, force bool) {
 	d.mu.Lock()

@@ -124,8 +124,9 @@ func (d *Dispatcher) retryOne(ctx context.Context, lr *laneRun, ev Event, attemp
 	if !s.Local() {
 		sem := d.callSlots(s)
 		sem <- struct{}{}
-		deliverErr = d.deliver(ctx, nil, s, &ev, false)
-		<-sem
+		var calls leftCalls
+		deliverErr = d.deliver(ctx, nil, s, &ev, false, &calls)
+		calls.then(func() { <-sem })
 	}
 	err := d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := d.renewLease(tx, lr.key); err != nil {
@@ -134,7 +135,7 @@ func (d *Dispatcher) retryOne(ctx context.Context, lr *laneRun, ev Event, attemp
 		if s.Local() {
 			if msg, ok := d.stuck.take(deliveryKey{ev.ID, s.Name}); ok {
 				deliverErr = errors.New(msg)
-			} else if deliverErr = d.deliver(ctx, tx, s, &ev, true); errors.Is(deliverErr, errStuck) {
+			} else if deliverErr = d.deliver(ctx, tx, s, &ev, true, nil); errors.Is(deliverErr, errStuck) {
 				return errStuck
 			}
 		}

@@ -3,10 +3,12 @@ package events
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // RunnerOptions say when the dispatcher runs.
@@ -16,6 +18,10 @@ type RunnerOptions struct {
 	// ListenURL, on PostgreSQL, is the database URL to LISTEN on so that a
 	// commit wakes the dispatcher at once. Empty: no LISTEN.
 	ListenURL string
+	// ListenCheck is how long the listener waits for a notification before
+	// it checks that its connection answers (30s): a link gone silent
+	// brings no error, only no notification.
+	ListenCheck time.Duration
 	// Poll, when positive, is how often the runner looks at the journal's
 	// newest id and wakes the dispatcher when it has grown: on SQLite, which
 	// has no NOTIFY, it catches writers other than this process's HTTP
@@ -38,6 +44,9 @@ type Runner struct {
 func NewRunner(d *Dispatcher, opt RunnerOptions) *Runner {
 	if opt.Interval <= 0 {
 		opt.Interval = time.Minute
+	}
+	if opt.ListenCheck <= 0 {
+		opt.ListenCheck = 30 * time.Second
 	}
 	return &Runner{d: d, opt: opt, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
@@ -186,7 +195,14 @@ func (r *Runner) listen(ctx context.Context) {
 }
 
 func (r *Runner) listenOnce(ctx context.Context) error {
-	conn, err := pgx.Connect(ctx, r.opt.ListenURL)
+	cfg, err := pgx.ParseConfig(r.opt.ListenURL)
+	if err != nil {
+		return err
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -196,12 +212,25 @@ func (r *Runner) listenOnce(ctx context.Context) error {
 	}
 	r.Wake() // events committed while we were not listening
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
-			if errors.Is(err, context.Canceled) {
-				return nil
-			}
+		// After a quiet while the connection is checked, and made again if
+		// it does not answer.
+		wctx, cancel := context.WithTimeout(ctx, r.opt.ListenCheck)
+		_, err := conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			r.Wake()
+			continue
+		case ctx.Err() != nil:
+			return nil
+		case !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err):
 			return err
 		}
-		r.Wake()
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = conn.Ping(pctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("the listening connection does not answer: %w", err)
+		}
 	}
 }

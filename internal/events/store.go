@@ -37,6 +37,11 @@ type statements interface {
 	moveLane(tx *gorm.DB, m laneMove) error
 	// release gives a lane's lease back without waiting for the disk.
 	release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error
+	// renew extends the leases of the owner's lanes, but not of a lane whose
+	// row a batch transaction holds (which extends it itself): waiting
+	// for that row while holding the others would stop every other lane
+	// of the owner behind one slow batch.
+	renew(ctx context.Context, db *gorm.DB, owner string, lease time.Duration) error
 }
 
 func statementsFor(d database.Dialect) statements {

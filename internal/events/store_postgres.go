@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -180,4 +181,10 @@ INSERT INTO events_batches (partition, subscriber, first_id, last_id) SELECT par
 func (pgStatements) release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error {
 	return db.WithContext(ctx).Exec(`WITH `+noSyncCommit+` UPDATE events_lanes SET owner = NULL, lease_until = NULL
 WHERE subscriber = ? AND partition = ? AND owner = ? AND EXISTS (SELECT 1 FROM async)`, k.sub, k.part, owner).Error
+}
+
+func (pgStatements) renew(ctx context.Context, db *gorm.DB, owner string, lease time.Duration) error {
+	return db.WithContext(ctx).Exec(`UPDATE events_lanes l SET lease_until = `+database.NowPlus(db, lease)+`
+FROM (SELECT subscriber, partition FROM events_lanes WHERE owner = @owner FOR UPDATE SKIP LOCKED) mine
+WHERE l.subscriber = mine.subscriber AND l.partition = mine.partition AND l.owner = @owner`, map[string]any{"owner": owner}).Error
 }

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -78,4 +79,10 @@ func (sqliteStatements) moveLane(tx *gorm.DB, m laneMove) error {
 func (sqliteStatements) release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error {
 	return db.WithContext(ctx).Exec(`UPDATE events_lanes SET owner = NULL, lease_until = NULL WHERE subscriber = ? AND partition = ? AND owner = ?`,
 		k.sub, k.part, owner).Error
+}
+
+// renew needs no care for locked rows on SQLite, whose one writer at a time
+// holds no row locks.
+func (sqliteStatements) renew(ctx context.Context, db *gorm.DB, owner string, lease time.Duration) error {
+	return db.WithContext(ctx).Exec(`UPDATE events_lanes SET lease_until = `+database.NowPlus(db, lease)+` WHERE owner = ?`, owner).Error
 }

@@ -26,6 +26,12 @@ type Config struct {
 	DatabaseURL         string        `env:"DATABASE_URL" secret:"url"`
 	SQLitePath          string        `env:"SQLITE_PATH" envDefault:"tsekh.db"`
 	HTTPAddr            string        `env:"HTTP_ADDR" envDefault:":8080"`
+	HTTPRequestTimeout  time.Duration `env:"HTTP_REQUEST_TIMEOUT" envDefault:"30s"`
+	DBConnectTimeout    time.Duration `env:"DB_CONNECT_TIMEOUT" envDefault:"5s"`
+	DBStatementTimeout  time.Duration `env:"DB_STATEMENT_TIMEOUT" envDefault:"30s"`
+	DBLockTimeout       time.Duration `env:"DB_LOCK_TIMEOUT" envDefault:"10s"`
+	DBMaxConns          int           `env:"DB_MAX_CONNS" envDefault:"10"`
+	DispatchDBMaxConns  int           `env:"DISPATCH_DB_MAX_CONNS" envDefault:"4"`
 	MetricsAddr         string        `env:"METRICS_ADDR"`
 	PublicURL           string        `env:"PUBLIC_URL" envDefault:"http://localhost:8080"`
 	DispatchInterval    time.Duration `env:"DISPATCH_INTERVAL" envDefault:"1m"`
@@ -33,6 +39,7 @@ type Config struct {
 	DispatchMaxAttempts int           `env:"DISPATCH_MAX_ATTEMPTS" envDefault:"10"`
 	DispatchTimeout     time.Duration `env:"DISPATCH_TIMEOUT" envDefault:"30s"`
 	DispatchLease       time.Duration `env:"DISPATCH_LEASE" envDefault:"1m"`
+	DispatchCallBudget  time.Duration `env:"DISPATCH_CALL_BUDGET" envDefault:"5s"`
 	MaintenanceInterval time.Duration `env:"MAINTENANCE_INTERVAL" envDefault:"10m"`
 	IdempotencyKeyTTL   time.Duration `env:"IDEMPOTENCY_KEY_TTL" envDefault:"24h"`
 	ShopWebhookSecret   string        `env:"SHOP_WEBHOOK_SECRET" secret:"true"`
@@ -121,6 +128,27 @@ func (c Config) Validate() error {
 	}
 	if c.DispatchTimeout <= 0 {
 		errs = append(errs, errors.New("DISPATCH_TIMEOUT must be positive"))
+	}
+	if c.DispatchCallBudget < 100*time.Millisecond {
+		errs = append(errs, errors.New("DISPATCH_CALL_BUDGET must be at least 100ms"))
+	}
+	if c.HTTPRequestTimeout < time.Second || c.HTTPRequestTimeout > 10*time.Minute {
+		errs = append(errs, errors.New("HTTP_REQUEST_TIMEOUT must be between 1s and 10m"))
+	}
+	if c.DBConnectTimeout < 100*time.Millisecond || c.DBConnectTimeout > 5*time.Minute {
+		errs = append(errs, errors.New("DB_CONNECT_TIMEOUT must be between 100ms and 5m"))
+	}
+	if c.DBStatementTimeout < 0 || (c.DBStatementTimeout > 0 && c.DBStatementTimeout < 100*time.Millisecond) {
+		errs = append(errs, errors.New("DB_STATEMENT_TIMEOUT must be 0 (none) or at least 100ms"))
+	}
+	if c.DBLockTimeout < 0 || (c.DBLockTimeout > 0 && c.DBLockTimeout < 10*time.Millisecond) {
+		errs = append(errs, errors.New("DB_LOCK_TIMEOUT must be 0 (none) or at least 10ms"))
+	}
+	if c.DBMaxConns < 1 || c.DBMaxConns > 1000 {
+		errs = append(errs, errors.New("DB_MAX_CONNS must be between 1 and 1000"))
+	}
+	if c.DispatchDBMaxConns < 2 || c.DispatchDBMaxConns > 1000 {
+		errs = append(errs, errors.New("DISPATCH_DB_MAX_CONNS must be between 2 and 1000 (the dispatcher's batch transactions and its reads each take one)"))
 	}
 	if c.DispatchLease < time.Second {
 		errs = append(errs, errors.New("DISPATCH_LEASE must be at least 1s"))

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +96,48 @@ func TestLoad_FactoryTimezone(t *testing.T) {
 	for _, bad := range []string{"Moscow", "Local", "Europe/Nowhere"} {
 		_, err = config.Load(vars(map[string]string{"FACTORY_TIMEZONE": bad}))
 		require.ErrorContains(t, err, "FACTORY_TIMEZONE must be an IANA time zone", bad)
+	}
+}
+
+func TestLoad_BoundedWaits(t *testing.T) {
+	c, err := config.Load(vars(nil))
+	require.NoError(t, err)
+	require.Equal(t, 30*time.Second, c.HTTPRequestTimeout)
+	require.Equal(t, 5*time.Second, c.DBConnectTimeout)
+	require.Equal(t, 30*time.Second, c.DBStatementTimeout)
+	require.Equal(t, 10*time.Second, c.DBLockTimeout)
+	require.Equal(t, 10, c.DBMaxConns)
+	require.Equal(t, 4, c.DispatchDBMaxConns)
+	require.Equal(t, 5*time.Second, c.DispatchCallBudget)
+
+	c, err = config.Load(vars(map[string]string{"DB_STATEMENT_TIMEOUT": "0", "DB_LOCK_TIMEOUT": "0", "DB_MAX_CONNS": "40",
+		"DISPATCH_DB_MAX_CONNS": "8", "HTTP_REQUEST_TIMEOUT": "2m", "DB_CONNECT_TIMEOUT": "1s", "DISPATCH_CALL_BUDGET": "500ms"}))
+	require.NoError(t, err, "0 turns the statement and lock timeouts off")
+	require.Zero(t, c.DBStatementTimeout)
+	require.Equal(t, 40, c.DBMaxConns)
+	require.Equal(t, 8, c.DispatchDBMaxConns)
+	require.Equal(t, 2*time.Minute, c.HTTPRequestTimeout)
+	require.Equal(t, 500*time.Millisecond, c.DispatchCallBudget)
+
+	_, err = config.Load(vars(map[string]string{"DB_STATEMENT_TIMEOUT": "-1s", "DB_LOCK_TIMEOUT": "1ms", "DB_MAX_CONNS": "0",
+		"DISPATCH_DB_MAX_CONNS": "1", "HTTP_REQUEST_TIMEOUT": "100ms", "DB_CONNECT_TIMEOUT": "0", "DISPATCH_CALL_BUDGET": "1ms"}))
+	for _, msg := range []string{"DB_STATEMENT_TIMEOUT must be 0 (none) or at least 100ms", "DB_LOCK_TIMEOUT must be 0 (none) or at least 10ms",
+		"DB_MAX_CONNS must be between 1 and 1000", "DISPATCH_DB_MAX_CONNS must be between 2 and 1000", "HTTP_REQUEST_TIMEOUT must be between 1s and 10m",
+		"DB_CONNECT_TIMEOUT must be between 100ms and 5m", "DISPATCH_CALL_BUDGET must be at least 100ms"} {
+		require.ErrorContains(t, err, msg)
+	}
+	_, err = config.Load(vars(map[string]string{"DB_MAX_CONNS": "many"}))
+	require.ErrorContains(t, err, "DB_MAX_CONNS: cannot parse")
+}
+
+// Every setting has its line in README's configuration table.
+func TestREADME_EverySettingDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	require.NoError(t, err)
+	var b bytes.Buffer
+	config.Config{}.Print(&b)
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		name := strings.Fields(line)[0]
+		require.Contains(t, string(readme), "| `"+name+"` |", "README.md's configuration table lacks %s", name)
 	}
 }

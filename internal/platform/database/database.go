@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -39,12 +40,31 @@ const (
 	SQLite   Dialect = "sqlite"
 )
 
-// Options say which database to open.
+// Options say which database to open, and how long its statements may wait.
 type Options struct {
 	PostgresURL string // when set, PostgreSQL; otherwise SQLite at SQLitePath
 	SQLitePath  string
 	MaxConns    int // PostgreSQL pool size (default 10)
+	// ConnectTimeout bounds the opening of a PostgreSQL connection, the
+	// TCP connection and the server's greeting together (default 10s), so
+	// that a silent link fails a request instead of holding it.
+	ConnectTimeout time.Duration
+	// StatementTimeout and LockTimeout are PostgreSQL's statement_timeout
+	// and lock_timeout for every session of the pool (0: none, unless the
+	// URL sets them). On SQLite, LockTimeout is the busy timeout (10s when 0).
+	StatementTimeout time.Duration
+	LockTimeout      time.Duration
+	// IdleInTxTimeout is PostgreSQL's idle_in_transaction_session_timeout
+	// (0: none): the server ends a session whose transaction has waited that
+	// long for its client, and so releases its locks, when the client's end
+	// of the connection is gone without the server hearing of it.
+	IdleInTxTimeout time.Duration
 }
+
+// CancelGrace is how long a statement whose context has ended may take to
+// return: the server is asked to cancel it, and the connection is given up
+// after CancelGrace when the server does not answer (a silent link).
+const CancelGrace = time.Second
 
 // Open connects to the database and checks that it answers.
 func Open(ctx context.Context, o Options) (*gorm.DB, error) {
@@ -62,18 +82,47 @@ func Open(ctx context.Context, o Options) (*gorm.DB, error) {
 		if pcfg, err = pgx.ParseConfig(o.PostgresURL); err != nil {
 			return nil, fmt.Errorf("DATABASE_URL: %w", err)
 		}
+		pcfg.ConnectTimeout = o.ConnectTimeout
+		if pcfg.ConnectTimeout <= 0 {
+			pcfg.ConnectTimeout = 10 * time.Second
+		}
+		if o.StatementTimeout > 0 {
+			// The server answers every statement within its timeout, with
+			// an error if nothing else; a connection that brings no answer
+			// by then, and a little more, has a dead link under it.
+			dial, wait := pcfg.DialFunc, o.StatementTimeout+silentGrace
+			pcfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dial(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return answeredConn{Conn: c, wait: wait}, nil
+			}
+		}
+		for name, d := range map[string]time.Duration{"statement_timeout": o.StatementTimeout, "lock_timeout": o.LockTimeout,
+			"idle_in_transaction_session_timeout": o.IdleInTxTimeout} {
+			if _, set := pcfg.RuntimeParams[name]; !set && d > 0 {
+				pcfg.RuntimeParams[name] = strconv.FormatInt(d.Milliseconds(), 10)
+			}
+		}
 		// A statement whose context ends is cancelled by the server, and its
 		// connection stays usable: pgx's default closes the connection, which
 		// takes the transaction around the statement with it (a local
 		// subscriber's call cut off at its timeout would end its whole batch).
+		// A server that does not answer within CancelGrace (the link is
+		// silent) loses the connection, so that the statement returns.
 		pcfg.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
-			return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: 5 * time.Second}
+			return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: CancelGrace}
 		}
 		gdb, err = gorm.Open(postgres.New(postgres.Config{Conn: pgPool{stdlib.OpenDB(*pcfg)}}), cfg)
 	} else {
 		// One connection: SQLite has one writer, and a single connection turns
 		// lock contention into an orderly queue instead of SQLITE_BUSY errors.
-		dsn := "file:" + o.SQLitePath + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+		busy := o.LockTimeout
+		if busy <= 0 {
+			busy = 10 * time.Second
+		}
+		dsn := "file:" + o.SQLitePath + "?_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 		gdb, err = gorm.Open(sqlite.Open(dsn), cfg)
 	}
 	if err != nil {
@@ -94,13 +143,35 @@ func Open(ctx context.Context, o Options) (*gorm.DB, error) {
 	} else {
 		sqlDB.SetMaxOpenConns(1)
 	}
-	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second+CancelGrace)
 	defer cancel()
 	if err := sqlDB.PingContext(pingCtx); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("database not reachable: %w", err)
 	}
 	return gdb, nil
+}
+
+// silentGrace is how much longer than its statement timeout a connection
+// waits for the server's answer before it takes the link for dead.
+const silentGrace = 5 * time.Second
+
+// answeredConn is a connection to PostgreSQL that expects an answer within
+// wait of each request it sends: a statement (or a ping) whose answer does
+// not come in time fails, and its connection is given up, even where no
+// context bounds it (the dispatcher's own statements). Only what is sent
+// sets the deadline, so that a context's end, which pgx turns into an
+// earlier deadline, still wins.
+type answeredConn struct {
+	net.Conn
+	wait time.Duration
+}
+
+func (c answeredConn) Write(b []byte) (int, error) {
+	if err := c.Conn.SetReadDeadline(time.Now().Add(c.wait)); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(b)
 }
 
 // DialectOf tells which database gdb talks to.
@@ -262,6 +333,21 @@ func IsUnavailable(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "broken pipe") ||
 		strings.Contains(msg, "unexpected EOF") || strings.Contains(msg, "conn closed")
+}
+
+// IsTimeout tells whether err means the database did not answer in time: a
+// statement cancelled at its statement_timeout or its context's end
+// (57014), a lock not granted within lock_timeout (55P03), or a context
+// that ended while the driver waited.
+func IsTimeout(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "57014" || pgErr.Code == "55P03"
+	}
+	return pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // InTx tells whether gdb is inside a transaction.

@@ -1,18 +1,23 @@
 package database_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
+	"github.com/tsekh/tsekh/internal/platform/faultnet"
 )
 
 // A crashed server resets its connections: a request caught in one must be
@@ -36,4 +41,48 @@ func TestIsUnavailable(t *testing.T) {
 	} {
 		require.False(t, database.IsUnavailable(err), "%v", err)
 	}
+}
+
+// On a silent link (bytes go nowhere, the connection stays open), a
+// statement fails within the statement timeout and a little more, even
+// with no context to end it (the dispatcher's own statements have none),
+// and one whose context ends fails within database.CancelGrace of it; the
+// pool works again once the link is back.
+func TestOpen_SilentLinkBoundsEveryStatement(t *testing.T) {
+	t.Parallel()
+	opts := dbtest.Options(t, database.Postgres)
+	u, err := url.Parse(opts.PostgresURL)
+	require.NoError(t, err)
+	p := faultnet.New(t, u.Host)
+	u.Host = p.Addr()
+	opts.PostgresURL, opts.StatementTimeout, opts.ConnectTimeout, opts.MaxConns = u.String(), 500*time.Millisecond, time.Second, 2
+	db, err := database.Open(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = database.Close(db) })
+	require.NoError(t, db.Exec(`SELECT 1`).Error)
+
+	p.Silence()
+	within := func(d time.Duration, ctx context.Context) error {
+		t.Helper()
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- db.WithContext(ctx).Exec(`SELECT 1`).Error }()
+		select {
+		case err := <-done:
+			require.Less(t, time.Since(start), d)
+			return err
+		case <-time.After(time.Minute):
+			t.Fatal("the statement still waits after a minute")
+			return nil
+		}
+	}
+	err = within(10*time.Second, context.Background())
+	require.Error(t, err, "no context: the statement fails past its timeout")
+	require.True(t, database.IsUnavailable(err) || database.IsTimeout(err), "%v", err)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	require.Error(t, within(200*time.Millisecond+database.CancelGrace+2*time.Second, ctx), "the context ends it")
+
+	p.Restore()
+	require.Eventually(t, func() bool { return db.Exec(`SELECT 1`).Error == nil }, 30*time.Second, 50*time.Millisecond)
 }
