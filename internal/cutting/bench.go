@@ -18,7 +18,7 @@ var ClassNames = []string{"I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"
 // unit squares of the class's bin, zero kerf and trims, turning allowed,
 // any number of stages.
 func ClassInstance(c, n, k int) Problem {
-	rng := rand.New(rand.NewPCG(uint64(c*1000+n), uint64(k)))
+	rng := rand.New(rand.NewPCG(uint64(c)*1000+uint64(n), uint64(k))) //nolint:gosec // c, n and k are small and not negative
 	u := func(lo, hi int) int { return lo + rng.IntN(hi-lo+1) }
 	bin := []int{10, 30, 40, 100, 100, 300, 100, 100, 100, 100}[c]
 	p := Problem{Formats: []Format{{Name: fmt.Sprintf("%d×%d", bin, bin), Length: float64(bin), Width: float64(bin)}}}

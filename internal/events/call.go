@@ -221,7 +221,7 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 				defer calls.done()
 				defer cancel()
 				select {
-				case <-done:
+				case <-done: //nolint:errcheck // the abandoned call's outcome is the retry's to find out
 				case <-ctx.Done():
 				}
 			}()

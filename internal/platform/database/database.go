@@ -168,7 +168,7 @@ type answeredConn struct {
 }
 
 func (c answeredConn) Write(b []byte) (int, error) {
-	if err := c.Conn.SetReadDeadline(time.Now().Add(c.wait)); err != nil {
+	if err := c.SetReadDeadline(time.Now().Add(c.wait)); err != nil {
 		return 0, err
 	}
 	return c.Conn.Write(b)
