@@ -146,7 +146,7 @@ func (s *Service) ChangeOrder(ctx context.Context, id int64, e Edit) (o Order, c
 	if err := e.Validate(); err != nil {
 		return Order{}, false, err
 	}
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		if err := lockOrder(ctx, tx, id); err != nil {
 			return err
 		}
@@ -462,7 +462,7 @@ const (
 // (lockIntakeKey), so that many at the same instant make one order and one
 // event, and none spends an order number.
 func (s *Service) receiveOnce(ctx context.Context, in NewOrder, uniqueBy, via string) (o Order, out Outcome, err error) {
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		if err := lockIntakeKey(ctx, tx, uniqueBy, in); err != nil {
 			return err
 		}

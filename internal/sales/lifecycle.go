@@ -40,7 +40,7 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 // ECONFLICT when the order is past received.
 func (s *Service) CancelOrder(ctx context.Context, id int64) (Order, error) {
 	var o Order
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		res := tx.Exec("UPDATE sales_orders SET status = ?, updated_at = "+database.Now(tx)+" WHERE id = ? AND status = ?",
 			StatusCancelled, id, StatusReceived)
 		if res.Error != nil {

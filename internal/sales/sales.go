@@ -170,7 +170,7 @@ func NewService(db *gorm.DB) *Service { return &Service{db: db} }
 // fields at fault (unknown SKUs included).
 func (s *Service) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	var o Order
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		var err error
 		o, err = createOrder(ctx, tx, in)
 		return err

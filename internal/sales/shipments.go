@@ -109,7 +109,7 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 		return Order{}, err
 	}
 	var o Order
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		// Items, then the order, as a change and following production take them.
 		if err := lockOrder(ctx, tx, orderID); err != nil {
 			return err
