@@ -110,7 +110,7 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 	}
 	var o Order
 	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
-		// Items, then the order, as a change and following production take them.
+		// The order, then its items: the package's lock order.
 		if err := lockOrder(ctx, tx, orderID); err != nil {
 			return err
 		}
