@@ -104,6 +104,8 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error) {
 		Timeout:     cfg.DispatchTimeout,
 		Lease:       cfg.DispatchLease,
 		Logger:      log,
+
+		RetryAfterCap: cfg.DispatchRetryAfter,
 	})
 	a.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Dispatcher.SetMetrics(events.NewMetrics(a.Metrics, db))
