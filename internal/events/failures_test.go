@@ -69,5 +69,15 @@ func TestRetries_FailureHistoryIsBounded(t *testing.T) {
 		var rows int64
 		require.NoError(t, db.Raw("SELECT count(*) FROM events_delivery_failures").Scan(&rows).Error)
 		require.EqualValues(t, 40, rows)
+
+		// A replay starts the callback's records afresh, its failures with them.
+		outside.Store(n - 1) // the replayed delivery fails once more
+		_, err := f.journal.Replay(context.Background(), "callback", id)
+		require.NoError(t, err)
+		settle(t, d, "the replay delivered", func() bool { return deliveryOf(t, f.journal, id, "callback").Status == events.StatusProcessed })
+		dl := deliveryOf(t, f.journal, id, "callback")
+		require.Len(t, dl.Failures, 1)
+		require.Contains(t, dl.Failures[0].Error, fmt.Sprintf("(try %d)", n))
+		require.Len(t, deliveryOf(t, f.journal, id, "ledger").Failures, 20, "the other subscriber's stay")
 	})
 }
