@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -69,12 +70,15 @@ func dispatchUntil(t *testing.T, f *fixture, evID int64, within time.Duration) e
 func TestShopCallback_ThrottledShop(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		var calls atomic.Int32
+		var mu sync.Mutex
 		var times [4]time.Time
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
 			n := calls.Add(1)
 			if n <= 4 {
+				mu.Lock()
 				times[n-1] = time.Now()
+				mu.Unlock()
 			}
 			if n <= 3 {
 				w.Header().Set("Retry-After", "1")
@@ -92,6 +96,8 @@ func TestShopCallback_ThrottledShop(t *testing.T) {
 		require.Equal(t, events.StatusProcessed, d.Status, "%+v", d)
 		require.EqualValues(t, 4, calls.Load(), "three 429s, then the callback")
 		require.Equal(t, 1, d.Attempts, "only the successful attempt counts")
+		mu.Lock()
+		defer mu.Unlock()
 		for i := 1; i < 4; i++ {
 			require.GreaterOrEqual(t, times[i].Sub(times[i-1]), 900*time.Millisecond, "retry %d waited as the shop asked", i)
 		}
