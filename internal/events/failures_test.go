@@ -2,7 +2,9 @@ package events_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"sync/atomic"
 	"testing"
 
@@ -79,5 +81,28 @@ func TestRetries_FailureHistoryIsBounded(t *testing.T) {
 		require.Len(t, dl.Failures, 1)
 		require.Contains(t, dl.Failures[0].Error, fmt.Sprintf("(try %d)", n))
 		require.Len(t, deliveryOf(t, f.journal, id, "ledger").Failures, 20, "the other subscriber's stay")
+	})
+}
+
+// An error that names a URL (a net/http client's *url.Error does) is
+// recorded without the URL's user, password and query string, in the last
+// error and in the history alike.
+func TestRetries_RecordedErrorsHideURLSecrets(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db, events.Subscriber{Name: "callback", Types: []string{"thing.created"},
+			Handle: func(ctx context.Context, ev events.Event) error {
+				return fmt.Errorf("callback: %w", &url.Error{Op: "Post", URL: "https://shop:pw-s3cret@shop.example/cb?token=q-s3cret#f",
+					Err: errors.New("connection refused")})
+			}})
+		d := events.NewDispatcher(db, f.reg, fastRetries(3))
+		id := add(t, db, "thing.created", 1)
+		drain(t, d)
+		dl := deliveryOf(t, f.journal, id, "callback")
+		require.Equal(t, `callback: Post "https://shop.example/cb": connection refused`, dl.LastError)
+		require.Equal(t, events.StatusFailed, dl.Status)
+		require.Len(t, dl.Failures, 3)
+		for _, fl := range dl.Failures {
+			require.Equal(t, dl.LastError, fl.Error)
+		}
 	})
 }

@@ -54,8 +54,8 @@ func (d *Dispatcher) afterFailure(s *Subscriber, attempts int, deferred time.Dur
 const failureHistory = 20
 
 // recordOutcomes writes the delivery rows of the batch's exceptions for one
-// subscriber, their failures and the deliveries held behind them, and the
-// failures' first lines of history.
+// subscriber, their failures and the deliveries held behind them, with the
+// first entry of each failure's history.
 func (d *Dispatcher) recordOutcomes(tx *gorm.DB, s *Subscriber, outcomes []outcome) error {
 	if len(outcomes) == 0 {
 		return nil
