@@ -96,7 +96,7 @@ func TestRetries_RecordedErrorsHideURLSecrets(t *testing.T) {
 			}})
 		d := events.NewDispatcher(db, f.reg, fastRetries(3))
 		id := add(t, db, "thing.created", 1)
-		drain(t, d)
+		settle(t, d, "the callback failed", func() bool { return deliveryOf(t, f.journal, id, "callback").Status == events.StatusFailed })
 		dl := deliveryOf(t, f.journal, id, "callback")
 		require.Equal(t, `callback: Post "https://shop.example/cb": connection refused`, dl.LastError)
 		require.Equal(t, events.StatusFailed, dl.Status)
