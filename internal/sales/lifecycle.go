@@ -233,12 +233,9 @@ WHERE id = ? AND prod_order_id = ?`,
 // the rest shipped is shipped, and one with every item written off, of which
 // nothing will ever be made, is cancelled.
 func followItems(ctx context.Context, tx *gorm.DB, id int64) error {
-	// Lock the order (PostgreSQL; its callers hold it already, through
-	// lockOrdersOf): a manager's cancellation committing between this read
-	// and the update below would otherwise be overwritten.
-	if err := lockOrder(ctx, tx, id); err != nil {
-		return err
-	}
+	// Its callers hold the order's lock (lockOrder, lockOrdersOf): a
+	// manager's cancellation committing between this read and the update
+	// below would otherwise be overwritten.
 	o, err := order(ctx, tx, id)
 	if apperr.Code(err) == apperr.ENOTFOUND { // not ours to follow
 		return nil
