@@ -128,6 +128,9 @@ func problemOf(err error, c echo.Context) Problem {
 		err = &apperr.Error{Code: apperr.EUNAVAILABLE, Message: "the request was cancelled", Err: err}
 	case apperr.As(err) == nil && database.IsUnavailable(err):
 		err = &apperr.Error{Code: apperr.EUNAVAILABLE, Message: "the database is not reachable; try again shortly", Err: err}
+	case apperr.As(err) == nil && database.IsTxConflict(err):
+		// Still colliding after database.Transaction's runs: busy, not broken.
+		err = &apperr.Error{Code: apperr.EUNAVAILABLE, Message: "the request collided with others on the same data; try again", Err: err}
 	}
 	code := apperr.Code(err)
 	p.Status, p.Title, p.Type = statusOf[code], titleOf[code], "urn:tsekh:problem:"+code

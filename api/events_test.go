@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -198,5 +199,91 @@ func TestSubscribers_ReplayToTheShopCallback(t *testing.T) {
 		env.Dispatch()
 		require.Equal(t, before+1, calls.Load(), "the shop hears of the cancellation once more")
 		require.Equal(t, backlog-1, env.Count("plan_backlog"), "the plan's subscribers ran once: the cancelled item left the backlog once")
+	})
+}
+
+// A throttled shop through the real app: with one attempt allowed, its two
+// 429s with Retry-After spend none, the callback arrives once, and the
+// journal's delivery still lists the two 429s after the success.
+func TestEvents_ThrottledShopInTheJournal(t *testing.T) {
+	var mu sync.Mutex
+	answered := map[string]int{} // per dialect's shop order
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		key := "sqlite"
+		if strings.Contains(string(body), "throttled-postgres") {
+			key = "postgres"
+		}
+		mu.Lock()
+		answered[key]++
+		n := answered[key]
+		mu.Unlock()
+		if n <= 2 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(shop.Close)
+	eachWith(t, func(c *config.Config) {
+		c.ShopWebhookSecret, c.ShopCallbackURL, c.DispatchMaxAttempts = shopSecret, shop.URL+"/cb", 1
+	}, func(t *testing.T, env *apptest.Env) {
+		r := deliver(env, shopBody("throttled-"+string(env.Dialect)), time.Now())
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		id := orderIDOf(t, r)
+		env.Dispatch()
+		require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil).Status)
+		var evs struct{ Items []struct{ ID int64 } }
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/events?type=order.status_changed&aggregate_id=%d", id), nil).JSON(t, &evs)
+		require.Len(t, evs.Items, 1)
+		type failure struct {
+			At         time.Time `json:"at"`
+			Error      string    `json:"error"`
+			HTTPStatus *int      `json:"http_status"`
+			Spent      bool      `json:"spent"`
+		}
+		var entry struct {
+			Deliveries []struct {
+				Subscriber string    `json:"subscriber"`
+				Status     string    `json:"status"`
+				Attempts   int       `json:"attempts"`
+				Failures   []failure `json:"failures"`
+			} `json:"deliveries"`
+		}
+		callback := func() (status string, attempts int, failures []failure) {
+			r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/events/%d", evs.Items[0].ID), nil)
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			r.JSON(t, &entry)
+			for _, d := range entry.Deliveries {
+				require.NotNil(t, d.Failures, "failures is a list, empty or not: %s", d.Subscriber)
+				if d.Subscriber == "sales.shop-callback" {
+					return d.Status, d.Attempts, d.Failures
+				}
+			}
+			t.Fatalf("no shop callback delivery: %s", r.Body)
+			return
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			env.Dispatch()
+			if st, _, _ := callback(); st == "processed" || st == "failed" || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		status, attempts, failures := callback()
+		require.Equal(t, "processed", status)
+		require.Equal(t, 1, attempts)
+		require.Len(t, failures, 2)
+		for _, f := range failures {
+			require.Equal(t, http.StatusTooManyRequests, *f.HTTPStatus)
+			require.False(t, f.Spent)
+			require.Contains(t, f.Error, "429")
+			require.NotContains(t, f.Error, "?")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, 3, answered[string(env.Dialect)], "two 429s, then the callback, once")
 	})
 }

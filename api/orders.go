@@ -62,8 +62,9 @@ func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
 //	@Description	With an `Idempotency-Key` header (one; 1 to 255 visible ASCII characters, scoped to the caller) a retried request
 //	@Description	cannot create a second order: a repeat with the same body (compared as JSON: spacing and key order do not matter)
 //	@Description	gets the stored response again, the same status and body, with `Idempotent-Replayed: true`; the same key with
-//	@Description	another body is refused (422); while the first request with the key is still in flight, a repeat gets 409.
-//	@Description	A request that fails (for instance 422) does not keep its key. Two Idempotency-Key headers are refused (400).
+//	@Description	another body is refused (422); a repeat sent while the first request with the key is still in flight waits for
+//	@Description	it and gets its response (or, when the first failed, goes ahead itself). A request that fails, whatever the cause
+//	@Description	(a 422, its connection to the database cut), does not keep its key. Two Idempotency-Key headers are refused (400).
 //	@Description
 //	@Description	Text is valid UTF-8 without control characters (an item's note may hold tabs and line breaks) and within its
 //	@Description	maxLength in characters; due_date is from 2000-01-01 to 2100-12-31 (422 naming the field otherwise).
@@ -78,7 +79,7 @@ func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
 //	@Failure		400				{object}	Problem
 //	@Failure		401				{object}	Problem
 //	@Failure		403				{object}	Problem
-//	@Failure		409				{object}	Problem	"a request with this Idempotency-Key is still in flight"
+//	@Failure		409				{object}	Problem	"the Idempotency-Key expired while the request was in progress, or is held by a request of an older version"
 //	@Failure		413				{object}	Problem
 //	@Failure		415				{object}	Problem	"the body is not application/json"
 //	@Failure		422				{object}	Problem	"invalid order, or the Idempotency-Key was used with another body"

@@ -145,6 +145,8 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 		CallBudget:  cfg.DispatchCallBudget,
 		Lease:       cfg.DispatchLease,
 		Logger:      log,
+
+		RetryAfterCap: cfg.DispatchRetryAfter,
 	})
 	a.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Dispatcher.SetMetrics(events.NewMetrics(a.Metrics, db))

@@ -32,6 +32,11 @@ type DispatcherOptions struct {
 	Workers     int           // local subscribers' batch transactions at once, and reads + outside ones at once (2 on PostgreSQL, 1 on SQLite)
 	BackoffBase time.Duration // default first retry delay (1s), doubled per attempt, with jitter
 	BackoffMax  time.Duration // default retry delay cap (1h)
+	// RetryAfterCap is how long in all a delivery may be put off by answers
+	// asking for a delay (RetryAfter: HTTP 429 or 503 with Retry-After)
+	// without spending attempts (24h); past it, such answers spend attempts
+	// like any failure.
+	RetryAfterCap time.Duration
 	// Linger is how long a lane started by Start (the Runner) keeps its
 	// lease and waits for more work once it has none (1s). Events written
 	// one after the other then move the lane's row once each, not three
@@ -66,6 +71,9 @@ func (o *DispatcherOptions) defaults(d database.Dialect) {
 	}
 	if o.BackoffBase <= 0 {
 		o.BackoffBase = time.Second
+	}
+	if o.RetryAfterCap <= 0 {
+		o.RetryAfterCap = 24 * time.Hour
 	}
 	if o.BackoffMax <= 0 {
 		o.BackoffMax = time.Hour

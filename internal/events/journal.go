@@ -42,6 +42,19 @@ type Delivery struct {
 	NextAttemptAt *time.Time `json:"next_attempt_at" extensions:"x-nullable" format:"date-time"`
 	ProcessedAt   *time.Time `json:"processed_at" extensions:"x-nullable" format:"date-time"`
 	BlockedBy     *int64     `json:"blocked_by" extensions:"x-nullable"` // a held delivery waits for this event's delivery
+	// Failures are the delivery's failed attempts, oldest first: the latest
+	// 20, kept after the delivery has succeeded.
+	Failures []Failure `json:"failures"`
+}
+
+// Failure is one failed attempt of a delivery.
+type Failure struct {
+	At         time.Time `json:"at" format:"date-time"`
+	Error      string    `json:"error"`
+	HTTPStatus *int      `json:"http_status" extensions:"x-nullable"` // the other side's answer, when there was one
+	// Spent is false for an answer asking for a delay (429 or 503 with
+	// Retry-After) that put the next attempt off without spending one.
+	Spent bool `json:"spent"`
 }
 
 // Filter selects journal entries; zero fields do not filter.
@@ -408,9 +421,9 @@ func derive(en *Entry, part int, subs []waitedSubscriber, lanes map[laneKey]lane
 		switch {
 		case rec:
 		case en.ID <= l.position:
-			d = Delivery{Subscriber: s.name, Status: StatusProcessed, Attempts: 1, ProcessedAt: times[deliveryKey{en.ID, s.name}]}
+			d = Delivery{Subscriber: s.name, Status: StatusProcessed, Attempts: 1, ProcessedAt: times[deliveryKey{en.ID, s.name}], Failures: []Failure{}}
 		default:
-			d = Delivery{Subscriber: s.name, Status: StatusPending}
+			d = Delivery{Subscriber: s.name, Status: StatusPending, Failures: []Failure{}}
 		}
 		en.Deliveries = append(en.Deliveries, d)
 		switch d.Status {
@@ -472,9 +485,48 @@ FROM events_deliveries WHERE event_id IN ?`, ids).Rows()
 		if out[id] == nil {
 			out[id] = map[string]Delivery{}
 		}
+		d.Failures = []Failure{}
 		out[id][d.Subscriber] = d
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	return out, j.failures(ctx, ids, out)
+}
+
+// failures adds their failures to the recorded deliveries of the events ids.
+func (j *Journal) failures(ctx context.Context, ids []int64, recorded map[int64]map[string]Delivery) error {
+	rows, err := j.db.WithContext(ctx).Raw(`SELECT event_id, subscriber, failed_at, error, http_status, spent
+FROM events_delivery_failures WHERE event_id IN ? ORDER BY event_id, subscriber, seq`, ids).Rows()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var (
+			id     int64
+			sub    string
+			at     nullTime
+			f      Failure
+			status sql.NullInt64
+		)
+		if err := rows.Scan(&id, &sub, &at, &f.Error, &status, &f.Spent); err != nil {
+			return err
+		}
+		f.At = at.t
+		if status.Valid {
+			n := int(status.Int64)
+			f.HTTPStatus = &n
+		}
+		if d, ok := recorded[id][sub]; ok {
+			d.Failures = append(d.Failures, f)
+			recorded[id][sub] = d
+		}
+	}
+	return rows.Err()
 }
 
 // Retry re-queues the event's failed deliveries for an immediate attempt and
@@ -490,7 +542,7 @@ func (j *Journal) Retry(ctx context.Context, id int64) (int, error) {
 		if exists == 0 {
 			return apperr.NotFound("event %d does not exist", id)
 		}
-		res := tx.Exec(`UPDATE events_deliveries SET status = 'retrying', attempts = 0, next_attempt_at = `+database.Now(tx)+`,
+		res := tx.Exec(`UPDATE events_deliveries SET status = 'retrying', attempts = 0, deferred_ms = 0, next_attempt_at = `+database.Now(tx)+`,
 updated_at = `+database.Now(tx)+` WHERE event_id = ? AND status = 'failed'`, id)
 		if res.Error != nil {
 			return res.Error

@@ -90,3 +90,40 @@ func RetryAfter(after time.Duration, err error) error {
 	}
 	return &retryAfterError{err: err, after: after}
 }
+
+// askedDelay returns the delay an error asks for with RetryAfter, when it
+// asks for one and is not permanent.
+func askedDelay(err error) (time.Duration, bool) {
+	var perm *permanentError
+	var ra *retryAfterError
+	if errors.As(err, &perm) || !errors.As(err, &ra) || ra.after <= 0 {
+		return 0, false
+	}
+	return ra.after, true
+}
+
+type httpStatusError struct {
+	err    error
+	status int
+}
+
+func (e *httpStatusError) Error() string { return e.err.Error() }
+func (e *httpStatusError) Unwrap() error { return e.err }
+
+// HTTPStatus marks a subscriber's error with the HTTP status the other side
+// answered, which the journal keeps in the delivery's history of failures.
+func HTTPStatus(status int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &httpStatusError{err: err, status: status}
+}
+
+// httpStatusOf returns the HTTP status err is marked with, or nil.
+func httpStatusOf(err error) *int {
+	var hs *httpStatusError
+	if errors.As(err, &hs) {
+		return &hs.status
+	}
+	return nil
+}

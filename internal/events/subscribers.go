@@ -194,7 +194,7 @@ type Replayed struct {
 // Replay makes every event of the subscriber's types with id >= from reach
 // that subscriber again, and no other: its lanes move back before from (a
 // lane already behind it stays), its delivery records from there on are
-// dropped, and its batches from there on forgotten, so that the journal
+// dropped with their failures, and its batches from there on forgotten, so that the journal
 // shows those deliveries pending until the replay has passed them. A batch
 // in flight for the subscriber fails its fence and is done again.
 //
@@ -225,6 +225,7 @@ func (j *Journal) Replay(ctx context.Context, name string, from int64) (Replayed
 			{`UPDATE events_lanes SET position = CASE WHEN position > @b THEN @b ELSE position END,
 start_position = CASE WHEN start_position > @b THEN @b ELSE start_position END, owner = NULL, lease_until = NULL WHERE subscriber = @s`, nil},
 			{`DELETE FROM events_deliveries WHERE subscriber = @s AND event_id > @b`, nil},
+			{`DELETE FROM events_delivery_failures WHERE subscriber = @s AND event_id > @b`, nil},
 			{`DELETE FROM events_batches WHERE subscriber = @s AND first_id > @b`, nil},
 			{`UPDATE events_batches SET last_id = @b WHERE subscriber = @s AND first_id <= @b AND last_id > @b`, nil},
 		}

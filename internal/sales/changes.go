@@ -146,7 +146,7 @@ func (s *Service) ChangeOrder(ctx context.Context, id int64, e Edit) (o Order, c
 	if err := e.Validate(); err != nil {
 		return Order{}, false, err
 	}
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		if err := lockOrder(ctx, tx, id); err != nil {
 			return err
 		}
@@ -159,20 +159,39 @@ func (s *Service) ChangeOrder(ctx context.Context, id int64, e Edit) (o Order, c
 	return o, changed, err
 }
 
-// lockOrder locks the order's items and then its row until tx ends
-// (PostgreSQL), so that a change and sales following production take
-// turns. Items first: following production updates items and then locks
-// their order, and two transactions that took the same rows the other way
-// round would deadlock.
+// lockOrder locks the order's row and then its items, in id order, until tx
+// ends (PostgreSQL): the lock order of the package (see its doc), taken by
+// every path that changes an order or its items, so that a change, a
+// shipment and sales following production take turns instead of
+// deadlocking.
 func lockOrder(ctx context.Context, tx *gorm.DB, id int64) error {
 	if database.DialectOf(tx) != database.Postgres {
 		return nil
 	}
 	db := tx.WithContext(ctx)
-	if err := db.Exec("SELECT id FROM sales_order_items WHERE order_id = ? ORDER BY id FOR UPDATE", id).Error; err != nil {
+	if err := db.Exec("SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id).Error; err != nil {
 		return err
 	}
-	return db.Exec("SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id).Error
+	return db.Exec("SELECT id FROM sales_order_items WHERE order_id = ? ORDER BY id FOR UPDATE", id).Error
+}
+
+// lockOrdersOf takes, before items change, the locks of their orders in the
+// package's lock order: the orders by id, each its row and then its items.
+func lockOrdersOf(ctx context.Context, tx *gorm.DB, items []int64) error {
+	if database.DialectOf(tx) != database.Postgres || len(items) == 0 {
+		return nil
+	}
+	var orderIDs []int64
+	if err := tx.WithContext(ctx).Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", items).
+		Scan(&orderIDs).Error; err != nil {
+		return err
+	}
+	for _, id := range orderIDs {
+		if err := lockOrder(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // setCustomer is the one place where an order's customer changes (its
@@ -462,7 +481,7 @@ const (
 // (lockIntakeKey), so that many at the same instant make one order and one
 // event, and none spends an order number.
 func (s *Service) receiveOnce(ctx context.Context, in NewOrder, uniqueBy, via string) (o Order, out Outcome, err error) {
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		if err := lockIntakeKey(ctx, tx, uniqueBy, in); err != nil {
 			return err
 		}

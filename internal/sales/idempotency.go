@@ -66,29 +66,33 @@ func RequestHash(body []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// CreateOrderOnce is CreateOrder under an Idempotency-Key. The first request
-// with the key reserves it, creates the order and stores its response (201
-// and the order) in the order's own transaction. A repeat with the same body
-// gets that stored response; with another body, EUNPROCESSABLE; while the
-// first is still in flight, ECONFLICT. A request that fails releases its key,
-// so the client may retry it. Keys are scoped to the user and kept until
-// ExpireIdempotencyKeys removes them (IDEMPOTENCY_KEY_TTL).
+// CreateOrderOnce is CreateOrder under an Idempotency-Key. The request
+// reserves its key inside the order's own transaction, with the order and the
+// stored response (201 and the order): the key is taken only when the order
+// is, and a request that fails for whatever cause (an error, its connection
+// cut mid-transaction, the process killed) leaves no key behind, so a retry
+// goes ahead at once. A request with a key another one holds in flight waits
+// on the key's unique index until that one ends: then it gets the stored
+// response, or, when the first failed, takes the key itself. A repeat with
+// the same body gets the stored response; with another body, EUNPROCESSABLE.
+// Keys are scoped to the user and kept until ExpireIdempotencyKeys removes
+// them (IDEMPOTENCY_KEY_TTL).
 func (s *Service) CreateOrderOnce(ctx context.Context, k IdempotencyKey, in NewOrder) (StoredResponse, error) {
-	db := s.db.WithContext(ctx)
-	var reserved int
-	err := db.Raw(`INSERT INTO sales_idempotency_keys (user_id, key, request_hash, state) VALUES (?, ?, ?, 'in_flight')
-ON CONFLICT (user_id, key) DO NOTHING RETURNING 1`, k.UserID, k.Key, k.RequestHash).Scan(&reserved).Error
-	if err != nil {
-		return StoredResponse{}, err
-	}
-	if reserved == 0 {
-		res, takeOver, err := s.existingKey(ctx, k)
-		if err != nil || !takeOver {
-			return res, err
-		}
-	}
 	var res StoredResponse
-	err = db.Transaction(func(tx *gorm.DB) error {
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
+		res = StoredResponse{}
+		var reserved int
+		err := tx.Raw(`INSERT INTO sales_idempotency_keys (user_id, key, request_hash, state) VALUES (?, ?, ?, 'in_flight')
+ON CONFLICT (user_id, key) DO NOTHING RETURNING 1`, k.UserID, k.Key, k.RequestHash).Scan(&reserved).Error
+		if err != nil {
+			return err
+		}
+		if reserved == 0 {
+			var takeOver bool
+			if res, takeOver, err = existingKey(tx, k); err != nil || !takeOver {
+				return err
+			}
+		}
 		o, err := createOrder(ctx, tx, in)
 		if err != nil {
 			return err
@@ -108,35 +112,34 @@ WHERE user_id = ? AND key = ?`, res.Status, string(body), o.ID, k.UserID, k.Key)
 		return up.Error
 	})
 	if err != nil {
-		// Release the key, even when the client has gone away.
-		_ = s.db.WithContext(context.WithoutCancel(ctx)).Exec(`DELETE FROM sales_idempotency_keys WHERE user_id = ? AND key = ? AND state = 'in_flight'`,
-			k.UserID, k.Key).Error
 		return StoredResponse{}, err
 	}
 	return res, nil
 }
 
-// existingKey answers a request whose key is taken: the stored response, a
-// refusal, or takeOver when the key's first request died in flight long ago
-// and this one now holds it.
-func (s *Service) existingKey(ctx context.Context, k IdempotencyKey) (res StoredResponse, takeOver bool, err error) {
-	db := s.db.WithContext(ctx)
-	staleBefore := database.NowPlus(db, -IdempotencyStale)
+// existingKey answers, inside tx, a request whose key is taken: the stored
+// response, a refusal, or takeOver when the key is held in flight by a
+// committed reservation older than IdempotencyStale (left by a version of
+// tsekh that reserved keys in a statement of their own) and this request now
+// holds it.
+func existingKey(tx *gorm.DB, k IdempotencyKey) (res StoredResponse, takeOver bool, err error) {
+	staleBefore := database.NowPlus(tx, -IdempotencyStale)
 	var row idempotencyRow
-	err = db.Raw(`SELECT request_hash, state, response_status, response_body,
+	err = tx.Raw(`SELECT request_hash, state, response_status, response_body,
 CASE WHEN state = 'in_flight' AND created_at < `+staleBefore+` THEN 1 ELSE 0 END AS stale
 FROM sales_idempotency_keys WHERE user_id = ? AND key = ?`, k.UserID, k.Key).Scan(&row).Error
 	switch {
 	case err != nil:
 		return res, false, err
 	case row.State == "":
-		return res, false, apperr.Conflict("a request with this Idempotency-Key has just failed; retry it")
+		// Expired between the insert and this read.
+		return res, false, apperr.Conflict("a request with this Idempotency-Key has just ended; retry it")
 	case row.RequestHash != k.RequestHash:
 		return res, false, apperr.Errorf(apperr.EUNPROCESSABLE, "this Idempotency-Key was used with another request body; use a new key for a new request")
 	case row.State == "done" && row.ResponseStatus != nil && row.ResponseBody != nil:
 		return StoredResponse{Status: *row.ResponseStatus, Body: []byte(*row.ResponseBody), Replayed: true}, false, nil
 	case row.Stale == 1:
-		up := db.Exec(`UPDATE sales_idempotency_keys SET created_at = `+database.Now(db)+`
+		up := tx.Exec(`UPDATE sales_idempotency_keys SET created_at = `+database.Now(tx)+`
 WHERE user_id = ? AND key = ? AND state = 'in_flight' AND created_at < `+staleBefore, k.UserID, k.Key)
 		if up.Error != nil {
 			return res, false, up.Error

@@ -40,7 +40,10 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 // ECONFLICT when the order is past received.
 func (s *Service) CancelOrder(ctx context.Context, id int64) (Order, error) {
 	var o Order
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
+		if err := lockOrder(ctx, tx, id); err != nil {
+			return err
+		}
 		res := tx.Exec("UPDATE sales_orders SET status = ?, updated_at = "+database.Now(tx)+" WHERE id = ? AND status = ?",
 			StatusCancelled, id, StatusReceived)
 		if res.Error != nil {
@@ -139,6 +142,9 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	if len(p.Items) == 0 {
 		return nil
 	}
+	if err := lockOrdersOf(ctx, tx, append(slices.Clone(p.Items), remaining...)); err != nil {
+		return err
+	}
 	var res *gorm.DB
 	switch ev.Type {
 	case contracts.ProdOrderLaunched.Name():
@@ -201,6 +207,11 @@ func followClose(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	items := make([]int64, len(c.Quantities))
 	for i, q := range c.Quantities {
 		items[i] = q.ItemID
+	}
+	if err := lockOrdersOf(ctx, tx, items); err != nil {
+		return err
+	}
+	for _, q := range c.Quantities {
 		err := tx.Exec(`UPDATE sales_order_items SET made_qty = made_qty + ?, written_off_qty = written_off_qty + ?,
     status = CASE WHEN ? > 0 THEN ? WHEN made_qty + ? > 0 THEN ? ELSE ? END,
     eta = CASE WHEN ? > 0 THEN NULL ELSE eta END,
@@ -222,13 +233,9 @@ WHERE id = ? AND prod_order_id = ?`,
 // the rest shipped is shipped, and one with every item written off, of which
 // nothing will ever be made, is cancelled.
 func followItems(ctx context.Context, tx *gorm.DB, id int64) error {
-	// Lock the order first (PostgreSQL): a manager's cancellation committing
-	// between this read and the update below would otherwise be overwritten.
-	if database.DialectOf(tx) == database.Postgres {
-		if err := tx.Exec("SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id).Error; err != nil {
-			return err
-		}
-	}
+	// Its callers hold the order's lock (lockOrder, lockOrdersOf): a
+	// manager's cancellation committing between this read and the update
+	// below would otherwise be overwritten.
 	o, err := order(ctx, tx, id)
 	if apperr.Code(err) == apperr.ENOTFOUND { // not ours to follow
 		return nil

@@ -1,6 +1,19 @@
 // Package sales owns sales orders and their items: manual orders, orders
 // pushed by the online shop and orders imported from the CRM, and their life
 // cycle.
+//
+// # Lock order
+//
+// Every transaction that changes a sales order or its items (a PATCH, a
+// re-delivery of the shop or the CRM, a shipment, a cancellation, and the
+// subscriber sales.production following production) first locks, on
+// PostgreSQL, the order's row and then all its items in id order
+// (lockOrder); one that touches several orders takes them by id
+// (lockOrdersOf), each its row and then its items. Two such transactions
+// therefore wait for each other instead of deadlocking. A deadlock or
+// serialization failure that still happens (with the plan's tables, say) is
+// run again, whole, by database.Transaction, the services' transaction
+// helper; the dispatcher runs a subscriber's failed batch again itself.
 package sales
 
 import (
@@ -170,7 +183,7 @@ func NewService(db *gorm.DB) *Service { return &Service{db: db} }
 // fields at fault (unknown SKUs included).
 func (s *Service) CreateOrder(ctx context.Context, in NewOrder) (Order, error) {
 	var o Order
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		var err error
 		o, err = createOrder(ctx, tx, in)
 		return err

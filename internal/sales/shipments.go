@@ -109,8 +109,8 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 		return Order{}, err
 	}
 	var o Order
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		// Items, then the order, as a change and following production take them.
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
+		// The order, then its items: the package's lock order.
 		if err := lockOrder(ctx, tx, orderID); err != nil {
 			return err
 		}

@@ -61,18 +61,17 @@ const DefaultShopCallbackConcurrency = 4
 // dispatcher retries it with back-off and the journal shows it; a 4xx answer
 // other than 408 and 429 is permanent (failed at once: the shop refused the
 // event, and no retry will change that), and a 429 or 503 with Retry-After
-// is retried after the delay the shop asked for. Delivery is
+// is retried after the delay the shop asked for without spending an attempt
+// (up to DISPATCH_RETRY_AFTER_CAP of such delays per callback). A 2xx
+// counts only once its body has been read whole: a reset in the middle of
+// it is a failure, retried. Delivery is
 // at least once; X-Tsekh-Event-Id lets the shop drop repeats. client nil
 // means a client with a 10-second timeout.
 func ShopCallback(callbackURL, secret string, client *http.Client) events.Subscriber {
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
-	shown := callbackURL
-	if u, err := url.Parse(callbackURL); err == nil {
-		shown = u.Redacted()
-	}
-	cb := &shopCallback{url: callbackURL, shown: shown, secret: secret, client: client, now: time.Now}
+	cb := &shopCallback{url: callbackURL, shown: events.RedactURL(callbackURL), secret: secret, client: client, now: time.Now}
 	return events.Subscriber{
 		Name:        SubscriberShopCallback,
 		Types:       events.Names(contracts.OrderStatusChanged, contracts.OrderShipped),
@@ -138,7 +137,8 @@ func (cb *shopCallback) send(ctx context.Context, ev events.Event) error {
 	defer func() { _ = res.Body.Close() }()
 	if res.StatusCode/100 != 2 {
 		snippet, _ := io.ReadAll(io.LimitReader(res.Body, 200))
-		err := fmt.Errorf("shop callback: POST %s answered %s: %s", cb.shown, res.Status, strings.TrimSpace(string(snippet)))
+		err := events.HTTPStatus(res.StatusCode,
+			fmt.Errorf("shop callback: POST %s answered %s: %s", cb.shown, res.Status, strings.TrimSpace(string(snippet))))
 		switch {
 		case res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable:
 			if after, ok := retryAfter(res.Header.Get("Retry-After"), cb.now()); ok {
@@ -152,7 +152,12 @@ func (cb *shopCallback) send(ctx context.Context, ev events.Event) error {
 		}
 		return err
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	// Delivered only once the answer has been read whole, within the
+	// client's timeout: a 200 status line cut off by a reset is a failure.
+	if _, err := io.Copy(io.Discard, res.Body); err != nil {
+		return events.HTTPStatus(res.StatusCode,
+			fmt.Errorf("shop callback: POST %s answered %s, then its body broke off: %w", cb.shown, res.Status, unwrapURLError(err)))
+	}
 	return nil
 }
 
@@ -176,7 +181,8 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 }
 
 // unwrapURLError drops the *url.Error wrapper, which repeats the URL (and
-// so anything secret in it).
+// so anything secret in it: the shop's URL is shown by events.RedactURL,
+// without user, password and query string).
 func unwrapURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {

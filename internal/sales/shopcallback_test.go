@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -196,8 +197,14 @@ func TestShopCallback_AnswersDecideTheRetry(t *testing.T) {
 				require.NoError(t, err)
 				d := delivery(t, f, evID)
 				require.Equal(t, tc.want, d.Status)
-				require.Equal(t, 1, d.Attempts)
+				// An answer with Retry-After spends no attempt.
+				spent := tc.after == ""
+				require.Equal(t, map[bool]int{true: 1, false: 0}[spent], d.Attempts)
 				require.Contains(t, d.LastError, strconv.Itoa(tc.status))
+				require.Len(t, d.Failures, 1)
+				require.Equal(t, tc.status, *d.Failures[0].HTTPStatus)
+				require.Equal(t, spent, d.Failures[0].Spent)
+				require.Equal(t, d.LastError, d.Failures[0].Error)
 				if tc.want == "failed" {
 					require.Nil(t, d.NextAttemptAt)
 					return
@@ -217,7 +224,9 @@ func TestShopCallback_NetworkErrorIsRetried(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		url := srv.URL
 		srv.Close() // nothing listens there any more
-		f := newFixture(t, db, sales.ShopCallback(url+"/cb", "cb-secret", &http.Client{Timeout: time.Second}))
+		// Secrets in the URL (a password, a token in the query) never reach the journal.
+		secretURL := strings.Replace(url, "http://", "http://shop:pw-s3cret@", 1) + "/cb?token=q-s3cret"
+		f := newFixture(t, db, sales.ShopCallback(secretURL, "cb-secret", &http.Client{Timeout: time.Second}))
 		o := shopOrder(t, f, "C-1")
 		_, err := f.sales.CancelOrder(context.Background(), o.ID)
 		require.NoError(t, err)
@@ -231,6 +240,11 @@ func TestShopCallback_NetworkErrorIsRetried(t *testing.T) {
 		require.Equal(t, "retrying", d.Status)
 		require.Contains(t, d.LastError, "shop callback: POST")
 		require.Contains(t, d.LastError, "refused")
+		require.Contains(t, d.LastError, "/cb")
+		require.NotContains(t, d.LastError, "s3cret")
+		require.Len(t, d.Failures, 1)
+		require.NotContains(t, d.Failures[0].Error, "s3cret")
+		require.Nil(t, d.Failures[0].HTTPStatus, "no answer, no status")
 	})
 }
 

@@ -40,6 +40,7 @@ type Config struct {
 	DispatchTimeout     time.Duration `env:"DISPATCH_TIMEOUT" envDefault:"30s"`
 	DispatchLease       time.Duration `env:"DISPATCH_LEASE" envDefault:"1m"`
 	DispatchCallBudget  time.Duration `env:"DISPATCH_CALL_BUDGET" envDefault:"5s"`
+	DispatchRetryAfter  time.Duration `env:"DISPATCH_RETRY_AFTER_CAP" envDefault:"24h"`
 	MaintenanceInterval time.Duration `env:"MAINTENANCE_INTERVAL" envDefault:"10m"`
 	IdempotencyKeyTTL   time.Duration `env:"IDEMPOTENCY_KEY_TTL" envDefault:"24h"`
 	ShopWebhookSecret   string        `env:"SHOP_WEBHOOK_SECRET" secret:"true"`
@@ -122,6 +123,9 @@ func (c Config) Validate() error {
 	}
 	if c.NATSRelayConc < 1 || c.NATSRelayConc > 256 {
 		errs = append(errs, errors.New("NATS_RELAY_CONCURRENCY must be between 1 and 256"))
+	}
+	if c.DispatchRetryAfter <= 0 {
+		errs = append(errs, errors.New("DISPATCH_RETRY_AFTER_CAP must be positive (a duration such as 24h)"))
 	}
 	if c.DispatchMaxAttempts < 1 {
 		errs = append(errs, errors.New("DISPATCH_MAX_ATTEMPTS must be at least 1"))
