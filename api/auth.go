@@ -207,7 +207,7 @@ func (s *server) listUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(us, next))
+	return c.JSON(http.StatusOK, pageList(c, us, next))
 }
 
 // getUser godoc

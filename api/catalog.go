@@ -31,7 +31,7 @@ func (s *server) listProducts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(ps, next))
+	return c.JSON(http.StatusOK, pageList(c, ps, next))
 }
 
 // getProduct godoc
@@ -106,7 +106,7 @@ func (s *server) listWorkCenters(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(wcs, next))
+	return c.JSON(http.StatusOK, pageList(c, wcs, next))
 }
 
 // getWorkCenter godoc
@@ -250,7 +250,7 @@ func (s *server) listRoutes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(rs, next))
+	return c.JSON(http.StatusOK, pageList(c, rs, next))
 }
 
 // getRoute godoc

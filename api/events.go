@@ -29,7 +29,7 @@ import (
 //	@Param			cursor			query		string	false	"next_cursor of the previous page"
 //	@Success		200				{object}	EventList
 //	@Failure		401				{object}	Problem
-//	@Failure		422				{object}	Problem
+//	@Failure		422				{object}	Problem	"a filter that cannot match (since not before until), a cursor not of this list"
 //	@Router			/api/v1/events [get]
 func (s *server) listEvents(c echo.Context) error {
 	pr, err := pageOf(c)
@@ -65,6 +65,10 @@ func (s *server) listEvents(c echo.Context) error {
 	fields = append(fields, more...)
 	f.Until, more = input.Time("until", c.QueryParam("until"))
 	fields = append(fields, more...)
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
+		// An empty range selects nothing: a typing error, never a question.
+		fields = append(fields, apperr.Field("since", "must be before until"), apperr.Field("until", "must be after since"))
+	}
 	if len(fields) > 0 {
 		return apperr.Invalid("invalid query", fields...)
 	}
@@ -75,7 +79,7 @@ func (s *server) listEvents(c echo.Context) error {
 	for i := range entries {
 		entries[i].Payload = events.InDeclaredOrder(entries[i].Type, entries[i].Payload)
 	}
-	return c.JSON(http.StatusOK, list(entries, next))
+	return c.JSON(http.StatusOK, pageList(c, entries, next))
 }
 
 // hasAggregateType tells whether some declared event type is about objects

@@ -189,7 +189,7 @@ func (s *server) listOrders(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(os, next))
+	return c.JSON(http.StatusOK, pageList(c, os, next))
 }
 
 // orderFilterOf reads the orders list's filters from the query, naming

@@ -34,7 +34,7 @@ import (
 //	@Failure		422		{object}	Problem
 //	@Router			/api/v1/plan/backlog [get]
 func (s *server) listBacklog(c echo.Context) error {
-	pr, err := pageOf(c)
+	pr, err := sortedPageOf(c)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (s *server) listBacklog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(rows, next))
+	return c.JSON(http.StatusOK, pageList(c, rows, next))
 }
 
 // boolQuery reads an optional true/false query parameter; nil when absent.

@@ -97,7 +97,7 @@ func (s *server) launchProdOrder(c echo.Context) error {
 //	@Failure	422		{object}	Problem
 //	@Router		/api/v1/production-orders [get]
 func (s *server) listProdOrders(c echo.Context) error {
-	pr, err := pageOf(c)
+	pr, err := sortedPageOf(c)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (s *server) listProdOrders(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(os, next))
+	return c.JSON(http.StatusOK, pageList(c, os, next))
 }
 
 // getProdOrder godoc
