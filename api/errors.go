@@ -35,6 +35,7 @@ var statusOf = map[string]int{
 	apperr.EBADREQUEST:    http.StatusBadRequest,
 	apperr.EMETHOD:        http.StatusMethodNotAllowed,
 	apperr.EMEDIATYPE:     http.StatusUnsupportedMediaType,
+	apperr.ENOTACCEPTABLE: http.StatusNotAcceptable,
 	apperr.EINVALID:       http.StatusUnprocessableEntity,
 	apperr.EUNPROCESSABLE: http.StatusUnprocessableEntity,
 	apperr.ENOTFOUND:      http.StatusNotFound,
@@ -50,6 +51,7 @@ var titleOf = map[string]string{
 	apperr.EBADREQUEST:    "Malformed request",
 	apperr.EMETHOD:        "Method not allowed",
 	apperr.EMEDIATYPE:     "Unsupported media type",
+	apperr.ENOTACCEPTABLE: "Not acceptable",
 	apperr.EINVALID:       "Invalid request",
 	apperr.EUNPROCESSABLE: "Request cannot be applied",
 	apperr.ENOTFOUND:      "Not found",
@@ -71,6 +73,7 @@ var codeOfStatus = map[int]string{
 	http.StatusForbidden:             apperr.EFORBIDDEN,
 	http.StatusRequestEntityTooLarge: apperr.ETOOLARGE,
 	http.StatusUnsupportedMediaType:  apperr.EMEDIATYPE,
+	http.StatusNotAcceptable:         apperr.ENOTACCEPTABLE,
 	http.StatusServiceUnavailable:    apperr.EUNAVAILABLE,
 }
 

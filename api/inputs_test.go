@@ -1,9 +1,12 @@
 package api_test
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/csv"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,7 +33,9 @@ func TestCursors_Validated(t *testing.T) {
 
 		next := func(path string) string {
 			t.Helper()
-			var p struct{ NextCursor string `json:"next_cursor"` }
+			var p struct {
+				NextCursor string `json:"next_cursor"`
+			}
 			r := env.Admin(http.MethodGet, path, nil)
 			require.Equal(t, http.StatusOK, r.Status, "%s: %s", path, r.Body)
 			r.JSON(t, &p)
@@ -93,5 +98,71 @@ func TestEvents_SinceAfterUntil(t *testing.T) {
 		require.Equal(t, http.StatusOK, env.Admin(http.MethodGet, "/api/v1/events?since=2026-12-01T00:00:00Z&until=2026-12-01T00:00:01Z", nil).Status)
 		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/orders?due_after=2026-12-02&due_before=2026-12-01", nil),
 			http.StatusUnprocessableEntity, "due_before")
+	})
+}
+
+// Every cell a spreadsheet would run as a formula comes with a leading
+// apostrophe, the shop customer's name "-1+1+cmd|' /C calc'!A0" included, in
+// every CSV the API writes (orders, backlog).
+func TestCSV_CellsNeutralised(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		names := []string{"-1+1+cmd|' /C calc'!A0", "=HYPERLINK(\"x\")", "+7 900", "@SUM(A1)", "-x", "Иван"}
+		for _, n := range names {
+			receiveFor(t, env, n, "", noteLine{SKU: "TMB-PRIK-450", Qty: 1})
+		}
+		cells := map[string]bool{}
+		for _, path := range []string{"/api/v1/orders", "/api/v1/plan/backlog"} {
+			r := env.Do(http.MethodGet, path, nil, apptest.AdminToken, "Accept", "text/csv")
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(r.Body, []byte("\uFEFF")))).ReadAll()
+			require.NoError(t, err)
+			for _, row := range rows {
+				for _, cell := range row {
+					cells[cell] = true
+					if cell != "" {
+						require.NotContains(t, "=+-@\t\r", cell[:1], "%s: %q", path, cell)
+					}
+				}
+			}
+		}
+		for _, n := range names[:5] {
+			require.True(t, cells["'"+n], n)
+		}
+		require.True(t, cells["Иван"])
+	})
+}
+
+// Accept is read with its q-values: q=0 refuses a type, the highest weight
+// wins, and an Accept that allows nothing the endpoint has is a 406
+// problem+json.
+func TestAccept_QValues(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		receiveFor(t, env, "А", "", noteLine{SKU: "TMB-PRIK-450", Qty: 1})
+		for _, tc := range []struct{ path, accept, want string }{
+			{"/api/v1/orders", "application/json, text/csv;q=0", "application/json"},
+			{"/api/v1/orders", "text/csv;q=0.9, application/json;q=0.1", "text/csv"},
+			{"/api/v1/orders", "text/csv", "text/csv"},
+			{"/api/v1/orders", "text/*", "text/csv"},
+			{"/api/v1/orders", "*/*", "application/json"},
+			{"/api/v1/orders", "*/*;q=0.5, text/csv;q=0.4", "application/json"},
+			{"/api/v1/orders", "text/*;q=0, */*", "application/json"},
+			{"/api/v1/orders", "", "application/json"},
+			{"/api/v1/plan/backlog", "text/csv;q=1, application/json;q=0.5", "text/csv"},
+			{"/api/v1/production-orders", "application/json;q=0.2, text/csv;q=0.3", "text/csv"},
+			{"/api/v1/products", "application/*", "application/json"},
+		} {
+			r := env.Do(http.MethodGet, tc.path, nil, apptest.AdminToken, "Accept", tc.accept)
+			require.Equal(t, http.StatusOK, r.Status, "%s %q: %s", tc.path, tc.accept, r.Body)
+			require.True(t, strings.HasPrefix(r.Header.Get("Content-Type"), tc.want), "%s %q: %s", tc.path, tc.accept, r.Header.Get("Content-Type"))
+		}
+		for _, tc := range []struct{ path, accept string }{
+			{"/api/v1/orders", "text/csv;q=0, application/json;q=0"},
+			{"/api/v1/orders", "image/png"},
+			{"/api/v1/products", "text/csv"},
+			{"/api/v1/plan/backlog", "text/html, */*;q=0"},
+		} {
+			requireProblemType(t, env.Do(http.MethodGet, tc.path, nil, apptest.AdminToken, "Accept", tc.accept),
+				http.StatusNotAcceptable, "not_acceptable")
+		}
 	})
 }

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -42,7 +41,7 @@ func (s *server) getSchedule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if strings.Contains(c.Request().Header.Get(echo.HeaderAccept), MIMEImageSVG) {
+	if mediaOf(c) == MIMEImageSVG {
 		var b bytes.Buffer
 		if err := plan.RenderGantt(&b, v); err != nil {
 			return err

@@ -101,10 +101,11 @@ func New(d Deps) *echo.Echo {
 	}}))
 	e.Use(limitBody)
 	e.Use(checkParams)
-	if q, err := declaredQueryParams(); err == nil {
-		e.Use(q.onlyDeclaredQuery)
+	if d, err := declaredContract(); err == nil {
+		e.Use(d.query.onlyDeclaredQuery)
+		e.Use(d.negotiate)
 	} else {
-		d.Logger.Error("the OpenAPI document cannot be read; query parameters are not checked against it", "err", err)
+		s.Logger.Error("the OpenAPI document cannot be read; query parameters and Accept are not checked against it", "err", err)
 	}
 	e.Use(s.afterWrite)
 

@@ -14,6 +14,7 @@ const (
 	EBADREQUEST    = "bad_request"            // the request cannot be read (malformed JSON, bad header)
 	EMETHOD        = "method_not_allowed"     // the path does not take the method
 	EMEDIATYPE     = "unsupported_media_type" // the body is not of a type the path takes (not JSON)
+	ENOTACCEPTABLE = "not_acceptable"         // the Accept header allows none of the types the path answers in
 	EINVALID       = "invalid"                // the input is malformed or fails validation
 	ENOTFOUND      = "not_found"              // the object does not exist
 	ECONFLICT      = "conflict"               // the request conflicts with the current state
