@@ -166,3 +166,38 @@ func TestAccept_QValues(t *testing.T) {
 		}
 	})
 }
+
+// A member an office body does not have, or has spelt otherwise (QTY for
+// qty: encoding/json alone would take it), is a 422 naming it with its
+// path, on every POST, PUT and PATCH that takes a body; nothing is written.
+func TestBodies_UnknownMembersRefused(t *testing.T) {
+	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
+		order := `{"customer": {"name": "Иван"}, "items": [{"sku": "SHK-KUPE-1600", "QTY": 2}]}`
+		cases := []refusal{
+			{"OrderCaseVariant", post("/api/v1/orders", []byte(order)), 422, "invalid", []string{"items[0].QTY"}},
+			{"OrderUnknown", post("/api/v1/orders", []byte(`{"customer": {"name": "Иван", "nick": "x"}, "items": [{"sku": "SHK-KUPE-1600", "qty": 1}], "priority": 1}`)), 422, "invalid", []string{"customer.nick", "priority"}},
+			{"CRMEnvelope", post("/api/v1/imports/crm/orders", []byte(`{"orders": [], "Orders": []}`)), 422, "invalid", []string{"Orders"}},
+			{"WorkCenter", post("/api/v1/work-centers", []byte(`{"code": "x", "name": "x", "capacity_min_per_day": 60, "Capacity": 1}`)), 422, "invalid", []string{"Capacity"}},
+			{"Product", post("/api/v1/products", []byte(`{"sku": "X", "SKU": "Y"}`)), 422, "invalid", []string{"SKU"}},
+			{"Route", post("/api/v1/routes", []byte(`{"name": "x", "operations": [{"Work_Center_ID": 1}]}`)), 422, "invalid", []string{"operations[0].Work_Center_ID"}},
+			{"User", post("/api/v1/users", []byte(`{"email": "a@example.com", "Role": "admin"}`)), 422, "invalid", []string{"Role"}},
+			{"Launch", post("/api/v1/production-orders", []byte(`{"Items": [1]}`)), 422, "invalid", []string{"Items"}},
+			{"ChangeOrder", func() *http.Request {
+				return newRequest(http.MethodPatch, "/api/v1/orders/999", []byte(`{"Due_Date": "2026-12-01"}`), jsonAdmin...)
+			}, 422, "invalid", []string{"Due_Date"}},
+			{"UpdateWorkCenter", func() *http.Request {
+				return newRequest(http.MethodPut, "/api/v1/work-centers/999", []byte(`{"code": "x", "name": "x", "capacity_min_per_day": 60, "colour": "red"}`), jsonAdmin...)
+			}, 422, "invalid", []string{"colour"}},
+			// Lone surrogates, which encoding/json turns into U+FFFD silently.
+			{"OrderLoneSurrogate", post("/api/v1/orders", []byte(`{"customer": {"name": "Иван\ud800"}, "items": [{"sku": "SHK-KUPE-1600", "qty": 1}]}`)), 422, "invalid", []string{"customer.name"}},
+			{"ShopLoneSurrogate", signed([]byte(strings.Replace(shopBody("s0"), `"s0"`, `"\ud800"`, 1))), 422, "invalid", []string{"id"}},
+			{"ShopLoneLowSurrogate", signed([]byte(strings.Replace(shopBody(`s1`), "Анна", `\udfffАнна`, 1))), 422, "invalid", []string{"customer.name"}},
+		}
+		runRefusals(t, env, cases)
+
+		// The shop stays tolerant of members it does not know; two shop ids
+		// that differ only in a lone surrogate are refused, never merged.
+		r := send(env, shopDelivery([]byte(strings.Replace(shopBody("s2"), `"due_date"`, `"loyalty": {"tier": 2}, "due_date"`, 1))))
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	})
+}
