@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/csv"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -198,6 +199,48 @@ func TestBodies_UnknownMembersRefused(t *testing.T) {
 		// The shop stays tolerant of members it does not know; two shop ids
 		// that differ only in a lone surrogate are refused, never merged.
 		r := send(env, shopDelivery([]byte(strings.Replace(shopBody("s2"), `"due_date"`, `"loyalty": {"tier": 2}, "due_date"`, 1))))
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	})
+}
+
+// A work centre's code is one regardless of case, its capacity at most a
+// day's minutes; a user's e-mail is an address.
+func TestCatalog_CodesAndBounds(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		wc := func(code string, capacity int) map[string]any {
+			return map[string]any{"code": code, "name": "Кромка", "capacity_min_per_day": capacity}
+		}
+		r := env.Admin(http.MethodPost, "/api/v1/work-centers", wc("EDGE-X", 1440))
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		var created struct{ ID int64 }
+		r.JSON(t, &created)
+		requireProblemType(t, env.Admin(http.MethodPost, "/api/v1/work-centers", wc("edge-x", 480)), http.StatusConflict, "conflict")
+		requireProblemType(t, env.Admin(http.MethodPost, "/api/v1/work-centers", wc("Edge-X", 480)), http.StatusConflict, "conflict")
+		requireProblem(t, env.Admin(http.MethodPost, "/api/v1/work-centers", wc("EDGE-Y", 1441)), http.StatusUnprocessableEntity, "capacity_min_per_day")
+		requireProblem(t, env.Admin(http.MethodPost, "/api/v1/work-centers", wc("EDGE-Y", 100000)), http.StatusUnprocessableEntity, "capacity_min_per_day")
+		// Its own code in another case is its own.
+		r = env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/work-centers/%d", created.ID), wc("edge-x", 960))
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+
+		// A duplicate an older tsekh let in (marked by migration 00018) can
+		// still be changed under its code, and renamed to a free one only.
+		require.NoError(t, env.App.DB.Exec(`INSERT INTO catalog_work_centers (code, name, capacity_min_per_day, code_duplicate) VALUES ('EDGE-x', 'Кромка 2', 480, true)`).Error)
+		var dup int64
+		require.NoError(t, env.App.DB.Raw(`SELECT id FROM catalog_work_centers WHERE code = 'EDGE-x'`).Scan(&dup).Error)
+		r = env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/work-centers/%d", dup), nil)
+		require.Contains(t, string(r.Body), `"code_duplicate":true`)
+		r = env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/work-centers/%d", dup), wc("EDGE-x", 600))
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		requireProblemType(t, env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/work-centers/%d", dup), wc("EDGE-X", 600)), http.StatusConflict, "conflict")
+		r = env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/work-centers/%d", dup), wc("EDGE-2", 600))
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.NotContains(t, string(r.Body), "code_duplicate")
+
+		for _, email := range []string{"not-an-email", "Иван <ivan@example.com>", "ivan@localhost", "ivan@@example.com", "ivan@example..com", "@example.com", "ivan@[127.0.0.1]"} {
+			requireProblem(t, env.Admin(http.MethodPost, "/api/v1/users", map[string]any{"name": "Иван", "email": email, "role": "manager"}),
+				http.StatusUnprocessableEntity, "email")
+		}
+		r = env.Admin(http.MethodPost, "/api/v1/users", map[string]any{"name": "Иван", "email": "ivan.petrov+plan@example.com", "role": "manager"})
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	})
 }
