@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -117,13 +118,21 @@ func (s *csvStream) Row(cells []string) error {
 	return s.w.Write(s.row)
 }
 
-// Flush sends the rows written so far.
+// csvPageWindow is how long the client has to take each page of an export
+// (the server's WriteTimeout bounds a whole answer; an export of many pages
+// may take longer, as long as each page goes out).
+const csvPageWindow = time.Minute
+
+// Flush sends the rows written so far, and gives the next ones
+// csvPageWindow to go out.
 func (s *csvStream) Flush() error {
 	s.w.Flush()
 	if err := s.w.Error(); err != nil {
 		return err
 	}
 	s.c.Response().Flush()
+	// Not every writer has a deadline (tests' recorders): nothing to extend then.
+	_ = http.NewResponseController(s.c.Response()).SetWriteDeadline(time.Now().Add(csvPageWindow))
 	return nil
 }
 

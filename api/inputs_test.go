@@ -1,18 +1,24 @@
 package api_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tsekh/tsekh/api"
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 func cursorOf(raw string) string {
@@ -243,4 +249,47 @@ func TestCatalog_CodesAndBounds(t *testing.T) {
 		r = env.Admin(http.MethodPost, "/api/v1/users", map[string]any{"name": "Иван", "email": "ivan.petrov+plan@example.com", "role": "manager"})
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	})
+}
+
+// A request whose headers are over the app's 64 KiB is a 431 problem+json;
+// net/http answers itself, in plain text, only past its own 1 MiB (and for
+// what it cannot parse: a duplicate Content-Length is its 400).
+func TestHTTP_ServerErrorsAsProblems(t *testing.T) {
+	env := apptest.New(t, database.SQLite, nil)
+	srv := httptest.NewUnstartedServer(env.Echo)
+	srv.Config = api.HTTPServer("", env.Echo)
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	do := func(size int) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+"/api/v1/products", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+apptest.AdminToken)
+		req.Header.Set("X-Big", strings.Repeat("a", size))
+		res, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = res.Body.Close() })
+		return res
+	}
+	require.Equal(t, http.StatusOK, do(60<<10).StatusCode)
+	res := do(100 << 10)
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.StatusCode)
+	require.Equal(t, "application/problem+json", res.Header.Get("Content-Type"))
+	var p problem
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&p))
+	require.Equal(t, "urn:tsekh:problem:headers_too_large", p.Type)
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, p.Status)
+
+	res = do(2 << 20)
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.StatusCode)
+	require.NotEqual(t, "application/problem+json", res.Header.Get("Content-Type"), "net/http's own answer, before any handler")
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("POST /api/v1/orders HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}"))
+	require.NoError(t, err)
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "HTTP/1.1 400 Bad Request\r\n", line, "net/http refuses it before any handler runs")
 }

@@ -92,6 +92,7 @@ func New(d Deps) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
 	e.Pre(headLikeGet)
+	e.Pre(limitHeaders)
 	e.Use(hardeningHeaders)
 	e.Use(requestID)
 	e.Use(s.logRequests)
@@ -216,6 +217,15 @@ func hardeningHeadersHandler(next http.Handler) http.Handler {
 	})
 }
 
+// MaxHeaderBytes bounds a request's line and headers: the app answers a
+// request over it with a 431 problem+json (limitHeaders). The server itself
+// reads up to ServerMaxHeaderBytes before it gives up and answers 431 in
+// plain text, as net/http does before any handler runs.
+const (
+	MaxHeaderBytes       = 64 << 10
+	ServerMaxHeaderBytes = 1 << 20
+)
+
 // HTTPServer wraps the app in an http.Server with timeouts, so that slow or
 // stalled clients cannot hold connections for ever.
 func HTTPServer(addr string, h http.Handler) *http.Server {
@@ -226,7 +236,28 @@ func HTTPServer(addr string, h http.Handler) *http.Server {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    ServerMaxHeaderBytes,
+	}
+}
+
+// limitHeaders answers a request whose line and headers are over
+// MaxHeaderBytes with a 431 problem+json: net/http's own limit
+// (ServerMaxHeaderBytes) is set higher so that the app, not the server's
+// plain-text answer, refuses what is between the two.
+func limitHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		n := len(req.Method) + len(req.RequestURI) + len(req.Proto) + 4
+		for name, values := range req.Header {
+			for _, v := range values {
+				n += len(name) + len(v) + 4
+			}
+		}
+		n += len(req.Host) + 8
+		if n > MaxHeaderBytes {
+			return apperr.Errorf(apperr.EHEADERS, "the request's line and headers are about %d bytes, over the %d bytes (64 KiB) allowed", n, MaxHeaderBytes)
+		}
+		return next(c)
 	}
 }
 

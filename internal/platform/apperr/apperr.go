@@ -22,6 +22,7 @@ const (
 	EFORBIDDEN     = "forbidden"              // credentials are fine, the role is not enough
 	EUNPROCESSABLE = "unprocessable"          // well-formed, but cannot be applied (e.g. an idempotency key reused with another body)
 	ETOOLARGE      = "too_large"              // the body is over its limit
+	EHEADERS       = "headers_too_large"      // the request's line and headers are over their limit
 	EUNAVAILABLE   = "unavailable"            // a dependency (the database) is not reachable
 	EINTERNAL      = "internal"               // a bug or an unexpected failure
 )
