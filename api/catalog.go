@@ -16,8 +16,8 @@ import (
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		limit	query		int		false	"page size (1-500, default 50)"
-//	@Param		cursor	query		string	false	"next_cursor of the previous page"
+//	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9wcm9kdWN0cyIsImlkIjoxfQ)
 //	@Success	200		{object}	ProductList
 //	@Failure	401		{object}	Problem
 //	@Failure	422		{object}	Problem
@@ -42,7 +42,7 @@ func (s *server) listProducts(c echo.Context) error {
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"product id"
+//	@Param		id	path		int	true	"product id"	minimum(1) example(1)
 //	@Success	200	{object}	catalog.Product
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -91,8 +91,8 @@ func (r WorkCenterRequest) input() catalog.WorkCenterInput {
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		limit	query		int		false	"page size (1-500, default 50)"
-//	@Param		cursor	query		string	false	"next_cursor of the previous page"
+//	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS93b3JrLWNlbnRlcnMiLCJpZCI6MX0)
 //	@Success	200		{object}	WorkCenterList
 //	@Failure	401		{object}	Problem
 //	@Failure	422		{object}	Problem
@@ -117,7 +117,7 @@ func (s *server) listWorkCenters(c echo.Context) error {
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"work centre id"
+//	@Param		id	path		int	true	"work centre id"	minimum(1) example(1)
 //	@Success	200	{object}	catalog.WorkCenter
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -175,7 +175,7 @@ func (s *server) createWorkCenter(c echo.Context) error {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int					true	"work centre id"
+//	@Param			id		path		int					true	"work centre id"	minimum(1) example(1)
 //	@Param			body	body		WorkCenterRequest	true	"the work centre"
 //	@Success		200		{object}	catalog.WorkCenter
 //	@Failure		400		{object}	Problem
@@ -235,8 +235,8 @@ func (r RouteRequest) input() catalog.RouteInput {
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		limit	query		int		false	"page size (1-500, default 50)"
-//	@Param		cursor	query		string	false	"next_cursor of the previous page"
+//	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9yb3V0ZXMiLCJpZCI6MX0)
 //	@Success	200		{object}	RouteList
 //	@Failure	401		{object}	Problem
 //	@Failure	422		{object}	Problem
@@ -261,7 +261,7 @@ func (s *server) listRoutes(c echo.Context) error {
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"route id"
+//	@Param		id	path		int	true	"route id"	minimum(1) example(1)
 //	@Success	200	{object}	catalog.Route
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -319,7 +319,7 @@ func (s *server) createRoute(c echo.Context) error {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int				true	"route id"
+//	@Param			id		path		int				true	"route id"	minimum(1) example(1)
 //	@Param			body	body		RouteRequest	true	"the route"
 //	@Success		200		{object}	catalog.Route
 //	@Failure		400		{object}	Problem
@@ -416,7 +416,7 @@ func (s *server) createProduct(c echo.Context) error {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int				true	"product id"
+//	@Param			id		path		int				true	"product id"	minimum(1) example(1)
 //	@Param			body	body		ProductRequest	true	"the product"
 //	@Success		200		{object}	catalog.Product
 //	@Failure		400		{object}	Problem

@@ -25,8 +25,8 @@ const MIMEImageSVG = "image/svg+xml"
 //	@Produce		json
 //	@Produce		image/svg+xml
 //	@Security		BearerAuth
-//	@Param			from	query		string	false	"first day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default today)"	Format(date)
-//	@Param			to		query		string	false	"last day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default from + 13 days)"	Format(date)
+//	@Param			from	query		string	false	"first day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default today)"	Format(date)	example(2026-12-01)
+//	@Param			to		query		string	false	"last day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default from + 13 days)"	Format(date)	example(2026-12-14)
 //	@Success		200		{object}	plan.ScheduleView
 //	@Failure		401		{object}	Problem
 //	@Failure		422		{object}	Problem
