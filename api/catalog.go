@@ -72,7 +72,7 @@ type CalendarRequest struct {
 type WorkCenterRequest struct {
 	Code              string `json:"code" maxLength:"32" example:"CUT"`
 	Name              string `json:"name" maxLength:"200" example:"Раскрой (форматно-раскроечный станок)"`
-	CapacityMinPerDay int    `json:"capacity_min_per_day" example:"960"`
+	CapacityMinPerDay int    `json:"capacity_min_per_day" minimum:"1" maximum:"1440" example:"960"`
 	// When the day's capacity starts, HH:MM in the factory's time zone (FACTORY_TIMEZONE); 08:00 when absent.
 	ShiftStart string          `json:"shift_start" validate:"optional" maxLength:"5" example:"08:00"`
 	Calendar   CalendarRequest `json:"calendar" validate:"optional"`
@@ -206,9 +206,9 @@ func (s *server) updateWorkCenter(c echo.Context) error {
 // RouteOperationRequest is one operation of a RouteRequest.
 type RouteOperationRequest struct {
 	Name         string  `json:"name" maxLength:"200" example:"Раскрой ЛДСП"`
-	WorkCenterID int64   `json:"work_center_id" example:"1"`
+	WorkCenterID int64   `json:"work_center_id" minimum:"1" example:"1"`
 	Scope        string  `json:"scope" enums:"part,item" example:"part"`
-	Minutes      float64 `json:"minutes" example:"4"`
+	Minutes      float64 `json:"minutes" minimum:"0" maximum:"10000" example:"4"`
 }
 
 // RouteRequest is the body of POST /api/v1/routes and PUT /api/v1/routes/{id}.
@@ -351,11 +351,11 @@ func (s *server) updateRoute(c echo.Context) error {
 type PartRequest struct {
 	Name        string `json:"name" maxLength:"200" example:"Боковина"`
 	Material    string `json:"material" maxLength:"200" example:"ЛДСП 16 мм"`
-	LengthMM    int    `json:"length_mm" example:"2200"`
-	WidthMM     int    `json:"width_mm" example:"600"`
-	ThicknessMM int    `json:"thickness_mm" example:"16"`
+	LengthMM    int    `json:"length_mm" minimum:"1" maximum:"10000" example:"2200"`
+	WidthMM     int    `json:"width_mm" minimum:"1" maximum:"10000" example:"600"`
+	ThicknessMM int    `json:"thickness_mm" minimum:"1" maximum:"10000" example:"16"`
 	Edging      string `json:"edging" validate:"optional" maxLength:"200" example:"ПВХ 2 мм, 1 сторона"`
-	Qty         int    `json:"qty" example:"2"`
+	Qty         int    `json:"qty" minimum:"1" maximum:"1000" example:"2"`
 }
 
 // ProductRequest is the body of POST /api/v1/products and PUT /api/v1/products/{id}.
@@ -363,7 +363,7 @@ type ProductRequest struct {
 	SKU     string        `json:"sku" maxLength:"64" example:"SHK-KUPE-1600"`
 	Name    string        `json:"name" maxLength:"200" example:"Шкаф-купе двухдверный 1600"`
 	Kind    string        `json:"kind" enums:"case,upholstered" example:"case"`
-	RouteID int64         `json:"route_id" example:"1"`
+	RouteID int64         `json:"route_id" minimum:"1" example:"1"`
 	Parts   []PartRequest `json:"parts" validate:"required,min=1,max=200"`
 }
 

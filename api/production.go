@@ -16,7 +16,7 @@ type LaunchRequest struct {
 	// Sales-order item ids, waiting in the planning backlog.
 	Items []int64 `json:"items" validate:"required,min=1,max=100" example:"53,54"`
 	// The route to follow; by default the items' products' default route, which must then be the same for all.
-	RouteID int64 `json:"route_id" validate:"optional" example:"1"`
+	RouteID int64 `json:"route_id" validate:"optional" minimum:"1" example:"1"`
 	// The promised day, instead of the one the schedule computes: from today to 2100-12-31.
 	ETA string `json:"eta" validate:"optional" format:"date" example:"2026-11-20"`
 	// Its place in the plan: higher first, -100 to 100, 0 by default. It plans after the live orders of equal or higher priority and ahead of those of lower priority, which are re-planned after it.
