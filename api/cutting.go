@@ -24,6 +24,7 @@ import (
 //	@Failure		401	{object}	Problem
 //	@Failure		404	{object}	Problem
 //	@Failure		422	{object}	Problem
+//	@Failure		406	{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router			/api/v1/production-orders/{id}/cutting-list [get]
 func (s *server) getCuttingList(c echo.Context) error {
 	id, err := pathID(c, "id")
@@ -52,6 +53,7 @@ func (s *server) getCuttingList(c echo.Context) error {
 //	@Failure		400	{object}	Problem
 //	@Failure		401	{object}	Problem
 //	@Failure		422	{object}	Problem
+//	@Failure		406	{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router			/api/v1/production-orders/cutting-list [get]
 func (s *server) getCuttingLists(c echo.Context) error {
 	ids, err := idsOf(c)

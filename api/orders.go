@@ -169,6 +169,7 @@ func checkIdempotencyKey(k string) error {
 //	@Failure		400			{object}	Problem
 //	@Failure		401			{object}	Problem
 //	@Failure		422			{object}	Problem	"a filter value that cannot match, named in errors"
+//	@Failure		406			{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router			/api/v1/orders [get]
 func (s *server) listOrders(c echo.Context) error {
 	pr, err := pageOf(c)

@@ -32,6 +32,7 @@ import (
 //	@Success		200		{object}	BacklogList
 //	@Failure		401		{object}	Problem
 //	@Failure		422		{object}	Problem
+//	@Failure		406		{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router			/api/v1/plan/backlog [get]
 func (s *server) listBacklog(c echo.Context) error {
 	pr, err := sortedPageOf(c)

@@ -95,6 +95,7 @@ func (s *server) launchProdOrder(c echo.Context) error {
 //	@Success	200		{object}	ProdOrderList
 //	@Failure	401		{object}	Problem
 //	@Failure	422		{object}	Problem
+//	@Failure	406		{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router		/api/v1/production-orders [get]
 func (s *server) listProdOrders(c echo.Context) error {
 	pr, err := sortedPageOf(c)

@@ -30,6 +30,7 @@ const MIMEImageSVG = "image/svg+xml"
 //	@Success		200		{object}	plan.ScheduleView
 //	@Failure		401		{object}	Problem
 //	@Failure		422		{object}	Problem
+//	@Failure		406		{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router			/api/v1/plan/schedule [get]
 func (s *server) getSchedule(c echo.Context) error {
 	from, fields := input.Date("from", c.QueryParam("from"))
