@@ -38,6 +38,7 @@ lint-api: ## lint docs/: OpenAPI with Redocly (redocly.yaml) and Spectral (.spec
 docs: ## regenerate docs/ (OpenAPI from the swag annotations, AsyncAPI from the event contracts) and README's event types
 	$(SWAG) init --generalInfo server.go --dir ./api,./internal --output ./docs \
 		--outputTypes go,json,yaml --parseInternal --requiredByDefault
+	$(GO) run ./scripts/openapifix docs
 	$(GO) run ./cmd/tsekh asyncapi > docs/asyncapi.json.tmp && mv docs/asyncapi.json.tmp docs/asyncapi.json
 	$(GO) run ./cmd/tsekh asyncapi --readme README.md > README.md.tmp && mv README.md.tmp README.md
 

@@ -140,7 +140,7 @@ type IssueTokenRequest struct {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int					true	"user id"
+//	@Param			id		path		int					true	"user id"	minimum(1) example(1)
 //	@Param			body	body		IssueTokenRequest	false	"a name and a lifetime for the token"
 //	@Success		201		{object}	auth.IssuedToken
 //	@Failure		400		{object}	Problem
@@ -191,8 +191,8 @@ func (s *server) issueToken(c echo.Context) error {
 //	@Tags		auth
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		limit	query		int		false	"page size (1-500, default 50)"
-//	@Param		cursor	query		string	false	"next_cursor of the previous page"
+//	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS91c2VycyIsImlkIjoxfQ)
 //	@Success	200		{object}	UserList
 //	@Failure	401		{object}	Problem
 //	@Failure	403		{object}	Problem
@@ -207,7 +207,7 @@ func (s *server) listUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(us, next))
+	return c.JSON(http.StatusOK, pageList(c, us, next))
 }
 
 // getUser godoc
@@ -218,7 +218,7 @@ func (s *server) listUsers(c echo.Context) error {
 //	@Tags		auth
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"user id"
+//	@Param		id	path		int	true	"user id"	minimum(1) example(1)
 //	@Success	200	{object}	auth.UserDetail
 //	@Failure	401	{object}	Problem
 //	@Failure	403	{object}	Problem
@@ -244,8 +244,8 @@ func (s *server) getUser(c echo.Context) error {
 //	@Description	The token stops working at once (401 from then on). Revoking a revoked token changes nothing. Writes token.revoked.
 //	@Tags		auth
 //	@Security	BearerAuth
-//	@Param		id			path	int	true	"user id"
-//	@Param		token_id	path	int	true	"token id"
+//	@Param		id			path	int	true	"user id"	minimum(1) example(1)
+//	@Param		token_id	path	int	true	"token id"	minimum(1) example(1)
 //	@Success	204
 //	@Failure	401	{object}	Problem
 //	@Failure	403	{object}	Problem
@@ -275,7 +275,7 @@ func (s *server) revokeToken(c echo.Context) error {
 //	@Tags		auth
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"user id"
+//	@Param		id	path		int	true	"user id"	minimum(1) example(1)
 //	@Success	200	{object}	auth.User
 //	@Failure	401	{object}	Problem
 //	@Failure	403	{object}	Problem

@@ -153,8 +153,27 @@ func queryInt(c echo.Context, name string) (int64, error) {
 	return n, nil
 }
 
+// pageOf reads ?limit= and ?cursor= of a list that has only its default
+// order: a cursor this API did not return for the route's list (another
+// list's, another sort's, one made by hand) is a 422 naming cursor.
 func pageOf(c echo.Context) (page.Request, error) {
-	return page.Parse(c.QueryParam("limit"), c.QueryParam("cursor"))
+	pr, err := sortedPageOf(c)
+	if err != nil {
+		return pr, err
+	}
+	return pr, pr.Unsorted()
+}
+
+// sortedPageOf is pageOf for a list with sorts: the service checks that the
+// cursor continues the sort asked for.
+func sortedPageOf(c echo.Context) (page.Request, error) {
+	return page.ParseList(c.Path(), c.QueryParam("limit"), c.QueryParam("cursor"))
+}
+
+// pageList is a page of the route's list with the cursor a client sends for
+// the next page (see page.ForList).
+func pageList[T any](c echo.Context, items []T, next string) List[T] {
+	return list(items, page.ForList(c.Path(), next))
 }
 
 // List is a page of items and the cursor of the next page ("" at the end).

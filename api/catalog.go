@@ -16,8 +16,8 @@ import (
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		limit	query		int		false	"page size (1-500, default 50)"
-//	@Param		cursor	query		string	false	"next_cursor of the previous page"
+//	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9wcm9kdWN0cyIsImlkIjoxfQ)
 //	@Success	200		{object}	ProductList
 //	@Failure	401		{object}	Problem
 //	@Failure	422		{object}	Problem
@@ -31,7 +31,7 @@ func (s *server) listProducts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(ps, next))
+	return c.JSON(http.StatusOK, pageList(c, ps, next))
 }
 
 // getProduct godoc
@@ -42,7 +42,7 @@ func (s *server) listProducts(c echo.Context) error {
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"product id"
+//	@Param		id	path		int	true	"product id"	minimum(1) example(1)
 //	@Success	200	{object}	catalog.Product
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -72,7 +72,7 @@ type CalendarRequest struct {
 type WorkCenterRequest struct {
 	Code              string `json:"code" maxLength:"32" example:"CUT"`
 	Name              string `json:"name" maxLength:"200" example:"Раскрой (форматно-раскроечный станок)"`
-	CapacityMinPerDay int    `json:"capacity_min_per_day" example:"960"`
+	CapacityMinPerDay int    `json:"capacity_min_per_day" minimum:"1" maximum:"1440" example:"960"`
 	// When the day's capacity starts, HH:MM in the factory's time zone (FACTORY_TIMEZONE); 08:00 when absent.
 	ShiftStart string          `json:"shift_start" validate:"optional" maxLength:"5" example:"08:00"`
 	Calendar   CalendarRequest `json:"calendar" validate:"optional"`
@@ -91,8 +91,8 @@ func (r WorkCenterRequest) input() catalog.WorkCenterInput {
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		limit	query		int		false	"page size (1-500, default 50)"
-//	@Param		cursor	query		string	false	"next_cursor of the previous page"
+//	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS93b3JrLWNlbnRlcnMiLCJpZCI6MX0)
 //	@Success	200		{object}	WorkCenterList
 //	@Failure	401		{object}	Problem
 //	@Failure	422		{object}	Problem
@@ -106,7 +106,7 @@ func (s *server) listWorkCenters(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(wcs, next))
+	return c.JSON(http.StatusOK, pageList(c, wcs, next))
 }
 
 // getWorkCenter godoc
@@ -117,7 +117,7 @@ func (s *server) listWorkCenters(c echo.Context) error {
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"work centre id"
+//	@Param		id	path		int	true	"work centre id"	minimum(1) example(1)
 //	@Success	200	{object}	catalog.WorkCenter
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -175,7 +175,7 @@ func (s *server) createWorkCenter(c echo.Context) error {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int					true	"work centre id"
+//	@Param			id		path		int					true	"work centre id"	minimum(1) example(1)
 //	@Param			body	body		WorkCenterRequest	true	"the work centre"
 //	@Success		200		{object}	catalog.WorkCenter
 //	@Failure		400		{object}	Problem
@@ -206,9 +206,9 @@ func (s *server) updateWorkCenter(c echo.Context) error {
 // RouteOperationRequest is one operation of a RouteRequest.
 type RouteOperationRequest struct {
 	Name         string  `json:"name" maxLength:"200" example:"Раскрой ЛДСП"`
-	WorkCenterID int64   `json:"work_center_id" example:"1"`
+	WorkCenterID int64   `json:"work_center_id" minimum:"1" example:"1"`
 	Scope        string  `json:"scope" enums:"part,item" example:"part"`
-	Minutes      float64 `json:"minutes" example:"4"`
+	Minutes      float64 `json:"minutes" minimum:"0" maximum:"10000" example:"4"`
 }
 
 // RouteRequest is the body of POST /api/v1/routes and PUT /api/v1/routes/{id}.
@@ -235,8 +235,8 @@ func (r RouteRequest) input() catalog.RouteInput {
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		limit	query		int		false	"page size (1-500, default 50)"
-//	@Param		cursor	query		string	false	"next_cursor of the previous page"
+//	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9yb3V0ZXMiLCJpZCI6MX0)
 //	@Success	200		{object}	RouteList
 //	@Failure	401		{object}	Problem
 //	@Failure	422		{object}	Problem
@@ -250,7 +250,7 @@ func (s *server) listRoutes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(rs, next))
+	return c.JSON(http.StatusOK, pageList(c, rs, next))
 }
 
 // getRoute godoc
@@ -261,7 +261,7 @@ func (s *server) listRoutes(c echo.Context) error {
 //	@Tags		catalog
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"route id"
+//	@Param		id	path		int	true	"route id"	minimum(1) example(1)
 //	@Success	200	{object}	catalog.Route
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -319,7 +319,7 @@ func (s *server) createRoute(c echo.Context) error {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int				true	"route id"
+//	@Param			id		path		int				true	"route id"	minimum(1) example(1)
 //	@Param			body	body		RouteRequest	true	"the route"
 //	@Success		200		{object}	catalog.Route
 //	@Failure		400		{object}	Problem
@@ -351,11 +351,11 @@ func (s *server) updateRoute(c echo.Context) error {
 type PartRequest struct {
 	Name        string `json:"name" maxLength:"200" example:"Боковина"`
 	Material    string `json:"material" maxLength:"200" example:"ЛДСП 16 мм"`
-	LengthMM    int    `json:"length_mm" example:"2200"`
-	WidthMM     int    `json:"width_mm" example:"600"`
-	ThicknessMM int    `json:"thickness_mm" example:"16"`
+	LengthMM    int    `json:"length_mm" minimum:"1" maximum:"10000" example:"2200"`
+	WidthMM     int    `json:"width_mm" minimum:"1" maximum:"10000" example:"600"`
+	ThicknessMM int    `json:"thickness_mm" minimum:"1" maximum:"10000" example:"16"`
 	Edging      string `json:"edging" validate:"optional" maxLength:"200" example:"ПВХ 2 мм, 1 сторона"`
-	Qty         int    `json:"qty" example:"2"`
+	Qty         int    `json:"qty" minimum:"1" maximum:"1000" example:"2"`
 }
 
 // ProductRequest is the body of POST /api/v1/products and PUT /api/v1/products/{id}.
@@ -363,7 +363,7 @@ type ProductRequest struct {
 	SKU     string        `json:"sku" maxLength:"64" example:"SHK-KUPE-1600"`
 	Name    string        `json:"name" maxLength:"200" example:"Шкаф-купе двухдверный 1600"`
 	Kind    string        `json:"kind" enums:"case,upholstered" example:"case"`
-	RouteID int64         `json:"route_id" example:"1"`
+	RouteID int64         `json:"route_id" minimum:"1" example:"1"`
 	Parts   []PartRequest `json:"parts" validate:"required,min=1,max=200"`
 }
 
@@ -416,7 +416,7 @@ func (s *server) createProduct(c echo.Context) error {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int				true	"product id"
+//	@Param			id		path		int				true	"product id"	minimum(1) example(1)
 //	@Param			body	body		ProductRequest	true	"the product"
 //	@Success		200		{object}	catalog.Product
 //	@Failure		400		{object}	Problem

@@ -154,7 +154,7 @@ func (r ChangeOrderRequest) toEdit() (sales.Edit, error) {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int					true	"order id"
+//	@Param			id		path		int					true	"order id"	minimum(1) example(1)
 //	@Param			body	body		ChangeOrderRequest	true	"what changes"
 //	@Success		200		{object}	ChangeOrderResponse	"the order after the change; changed false when nothing differed"
 //	@Failure		400		{object}	Problem

@@ -2,8 +2,11 @@ package api
 
 import (
 	"encoding/csv"
+	"errors"
+	"io"
+	"log/slog"
 	"net/http"
-	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -13,77 +16,172 @@ import (
 // MIMETextCSV is the media type of the lists a spreadsheet imports.
 const MIMETextCSV = "text/csv"
 
-// wantsCSV reports whether the client asked for CSV (Accept: text/csv).
-func wantsCSV(c echo.Context) bool {
-	return strings.Contains(c.Request().Header.Get(echo.HeaderAccept), MIMETextCSV)
-}
+// wantsCSV reports whether the client's Accept header, read with its
+// q-values (see negotiate), prefers CSV to what else the endpoint offers.
+func wantsCSV(c echo.Context) bool { return mediaOf(c) == MIMETextCSV }
 
 // writeCSV answers with every row of a list as CSV: UTF-8 with a byte order
 // mark (so that Excel reads Cyrillic right), a header row, then the rows that
 // fetch returns page after page from the first (limit and cursor do not
-// apply: a spreadsheet wants the whole list the filters select). A cell that a
-// spreadsheet would run as a formula is prefixed with an apostrophe.
+// apply: a spreadsheet wants the whole list the filters select). The list is
+// streamed: each page is written out and flushed before the next is read, so
+// that an export holds one page in memory however long the list. The first
+// page is read before anything is written, so that a filter the service
+// refuses is still a problem+json; a failure after that cuts the answer off
+// (the client sees a broken transfer, never a short list that looks whole).
+// Every cell is neutralised (see csvCell).
 func writeCSV[T any](c echo.Context, filename string, header []string, row func(T) []string, fetch func(page.Request) ([]T, string, error)) error {
-	var all [][]string
 	req := page.Request{Limit: page.MaxLimit}
+	items, next, err := fetch(req)
+	if err != nil {
+		return err
+	}
+	w, err := newCSVStream(c, filename, header)
+	if err != nil {
+		return err
+	}
 	for {
-		items, next, err := fetch(req)
-		if err != nil {
-			return err
-		}
 		for _, it := range items {
-			all = append(all, row(it))
+			if err := w.Row(row(it)); err != nil {
+				return w.abort(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return w.abort(err)
 		}
 		if next == "" {
-			break
+			return nil
 		}
 		if req, err = page.Parse("", next); err != nil {
-			return err
+			return w.abort(err)
 		}
 		req.Limit = page.MaxLimit
+		if items, next, err = fetch(req); err != nil {
+			return w.abort(err)
+		}
 	}
-	return writeCSVRows(c, filename, header, all)
 }
 
-// writeCSVRows answers with the rows as CSV (see writeCSV).
+// writeCSVRows answers with rows already at hand (a cutting list) as CSV
+// (see writeCSV).
 func writeCSVRows(c echo.Context, filename string, header []string, rows [][]string) error {
+	w, err := newCSVStream(c, filename, header)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := w.Row(r); err != nil {
+			return w.abort(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return w.abort(err)
+	}
+	return nil
+}
+
+// csvStream writes a CSV answer row by row: the status and headers are sent
+// when it is made, every cell is neutralised (csvCell), and Flush sends what
+// is buffered to the client. Any handler that answers with CSV writes
+// through one.
+type csvStream struct {
+	c   echo.Context
+	w   *csv.Writer
+	row []string
+}
+
+// newCSVStream sends the headers of a CSV attachment named filename, the
+// byte order mark and the header row.
+func newCSVStream(c echo.Context, filename string, header []string) (*csvStream, error) {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, MIMETextCSV+"; charset=utf-8")
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+filename+`"`)
 	c.Response().WriteHeader(http.StatusOK)
-	if _, err := c.Response().Write([]byte("\uFEFF")); err != nil {
-		return err
+	s := &csvStream{c: c}
+	out := clientWriter{c.Response()}
+	if _, err := io.WriteString(out, "\uFEFF"); err != nil {
+		return nil, err // the client has gone
 	}
-	w := csv.NewWriter(c.Response())
-	if err := w.Write(header); err != nil {
-		return err
+	s.w = csv.NewWriter(out)
+	if err := s.Row(header); err != nil {
+		return nil, err
 	}
-	for _, r := range rows {
-		for i, cell := range r {
-			r[i] = csvCell(cell)
-		}
-		if err := w.Write(r); err != nil {
-			return err
-		}
-	}
-	w.Flush()
-	return w.Error()
+	return s, nil
 }
 
-// csvCell keeps a spreadsheet from running text as a formula: a cell that
-// starts with = + @ or a tab, or with - not followed by a digit, gets a
-// leading apostrophe. Numbers, negative ones included, stay numbers.
+// Row writes one row, each cell neutralised.
+func (s *csvStream) Row(cells []string) error {
+	s.row = s.row[:0]
+	for _, cell := range cells {
+		s.row = append(s.row, csvCell(cell))
+	}
+	return s.w.Write(s.row)
+}
+
+// csvPageWindow is how long the client has to take each page of an export
+// (the server's WriteTimeout bounds a whole answer; an export of many pages
+// may take longer, as long as each page goes out).
+const csvPageWindow = time.Minute
+
+// Flush sends the rows written so far, and gives the next ones
+// csvPageWindow to go out.
+func (s *csvStream) Flush() error {
+	s.w.Flush()
+	if err := s.w.Error(); err != nil {
+		return err
+	}
+	s.c.Response().Flush()
+	// Not every writer has a deadline (tests' recorders): nothing to extend then.
+	_ = http.NewResponseController(s.c.Response()).SetWriteDeadline(time.Now().Add(csvPageWindow))
+	return nil
+}
+
+// abort ends an answer whose status is sent: the error is logged, and the
+// handler panics with http.ErrAbortHandler so that the server cuts the
+// connection (a chunked answer without its last chunk) instead of ending a
+// short list cleanly. A client that has gone (a write error) is only logged.
+func (s *csvStream) abort(err error) error {
+	ctx := s.c.Request().Context()
+	var werr csvWriteError
+	if errors.As(err, &werr) || ctx.Err() != nil {
+		slog.InfoContext(ctx, "CSV export not received whole", "err", err, "path", s.c.Request().URL.Path)
+		return nil
+	}
+	slog.ErrorContext(ctx, "CSV export cut off", "err", err, "path", s.c.Request().URL.Path,
+		"request_id", s.c.Response().Header().Get(echo.HeaderXRequestID))
+	panic(http.ErrAbortHandler)
+}
+
+// clientWriter is the response as the CSV writer sees it: its errors are
+// the client's (csvWriteError), not the export's.
+type clientWriter struct{ w io.Writer }
+
+func (cw clientWriter) Write(p []byte) (int, error) {
+	n, err := cw.w.Write(p)
+	if err != nil {
+		err = csvWriteError{err}
+	}
+	return n, err
+}
+
+// csvWriteError marks a failure to write to the client.
+type csvWriteError struct{ error }
+
+func (e csvWriteError) Unwrap() error { return e.error }
+
+// csvCell keeps a spreadsheet from running text as a formula (OWASP's CSV
+// injection advice): a cell that starts with = + - @, a tab or a carriage
+// return gets a leading apostrophe, which Excel and LibreOffice show as
+// text. A negative number is such a cell too (-1+1+cmd|' /C calc'!A0 starts
+// like one), so it comes as text; tsekh's CSV columns hold no negative
+// numbers.
 func csvCell(s string) string {
 	if s == "" {
 		return s
 	}
 	switch s[0] {
-	case '=', '+', '@', '\t', '\r':
+	case '=', '+', '-', '@', '\t', '\r':
 		return "'" + s
-	case '-':
-		if len(s) == 1 || s[1] < '0' || s[1] > '9' {
-			return "'" + s
-		}
 	}
 	return s
 }

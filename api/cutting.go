@@ -19,11 +19,12 @@ import (
 //	@Produce		json
 //	@Produce		text/csv
 //	@Security		BearerAuth
-//	@Param			id	path		int	true	"production order id"
+//	@Param			id	path		int	true	"production order id"	minimum(1) example(1)
 //	@Success		200	{object}	plan.CuttingList
 //	@Failure		401	{object}	Problem
 //	@Failure		404	{object}	Problem
 //	@Failure		422	{object}	Problem
+//	@Failure		406	{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router			/api/v1/production-orders/{id}/cutting-list [get]
 func (s *server) getCuttingList(c echo.Context) error {
 	id, err := pathID(c, "id")
@@ -47,11 +48,12 @@ func (s *server) getCuttingList(c echo.Context) error {
 //	@Produce		json
 //	@Produce		text/csv
 //	@Security		BearerAuth
-//	@Param			ids	query		string	true	"production order ids separated by commas, e.g. 1,2,3"
+//	@Param			ids	query		string	true	"production order ids separated by commas, e.g. 1,2,3"	minlength(1) maxlength(2000) extensions(x-pattern=ids) example(1,2)
 //	@Success		200	{object}	plan.CuttingList
 //	@Failure		400	{object}	Problem
 //	@Failure		401	{object}	Problem
 //	@Failure		422	{object}	Problem
+//	@Failure		406	{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router			/api/v1/production-orders/cutting-list [get]
 func (s *server) getCuttingLists(c echo.Context) error {
 	ids, err := idsOf(c)

@@ -35,6 +35,7 @@ var statusOf = map[string]int{
 	apperr.EBADREQUEST:    http.StatusBadRequest,
 	apperr.EMETHOD:        http.StatusMethodNotAllowed,
 	apperr.EMEDIATYPE:     http.StatusUnsupportedMediaType,
+	apperr.ENOTACCEPTABLE: http.StatusNotAcceptable,
 	apperr.EINVALID:       http.StatusUnprocessableEntity,
 	apperr.EUNPROCESSABLE: http.StatusUnprocessableEntity,
 	apperr.ENOTFOUND:      http.StatusNotFound,
@@ -42,6 +43,7 @@ var statusOf = map[string]int{
 	apperr.EUNAUTHORIZED:  http.StatusUnauthorized,
 	apperr.EFORBIDDEN:     http.StatusForbidden,
 	apperr.ETOOLARGE:      http.StatusRequestEntityTooLarge,
+	apperr.EHEADERS:       http.StatusRequestHeaderFieldsTooLarge,
 	apperr.EUNAVAILABLE:   http.StatusServiceUnavailable,
 	apperr.EINTERNAL:      http.StatusInternalServerError,
 }
@@ -50,6 +52,7 @@ var titleOf = map[string]string{
 	apperr.EBADREQUEST:    "Malformed request",
 	apperr.EMETHOD:        "Method not allowed",
 	apperr.EMEDIATYPE:     "Unsupported media type",
+	apperr.ENOTACCEPTABLE: "Not acceptable",
 	apperr.EINVALID:       "Invalid request",
 	apperr.EUNPROCESSABLE: "Request cannot be applied",
 	apperr.ENOTFOUND:      "Not found",
@@ -57,6 +60,7 @@ var titleOf = map[string]string{
 	apperr.EUNAUTHORIZED:  "Unauthorized",
 	apperr.EFORBIDDEN:     "Forbidden",
 	apperr.ETOOLARGE:      "Request body too large",
+	apperr.EHEADERS:       "Request headers too large",
 	apperr.EUNAVAILABLE:   "Service unavailable",
 	apperr.EINTERNAL:      "Internal server error",
 }
@@ -64,14 +68,16 @@ var titleOf = map[string]string{
 // codeOfStatus maps Echo's own errors (unknown route, wrong method, body too
 // large) to our codes.
 var codeOfStatus = map[int]string{
-	http.StatusBadRequest:            apperr.EBADREQUEST,
-	http.StatusNotFound:              apperr.ENOTFOUND,
-	http.StatusMethodNotAllowed:      apperr.EMETHOD,
-	http.StatusUnauthorized:          apperr.EUNAUTHORIZED,
-	http.StatusForbidden:             apperr.EFORBIDDEN,
-	http.StatusRequestEntityTooLarge: apperr.ETOOLARGE,
-	http.StatusUnsupportedMediaType:  apperr.EMEDIATYPE,
-	http.StatusServiceUnavailable:    apperr.EUNAVAILABLE,
+	http.StatusBadRequest:                  apperr.EBADREQUEST,
+	http.StatusNotFound:                    apperr.ENOTFOUND,
+	http.StatusMethodNotAllowed:            apperr.EMETHOD,
+	http.StatusUnauthorized:                apperr.EUNAUTHORIZED,
+	http.StatusForbidden:                   apperr.EFORBIDDEN,
+	http.StatusRequestEntityTooLarge:       apperr.ETOOLARGE,
+	http.StatusRequestHeaderFieldsTooLarge: apperr.EHEADERS,
+	http.StatusUnsupportedMediaType:        apperr.EMEDIATYPE,
+	http.StatusNotAcceptable:               apperr.ENOTACCEPTABLE,
+	http.StatusServiceUnavailable:          apperr.EUNAVAILABLE,
 }
 
 // errorHandler writes every error as problem+json. Internal errors are

@@ -18,18 +18,18 @@ import (
 //	@Tags			events
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			type			query		string	false	"event type, e.g. order.received; one of GET /api/v1/event-types (422 otherwise)"		maxlength(100)
-//	@Param			aggregate_type	query		string	false	"the object's table, e.g. sales_orders; the aggregate_type of an event type (422 otherwise)"	maxlength(100)
-//	@Param			aggregate_id	query		int		false	"the object's id"
-//	@Param			status			query		string	false	"event status"	Enums(pending, processed, failed)
-//	@Param			actor_id		query		int		false	"the user who caused it"
-//	@Param			since			query		string	false	"created at or after (RFC 3339, from 2000-01-01 to 2100-12-31)"	format(date-time)
-//	@Param			until			query		string	false	"created before (RFC 3339, from 2000-01-01 to 2100-12-31)"		format(date-time)
-//	@Param			limit			query		int		false	"page size (1-500, default 50)"
-//	@Param			cursor			query		string	false	"next_cursor of the previous page"
+//	@Param			type			query		string	false	"event type, e.g. order.received; one of GET /api/v1/event-types (422 otherwise)"		maxlength(100)	example(order.received)
+//	@Param			aggregate_type	query		string	false	"the object's table, e.g. sales_orders; the aggregate_type of an event type (422 otherwise)"	maxlength(100)	example(sales_orders)
+//	@Param			aggregate_id	query		int		false	"the object's id"	minimum(1) example(1)
+//	@Param			status			query		string	false	"event status"	Enums(pending, processed, failed)	example(pending)
+//	@Param			actor_id		query		int		false	"the user who caused it"	minimum(1) example(1)
+//	@Param			since			query		string	false	"created at or after (RFC 3339, from 2000-01-01 to 2100-12-31)"	format(date-time)	example(2026-12-01T00:00:00Z)
+//	@Param			until			query		string	false	"created before (RFC 3339, from 2000-01-01 to 2100-12-31)"		format(date-time)	example(2026-12-02T00:00:00Z)
+//	@Param			limit			query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param			cursor			query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9ldmVudHMiLCJpZCI6MX0)
 //	@Success		200				{object}	EventList
 //	@Failure		401				{object}	Problem
-//	@Failure		422				{object}	Problem
+//	@Failure		422				{object}	Problem	"a filter that cannot match (since not before until), a cursor not of this list"
 //	@Router			/api/v1/events [get]
 func (s *server) listEvents(c echo.Context) error {
 	pr, err := pageOf(c)
@@ -65,6 +65,10 @@ func (s *server) listEvents(c echo.Context) error {
 	fields = append(fields, more...)
 	f.Until, more = input.Time("until", c.QueryParam("until"))
 	fields = append(fields, more...)
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
+		// An empty range selects nothing: a typing error, never a question.
+		fields = append(fields, apperr.Field("since", "must be before until"), apperr.Field("until", "must be after since"))
+	}
 	if len(fields) > 0 {
 		return apperr.Invalid("invalid query", fields...)
 	}
@@ -75,7 +79,7 @@ func (s *server) listEvents(c echo.Context) error {
 	for i := range entries {
 		entries[i].Payload = events.InDeclaredOrder(entries[i].Type, entries[i].Payload)
 	}
-	return c.JSON(http.StatusOK, list(entries, next))
+	return c.JSON(http.StatusOK, pageList(c, entries, next))
 }
 
 // hasAggregateType tells whether some declared event type is about objects
@@ -97,7 +101,7 @@ func (s *server) hasAggregateType(t string) bool {
 //	@Tags		events
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"event id"
+//	@Param		id	path		int	true	"event id"	minimum(1) example(1)
 //	@Success	200	{object}	events.Entry
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -129,7 +133,7 @@ type RetryResult struct {
 //	@Tags			events
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id	path		int	true	"event id"
+//	@Param			id	path		int	true	"event id"	minimum(1) example(1)
 //	@Success		200	{object}	RetryResult
 //	@Failure		401	{object}	Problem
 //	@Failure		403	{object}	Problem
@@ -212,7 +216,7 @@ type ReplayRequest struct {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			name	path		string			true	"subscriber name, e.g. nats.relay"
+//	@Param			name	path		string			true	"subscriber name, e.g. nats.relay"	minlength(1) maxlength(100) example(nats.relay)
 //	@Param			body	body		ReplayRequest	true	"where the replay starts"
 //	@Success		202		{object}	events.Replayed
 //	@Failure		400		{object}	Problem
@@ -242,7 +246,7 @@ func (s *server) replaySubscriber(c echo.Context) error {
 //	@Description	No event waits for the subscriber any more (their status and processed_at stop counting it), its lanes are dropped and its recorded deliveries stay visible. Refused while a replica still runs it (it ran within the last minute). A replica that runs it again brings it back, starting at the journal's end. Journalled as subscriber.retired with the admin as actor.
 //	@Tags			events
 //	@Security		BearerAuth
-//	@Param			name	path	string	true	"subscriber name"
+//	@Param			name	path	string	true	"subscriber name"	minlength(1) maxlength(100) example(nats.relay)
 //	@Success		204
 //	@Failure		401	{object}	Problem
 //	@Failure		403	{object}	Problem

@@ -72,7 +72,7 @@ func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			Idempotency-Key	header		string				false	"a key the client makes up for this request, e.g. a UUID"
+//	@Param			Idempotency-Key	header		string				false	"a key the client makes up for this request, e.g. a UUID"	minlength(1) maxlength(255) example(3f1c2a9e-5b7d-4e2a-9c1f-8a6b0d4e7f21)
 //	@Param			body			body		CreateOrderRequest	true	"the order"
 //	@Success		201				{object}	sales.Order
 //	@Header			201				{string}	Idempotent-Replayed	"true when this is the stored response of an earlier request with the key"
@@ -157,19 +157,20 @@ func checkIdempotencyKey(k string) error {
 //	@Produce		json
 //	@Produce		text/csv
 //	@Security		BearerAuth
-//	@Param			status		query		string	false	"order state"	Enums(received, in_production, ready, partially_shipped, shipped, cancelled)
-//	@Param			source		query		string	false	"order source"	Enums(shop, crm, manual)
-//	@Param			customer	query		string	false	"part of the customer's name or phone, any case"	maxlength(200)
-//	@Param			sku			query		string	false	"orders with an item of this SKU"	maxlength(64)
-//	@Param			due_after	query		string	false	"due on or after this day (YYYY-MM-DD)"		format(date)
-//	@Param			due_before	query		string	false	"due on or before this day (YYYY-MM-DD)"	format(date)
-//	@Param			late		query		bool	false	"true: only late orders (ETA after the due date); false: only the others"
-//	@Param			limit		query		int		false	"page size (1-500, default 50; JSON only)"
-//	@Param			cursor		query		string	false	"next_cursor of the previous page (JSON only)"
+//	@Param			status		query		string	false	"order state"	Enums(received, in_production, ready, partially_shipped, shipped, cancelled)	example(received)
+//	@Param			source		query		string	false	"order source"	Enums(shop, crm, manual)	example(shop)
+//	@Param			customer	query		string	false	"part of the customer's name or phone, any case"	maxlength(200)	example(Петров)
+//	@Param			sku			query		string	false	"orders with an item of this SKU"	maxlength(64)	example(SHK-KUPE-1600)
+//	@Param			due_after	query		string	false	"due on or after this day (YYYY-MM-DD)"		format(date)	example(2026-12-01)
+//	@Param			due_before	query		string	false	"due on or before this day (YYYY-MM-DD)"	format(date)	example(2026-12-31)
+//	@Param			late		query		bool	false	"true: only late orders (ETA after the due date); false: only the others"	example(true)
+//	@Param			limit		query		int		false	"page size (1-500, default 50; JSON only)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param			cursor		query		string	false	"next_cursor of the previous page (JSON only)"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9vcmRlcnMiLCJpZCI6MX0)
 //	@Success		200			{object}	OrderList	"JSON; with Accept: text/csv, CSV with one row per order"
 //	@Failure		400			{object}	Problem
 //	@Failure		401			{object}	Problem
 //	@Failure		422			{object}	Problem	"a filter value that cannot match, named in errors"
+//	@Failure		406			{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router			/api/v1/orders [get]
 func (s *server) listOrders(c echo.Context) error {
 	pr, err := pageOf(c)
@@ -190,7 +191,7 @@ func (s *server) listOrders(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(os, next))
+	return c.JSON(http.StatusOK, pageList(c, os, next))
 }
 
 // orderFilterOf reads the orders list's filters from the query, naming
@@ -257,7 +258,7 @@ func orderCSVRow(o sales.Order) []string {
 //	@Tags		sales
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"order id"
+//	@Param		id	path		int	true	"order id"	minimum(1) example(1)
 //	@Success	200	{object}	sales.Order
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -286,7 +287,7 @@ func (s *server) getOrder(c echo.Context) error {
 //	@Tags			sales
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id	path		int	true	"order id"
+//	@Param			id	path		int	true	"order id"	minimum(1) example(1)
 //	@Success		200	{object}	sales.Order
 //	@Failure		401	{object}	Problem
 //	@Failure		403	{object}	Problem
@@ -334,7 +335,7 @@ type ShipmentLineRequest struct {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int				true	"order id"
+//	@Param			id		path		int				true	"order id"	minimum(1) example(1)
 //	@Param			body	body		ShipmentRequest	true	"what ships"
 //	@Success		201		{object}	sales.Order		"the order with its shipments"
 //	@Failure		400		{object}	Problem

@@ -22,19 +22,20 @@ import (
 //	@Produce		json
 //	@Produce		text/csv
 //	@Security		BearerAuth
-//	@Param			sku			query		string	false	"only items of this SKU"	maxlength(64)
-//	@Param			route_id	query		int		false	"only items whose product's default route this is (422 for an unknown route)"
-//	@Param			due_before	query		string	false	"only items due before this day (YYYY-MM-DD)"	format(date)
-//	@Param			sort		query		string	false	"order: received (default), -received, due_date (soonest first, no due date last), -due_date"	Enums(received, -received, due_date, -due_date)
-//	@Param			late	query		bool	false	"true: only rows whose due date has passed; false: only the others"
-//	@Param			limit	query		int		false	"page size (1-500, default 50)"
-//	@Param			cursor	query		string	false	"next_cursor of the previous page"
+//	@Param			sku			query		string	false	"only items of this SKU"	maxlength(64)	example(SHK-KUPE-1600)
+//	@Param			route_id	query		int		false	"only items whose product's default route this is (422 for an unknown route)"	minimum(1) example(1)
+//	@Param			due_before	query		string	false	"only items due before this day (YYYY-MM-DD)"	format(date)	example(2026-12-31)
+//	@Param			sort		query		string	false	"order: received (default), -received, due_date (soonest first, no due date last), -due_date"	Enums(received, -received, due_date, -due_date)	example(received)
+//	@Param			late	query		bool	false	"true: only rows whose due date has passed; false: only the others"	example(true)
+//	@Param			limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param			cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9wbGFuL2JhY2tsb2ciLCJpZCI6MX0)
 //	@Success		200		{object}	BacklogList
 //	@Failure		401		{object}	Problem
 //	@Failure		422		{object}	Problem
+//	@Failure		406		{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router			/api/v1/plan/backlog [get]
 func (s *server) listBacklog(c echo.Context) error {
-	pr, err := pageOf(c)
+	pr, err := sortedPageOf(c)
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (s *server) listBacklog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(rows, next))
+	return c.JSON(http.StatusOK, pageList(c, rows, next))
 }
 
 // boolQuery reads an optional true/false query parameter; nil when absent.

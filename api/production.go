@@ -16,7 +16,7 @@ type LaunchRequest struct {
 	// Sales-order item ids, waiting in the planning backlog.
 	Items []int64 `json:"items" validate:"required,min=1,max=100" example:"53,54"`
 	// The route to follow; by default the items' products' default route, which must then be the same for all.
-	RouteID int64 `json:"route_id" validate:"optional" example:"1"`
+	RouteID int64 `json:"route_id" validate:"optional" minimum:"1" example:"1"`
 	// The promised day, instead of the one the schedule computes: from today to 2100-12-31.
 	ETA string `json:"eta" validate:"optional" format:"date" example:"2026-11-20"`
 	// Its place in the plan: higher first, -100 to 100, 0 by default. It plans after the live orders of equal or higher priority and ahead of those of lower priority, which are re-planned after it.
@@ -83,21 +83,22 @@ func (s *server) launchProdOrder(c echo.Context) error {
 //	@Produce	json
 //	@Produce	text/csv
 //	@Security	BearerAuth
-//	@Param		status	query		string	false	"only orders in this state"	Enums(launched, in_progress, done, cancelled, closed)
-//	@Param		late	query		bool	false	"true: only late orders (launched or in progress, with an ETA after an item's due date); false: only the others"
-//	@Param		needs_attention	query		bool	false	"true: only orders flagged for the planner (work had started when a sales order of their items was cancelled); false: only the others"
-//	@Param		sku			query		string	false	"only orders with an item of this SKU"	maxlength(64)
-//	@Param		route_id	query		int		false	"only orders along this route (422 for an unknown route)"
-//	@Param		due_before	query		string	false	"only orders with an item due before this day (YYYY-MM-DD)"	format(date)
-//	@Param		sort		query		string	false	"order: -created (default, newest first), created, eta, -eta, due_date (soonest first, no due date last), -due_date"	Enums(-created, created, eta, -eta, due_date, -due_date)
-//	@Param		limit	query		int		false	"page size (1-500, default 50)"
-//	@Param		cursor	query		string	false	"next_cursor of the previous page"
+//	@Param		status	query		string	false	"only orders in this state"	Enums(launched, in_progress, done, cancelled, closed)	example(launched)
+//	@Param		late	query		bool	false	"true: only late orders (launched or in progress, with an ETA after an item's due date); false: only the others"	example(true)
+//	@Param		needs_attention	query		bool	false	"true: only orders flagged for the planner (work had started when a sales order of their items was cancelled); false: only the others"	example(true)
+//	@Param		sku			query		string	false	"only orders with an item of this SKU"	maxlength(64)	example(SHK-KUPE-1600)
+//	@Param		route_id	query		int		false	"only orders along this route (422 for an unknown route)"	minimum(1) example(1)
+//	@Param		due_before	query		string	false	"only orders with an item due before this day (YYYY-MM-DD)"	format(date)	example(2026-12-31)
+//	@Param		sort		query		string	false	"order: -created (default, newest first), created, eta, -eta, due_date (soonest first, no due date last), -due_date"	Enums(-created, created, eta, -eta, due_date, -due_date)	example(-created)
+//	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycyIsImlkIjoxfQ)
 //	@Success	200		{object}	ProdOrderList
 //	@Failure	401		{object}	Problem
 //	@Failure	422		{object}	Problem
+//	@Failure	406		{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router		/api/v1/production-orders [get]
 func (s *server) listProdOrders(c echo.Context) error {
-	pr, err := pageOf(c)
+	pr, err := sortedPageOf(c)
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func (s *server) listProdOrders(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(os, next))
+	return c.JSON(http.StatusOK, pageList(c, os, next))
 }
 
 // getProdOrder godoc
@@ -139,7 +140,7 @@ func (s *server) listProdOrders(c echo.Context) error {
 //	@Tags		plan
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"production order id"
+//	@Param		id	path		int	true	"production order id"	minimum(1) example(1)
 //	@Success	200	{object}	plan.ProdOrderDetail
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -165,8 +166,8 @@ func (s *server) getProdOrder(c echo.Context) error {
 //	@Tags			plan
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int	true	"production order id"
-//	@Param			op_id	path		int	true	"operation id"
+//	@Param			id		path		int	true	"production order id"	minimum(1) example(1)
+//	@Param			op_id	path		int	true	"operation id"	minimum(1) example(1)
 //	@Success		200		{object}	plan.OperationChange
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
@@ -194,8 +195,8 @@ func (s *server) startOperation(c echo.Context) error {
 //	@Tags			plan
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int	true	"production order id"
-//	@Param			op_id	path		int	true	"operation id"
+//	@Param			id		path		int	true	"production order id"	minimum(1) example(1)
+//	@Param			op_id	path		int	true	"operation id"	minimum(1) example(1)
 //	@Success		200		{object}	plan.OperationChange
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
@@ -231,7 +232,7 @@ func orderAndOp(c echo.Context) (id, opID int64, err error) {
 //	@Tags			plan
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id	path		int	true	"production order id"
+//	@Param			id	path		int	true	"production order id"	minimum(1) example(1)
 //	@Success		200	{object}	plan.ProdOrder
 //	@Failure		401	{object}	Problem
 //	@Failure		403	{object}	Problem
@@ -270,7 +271,7 @@ type CloseRequest struct {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int				true	"production order id"
+//	@Param			id		path		int				true	"production order id"	minimum(1) example(1)
 //	@Param			body	body		CloseRequest	true	"why, and what becomes of the units not made"
 //	@Success		200		{object}	plan.ProdOrder
 //	@Failure		400		{object}	Problem
@@ -308,7 +309,7 @@ func (s *server) closeProdOrder(c echo.Context) error {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int				true	"production order id"
+//	@Param			id		path		int				true	"production order id"	minimum(1) example(1)
 //	@Param			body	body		ProdOrderChange	true	"the change"
 //	@Success		200		{object}	plan.PriorityChange
 //	@Failure		400		{object}	Problem

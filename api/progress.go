@@ -31,7 +31,7 @@ type ProgressRequest struct {
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id		path		int				true	"production order id"
+//	@Param			id		path		int				true	"production order id"	minimum(1) example(1)
 //	@Param			body	body		ProgressRequest	true	"the report"
 //	@Success		200		{object}	plan.ProgressReport
 //	@Failure		400		{object}	Problem

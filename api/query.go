@@ -19,16 +19,24 @@ import (
 // document, so that what a route accepts is exactly what its contract says.
 type queryParams map[string][]string
 
-// declaredQueryParams reads, once per process, the query parameters of every
-// operation from the OpenAPI document (docs/, generated from the swag
-// annotations). (swag.ReadDoc renders the document from shared state, so it
-// must not run for two apps at once.)
-var declaredQueryParams = sync.OnceValues(readQueryParams)
+// contract is what the OpenAPI document says of every operation that the
+// app enforces: the query parameters it takes and the media types it
+// answers in, by "METHOD /path/{param}".
+type contract struct {
+	query    queryParams
+	produces map[string][]string
+}
 
-func readQueryParams() (queryParams, error) {
+// declaredContract reads, once per process, the query parameters and media
+// types of every operation from the OpenAPI document (docs/, generated from
+// the swag annotations). (swag.ReadDoc renders the document from shared
+// state, so it must not run for two apps at once.)
+var declaredContract = sync.OnceValues(readContract)
+
+func readContract() (contract, error) {
 	doc, err := swag.ReadDoc()
 	if err != nil {
-		return nil, err
+		return contract{}, err
 	}
 	var spec struct {
 		Paths map[string]map[string]struct {
@@ -36,12 +44,13 @@ func readQueryParams() (queryParams, error) {
 				Name string `json:"name"`
 				In   string `json:"in"`
 			} `json:"parameters"`
+			Produces []string `json:"produces"`
 		} `json:"paths"`
 	}
 	if err := json.Unmarshal([]byte(doc), &spec); err != nil {
-		return nil, err
+		return contract{}, err
 	}
-	q := queryParams{}
+	d := contract{query: queryParams{}, produces: map[string][]string{}}
 	for path, ops := range spec.Paths {
 		for method, op := range ops {
 			names := []string{}
@@ -50,10 +59,22 @@ func readQueryParams() (queryParams, error) {
 					names = append(names, p.Name)
 				}
 			}
-			q[strings.ToUpper(method)+" "+path] = names
+			key := strings.ToUpper(method) + " " + path
+			d.query[key] = names
+			d.produces[key] = op.Produces
 		}
 	}
-	return q, nil
+	return d, nil
+}
+
+// operationKey names the request's operation as the contract does; HEAD is
+// the GET it is answered as.
+func operationKey(c echo.Context) string {
+	method := c.Request().Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	return method + " " + openAPIPath(c.Path())
 }
 
 // onlyDeclaredQuery refuses, with a 400 problem naming them, the query
@@ -65,11 +86,7 @@ func (q queryParams) onlyDeclaredQuery(next echo.HandlerFunc) echo.HandlerFunc {
 		if c.Request().URL.RawQuery == "" {
 			return next(c)
 		}
-		method := c.Request().Method
-		if method == http.MethodHead {
-			method = http.MethodGet
-		}
-		known, ok := q[method+" "+openAPIPath(c.Path())]
+		known, ok := q[operationKey(c)]
 		if !ok {
 			return next(c)
 		}

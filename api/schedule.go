@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -26,11 +25,12 @@ const MIMEImageSVG = "image/svg+xml"
 //	@Produce		json
 //	@Produce		image/svg+xml
 //	@Security		BearerAuth
-//	@Param			from	query		string	false	"first day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default today)"	Format(date)
-//	@Param			to		query		string	false	"last day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default from + 13 days)"	Format(date)
+//	@Param			from	query		string	false	"first day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default today)"	Format(date)	example(2026-12-01)
+//	@Param			to		query		string	false	"last day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default from + 13 days)"	Format(date)	example(2026-12-14)
 //	@Success		200		{object}	plan.ScheduleView
 //	@Failure		401		{object}	Problem
 //	@Failure		422		{object}	Problem
+//	@Failure		406		{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Router			/api/v1/plan/schedule [get]
 func (s *server) getSchedule(c echo.Context) error {
 	from, fields := input.Date("from", c.QueryParam("from"))
@@ -42,7 +42,7 @@ func (s *server) getSchedule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if strings.Contains(c.Request().Header.Get(echo.HeaderAccept), MIMEImageSVG) {
+	if mediaOf(c) == MIMEImageSVG {
 		var b bytes.Buffer
 		if err := plan.RenderGantt(&b, v); err != nil {
 			return err

@@ -5,7 +5,7 @@
 //	@title						tsekh API
 //	@version					1.0
 //	@description				Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.
-//	@description				Every error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`.
+//	@description				Every error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`; a cursor sent to another list or sort is a 422 naming cursor. Any request may get a 406 (an Accept header, read with its q-values, that allows none of the media types the operation answers in), a 431 (headers over 64 KiB) or a 422 naming a member the body does not have (member names are case-sensitive).
 //	@BasePath					/
 //	@contact.name				tsekh engineers
 //	@license.name				Proprietary
@@ -96,6 +96,7 @@ func New(d Deps) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
 	e.Pre(headLikeGet)
+	e.Pre(limitHeaders)
 	e.Use(hardeningHeaders)
 	e.Use(requestID)
 	e.Use(s.logRequests)
@@ -106,10 +107,11 @@ func New(d Deps) *echo.Echo {
 	}}))
 	e.Use(limitBody)
 	e.Use(checkParams)
-	if q, err := declaredQueryParams(); err == nil {
-		e.Use(q.onlyDeclaredQuery)
+	if d, err := declaredContract(); err == nil {
+		e.Use(d.query.onlyDeclaredQuery)
+		e.Use(d.negotiate)
 	} else {
-		d.Logger.Error("the OpenAPI document cannot be read; query parameters are not checked against it", "err", err)
+		s.Logger.Error("the OpenAPI document cannot be read; query parameters and Accept are not checked against it", "err", err)
 	}
 	e.Use(s.afterWrite)
 
@@ -221,6 +223,15 @@ func hardeningHeadersHandler(next http.Handler) http.Handler {
 	})
 }
 
+// MaxHeaderBytes bounds a request's line and headers: the app answers a
+// request over it with a 431 problem+json (limitHeaders). The server itself
+// reads up to ServerMaxHeaderBytes before it gives up and answers 431 in
+// plain text, as net/http does before any handler runs.
+const (
+	MaxHeaderBytes       = 64 << 10
+	ServerMaxHeaderBytes = 1 << 20
+)
+
 // HTTPServer wraps the app in an http.Server with timeouts, so that slow or
 // stalled clients cannot hold connections for ever; the response may be
 // written until 30s after the request timeout (0: 30s).
@@ -235,7 +246,28 @@ func HTTPServer(addr string, h http.Handler, requestTimeout time.Duration) *http
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      requestTimeout + 30*time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    ServerMaxHeaderBytes,
+	}
+}
+
+// limitHeaders answers a request whose line and headers are over
+// MaxHeaderBytes with a 431 problem+json: net/http's own limit
+// (ServerMaxHeaderBytes) is set higher so that the app, not the server's
+// plain-text answer, refuses what is between the two.
+func limitHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		n := len(req.Method) + len(req.RequestURI) + len(req.Proto) + 4
+		for name, values := range req.Header {
+			for _, v := range values {
+				n += len(name) + len(v) + 4
+			}
+		}
+		n += len(req.Host) + 8
+		if n > MaxHeaderBytes {
+			return apperr.Errorf(apperr.EHEADERS, "the request's line and headers are about %d bytes, over the %d bytes (64 KiB) allowed", n, MaxHeaderBytes)
+		}
+		return next(c)
 	}
 }
 

@@ -112,8 +112,8 @@ func (s *server) shopWebhook() echo.HandlerFunc {
 //	@Accept			json
 //	@Produce		json
 //	@Security
-//	@Param			X-Shop-Timestamp	header		string				true	"Unix seconds when the shop sent the request"
-//	@Param			X-Shop-Signature	header		string				true	"sha256=<hex HMAC-SHA256 of timestamp + '.' + body>"
+//	@Param			X-Shop-Timestamp	header		string				true	"Unix seconds when the shop sent the request"	example(1764547200)
+//	@Param			X-Shop-Signature	header		string				true	"sha256=<hex HMAC-SHA256 of timestamp + '.' + body>"	example(sha256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef)
 //	@Param			body				body		ShopOrderRequest	true	"the shop's order"
 //	@Success		201					{object}	ShopWebhookResponse	"the order was created"
 //	@Success		200					{object}	ShopWebhookResponse	"the order existed already: a replay, a change (changed), or an older delivery ignored (stale)"

@@ -82,13 +82,13 @@ type NewUser struct {
 }
 
 // CreateUser creates a user. It returns EINVALID for a missing, too long
-// (over 200 characters) or not single-line name, an email of over 254
-// characters or an unknown role, and ECONFLICT when the email is taken.
+// (over 200 characters) or not single-line name, an email that is not an
+// address alone (input.Email) or an unknown role, and ECONFLICT when the email is taken.
 func (s *Service) CreateUser(ctx context.Context, in NewUser) (User, error) {
 	var fields []apperr.FieldError
 	in.Name, in.Email = strings.TrimSpace(in.Name), strings.TrimSpace(in.Email)
 	fields = append(fields, input.RequiredLine("name", in.Name, input.MaxName)...)
-	fields = append(fields, input.Line("email", in.Email, input.MaxEmail)...)
+	fields = append(fields, input.Email("email", in.Email)...)
 	if !slices.Contains(Roles, in.Role) {
 		fields = append(fields, apperr.Field("role", "must be one of %s", strings.Join(Roles, ", ")))
 	}

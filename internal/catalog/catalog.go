@@ -35,6 +35,10 @@ type WorkCenter struct {
 	// factory's time zone (FACTORY_TIMEZONE).
 	ShiftStart string   `json:"shift_start" example:"08:00"`
 	Calendar   Calendar `json:"calendar" gorm:"embedded"`
+	// CodeDuplicate marks a centre whose code repeats, in another case, the
+	// code of one created before codes were one regardless of case
+	// (migration 00018): rename it. Absent on every other centre.
+	CodeDuplicate bool `json:"code_duplicate,omitempty" validate:"optional"`
 }
 
 // TableName is the catalog's work-centre table.

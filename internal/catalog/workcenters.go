@@ -20,9 +20,11 @@ import (
 
 // Limits of catalog input; text lengths are in characters.
 const (
-	MaxNameLen        = input.MaxName
-	MaxCodeLen        = input.MaxCode
-	MaxCapacityPerDay = 100000 // minutes: a work centre may be many machines or teams
+	MaxNameLen = input.MaxName
+	MaxCodeLen = input.MaxCode
+	// MaxCapacityPerDay is a day's minutes: a centre of several machines
+	// or teams working at once is one centre per machine or team.
+	MaxCapacityPerDay = 24 * 60
 	MaxHolidays       = 1000
 )
 
@@ -149,6 +151,9 @@ func (s *Service) CreateWorkCenter(ctx context.Context, in WorkCenterInput) (Wor
 	}
 	wc := WorkCenter{Code: in.Code, Name: in.Name, CapacityMinPerDay: in.CapacityMinPerDay, ShiftStart: in.ShiftStart, Calendar: in.Calendar}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := codeFree(ctx, tx, 0, in.Code); err != nil {
+			return err
+		}
 		if err := tx.Omit("ID").Create(&wc).Error; err != nil {
 			return codeTaken(err, in.Code)
 		}
@@ -173,6 +178,14 @@ func (s *Service) UpdateWorkCenter(ctx context.Context, id int64, in WorkCenterI
 		} else if err != nil {
 			return err
 		}
+		if in.Code != wc.Code {
+			// A centre keeps the code it has, even one marked a duplicate;
+			// a new code must be free, and frees it of the mark.
+			if err := codeFree(ctx, tx, id, in.Code); err != nil {
+				return err
+			}
+			wc.CodeDuplicate = false
+		}
 		wc.Code, wc.Name, wc.CapacityMinPerDay, wc.ShiftStart, wc.Calendar = in.Code, in.Name, in.CapacityMinPerDay, in.ShiftStart, in.Calendar
 		if err := tx.Save(&wc).Error; err != nil {
 			return codeTaken(err, in.Code)
@@ -184,7 +197,27 @@ func (s *Service) UpdateWorkCenter(ctx context.Context, id int64, in WorkCenterI
 
 func codeTaken(err error, code string) error {
 	if database.IsUniqueViolation(err) {
-		return apperr.Conflict("a work centre with the code %q exists already", code)
+		return apperr.Conflict("a work centre with the code %q exists already (codes are one regardless of case)", code)
 	}
 	return err
+}
+
+// codeFree returns ECONFLICT when a work centre other than id has the code
+// in any case ("cut" is "CUT"). Codes are compared with Unicode case folding
+// here, so that both databases answer alike; the unique index on lower(code)
+// (migration 00018) stops two requests that pass this check at once.
+func codeFree(ctx context.Context, tx *gorm.DB, id int64, code string) error {
+	var rows []struct {
+		ID   int64
+		Code string
+	}
+	if err := tx.WithContext(ctx).Table("catalog_work_centers").Select("id, code").Where("id <> ?", id).Find(&rows).Error; err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if strings.EqualFold(r.Code, code) {
+			return apperr.Conflict("work centre %d has the code %q already: codes are one regardless of case", r.ID, r.Code)
+		}
+	}
+	return nil
 }

@@ -539,6 +539,12 @@ func scheduleError(err error, wcs map[int64]catalog.WorkCenter) error {
 		return fmt.Errorf("plan: schedule: %w", err)
 	}
 	wc := wcs[never.Center]
+	if never.BookedUp {
+		// Its calendar is fine: the work ahead of this fills it.
+		return apperr.Errorf(apperr.EINVALID,
+			"work centre %q (%s, id %d) is booked full on every working day of the three years from %s, the planning horizon: this work would end beyond it; re-plan, close, cancel or lower the priority of the work already launched there, or raise its capacity",
+			wc.Name, wc.Code, never.Center, never.From.Format(time.DateOnly))
+	}
 	return apperr.Errorf(apperr.EINVALID,
 		"work centre %q (%s, id %d) has no working day within three years of %s: nothing can be planned on it until its calendar (weekdays, holidays) is fixed",
 		wc.Name, wc.Code, never.Center, never.From.Format(time.DateOnly))

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
@@ -60,7 +62,16 @@ func prodOrderSortKey(sort page.Sort) func(ProdOrder) *string {
 	return func(ProdOrder) *string { return nil }
 }
 
-func parseDateKey(k string) (any, error) { return database.ParseDate(k) }
+// parseDateKey reads a date key from a cursor: a day of the range every date
+// tsekh takes is in (input.Date), so that a cursor made by hand with another
+// (0000-01-01) is refused as a cursor, never sent to the database.
+func parseDateKey(k string) (any, error) {
+	d, fields := input.Date("cursor", k)
+	if len(fields) > 0 || d.IsZero() {
+		return nil, errors.New("plan: a cursor's key is not a date in range")
+	}
+	return d, nil
+}
 
 // dateKey is a date as a sort key: nil when there is none.
 func dateKey(d database.Date) *string {

@@ -110,19 +110,37 @@ const epsilon = 1e-9
 // within three years of the day an operation is to start.
 var ErrNeverWorks = errors.New("plan: a work centre has no working day within three years")
 
-// NeverWorksError names the centre that has no working day within three
-// years of From, the day an operation was to start on it.
+// ErrBeyondHorizon is what a NeverWorksError with BookedUp is: the centre
+// works, but every working day of the three years from the day an operation
+// is to start is booked full, so the operation would end beyond the planning
+// horizon.
+var ErrBeyondHorizon = errors.New("plan: a work centre is booked up for three years")
+
+// NeverWorksError names the centre that has no free working day within
+// three years of From, the day an operation was to start on it: BookedUp is
+// false when its calendar has no working day there at all, true when it has
+// some but all of them are booked full (the planning horizon is reached).
 type NeverWorksError struct {
-	Center int64
-	From   time.Time
+	Center   int64
+	From     time.Time
+	BookedUp bool
 }
 
 func (e *NeverWorksError) Error() string {
+	if e.BookedUp {
+		return fmt.Sprintf("plan: work centre %d is booked up for three years from %s", e.Center, e.From.Format(time.DateOnly))
+	}
 	return fmt.Sprintf("plan: work centre %d has no working day within three years of %s", e.Center, e.From.Format(time.DateOnly))
 }
 
-// Is makes errors.Is(err, ErrNeverWorks) true.
-func (e *NeverWorksError) Is(target error) bool { return target == ErrNeverWorks }
+// Is makes errors.Is(err, ErrNeverWorks) true, or errors.Is(err,
+// ErrBeyondHorizon) when the centre is booked up.
+func (e *NeverWorksError) Is(target error) bool {
+	if e.BookedUp {
+		return target == ErrBeyondHorizon
+	}
+	return target == ErrNeverWorks
+}
 
 // Schedule places every task forward on its centre's free capacity and
 // returns the slots and the ETA. It returns an error when a task names an
@@ -166,7 +184,7 @@ func Schedule(p Problem) (Plan, error) {
 		}
 		s, err := place(c, level(t.Center), earliest, t.Minutes)
 		if err != nil {
-			return Plan{}, &NeverWorksError{Center: t.Center, From: earliest.Day}
+			return Plan{}, &NeverWorksError{Center: t.Center, From: earliest.Day, BookedUp: errors.Is(err, ErrBeyondHorizon)}
 		}
 		out.Slots[i] = s
 		if s.End.Day.After(out.ETA) {
@@ -183,14 +201,19 @@ func place(c Center, level map[time.Time]float64, earliest Moment, minutes float
 	day, from := earliest.Day, earliest.Min
 	started := false
 	remaining := minutes
+	works := false // a working day met since the last progress
 	for searched := 0; ; searched++ {
 		if searched > maxSearchDays {
+			if works {
+				return Slot{}, ErrBeyondHorizon
+			}
 			return Slot{}, ErrNeverWorks
 		}
 		if !c.Works(day) {
 			day, from = day.AddDate(0, 0, 1), 0
 			continue
 		}
+		works = true
 		start := max(level[day], from)
 		if start >= c.Capacity-epsilon {
 			day, from = day.AddDate(0, 0, 1), 0

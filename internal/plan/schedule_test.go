@@ -121,6 +121,8 @@ func TestSchedule(t *testing.T) {
 		{name: "unknown centre", today: "2026-11-16", tasks: []Task{{Center: 99, Minutes: 1}}, errAny: true},
 		{name: "predecessor after the task", today: "2026-11-16", tasks: []Task{{Center: cut, Minutes: 1, After: []int{1}}, {Center: cut, Minutes: 1}}, errAny: true},
 		{name: "a centre that never works", today: "2026-11-16", tasks: []Task{{Center: 4, Minutes: 1}}, errIs: ErrNeverWorks},
+		{name: "a centre booked up beyond the horizon", today: "2026-11-16", load: bookedFull(shift, "2026-11-16", 4*366),
+			tasks: []Task{{Center: shift, Minutes: 1}}, errIs: ErrBeyondHorizon},
 	}
 	centers[4] = Center{Capacity: 480, Weekdays: nil}
 	centers[shift] = Center{Capacity: 480, ShiftStart: 480, Weekdays: week}
@@ -180,4 +182,14 @@ func TestSchedule_BookingsReproduceTheLoad(t *testing.T) {
 	// Portions: the minutes of each day, weekend excluded.
 	got := Portions(centers[1], p1.Slots[0])
 	require.Equal(t, map[time.Time]float64{day("2026-11-19"): 480, day("2026-11-20"): 220}, got)
+}
+
+// bookedFull is load that fills the centre on each of the days from the day.
+func bookedFull(center int64, from string, days int) []Booking {
+	start, _ := time.Parse(time.DateOnly, from)
+	out := make([]Booking, days)
+	for i := range out {
+		out[i] = Booking{Center: center, Day: start.AddDate(0, 0, i), Level: 480}
+	}
+	return out
 }

@@ -82,7 +82,7 @@ func VerifyShopWebhook(secret, timestamp, signature string, body []byte, now tim
 // "due_date"?} into a NewOrder with source shop and sync_id "shop-" + id.
 func ParseShopOrder(body []byte) (NewOrder, error) {
 	var so shopOrder
-	if err := input.DecodeObject(body, &so); err != nil {
+	if err := input.DecodeTolerant(body, &so); err != nil {
 		return NewOrder{}, err
 	}
 	var fields []apperr.FieldError

@@ -14,6 +14,7 @@ const (
 	EBADREQUEST    = "bad_request"            // the request cannot be read (malformed JSON, bad header)
 	EMETHOD        = "method_not_allowed"     // the path does not take the method
 	EMEDIATYPE     = "unsupported_media_type" // the body is not of a type the path takes (not JSON)
+	ENOTACCEPTABLE = "not_acceptable"         // the Accept header allows none of the types the path answers in
 	EINVALID       = "invalid"                // the input is malformed or fails validation
 	ENOTFOUND      = "not_found"              // the object does not exist
 	ECONFLICT      = "conflict"               // the request conflicts with the current state
@@ -21,6 +22,7 @@ const (
 	EFORBIDDEN     = "forbidden"              // credentials are fine, the role is not enough
 	EUNPROCESSABLE = "unprocessable"          // well-formed, but cannot be applied (e.g. an idempotency key reused with another body)
 	ETOOLARGE      = "too_large"              // the body is over its limit
+	EHEADERS       = "headers_too_large"      // the request's line and headers are over their limit
 	EUNAVAILABLE   = "unavailable"            // a dependency (the database) is not reachable
 	EINTERNAL      = "internal"               // a bug or an unexpected failure
 )

@@ -76,7 +76,7 @@ func TestDecodeObject(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var o order
-			err := input.DecodeObject([]byte(tc.body), &o)
+			err := input.DecodeTolerant([]byte(tc.body), &o)
 			require.Equal(t, tc.code, apperr.Code(err), "%v", err)
 			require.Equal(t, tc.fields, fieldsOf(err))
 			if tc.detail != "" {
@@ -84,6 +84,52 @@ func TestDecodeObject(t *testing.T) {
 			}
 		})
 	}
+}
+
+// DecodeObject takes only the members its type has, spelt as they are; the
+// shop's webhook (DecodeTolerant) takes others and ignores them. A JSON
+// string never holds a lone surrogate, which encoding/json would turn into
+// U+FFFD.
+func TestDecodeObject_Strict(t *testing.T) {
+	type embedded struct {
+		Extra string `json:"extra"`
+	}
+	type body struct {
+		order
+		embedded
+		Raw   json.RawMessage   `json:"raw"`
+		Attrs map[string]string `json:"attrs"`
+		Skip  string            `json:"-"`
+	}
+	for _, tc := range []struct {
+		name, body string
+		fields     []string
+	}{
+		{"OK", `{"id": 1, "customer": {"name": "x"}, "items": [{"sku": "A", "qty": 1}], "Matrix": [[1]], "extra": "e", "raw": {"any": 1}, "attrs": {"free": "x"}}`, nil},
+		{"ErrCaseVariant", `{"items": [{"sku": "A", "QTY": 1}]}`, []string{"items[0].QTY"}},
+		{"ErrCaseVariantTop", `{"Items": []}`, []string{"Items"}},
+		{"ErrUnknown", `{"customer": {"name": "x", "nickname": "y"}, "colour": "red"}`, []string{"customer.nickname", "colour"}},
+		{"ErrUnknownDeep", `{"items": [{"sku": "A"}, {"sku": "B", "price": {"amount": 1}}]}`, []string{"items[1].price"}},
+		{"ErrIgnoredField", `{"Skip": "x", "-": 1}`, []string{"Skip", "-"}},
+		{"ErrEmptyKey", `{"": 1}`, []string{""}},
+		{"ErrLoneHigh", `{"customer": {"name": "a\ud800b"}}`, []string{"customer.name"}},
+		{"ErrLoneLow", `{"items": [{"sku": "\udfff"}]}`, []string{"items[0].sku"}},
+		{"ErrHighThenHigh", `{"customer": {"name": "\ud800\ud800\udc00"}}`, []string{"customer.name"}},
+		{"ErrLoneAtEnd", `{"customer": {"name": "x\ud83d"}}`, []string{"customer.name"}},
+		{"ErrLoneKey", `{"a\udc00": 1}`, []string{"a\uFFFD"}},
+		{"OKPair", `{"customer": {"name": "\ud83d\ude00 \\ud800 \u00e9"}}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b body
+			err := input.DecodeObject([]byte(tc.body), &b)
+			require.Equal(t, tc.fields, fieldsOf(err), "%v", err)
+		})
+	}
+	var o order
+	require.NoError(t, input.DecodeTolerant([]byte(`{"id": 1, "colour": "red", "customer": {"nickname": "y"}}`), &o))
+	require.Equal(t, []string{"id"}, fieldsOf(input.DecodeTolerant([]byte(`{"id": "\ud800"}`), &o)))
+	err := input.DecodeObject([]byte(`{"items": [{"QTY": 1}]}`), &o)
+	require.Contains(t, apperr.As(err).Fields[0].Message, "did you mean qty?")
 }
 
 func TestDecodeObject_BoundsItsAnswer(t *testing.T) {
@@ -100,7 +146,9 @@ func TestDecodeEnvelope_LeavesThePartsToTheirOwnCheck(t *testing.T) {
 	body := "{\"orders\": [{\"name\": \"\\u0000\"}, {\"name\": \"\xff\"}]}"
 	require.NoError(t, input.DecodeEnvelope([]byte(body), &env))
 	require.Len(t, env.Orders, 2)
-	var row struct{ Name string }
+	var row struct {
+		Name string `json:"name"`
+	}
 	require.Equal(t, []string{"name"}, fieldsOf(input.DecodeObject(env.Orders[1], &row)), "the raw part keeps its bytes")
 	require.Equal(t, apperr.EBADREQUEST, apperr.Code(input.DecodeEnvelope([]byte(`{"orders": [`), &env)))
 }

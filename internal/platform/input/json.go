@@ -26,32 +26,57 @@ const maxProblems = 20
 // nests deeper than MaxDepth, is not an object or holds more than one value;
 // and EINVALID naming every string (member names included) that is not valid
 // UTF-8 or holds a control character other than tab and newline, or the field
-// of the wrong type, with its indices ("items[0].qty"). The strings' own
-// limits (single line, length) are the services' to check.
+// of the wrong type, with its indices ("items[0].qty"); and EINVALID naming
+// every member that v's type does not take, exactly as it is spelt (a
+// case-variant, "QTY" for "qty", is unknown too: encoding/json alone would
+// take it): the office's bodies are the office's own, and a member it
+// misspells must not be dropped silently. Below a value of a type that reads
+// its own JSON (json.RawMessage, a date) or of a map, members are not
+// checked. The strings' own limits (single line, length) are the services'
+// to check.
 func DecodeObject(body []byte, v any) error {
-	return decode(body, v, true)
+	return decode(body, v, true, true)
+}
+
+// DecodeTolerant is DecodeObject taking members v's type does not know (and
+// ignoring them), for a partner's body (the shop's webhook) that may carry
+// more than tsekh reads.
+func DecodeTolerant(body []byte, v any) error {
+	return decode(body, v, true, false)
 }
 
 // DecodeEnvelope is DecodeObject without the check of the strings, for a body
 // whose parts are json.RawMessage values decoded and checked one by one later
 // (the rows of an import), so that a bad part is reported as that part.
 func DecodeEnvelope(body []byte, v any) error {
-	return decode(body, v, false)
+	return decode(body, v, false, true)
 }
 
-func decode(body []byte, v any, checkStrings bool) error {
+func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apperr.Errorf(apperr.EBADREQUEST, "the body is empty; a JSON object is expected")
 	}
+	root := reflect.TypeOf(v)
 	var problems []apperr.FieldError
 	err := walk(body, func(val *value) {
-		if !checkStrings || len(problems) >= maxProblems {
+		if len(problems) >= maxProblems {
 			return
 		}
 		if val.key != nil {
-			if msg := stringProblem(val.raw, *val.key); msg != "" {
-				problems = append(problems, apperr.Field(val.keyPath(), "is a member name that %s", msg))
+			if checkStrings {
+				if msg := stringProblem(val.raw, *val.key); msg != "" {
+					problems = append(problems, apperr.Field(val.keyPath(), "is a member name that %s", msg))
+					return
+				}
 			}
+			if onlyKnownMembers {
+				if msg := memberProblem(root, val.stack, *val.key); msg != "" {
+					problems = append(problems, apperr.Field(val.keyPath(), "%s", msg))
+				}
+			}
+			return
+		}
+		if !checkStrings {
 			return
 		}
 		if s, ok := val.token.(string); ok {
@@ -64,7 +89,7 @@ func decode(body []byte, v any, checkStrings bool) error {
 		return err
 	}
 	if len(problems) > 0 {
-		return apperr.Invalid("some text is not valid UTF-8 or holds control characters", problems...)
+		return apperr.Invalid("some members are unknown, or some text is not valid UTF-8, holds control characters or lone surrogates", problems...)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var typ *json.UnmarshalTypeError
@@ -87,7 +112,51 @@ func stringProblem(raw []byte, decoded string) string {
 	if !utf8.Valid(raw) {
 		return "must be valid UTF-8"
 	}
+	if esc := loneSurrogate(raw); esc != "" {
+		// encoding/json would turn it into U+FFFD silently, and two
+		// different strings into one.
+		return "must not hold a lone UTF-16 surrogate (" + esc + "): escape a character outside the BMP as a pair of them, or send it as UTF-8"
+	}
 	return problemOf(decoded, true)
+}
+
+// loneSurrogate returns the first \uXXXX escape of a JSON string as sent
+// that is half of a surrogate pair without its other half; "" when none.
+func loneSurrogate(raw []byte) string {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // a two-character escape, \\ included
+			continue
+		}
+		r, ok := hex4(raw, i+2)
+		if !ok {
+			continue // the decoder refuses it
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if lo, ok := hex4(raw, i+8); ok && i+7 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' && lo >= 0xDC00 && lo <= 0xDFFF {
+				i += 11
+				continue
+			}
+			return string(raw[i : i+6])
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return string(raw[i : i+6])
+		}
+		i += 5
+	}
+	return ""
+}
+
+// hex4 reads the four hex digits at raw[i:i+4].
+func hex4(raw []byte, i int) (rune, bool) {
+	if i < 0 || i+4 > len(raw) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(raw[i:i+4]), 16, 32)
+	return rune(n), err == nil
 }
 
 // value is one token of a JSON document met by walk.

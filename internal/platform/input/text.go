@@ -8,6 +8,9 @@ package input
 
 import (
 	"fmt"
+	"net/mail"
+	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -78,4 +81,27 @@ func problemOf(s string, multiline bool) string {
 		}
 	}
 	return ""
+}
+
+// Email checks an optional e-mail address ("" passes): one line of at most
+// MaxEmail characters that is an address alone (local@domain, as
+// net/mail reads RFC 5322, without a display name or angle brackets), whose
+// domain has a dot and no empty label.
+func Email(field, s string) []apperr.FieldError {
+	if s == "" {
+		return nil
+	}
+	if f := Line(field, s, MaxEmail); len(f) > 0 {
+		return f
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || a.Name != "" {
+		return []apperr.FieldError{apperr.Field(field, "must be an e-mail address alone, e.g. ivan@example.com")}
+	}
+	at := strings.LastIndexByte(s, '@')
+	domain := s[at+1:]
+	if !strings.Contains(domain, ".") || slices.Contains(strings.Split(domain, "."), "") || strings.HasPrefix(domain, "[") {
+		return []apperr.FieldError{apperr.Field(field, "must be an e-mail address whose domain has a dot, e.g. ivan@example.com")}
+	}
+	return nil
 }
