@@ -257,7 +257,7 @@ func TestCatalog_CodesAndBounds(t *testing.T) {
 func TestHTTP_ServerErrorsAsProblems(t *testing.T) {
 	env := apptest.New(t, database.SQLite, nil)
 	srv := httptest.NewUnstartedServer(env.Echo)
-	srv.Config = api.HTTPServer("", env.Echo)
+	srv.Config = api.HTTPServer("", env.Echo, 0)
 	srv.Start()
 	t.Cleanup(srv.Close)
 
