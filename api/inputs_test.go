@@ -271,8 +271,8 @@ func TestHTTP_ServerErrorsAsProblems(t *testing.T) {
 		t.Cleanup(func() { _ = res.Body.Close() })
 		return res
 	}
-	require.Equal(t, http.StatusOK, do(60<<10).StatusCode)
-	res := do(100 << 10)
+	require.Equal(t, http.StatusOK, do(60<<10).StatusCode) //nolint:bodyclose // do closes it at cleanup
+	res := do(100 << 10)                                   //nolint:bodyclose // do closes it at cleanup
 	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.StatusCode)
 	require.Equal(t, "application/problem+json", res.Header.Get("Content-Type"))
 	var p problem
@@ -280,7 +280,7 @@ func TestHTTP_ServerErrorsAsProblems(t *testing.T) {
 	require.Equal(t, "urn:tsekh:problem:headers_too_large", p.Type)
 	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, p.Status)
 
-	res = do(2 << 20)
+	res = do(2 << 20) //nolint:bodyclose // do closes it at cleanup
 	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.StatusCode)
 	require.NotEqual(t, "application/problem+json", res.Header.Get("Content-Type"), "net/http's own answer, before any handler")
 

@@ -155,8 +155,8 @@ func hex4(raw []byte, i int) (rune, bool) {
 	if i < 0 || i+4 > len(raw) {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(string(raw[i:i+4]), 16, 32)
-	return rune(n), err == nil
+	n, err := strconv.ParseUint(string(raw[i:i+4]), 16, 16)
+	return rune(n), err == nil //nolint:gosec // four hex digits fit a rune
 }
 
 // value is one token of a JSON document met by walk.
