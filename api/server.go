@@ -78,6 +78,14 @@ type Deps struct {
 	// AsyncAPI is the AsyncAPI document of the events, served at
 	// /asyncapi.json; nil: not served.
 	AsyncAPI []byte
+	// TimeZone is the factory's (FACTORY_TIMEZONE), in which the journal's
+	// CSV writes its times; nil: UTC.
+	TimeZone *time.Location
+	// Stream serves GET /api/v1/events/stream; nil: that route answers 503.
+	Stream *events.Stream
+	// StreamHeartbeat is how often an idle stream sends a comment line
+	// (EVENTS_STREAM_HEARTBEAT); 0: DefaultStreamHeartbeat.
+	StreamHeartbeat time.Duration
 }
 
 type server struct{ Deps }
@@ -91,6 +99,7 @@ func New(d Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
+	e.JSONSerializer = jsonSerializer{}
 	e.Pre(headLikeGet)
 	e.Use(hardeningHeaders)
 	e.Use(requestID)
@@ -177,6 +186,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/production-orders/:id/close", s.closeProdOrder, authed(auth.RolePlanner)...)
 
 	v1.GET("/events", s.listEvents, authed()...)
+	v1.GET("/events/stream", s.streamEvents, authed()...)
 	v1.GET("/events/:id", s.getEvent, authed()...)
 	v1.POST("/events/:id/retry", s.retryEvent, authed(auth.RoleAdmin)...)
 	v1.GET("/event-types", s.listEventTypes, authed()...)

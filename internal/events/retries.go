@@ -48,7 +48,7 @@ func (d *Dispatcher) recordOutcomes(tx *gorm.DB, s *Subscriber, outcomes []outco
 		}
 		status, next := d.afterFailure(s, 1, oc.err)
 		sb.WriteString("(?, ?, ?, ?, ?, ?, 1, ?, NULL, " + next + ", NULL)")
-		args = append(args, ev.ID, s.Name, part, ev.AggregateType, ev.AggregateID, status, truncate(oc.err.Error()))
+		args = append(args, ev.ID, s.Name, part, ev.AggregateType, ev.AggregateID, status, truncate(ErrorText(oc.err)))
 	}
 	return tx.Exec(sb.String(), args...).Error
 }
@@ -148,7 +148,7 @@ WHERE event_id = ? AND subscriber = ? AND status IN ('retrying', 'held') AND att
 			status, next := d.afterFailure(s, attempts+1, deliverErr)
 			res = tx.Exec(`UPDATE events_deliveries SET status = ?, attempts = attempts + 1, last_error = ?, blocked_by = NULL,
 next_attempt_at = `+next+`, updated_at = `+now+`
-WHERE event_id = ? AND subscriber = ? AND status IN ('retrying', 'held') AND attempts = ?`, status, truncate(deliverErr.Error()), ev.ID, s.Name, attempts)
+WHERE event_id = ? AND subscriber = ? AND status IN ('retrying', 'held') AND attempts = ?`, status, truncate(ErrorText(deliverErr)), ev.ID, s.Name, attempts)
 			if res.Error == nil {
 				if err := tx.Exec(`UPDATE events_deliveries SET blocked_by = ? WHERE subscriber = ? AND aggregate_type = ? AND aggregate_id = ?
 AND status = 'held' AND event_id > ?`, ev.ID, s.Name, ev.AggregateType, ev.AggregateID, ev.ID).Error; err != nil {

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -21,6 +22,10 @@ type RunnerOptions struct {
 	// has no NOTIFY, it catches writers other than this process's HTTP
 	// requests (the CLI, subscribers, another process on the same file).
 	Poll time.Duration
+	// OnWake, when set, is called with every wake-up (a commit's NOTIFY, a
+	// write of this process, the interval): the live journal (Stream)
+	// follows the same signals.
+	OnWake func()
 }
 
 // Runner runs the dispatcher: as a gocron job that never overlaps itself,
@@ -44,6 +49,9 @@ func NewRunner(d *Dispatcher, opt RunnerOptions) *Runner {
 
 // Wake asks for a pass as soon as possible; it never blocks.
 func (r *Runner) Wake() {
+	if r.opt.OnWake != nil {
+		r.opt.OnWake()
+	}
 	select {
 	case r.wake <- struct{}{}:
 	default:
@@ -111,7 +119,7 @@ func (r *Runner) loop(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			log.Warn("dispatch pass failed", "err", err)
+			log.Warn("dispatch pass failed", "err", ErrorText(err))
 			r.wakeAfter(ctx, time.Second)
 			continue
 		}
@@ -170,13 +178,20 @@ func (r *Runner) wakeAfter(ctx context.Context, d time.Duration) {
 // listen wakes the runner on every NOTIFY tsekh_events, reconnecting after a
 // lost connection.
 func (r *Runner) listen(ctx context.Context) {
-	log := r.d.opt.Logger
+	ListenForCommits(ctx, r.opt.ListenURL, r.Wake, r.d.opt.Logger)
+}
+
+// ListenForCommits calls wake on every NOTIFY tsekh_events (sent by every
+// commit that wrote events) and once on each (re)connection, for what was
+// committed while it was not listening, until ctx is cancelled. It
+// reconnects after a lost connection.
+func ListenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger) {
 	for ctx.Err() == nil {
-		err := r.listenOnce(ctx)
-		if ctx.Err() != nil {
+		err := listenOnce(ctx, url, wake)
+		if ctx.Err() != nil || err == nil {
 			return
 		}
-		log.Warn("event listener disconnected; reconnecting", "err", err)
+		log.Warn("event listener disconnected; reconnecting", "err", ErrorText(err))
 		select {
 		case <-ctx.Done():
 			return
@@ -185,8 +200,8 @@ func (r *Runner) listen(ctx context.Context) {
 	}
 }
 
-func (r *Runner) listenOnce(ctx context.Context) error {
-	conn, err := pgx.Connect(ctx, r.opt.ListenURL)
+func listenOnce(ctx context.Context, url string, wake func()) error {
+	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -194,7 +209,7 @@ func (r *Runner) listenOnce(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN tsekh_events"); err != nil {
 		return err
 	}
-	r.Wake() // events committed while we were not listening
+	wake() // events committed while we were not listening
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
 			if errors.Is(err, context.Canceled) {
@@ -202,6 +217,6 @@ func (r *Runner) listenOnce(ctx context.Context) error {
 			}
 			return err
 		}
-		r.Wake()
+		wake()
 	}
 }
