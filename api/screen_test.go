@@ -577,3 +577,42 @@ func TestEvents_WhoReadsWhat(t *testing.T) {
 		}
 	})
 }
+
+// A failed shop callback's error, kept in the journal, names the callback's
+// host and path, never its user, password or query string.
+func TestEvents_DeliveryErrorHidesURLCredentials(t *testing.T) {
+	const callback = "http://shopuser:shoppass@127.0.0.1:1/tsekh/callback?api_key=SECRETKEY123"
+	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, callback }, func(t *testing.T, env *apptest.Env) {
+		r := deliver(env, shopBody("creds-"+string(env.Dialect)), time.Now())
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		env.Dispatch()
+		// The shop hears of the cancellation: the call fails.
+		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", orderIDOf(t, r)), nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		env.Dispatch()
+		var list struct {
+			Items []struct {
+				Deliveries []struct {
+					Subscriber string
+					LastError  string `json:"last_error"`
+				}
+			}
+		}
+		env.Admin(http.MethodGet, "/api/v1/events?limit=500", nil).JSON(t, &list)
+		var errs []string
+		for _, e := range list.Items {
+			for _, d := range e.Deliveries {
+				if d.Subscriber == "sales.shop-callback" && d.LastError != "" {
+					errs = append(errs, d.LastError)
+				}
+			}
+		}
+		require.NotEmpty(t, errs, "the callback failed")
+		for _, e := range errs {
+			require.Contains(t, e, "http://127.0.0.1:1/tsekh/callback", "the host and path stay, to tell which call failed")
+			for _, secret := range []string{"shopuser", "shoppass", "SECRETKEY123", "api_key"} {
+				require.NotContains(t, e, secret)
+			}
+		}
+	})
+}

@@ -216,12 +216,20 @@ func (c Config) Print(w io.Writer) {
 
 const masked = "********"
 
-// MaskURL returns the URL s with the parts named masked: "password",
-// "userinfo", "query" (see Print). Text that is not a URL with a host is
+// MaskURL returns the URL s (or each of a comma-separated list of URLs) with
+// the parts named masked: "password", "userinfo", "query" (see Print). Text that is not a URL with a host is
 // masked whole, as it may be a secret written wrongly.
 func MaskURL(s string, parts ...string) string {
 	if s == "" {
 		return s
+	}
+	if strings.Count(s, "://") > 1 {
+		// A list of servers (NATS_URL may name several, comma-separated).
+		us := strings.Split(s, ",")
+		for i, u := range us {
+			us[i] = MaskURL(strings.TrimSpace(u), parts...)
+		}
+		return strings.Join(us, ",")
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
