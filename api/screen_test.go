@@ -367,6 +367,8 @@ func TestEventStream_ResumeWithoutGapOrRepeat(t *testing.T) {
 				var e struct{ ID int64 }
 				require.NoError(t, json.Unmarshal([]byte(m.data), &e))
 				require.Equal(t, m.id, e.ID)
+				// Nothing else writes: the ids follow one another.
+				require.Equal(t, last+1, m.id, "each id once, in order, none skipped (after %d events)", len(got))
 				got = append(got, m.id)
 				last = m.id
 			}
@@ -470,9 +472,18 @@ func TestEventStream_LimitsAndBadInput(t *testing.T) {
 		c.close()
 		require.Eventually(t, func() bool { return env.App.Stream.Clients() == 1 }, 5*time.Second, 10*time.Millisecond)
 
-		for _, id := range []string{"abc", "-1", "1.5", "99999999999", " "} {
-			r := env.Do(http.MethodGet, "/api/v1/events/stream", nil, apptest.AdminToken, "Last-Event-ID", id)
-			requireProblem(t, r, http.StatusBadRequest)
+		// Through the server with a deadline: a stream accepted by mistake
+		// fails the test at once rather than running on.
+		client := &http.Client{Timeout: 5 * time.Second}
+		for _, id := range []string{"abc", "-1", "1.5", "99999999999", " ", "7, 8"} {
+			req, err := http.NewRequest(http.MethodGet, srv.URL+"/api/v1/events/stream", nil)
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer "+apptest.AdminToken)
+			req.Header.Set("Last-Event-ID", id)
+			resp, err := client.Do(req)
+			require.NoError(t, err, "Last-Event-ID %q", id)
+			require.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"), "Last-Event-ID %q", id)
+			requireStatus(t, resp, http.StatusBadRequest)
 		}
 		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/events/stream?after=x", nil), http.StatusUnprocessableEntity, "after")
 		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/events/stream?status=pending", nil), http.StatusUnprocessableEntity, "status")
@@ -493,30 +504,33 @@ func TestEvents_WhoReadsWhat(t *testing.T) {
 		}
 		tokens["admin"] = apptest.AdminToken
 		receive(t, env, line{"TMB-PRIK-450", 1})
-		var all struct {
-			Items []struct {
-				ID            int64
-				Type          string
-				AggregateType string `json:"aggregate_type"`
+		// What the administrator reads: the whole journal.
+		journal := func() (all int, userEvent, lastOther, last int64, hidden int) {
+			var list struct {
+				Items []struct {
+					ID            int64
+					AggregateType string `json:"aggregate_type"`
+				}
 			}
-		}
-		env.Admin(http.MethodGet, "/api/v1/events?limit=500", nil).JSON(t, &all)
-		var userEvent, lastOther, last int64
-		hidden := 0
-		for _, e := range all.Items {
-			last = max(last, e.ID)
-			if e.AggregateType == "auth_users" {
-				hidden++
-				userEvent = e.ID
-			} else {
-				lastOther = max(lastOther, e.ID)
+			env.Admin(http.MethodGet, "/api/v1/events?limit=500", nil).JSON(t, &list)
+			for _, e := range list.Items {
+				last = max(last, e.ID)
+				if e.AggregateType == "auth_users" {
+					hidden++
+					userEvent = e.ID
+				} else {
+					lastOther = max(lastOther, e.ID)
+				}
 			}
+			return len(list.Items), userEvent, lastOther, last, hidden
 		}
+		_, _, _, _, hidden := journal()
 		require.GreaterOrEqual(t, hidden, 8, "user.created and token.issued of each user")
 
 		for role, tok := range tokens {
 			t.Run(role, func(t *testing.T) {
 				admin := role == "admin"
+				all, userEvent, lastOther, last, hidden := journal()
 				var list struct {
 					Items []struct {
 						Type          string
@@ -537,7 +551,7 @@ func TestEvents_WhoReadsWhat(t *testing.T) {
 					want = hidden
 				}
 				require.Equal(t, want, n, "the list")
-				require.Equal(t, len(all.Items)-hidden+want, len(list.Items))
+				require.Equal(t, all-hidden+want, len(list.Items))
 				r = env.Do(http.MethodGet, "/api/v1/events?aggregate_type=auth_users", nil, tok)
 				require.Equal(t, http.StatusOK, r.Status)
 				require.Equal(t, admin, strings.Contains(string(r.Body), "user.created"), "the list filtered on users")
@@ -572,6 +586,17 @@ func TestEvents_WhoReadsWhat(t *testing.T) {
 					}
 				}
 				require.Equal(t, want, streamed, "the stream")
+				// Live: a user and an order made now; the user's events
+				// reach administrators only.
+				env.UserToken("Новый "+role, "viewer")
+				receive(t, env, line{"TMB-PRIK-450", 1})
+				m, ok := s.next(t, 10*time.Second)
+				require.True(t, ok)
+				if admin {
+					require.Contains(t, m.data, `"type":"user.created"`)
+				} else {
+					require.Contains(t, m.data, `"type":"order.received"`, "the user's events are left out")
+				}
 				s.close()
 			})
 		}
