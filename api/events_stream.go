@@ -118,17 +118,16 @@ func (s *server) streamEvents(c echo.Context) error {
 		}
 		if len(r.Entries) > 0 {
 			buf = buf[:0]
-			for _, e := range r.Entries {
-				e.Payload = events.InDeclaredOrder(e.Type, e.Payload)
-				js, err := marshalAPI(e, "")
+			for i, e := range r.Entries {
+				if i < len(r.Frames) && r.Frames[i] != nil {
+					buf = append(buf, r.Frames[i]...)
+					continue
+				}
+				frame, err := StreamFrame(e)
 				if err != nil {
 					return err
 				}
-				buf = append(buf, "id: "...)
-				buf = strconv.AppendInt(buf, e.ID, 10)
-				buf = append(buf, "\ndata: "...)
-				buf = append(buf, js[:len(js)-1]...) // without the encoder's newline
-				buf = append(buf, "\n\n"...)
+				buf = append(buf, frame...)
 			}
 			if _, err := res.Write(buf); err != nil {
 				return nil
@@ -153,6 +152,22 @@ func (s *server) streamEvents(c echo.Context) error {
 			return nil
 		}
 	}
+}
+
+// StreamFrame is an event as a stream's client receives it: an SSE message
+// with the event's id and, as its data, the event as the list writes it.
+func StreamFrame(e events.Entry) ([]byte, error) {
+	e.Payload = events.InDeclaredOrder(e.Type, e.Payload)
+	js, err := marshalAPI(e, "")
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, len(js)+32)
+	buf = append(buf, "id: "...)
+	buf = strconv.AppendInt(buf, e.ID, 10)
+	buf = append(buf, "\ndata: "...)
+	buf = append(buf, js[:len(js)-1]...) // without the encoder's newline
+	return append(buf, "\n\n"...), nil
 }
 
 // streamStart reads where the client resumes: the Last-Event-ID header,

@@ -101,7 +101,7 @@ func New(db *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error) {
 	a.asyncAPI = doc
 
 	a.Journal = events.NewJournal(db, a.Registry)
-	a.Stream = events.NewStream(db, a.Journal, events.StreamOptions{MaxClients: cfg.StreamMaxClients, Logger: log})
+	a.Stream = events.NewStream(db, a.Journal, events.StreamOptions{MaxClients: cfg.StreamMaxClients, Logger: log, Frame: api.StreamFrame})
 	a.Dispatcher = events.NewDispatcher(db, a.Registry, events.DispatcherOptions{
 		BatchSize:   cfg.DispatchBatchSize,
 		MaxAttempts: cfg.DispatchMaxAttempts,

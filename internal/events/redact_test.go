@@ -16,10 +16,10 @@ import (
 func TestErrorText_RedactsURLs(t *testing.T) {
 	for in, want := range map[string]string{
 		`Post "https://u:p@shop.example/cb?key=K1#f": dial tcp: refused`: `Post "https://shop.example/cb": dial tcp: refused`,
-		`nats: nats://s3cr3t@nats:4222 unreachable`:                       `nats: nats://nats:4222 unreachable`,
-		`postgres://app:pw@db/tsekh?sslmode=disable&password=x failed`:    `postgres://db/tsekh failed`,
-		`plain https://shop.example/cb stays`:                             `plain https://shop.example/cb stays`,
-		`no url here: 42`:                                                 `no url here: 42`,
+		`nats: nats://s3cr3t@nats:4222 unreachable`:                      `nats: nats://nats:4222 unreachable`,
+		`postgres://app:pw@db/tsekh?sslmode=disable&password=x failed`:   `postgres://db/tsekh failed`,
+		`plain https://shop.example/cb stays`:                            `plain https://shop.example/cb stays`,
+		`no url here: 42`:                                                `no url here: 42`,
 	} {
 		require.Equal(t, want, events.ErrorText(errors.New(in)), in)
 	}

@@ -26,6 +26,9 @@ type StreamOptions struct {
 	// clients that are caught up. Default 4096.
 	Keep   int
 	Logger *slog.Logger
+	// Frame, when set, encodes an event as a client receives it. The
+	// events held in memory are encoded once, for every client.
+	Frame func(Entry) ([]byte, error)
 }
 
 // StreamReadLimit is the most events a client reads from the database at
@@ -69,9 +72,9 @@ type Stream struct {
 	done     chan struct{} // closed by Close
 	stopLoop context.CancelFunc
 	horizon  *commitHorizon
-	ready    bool    // from and to are known
-	from, to int64   // recent holds every event with an id in (from, to]
-	recent   []Entry // oldest first
+	ready    bool       // from and to are known
+	from, to int64      // recent holds every event with an id in (from, to]
+	recent   []streamed // oldest first
 	changed  chan struct{}
 }
 
@@ -122,6 +125,12 @@ func (s *Stream) Close() {
 	if s.stopLoop != nil {
 		s.stopLoop()
 	}
+}
+
+// streamed is an event held in memory, with its frame (StreamOptions.Frame).
+type streamed struct {
+	Entry
+	frame []byte
 }
 
 // StreamClient is one connected client.
@@ -189,6 +198,9 @@ func (c *StreamClient) Position(ctx context.Context) (int64, error) {
 // StreamRead is what one Read found.
 type StreamRead struct {
 	Entries []Entry // the events after the position that the filter selects, oldest first
+	// Frames, when not nil, holds each entry's frame (StreamOptions.Frame),
+	// or nil for one to be encoded by the caller.
+	Frames [][]byte
 	// Position is how far the client has read: every final event up to it
 	// that the filter selects is in Entries or was in an earlier read.
 	Position int64
@@ -205,10 +217,12 @@ func (c *StreamClient) Read(ctx context.Context, f Filter, after int64) (StreamR
 	s.mu.Lock()
 	ready, from, to, changed := s.ready, s.from, s.to, s.changed
 	var held []Entry
+	var frames [][]byte
 	if ready && after >= from {
 		for _, e := range s.recent {
-			if e.ID > after && f.matches(e) {
-				held = append(held, e)
+			if e.ID > after && f.matches(e.Entry) {
+				held = append(held, e.Entry)
+				frames = append(frames, e.frame)
 			}
 		}
 	}
@@ -217,7 +231,7 @@ func (c *StreamClient) Read(ctx context.Context, f Filter, after int64) (StreamR
 	case !ready:
 		return StreamRead{Position: after, Wait: changed}, nil
 	case after >= from:
-		return StreamRead{Entries: held, Position: max(after, to), Wait: changed}, nil
+		return StreamRead{Entries: held, Frames: frames, Position: max(after, to), Wait: changed}, nil
 	}
 	// Behind what memory holds: from the database, up to where memory starts.
 	f.AfterID, f.UpToID, f.Oldest = after, from, true
@@ -319,7 +333,7 @@ func (s *Stream) advance(ctx context.Context) {
 	if safe <= to {
 		return
 	}
-	var fresh []Entry
+	var fresh []streamed
 	for pos := to; pos < safe; {
 		es, next, err := s.j.List(ctx, Filter{AfterID: pos, UpToID: safe, Oldest: true}, page.Request{Limit: StreamReadLimit})
 		if err != nil {
@@ -329,7 +343,15 @@ func (s *Stream) advance(ctx context.Context) {
 			}
 			return
 		}
-		fresh = append(fresh, es...)
+		for _, e := range es {
+			st := streamed{Entry: e}
+			if s.opt.Frame != nil {
+				if st.frame, err = s.opt.Frame(e); err != nil {
+					st.frame = nil // the client encodes it
+				}
+			}
+			fresh = append(fresh, st)
+		}
 		if next == "" {
 			break
 		}
