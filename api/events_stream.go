@@ -97,6 +97,9 @@ func (s *server) streamEvents(c echo.Context) error {
 	h.Set(echo.HeaderCacheControl, "no-cache")
 	h.Set("X-Accel-Buffering", "no") // a proxy must not hold the events back
 	res.WriteHeader(http.StatusOK)
+	if methodOf(c) == http.MethodHead {
+		return nil // the headers a GET would get, and no stream
+	}
 	if _, err := res.Write([]byte(": connected\n\n")); err != nil {
 		return nil
 	}
