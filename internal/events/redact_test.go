@@ -24,7 +24,10 @@ func TestErrorText_RedactsURLs(t *testing.T) {
 		require.Equal(t, want, events.ErrorText(errors.New(in)), in)
 	}
 	// A client's *url.Error, wrapped.
-	_, err := http.Get("http://user:pass@127.0.0.1:1/hook?api_key=K2")
+	resp, err := http.Get("http://user:pass@127.0.0.1:1/hook?api_key=K2")
+	if resp != nil {
+		_ = resp.Body.Close()
+	}
 	require.Error(t, err)
 	got := events.ErrorText(fmt.Errorf("shop callback: %w", err))
 	require.Contains(t, got, "http://127.0.0.1:1/hook")

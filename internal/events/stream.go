@@ -36,9 +36,11 @@ type StreamOptions struct {
 const StreamReadLimit = 500
 
 var (
-	// ErrStreamFull: the replica serves MaxClients stream clients already.
+	// ErrStreamFull is Join's answer when the replica serves MaxClients
+	// stream clients already.
 	ErrStreamFull = errors.New("events: the stream has as many clients as it may serve")
-	// ErrStreamClosed: the replica is shutting down.
+	// ErrStreamClosed is Join's answer once the stream is closed (the
+	// replica shuts down).
 	ErrStreamClosed = errors.New("events: the stream is closed")
 )
 
