@@ -2,9 +2,11 @@ package api
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/input"
@@ -14,9 +16,11 @@ import (
 //
 //	@Summary		The journal of events, newest first
 //	@ID			listEvents
-//	@Description	Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it.
+//	@Description	Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it. Events about users and their tokens (aggregate type auth_users) are shown to administrators only.
+//	@Description	With Accept: text/csv (preferred to JSON by its q-value), the whole journal the filters select (limit and cursor do not apply) as a spreadsheet, streamed: the columns №, Событие, Объект, Данные, Создано, Обработано, Кто, times as dd.mm.yyyy HH:MM:SS in the factory's time zone (FACTORY_TIMEZONE), "—" for the system.
 //	@Tags			events
 //	@Produce		json
+//	@Produce		text/csv
 //	@Security		BearerAuth
 //	@Param			type			query		string	false	"event type, e.g. order.received; one of GET /api/v1/event-types (422 otherwise)"		maxlength(100)	example(order.received)
 //	@Param			aggregate_type	query		string	false	"the object's table, e.g. sales_orders; the aggregate_type of an event type (422 otherwise)"	maxlength(100)	example(sales_orders)
@@ -36,7 +40,28 @@ func (s *server) listEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := events.Filter{Status: c.QueryParam("status")}
+	f, err := s.eventFilter(c)
+	if err != nil {
+		return err
+	}
+	if prefersCSV(c) {
+		return s.writeEventsCSV(c, "events.csv", f)
+	}
+	entries, next, err := s.Journal.List(c.Request().Context(), f, pr)
+	if err != nil {
+		return err
+	}
+	for i := range entries {
+		entries[i].Payload = events.InDeclaredOrder(entries[i].Type, entries[i].Payload)
+	}
+	return c.JSON(http.StatusOK, pageList(c, entries, next))
+}
+
+// eventFilter reads the journal's filters from the query, and leaves out
+// what the caller's role may not read (see hiddenAggregateTypes).
+func (s *server) eventFilter(c echo.Context) (events.Filter, error) {
+	var err error
+	f := events.Filter{Status: c.QueryParam("status"), HideAggregateTypes: hiddenAggregateTypes(c)}
 	var fields, more []apperr.FieldError
 	// A type or aggregate type no event can have is refused, not answered
 	// with an empty list.
@@ -70,16 +95,29 @@ func (s *server) listEvents(c echo.Context) error {
 		fields = append(fields, apperr.Field("since", "must be before until"), apperr.Field("until", "must be after since"))
 	}
 	if len(fields) > 0 {
-		return apperr.Invalid("invalid query", fields...)
+		return f, apperr.Invalid("invalid query", fields...)
 	}
-	entries, next, err := s.Journal.List(c.Request().Context(), f, pr)
-	if err != nil {
-		return err
+	return f, nil
+}
+
+// adminOnlyAggregateTypes are the objects whose events only administrators
+// read: users and their tokens (names, roles, token names), as GET
+// /api/v1/users is theirs alone. Every way of reading the journal (the list,
+// its CSV, the stream, one event) leaves them out for the other roles.
+var adminOnlyAggregateTypes = []string{"auth_users"}
+
+// hiddenAggregateTypes are the aggregate types whose events the caller may
+// not read (events.Filter.HideAggregateTypes).
+func hiddenAggregateTypes(c echo.Context) []string {
+	if currentUser(c).Role == auth.RoleAdmin {
+		return nil
 	}
-	for i := range entries {
-		entries[i].Payload = events.InDeclaredOrder(entries[i].Type, entries[i].Payload)
-	}
-	return c.JSON(http.StatusOK, pageList(c, entries, next))
+	return adminOnlyAggregateTypes
+}
+
+// mayRead tells whether the caller may read the event.
+func mayRead(c echo.Context, aggregateType string) bool {
+	return !slices.Contains(hiddenAggregateTypes(c), aggregateType)
 }
 
 // hasAggregateType tells whether some declared event type is about objects
@@ -97,7 +135,7 @@ func (s *server) hasAggregateType(t string) bool {
 //
 //	@Summary	One event with every subscriber's delivery
 //	@ID		getEvent
-//	@Description	The event with its status, processed_at and each subscriber's delivery: status, attempts, last error, next attempt, processed at, and the event it waits for when held.
+//	@Description	The event with its status, processed_at and each subscriber's delivery: status, attempts, last error, next attempt, processed at, and the event it waits for when held. An event about a user or a token is 404 to all but administrators, as in the list.
 //	@Tags		events
 //	@Produce	json
 //	@Security	BearerAuth
@@ -115,6 +153,10 @@ func (s *server) getEvent(c echo.Context) error {
 	e, err := s.Journal.Get(c.Request().Context(), id)
 	if err != nil {
 		return err
+	}
+	if !mayRead(c, e.AggregateType) {
+		// As for an event that does not exist: its existence is not told.
+		return apperr.NotFound("event %d does not exist", id)
 	}
 	e.Payload = events.InDeclaredOrder(e.Type, e.Payload)
 	return c.JSON(http.StatusOK, e)

@@ -59,12 +59,12 @@ func (s *server) getOrderHistory(c echo.Context) error {
 		}
 		return entries, next, err
 	}
-	if wantsCSV(c) {
-		return writeCSV(c, "order-history.csv", journalCSVHeader, s.journalCSVRow, fetch)
+	if prefersCSV(c) {
+		return s.streamJournalCSV(c, "order-history.csv", fetch)
 	}
 	entries, next, err := fetch(pr)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, list(entries, next))
+	return c.JSON(http.StatusOK, pageList(c, entries, next))
 }

@@ -113,7 +113,7 @@ func (s *server) createOrder(c echo.Context) error {
 		if res.Replayed {
 			c.Response().Header().Set("Idempotent-Replayed", "true")
 		}
-		return c.JSONBlob(res.Status, res.Body)
+		return c.JSONBlob(res.Status, fixedTimes(res.Body))
 	}
 	o, err := s.Sales.CreateOrder(ctx, in)
 	if err != nil {

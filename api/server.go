@@ -82,6 +82,14 @@ type Deps struct {
 	// RequestTimeout is the longest a request may take
 	// (HTTP_REQUEST_TIMEOUT; 0: 30s).
 	RequestTimeout time.Duration
+	// TimeZone is the factory's (FACTORY_TIMEZONE), in which the journal's
+	// CSV writes its times; nil: UTC.
+	TimeZone *time.Location
+	// Stream serves GET /api/v1/events/stream; nil: that route answers 503.
+	Stream *events.Stream
+	// StreamHeartbeat is how often an idle stream sends a comment line
+	// (EVENTS_STREAM_HEARTBEAT); 0: DefaultStreamHeartbeat.
+	StreamHeartbeat time.Duration
 }
 
 type server struct{ Deps }
@@ -95,6 +103,7 @@ func New(d Deps) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
+	e.JSONSerializer = jsonSerializer{}
 	e.Pre(headLikeGet)
 	e.Pre(limitHeaders)
 	e.Use(hardeningHeaders)
@@ -185,6 +194,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/production-orders/:id/close", s.closeProdOrder, authed(auth.RolePlanner)...)
 
 	v1.GET("/events", s.listEvents, authed()...)
+	v1.GET("/events/stream", s.streamEvents, authed()...)
 	v1.GET("/events/:id", s.getEvent, authed()...)
 	v1.POST("/events/:id/retry", s.retryEvent, authed(auth.RoleAdmin)...)
 	v1.GET("/event-types", s.listEventTypes, authed()...)

@@ -20,7 +20,8 @@ const benchSummary = `Measures the outbox on the PostgreSQL at DATABASE_URL, in 
 the cost of the event in an order's write, the dispatcher's throughput and
 memory on a backlog with two and with four subscribers, the delay from commit
 to subscriber (alone, beside a slow outside subscriber, and while another
-session holds a snapshot), and a deep page of the journal. Prints a progress
+session holds a snapshot), a deep page of the journal, and the delay from
+commit to 50 clients of the journal's SSE stream. Prints a progress
 line and a summary on stderr, and one JSON object on stdout. The defaults are
 the sizes the targets in README.md are stated for; smaller sizes make a quick
 run, and --only runs some of the steps.`
@@ -38,6 +39,8 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	fs.Float64Var(&o.XminRate, "xmin-rate", 150, "xmin: events written a second")
 	fs.IntVar(&o.Writes, "writes", 500, "write overhead: orders per round and variant")
 	fs.IntVar(&o.Rounds, "rounds", 5, "write overhead: rounds (the median ratio is reported)")
+	fs.IntVar(&o.StreamEvents, "stream-events", 1000, "stream-sse: events written one by one (at --latency-pace) to the stream's clients")
+	fs.IntVar(&o.StreamClients, "stream-clients", 50, "stream-sse: SSE clients connected to GET /api/v1/events/stream")
 	only := fs.String("only", "", "run only these steps, comma-separated: "+strings.Join(bench.Steps, ","))
 	fs.BoolVar(&o.Keep, "keep", false, "keep the bench schema after the run")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")

@@ -188,7 +188,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return err
 		}
 	}
+	a.ListenForStream(dispatchCtx)
 	srv := api.HTTPServer(cfg.HTTPAddr, a.HTTP(), cfg.HTTPRequestTimeout)
+	// A graceful shutdown waits for the requests in flight, and a stream
+	// of the journal never ends by itself: the shutdown ends the streams
+	// (their clients reconnect, with Last-Event-ID, to another replica).
+	srv.RegisterOnShutdown(a.Stream.Close)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.ListenAndServe() }()
 	// With METRICS_ADDR the metrics have a listener of their own, for the

@@ -41,7 +41,10 @@ type App struct {
 	Registry   *events.Registry
 	Journal    *events.Journal
 	Dispatcher *events.Dispatcher
-	Metrics    *prometheus.Registry
+	// Stream is the live journal (GET /api/v1/events/stream); the server's
+	// shutdown closes it.
+	Stream  *events.Stream
+	Metrics *prometheus.Registry
 	// Maintenance is the housekeeping job (serve starts it unless --no-dispatch).
 	Maintenance *maintenance.Maintainer
 
@@ -138,6 +141,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.asyncAPI = doc
 
 	a.Journal = events.NewJournal(db, a.Registry)
+	a.Stream = events.NewStream(db, a.Journal, events.StreamOptions{MaxClients: cfg.StreamMaxClients, Logger: log, Frame: api.StreamFrame})
 	a.Dispatcher = events.NewDispatcher(ddb, a.Registry, events.DispatcherOptions{
 		BatchSize:   cfg.DispatchBatchSize,
 		MaxAttempts: cfg.DispatchMaxAttempts,
@@ -192,6 +196,7 @@ func (a *App) HTTP() *echo.Echo {
 		Journal: a.Journal, Registry: a.Registry, Metrics: metrics, Logger: a.Logger,
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret, AsyncAPI: a.asyncAPI,
 		RequestTimeout: a.Config.HTTPRequestTimeout,
+		TimeZone:       a.Config.FactoryLocation(), Stream: a.Stream, StreamHeartbeat: a.Config.StreamHeartbeat,
 	})
 }
 
@@ -202,7 +207,7 @@ func (a *App) MetricsHTTP() http.Handler { return api.MetricsHandler(a.Metrics) 
 // StartDispatcher runs the dispatcher in the background until ctx is
 // cancelled; WaitDispatcher waits for it to finish the pass in hand.
 func (a *App) StartDispatcher(ctx context.Context) error {
-	opt := events.RunnerOptions{Interval: a.Config.DispatchInterval}
+	opt := events.RunnerOptions{Interval: a.Config.DispatchInterval, OnWake: a.Stream.Wake}
 	if database.DialectOf(a.DB) == database.Postgres {
 		opt.ListenURL = a.Config.DatabaseURL
 	} else {
@@ -236,7 +241,20 @@ func (a *App) WaitMaintenance() { a.Maintenance.Wait() }
 func (a *App) WakeDispatcher() {
 	if a.runner != nil {
 		a.runner.Wake()
+	} else {
+		a.Stream.Wake()
 	}
+}
+
+// ListenForStream wakes the live journal on every commit's NOTIFY, on a
+// replica that runs no dispatcher (whose runner's listener does it
+// otherwise), until ctx is cancelled. On SQLite it does nothing: the HTTP
+// layer's writes wake the stream, and it polls every second.
+func (a *App) ListenForStream(ctx context.Context) {
+	if a.runner != nil || database.DialectOf(a.DB) != database.Postgres {
+		return
+	}
+	go events.ListenForCommits(ctx, a.Config.DatabaseURL, a.Stream.Wake, a.Logger)
 }
 
 // Bootstrap prepares a database for first use. With a token it ensures the
@@ -279,6 +297,7 @@ func (a *App) Bootstrap(ctx context.Context) (newToken string, err error) {
 
 // Close releases the database.
 func (a *App) Close() error {
+	a.Stream.Close()
 	if a.relay != nil {
 		a.relay.Close()
 	}

@@ -3,7 +3,8 @@
 // write, the dispatcher's throughput and memory on a backlog (with two and
 // with four subscribers), the delay from commit to subscriber (alone, beside
 // a slow outside subscriber, and while another session holds a snapshot),
-// and the journal's deep pages. It works in a schema of
+// the journal's deep pages, and the delay from commit to the clients of the
+// journal's live stream (SSE). It works in a schema of
 // its own (bench_<random>), created, migrated and dropped for the run, so it
 // never touches real data. `tsekh bench` is its command line.
 package bench
@@ -42,6 +43,8 @@ type Options struct {
 	XminRate        float64       // events a second in the xmin figure (150)
 	Writes          int           // orders per round and variant for the write overhead (500)
 	Rounds          int           // rounds of the write overhead; the median is reported (5)
+	StreamEvents    int           // events written one by one for the SSE stream's delay, at LatencyPace (1,000)
+	StreamClients   int           // SSE clients connected meanwhile (50)
 	// Only, when not empty, names the steps to run (see Steps); the others'
 	// figures stay zero.
 	Only     []string
@@ -51,7 +54,7 @@ type Options struct {
 }
 
 // Steps are the measurements of a run, in the order they run.
-var Steps = []string{"write", "dispatch", "dispatch-four", "latency", "isolation", "xmin", "journal"}
+var Steps = []string{"write", "dispatch", "dispatch-four", "latency", "isolation", "xmin", "journal", "stream-sse"}
 
 func (o *Options) defaults() {
 	if o.Events <= 0 {
@@ -84,6 +87,12 @@ func (o *Options) defaults() {
 	if o.Rounds <= 0 {
 		o.Rounds = 5
 	}
+	if o.StreamEvents <= 0 {
+		o.StreamEvents = 1000
+	}
+	if o.StreamClients <= 0 {
+		o.StreamClients = 50
+	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -103,6 +112,7 @@ type Result struct {
 	XminP99Ratio       float64 `json:"xmin_p99_ratio"`      // p99 while a snapshot is held ÷ before
 	JournalPageMs      float64 `json:"journal_page_ms"`
 	DispatchHeapPeakMB float64 `json:"dispatch_heap_peak_mb"`
+	StreamSSEP99Ms     float64 `json:"stream_sse_p99_ms"` // write → SSE client, with StreamClients connected
 
 	Write        WriteResult     `json:"write"`
 	Dispatch     DispatchResult  `json:"dispatch"`
@@ -112,6 +122,7 @@ type Result struct {
 	Xmin         XminResult      `json:"xmin"`
 	JournalR     JournalResult   `json:"journal"`
 	Claim        ClaimResult     `json:"claim"`
+	StreamSSE    StreamSSEResult `json:"stream_sse"`
 	Machine      Machine         `json:"machine"`
 	Steps        []string        `json:"steps"` // the steps run
 	Schema       string          `json:"schema"`
@@ -191,6 +202,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		"isolation":     r.isolation,
 		"xmin":          r.xmin,
 		"journal":       r.journal,
+		"stream-sse":    r.streamSSE,
 	}
 	for _, name := range Steps {
 		if len(opt.Only) > 0 && !slices.Contains(opt.Only, name) {
@@ -343,6 +355,11 @@ func Summary(r Result) string {
 				fmt.Fprintf(&b, "    %s\n", l)
 			}
 		}
+	}
+	if ran("stream-sse") {
+		x := r.StreamSSE
+		fmt.Fprintf(&b, "  stream (SSE)      p50 %.2f ms, p99 %.2f ms  (write → client; %d clients, %d events one every %.0f ms; max %.2f ms)\n",
+			x.P50Ms, x.P99Ms, x.Clients, x.Events/max(1, x.Clients), x.PaceMs, x.MaxMs)
 	}
 	return b.String()
 }

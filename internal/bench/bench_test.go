@@ -23,7 +23,7 @@ func TestBench_Run(t *testing.T) {
 		res, err := bench.Run(context.Background(), bench.Options{
 			DatabaseURL: dbtest.PostgresURL(), Events: 300, Journal: 5000, LatencyEvents: 20, Writes: 10, Rounds: 1,
 			IsolationEvents: 80, IsolationDelay: 20 * time.Millisecond, XminDuration: 300 * time.Millisecond,
-			Progress: &progress,
+			StreamEvents: 20, StreamClients: 3, Progress: &progress,
 		})
 		require.NoError(t, err)
 		require.Equal(t, bench.Steps, res.Steps)
@@ -51,12 +51,16 @@ func TestBench_Run(t *testing.T) {
 		require.Positive(t, x.SnapshotAge, "the snapshot must be held while the events are written")
 		require.InDelta(t, x.During.P99Ms/x.Before.P99Ms, res.XminP99Ratio, 0.001)
 
+		require.Equal(t, 60, res.StreamSSE.Events, "each event written reaches each SSE client once")
+		require.Equal(t, 3, res.StreamSSE.Clients)
+		require.Positive(t, res.StreamSSEP99Ms)
+
 		require.Positive(t, res.JournalPageMs)
 		require.Positive(t, res.DispatchHeapPeakMB)
 		require.Contains(t, res.Claim.Plan, "events_partition_id", "the batch read must use the (partition, id) index")
 		require.Contains(t, progress.String(), "bench: dispatch")
 		require.NotContains(t, progress.String(), "\r", "not on a terminal: plain lines")
-		for _, line := range []string{"write overhead", "dispatch, four", "isolation", "xmin horizon", "journal page"} {
+		for _, line := range []string{"write overhead", "dispatch, four", "isolation", "xmin horizon", "journal page", "stream (SSE)"} {
 			require.Contains(t, bench.Summary(res), line)
 		}
 

@@ -65,6 +65,14 @@ type Filter struct {
 	Status        string
 	ActorID       int64
 	Since, Until  time.Time // created_at >= Since, created_at < Until
+
+	// HideAggregateTypes leaves out the events about objects of these
+	// tables (those a caller's role may not read).
+	HideAggregateTypes []string
+	// AfterID and UpToID, when not zero, bound the ids: id > AfterID, id <=
+	// UpToID. Oldest lists oldest first (the page's cursor then moves up).
+	AfterID, UpToID int64
+	Oldest          bool
 }
 
 // Journal answers questions about the event table.
@@ -144,7 +152,8 @@ func (j *Journal) subscribersOf(ctx context.Context) ([]waitedSubscriber, map[la
 	return out, lm, nil
 }
 
-// List returns the journal newest first, filtered, one page at a time.
+// List returns the journal newest first (or oldest first, f.Oldest),
+// filtered, one page at a time.
 // It returns EINVALID for an unknown status.
 func (j *Journal) List(ctx context.Context, f Filter, pr page.Request) ([]Entry, string, error) {
 	var where []string
@@ -160,6 +169,15 @@ func (j *Journal) List(ctx context.Context, f Filter, pr page.Request) ([]Entry,
 	}
 	if f.ActorID != 0 {
 		where, args = append(where, "e.actor_id = ?"), append(args, f.ActorID)
+	}
+	if len(f.HideAggregateTypes) > 0 {
+		where, args = append(where, "e.aggregate_type NOT IN ?"), append(args, f.HideAggregateTypes)
+	}
+	if f.AfterID != 0 {
+		where, args = append(where, "e.id > ?"), append(args, f.AfterID)
+	}
+	if f.UpToID != 0 {
+		where, args = append(where, "e.id <= ?"), append(args, f.UpToID)
 	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "e.created_at >= ?"), append(args, database.TimeArg(j.db, f.Since))
@@ -230,14 +248,18 @@ func (j *Journal) List(ctx context.Context, f Filter, pr page.Request) ([]Entry,
 	default:
 		return nil, "", apperr.Invalid("invalid query", apperr.Field("status", "must be pending, processed or failed"))
 	}
+	cmp, order := "<", "DESC"
+	if f.Oldest {
+		cmp, order = ">", "ASC"
+	}
 	if pr.After != 0 {
-		where, args = append(where, "e.id < ?"), append(args, pr.After)
+		where, args = append(where, "e.id "+cmp+" ?"), append(args, pr.After)
 	}
 	q := "SELECT e.id FROM events e" + join.String()
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY e.id DESC LIMIT ?"
+	q += " ORDER BY e.id " + order + " LIMIT ?"
 	args = append(append(joinArgs, args...), pr.Limit+1)
 	var ids []int64
 	if err := j.db.WithContext(ctx).Raw(q, args...).Scan(&ids).Error; err != nil {

@@ -102,7 +102,7 @@ func (d *Dispatcher) runLane(ctx, stop context.Context, lr *laneRun) {
 			if err := d.workLane(ctx, stop, lr); err != nil {
 				lr.count(PassStats{}, err)
 				if !errors.Is(err, errLeaseLost) {
-					d.opt.Logger.Warn("dispatch lane", "lane", lr.key.String(), "err", err)
+					d.opt.Logger.Warn("dispatch lane", "lane", lr.key.String(), "err", ErrorText(err))
 				}
 			}
 		}

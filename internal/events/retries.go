@@ -117,14 +117,7 @@ SELECT max(seq) FROM events_delivery_failures WHERE event_id = ? AND subscriber 
 // bytes, and without the query string, user or password of any URL an
 // *url.Error in its chain names (a net/http client's errors repeat the URL
 // they called, secrets in it included).
-func errorText(err error) string {
-	msg := err.Error()
-	var ue *url.Error
-	if errors.As(err, &ue) && ue.URL != "" {
-		msg = strings.ReplaceAll(msg, ue.URL, RedactURL(ue.URL))
-	}
-	return truncate(msg)
-}
+func errorText(err error) string { return truncate(ErrorText(err)) }
 
 // RedactURL returns rawURL without its user, password, query string and
 // fragment, fit for an error message or a log.

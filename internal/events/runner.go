@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -27,6 +28,10 @@ type RunnerOptions struct {
 	// has no NOTIFY, it catches writers other than this process's HTTP
 	// requests (the CLI, subscribers, another process on the same file).
 	Poll time.Duration
+	// OnWake, when set, is called with every wake-up (a commit's NOTIFY, a
+	// write of this process, the interval): the live journal (Stream)
+	// follows the same signals.
+	OnWake func()
 }
 
 // Runner runs the dispatcher: as a gocron job that never overlaps itself,
@@ -53,6 +58,9 @@ func NewRunner(d *Dispatcher, opt RunnerOptions) *Runner {
 
 // Wake asks for a pass as soon as possible; it never blocks.
 func (r *Runner) Wake() {
+	if r.opt.OnWake != nil {
+		r.opt.OnWake()
+	}
 	select {
 	case r.wake <- struct{}{}:
 	default:
@@ -120,7 +128,7 @@ func (r *Runner) loop(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			log.Warn("dispatch pass failed", "err", err)
+			log.Warn("dispatch pass failed", "err", ErrorText(err))
 			r.wakeAfter(ctx, time.Second)
 			continue
 		}
@@ -179,13 +187,26 @@ func (r *Runner) wakeAfter(ctx context.Context, d time.Duration) {
 // listen wakes the runner on every NOTIFY tsekh_events, reconnecting after a
 // lost connection.
 func (r *Runner) listen(ctx context.Context) {
-	log := r.d.opt.Logger
+	listenForCommits(ctx, r.opt.ListenURL, r.Wake, r.d.opt.Logger, r.opt.ListenCheck)
+}
+
+// ListenForCommits calls wake on every NOTIFY tsekh_events (sent by every
+// commit that wrote events) and once on each (re)connection, for what was
+// committed while it was not listening, until ctx is cancelled. It
+// reconnects after a lost connection.
+func ListenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger) {
+	listenForCommits(ctx, url, wake, log, 30*time.Second)
+}
+
+// listenForCommits is ListenForCommits with the quiet time after which the
+// listening connection is checked (RunnerOptions.ListenCheck).
+func listenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger, check time.Duration) {
 	for ctx.Err() == nil {
-		err := r.listenOnce(ctx)
-		if ctx.Err() != nil {
+		err := listenOnce(ctx, url, wake, check)
+		if ctx.Err() != nil || err == nil {
 			return
 		}
-		log.Warn("event listener disconnected; reconnecting", "err", err)
+		log.Warn("event listener disconnected; reconnecting", "err", ErrorText(err))
 		select {
 		case <-ctx.Done():
 			return
@@ -194,8 +215,8 @@ func (r *Runner) listen(ctx context.Context) {
 	}
 }
 
-func (r *Runner) listenOnce(ctx context.Context) error {
-	cfg, err := pgx.ParseConfig(r.opt.ListenURL)
+func listenOnce(ctx context.Context, url string, wake func(), check time.Duration) error {
+	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return err
 	}
@@ -210,16 +231,16 @@ func (r *Runner) listenOnce(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN tsekh_events"); err != nil {
 		return err
 	}
-	r.Wake() // events committed while we were not listening
+	wake() // events committed while we were not listening
 	for {
 		// After a quiet while the connection is checked, and made again if
 		// it does not answer.
-		wctx, cancel := context.WithTimeout(ctx, r.opt.ListenCheck)
+		wctx, cancel := context.WithTimeout(ctx, check)
 		_, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
 		case err == nil:
-			r.Wake()
+			wake()
 			continue
 		case ctx.Err() != nil:
 			return nil

@@ -66,6 +66,7 @@ func New(t testing.TB, d database.Dialect, configure func(*config.Config)) *Env 
 	_, err = a.Auth.EnsureAdmin(ctx, AdminToken)
 	require.NoError(t, err)
 	t.Cleanup(func() { checkDeclared(t, a) })
+	t.Cleanup(a.Stream.Close) // the streams end before the database goes
 	env := &Env{T: t, App: a, Echo: a.HTTP(), Dialect: d}
 	// The service's dispatcher starts with it: its subscribers are
 	// registered, with their lanes, before the test writes anything.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	_ "time/tzdata" // FACTORY_TIMEZONE resolves where the system has no zone database
@@ -23,7 +24,7 @@ const MinShopWebhookSecret = 32
 // Config is every setting of the service. Each field's `env` tag names its
 // variable; README.md documents them all.
 type Config struct {
-	DatabaseURL         string        `env:"DATABASE_URL" secret:"url"`
+	DatabaseURL         string        `env:"DATABASE_URL" secret:"password"`
 	SQLitePath          string        `env:"SQLITE_PATH" envDefault:"tsekh.db"`
 	HTTPAddr            string        `env:"HTTP_ADDR" envDefault:":8080"`
 	HTTPRequestTimeout  time.Duration `env:"HTTP_REQUEST_TIMEOUT" envDefault:"30s"`
@@ -44,12 +45,14 @@ type Config struct {
 	MaintenanceInterval time.Duration `env:"MAINTENANCE_INTERVAL" envDefault:"10m"`
 	IdempotencyKeyTTL   time.Duration `env:"IDEMPOTENCY_KEY_TTL" envDefault:"24h"`
 	ShopWebhookSecret   string        `env:"SHOP_WEBHOOK_SECRET" secret:"true"`
-	ShopCallbackURL     string        `env:"SHOP_CALLBACK_URL"`
+	ShopCallbackURL     string        `env:"SHOP_CALLBACK_URL" secret:"userinfo,query"`
 	ShopCallbackConc    int           `env:"SHOP_CALLBACK_CONCURRENCY" envDefault:"4"`
 	BootstrapAdminToken string        `env:"BOOTSTRAP_ADMIN_TOKEN" secret:"true"`
-	NATSURL             string        `env:"NATS_URL" secret:"url"`
+	NATSURL             string        `env:"NATS_URL" secret:"userinfo"`
 	NATSRelayConc       int           `env:"NATS_RELAY_CONCURRENCY" envDefault:"16"`
 	FactoryTimezone     string        `env:"FACTORY_TIMEZONE" envDefault:"Europe/Moscow"`
+	StreamMaxClients    int           `env:"EVENTS_STREAM_MAX_CLIENTS" envDefault:"100"`
+	StreamHeartbeat     time.Duration `env:"EVENTS_STREAM_HEARTBEAT" envDefault:"15s"`
 	LogFormat           string        `env:"LOG_FORMAT" envDefault:"text"`
 	LogLevel            string        `env:"LOG_LEVEL" envDefault:"info"`
 }
@@ -126,6 +129,12 @@ func (c Config) Validate() error {
 	}
 	if c.DispatchRetryAfter <= 0 {
 		errs = append(errs, errors.New("DISPATCH_RETRY_AFTER_CAP must be positive (a duration such as 24h)"))
+	}
+	if c.StreamMaxClients < 1 || c.StreamMaxClients > 100000 {
+		errs = append(errs, errors.New("EVENTS_STREAM_MAX_CLIENTS must be between 1 and 100000"))
+	}
+	if c.StreamHeartbeat < time.Second || c.StreamHeartbeat > 10*time.Minute {
+		errs = append(errs, errors.New("EVENTS_STREAM_HEARTBEAT must be between 1s and 10m"))
 	}
 	if c.DispatchMaxAttempts < 1 {
 		errs = append(errs, errors.New("DISPATCH_MAX_ATTEMPTS must be at least 1"))
@@ -210,7 +219,13 @@ func (c Config) FactoryLocation() *time.Location {
 // UsesPostgres tells whether the service runs on PostgreSQL (else SQLite).
 func (c Config) UsesPostgres() bool { return c.DatabaseURL != "" }
 
-// Print writes one line per setting, secrets masked.
+// Print writes one line per setting, secrets masked: a setting tagged
+// secret:"true" is masked whole; the URLs keep their scheme, host and path
+// and mask what their tag names: "password" (the password, and the values
+// of query parameters that name a password, e.g. PostgreSQL's
+// ?password=), "userinfo" (the user and the password: a NATS token is given
+// as the user), "query" (every query value: a shop's callback may carry an
+// API key there).
 func (c Config) Print(w io.Writer) {
 	v := reflect.ValueOf(c)
 	t := v.Type()
@@ -218,28 +233,67 @@ func (c Config) Print(w io.Writer) {
 		f := t.Field(i)
 		name := strings.Split(f.Tag.Get("env"), ",")[0]
 		val := fmt.Sprint(v.Field(i).Interface())
-		switch f.Tag.Get("secret") {
+		switch tag := f.Tag.Get("secret"); tag {
+		case "":
 		case "true":
 			if val != "" {
-				val = "********"
+				val = masked
 			}
-		case "url":
-			val = maskURL(val)
+		default:
+			val = MaskURL(val, strings.Split(tag, ",")...)
 		}
 		_, _ = fmt.Fprintf(w, "  %-22s %s\n", name, val)
 	}
 }
 
-// maskURL hides the password of a URL.
-func maskURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+const masked = "********"
+
+// MaskURL returns the URL s (or each of a comma-separated list of URLs) with
+// the parts named masked: "password", "userinfo", "query" (see Print). Text that is not a URL with a host is
+// masked whole, as it may be a secret written wrongly.
+func MaskURL(s string, parts ...string) string {
+	if s == "" {
 		return s
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "********")
+	if strings.Count(s, "://") > 1 {
+		// A list of servers (NATS_URL may name several, comma-separated).
+		us := strings.Split(s, ",")
+		for i, u := range us {
+			us[i] = MaskURL(strings.TrimSpace(u), parts...)
+		}
+		return strings.Join(us, ",")
 	}
-	return u.String()
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return masked
+	}
+	has := func(p string) bool { return slices.Contains(parts, p) }
+	if u.User != nil {
+		_, hasPassword := u.User.Password()
+		switch {
+		case has("userinfo"):
+			u.User = url.User(masked)
+			if hasPassword {
+				u.User = url.UserPassword(masked, masked)
+			}
+		case hasPassword:
+			u.User = url.UserPassword(u.User.Username(), masked)
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			lk := strings.ToLower(k)
+			if has("query") || strings.Contains(lk, "pass") || strings.Contains(lk, "secret") || strings.Contains(lk, "token") || strings.Contains(lk, "key") {
+				q[k] = []string{masked}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	u.Fragment = ""
+	// The masks stay readable: url.String would escape the asterisks of
+	// the query.
+	return strings.ReplaceAll(u.String(), "%2A%2A%2A%2A%2A%2A%2A%2A", masked)
 }
 
 func names() []string {

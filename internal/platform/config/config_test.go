@@ -58,19 +58,53 @@ func TestLoad_ShopWebhookSecretOf32Bytes(t *testing.T) {
 
 func TestPrint_MasksSecrets(t *testing.T) {
 	c, err := config.Load(vars(map[string]string{
-		"DATABASE_URL":          "postgres://tsekh:hunter2@db:5432/tsekh",
+		"DATABASE_URL":          "postgres://tsekh:hunter2@db:5432/tsekh?sslmode=disable&password=pgq-secret",
 		"SHOP_WEBHOOK_SECRET":   "shop-secret-0123456789abcdef0123456789",
+		"SHOP_CALLBACK_URL":     "https://shopuser:shoppass@shop.example/tsekh/cb?api_key=cb-key-42&v=2",
 		"BOOTSTRAP_ADMIN_TOKEN": "admin-token-0123456789",
+		"NATS_URL":              "nats://nats-token-77@nats:4222,nats://natsuser:natspass@nats2:4222",
 	}))
 	require.NoError(t, err)
 	var b bytes.Buffer
 	c.Print(&b)
 	out := b.String()
-	for _, secret := range []string{"hunter2", "shop-secret-0123456789abcdef0123456789", "admin-token-0123456789"} {
+	for _, secret := range []string{"hunter2", "pgq-secret", "shop-secret-0123456789abcdef0123456789", "admin-token-0123456789",
+		"shopuser", "shoppass", "cb-key-42", "nats-token-77", "natsuser", "natspass"} {
 		require.NotContains(t, out, secret)
 	}
-	require.Contains(t, out, "DATABASE_URL")
-	require.Contains(t, out, "tsekh:")
+	line := func(name string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+				return l
+			}
+		}
+		t.Fatalf("%s is not printed:\n%s", name, out)
+		return ""
+	}
+	// What tells a setting apart stays: the host, the path, the user of
+	// the database, the names of the callback's query parameters.
+	require.Contains(t, line("DATABASE_URL"), "postgres://tsekh:********@db:5432/tsekh?")
+	require.Contains(t, line("DATABASE_URL"), "sslmode=disable")
+	require.Contains(t, line("SHOP_CALLBACK_URL"), "https://********:********@shop.example/tsekh/cb?api_key=********&v=********")
+	require.Contains(t, line("SHOP_WEBHOOK_SECRET"), "********")
+	require.Contains(t, line("NATS_URL"), "********")
+}
+
+func TestMaskURL(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		parts []string
+		want  string
+	}{
+		{"nats://tok@nats:4222", []string{"userinfo"}, "nats://********@nats:4222"},
+		{"nats://nats:4222", []string{"userinfo"}, "nats://nats:4222"},
+		{"postgres://postgres@127.0.0.1:5432/test?sslmode=disable", []string{"password"}, "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"},
+		{"http://shop/cb?token=x", []string{"userinfo"}, "http://shop/cb?token=********"},
+		{"not a url with a secret", []string{"password"}, "********"},
+		{"", []string{"password"}, ""},
+	} {
+		require.Equal(t, tc.want, config.MaskURL(tc.in, tc.parts...), tc.in)
+	}
 }
 
 func TestLoad_MetricsAddr(t *testing.T) {
