@@ -14,7 +14,7 @@ import (
 //
 //	@Summary		The journal of events, newest first
 //	@ID			listEvents
-//	@Description	Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it.
+//	@Description	Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it, and where it came from: the event whose handling wrote it (caused_by), the request or command that set it going (correlation_id) and its W3C trace context.
 //	@Tags			events
 //	@Produce		json
 //	@Security		BearerAuth
@@ -23,6 +23,8 @@ import (
 //	@Param			aggregate_id	query		int		false	"the object's id"
 //	@Param			status			query		string	false	"event status"	Enums(pending, processed, failed)
 //	@Param			actor_id		query		int		false	"the user who caused it"
+//	@Param			caused_by		query		int		false	"the events written by the handling of this event (an event id; 422 when no event has it)"	minimum(1)
+//	@Param			correlation_id	query		string	false	"the events set going by one request (its X-Request-Id) or command: up to 128 of A-Z, a-z, 0-9, '.', '_', '-' (422 otherwise)"	maxlength(128)
 //	@Param			since			query		string	false	"created at or after (RFC 3339, from 2000-01-01 to 2100-12-31)"	format(date-time)
 //	@Param			until			query		string	false	"created before (RFC 3339, from 2000-01-01 to 2100-12-31)"		format(date-time)
 //	@Param			limit			query		int		false	"page size (1-500, default 50)"
@@ -60,6 +62,12 @@ func (s *server) listEvents(c echo.Context) error {
 	}
 	if f.ActorID, err = queryInt(c, "actor_id"); err != nil {
 		fields = append(fields, apperr.As(err).Fields...)
+	}
+	if f.CausedBy, err = queryInt(c, "caused_by"); err != nil {
+		fields = append(fields, apperr.As(err).Fields...)
+	}
+	if f.CorrelationID = c.QueryParam("correlation_id"); f.CorrelationID != "" && !plainRequestID(f.CorrelationID) {
+		fields = append(fields, apperr.Field("correlation_id", "must be a request id: up to %d of A-Z, a-z, 0-9, '.', '_', '-'", maxRequestID))
 	}
 	f.Since, more = input.Time("since", c.QueryParam("since"))
 	fields = append(fields, more...)

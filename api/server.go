@@ -94,6 +94,7 @@ func New(d Deps) *echo.Echo {
 	e.Pre(headLikeGet)
 	e.Use(hardeningHeaders)
 	e.Use(requestID)
+	e.Use(traceRequests)
 	e.Use(s.logRequests)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 		d.Logger.ErrorContext(c.Request().Context(), "handler panicked", "err", err, "stack", string(stack))

@@ -131,14 +131,18 @@ var errStuck = errors.New("events: a local subscriber did not return; the transa
 var errTimedOut = errors.New("subscriber timed out")
 
 // deliver calls the subscriber with a timeout, turning a panic into an error.
-// For a local subscriber it runs in tx, inside a savepoint when asked.
+// For a local subscriber it runs in tx, inside a savepoint when asked. The
+// call's ctx names ev as the cause of the events the subscriber writes
+// (WithCause) and, when tracing is on, carries the call's process span.
 func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, savepoint bool) (err error) {
 	start := time.Now()
+	ctx, span := startProcess(WithCause(ctx, ev), s, ev)
 	defer func() {
 		d.metrics.observeDuration(s.Name, time.Since(start))
 		if tx == nil {
 			d.metrics.countDelivery(s.Name, err)
 		}
+		endSpan(span, err)
 	}()
 	ctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
 	defer cancel()
