@@ -217,9 +217,13 @@ func readEvents(q *gorm.DB) ([]Event, error) {
 	}
 	defer func() { _ = rows.Close() }()
 	var out []Event
+	// One row and one list of its fields serve every row: Scan sets every
+	// field (a NULL makes a Null* invalid), and a row per event would cost
+	// the batch an allocation per event.
+	var r eventRow
+	dest := r.dest()
 	for rows.Next() {
-		var r eventRow
-		if err := rows.Scan(r.dest()...); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		out = append(out, r.event())
