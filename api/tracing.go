@@ -29,8 +29,13 @@ func traceRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			c.SetRequest(req.WithContext(ctx))
 			return next(c)
 		}
-		route := c.Path()
-		ctx, span := telemetry.Tracer().Start(ctx, methodOf(c)+" "+route, trace.WithSpanKind(trace.SpanKindServer),
+		// The span is named after the route, not the path, so that its
+		// names stay few; a request no route matched is named by its method.
+		route, name := c.Path(), methodOf(c)
+		if route != "" {
+			name += " " + route
+		}
+		ctx, span := telemetry.Tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("http.request.method", methodOf(c)), attribute.String("http.route", route),
 				attribute.String("url.path", req.URL.Path), attribute.String("http.request.id", c.Response().Header().Get(echo.HeaderXRequestID))))
 		defer span.End()
