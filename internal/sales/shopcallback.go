@@ -33,8 +33,8 @@ const HeaderEventID = "X-Tsekh-Event-Id"
 // state or ETA. Its schema is in the AsyncAPI document (/asyncapi.json).
 type ShopCallbackBody struct {
 	EventID        int64     `json:"event_id" jsonschema_description:"the journal's event id, also in X-Tsekh-Event-Id: drop repeats by it"`
-	CausedBy       *int64    `json:"caused_by" jsonschema:"oneof_type=integer;null" jsonschema_description:"the id of the event whose handling wrote this one (e.g. the production order's launch that moved the order), or null when a request wrote it"`
-	CorrelationID  *string   `json:"correlation_id" jsonschema:"oneof_type=string;null" jsonschema_description:"the request's X-Request-Id (or a command's id) that set the change going, the same for every event that followed from it; null when none"`
+	CausedBy       *int64    `json:"caused_by,omitempty" jsonschema_description:"the id of the event whose handling wrote this one (e.g. the production order's launch that moved the order); absent when a request wrote it"`
+	CorrelationID  *string   `json:"correlation_id,omitempty" jsonschema:"pattern=^[A-Za-z0-9._-]{1,128}$" jsonschema_description:"the request's X-Request-Id (or a command's id) that set the change going, the same for every event that followed from it; absent when none"`
 	Type           string    `json:"type" jsonschema:"enum=order.status_changed,enum=order.shipped" jsonschema_description:"the event type"`
 	OrderID        int64     `json:"order_id" jsonschema_description:"tsekh's sales order"`
 	ShopOrderID    string    `json:"shop_order_id" jsonschema_description:"the shop's order id, as the shop sent it"`
