@@ -18,6 +18,7 @@ import (
 //	@ID			listEvents
 //	@Description	Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it. Events about users and their tokens (aggregate type auth_users) are shown to administrators only.
 //	@Description	With Accept: text/csv (preferred to JSON by its q-value), the whole journal the filters select (limit and cursor do not apply) as a spreadsheet, streamed: the columns №, Событие, Объект, Данные, Создано, Обработано, Кто, times as dd.mm.yyyy HH:MM:SS in the factory's time zone (FACTORY_TIMEZONE), "—" for the system.
+//	@Description	Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it, and where it came from: the event whose handling wrote it (caused_by), the request or command that set it going (correlation_id) and its W3C trace context.
 //	@Tags			events
 //	@Produce		json
 //	@Produce		text/csv
@@ -27,6 +28,8 @@ import (
 //	@Param			aggregate_id	query		int		false	"the object's id"	minimum(1) example(1)
 //	@Param			status			query		string	false	"event status"	Enums(pending, processed, failed)	example(pending)
 //	@Param			actor_id		query		int		false	"the user who caused it"	minimum(1) example(1)
+//	@Param			caused_by		query		int		false	"the events written by the handling of this event (an event id; 422 when no event has it)"	minimum(1) example(1)
+//	@Param			correlation_id	query		string	false	"the events set going by one request (its X-Request-Id) or command: up to 128 of A-Z, a-z, 0-9, '.', '_', '-' (422 otherwise)"	maxlength(128) example(CDMJ64LC2CNXIY22SPB7NZTONC)
 //	@Param			since			query		string	false	"created at or after (RFC 3339, from 2000-01-01 to 2100-12-31)"	format(date-time)	example(2026-12-01T00:00:00Z)
 //	@Param			until			query		string	false	"created before (RFC 3339, from 2000-01-01 to 2100-12-31)"		format(date-time)	example(2026-12-02T00:00:00Z)
 //	@Param			limit			query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
@@ -85,6 +88,12 @@ func (s *server) eventFilter(c echo.Context) (events.Filter, error) {
 	}
 	if f.ActorID, err = queryInt(c, "actor_id"); err != nil {
 		fields = append(fields, apperr.As(err).Fields...)
+	}
+	if f.CausedBy, err = queryInt(c, "caused_by"); err != nil {
+		fields = append(fields, apperr.As(err).Fields...)
+	}
+	if f.CorrelationID = c.QueryParam("correlation_id"); f.CorrelationID != "" && !plainRequestID(f.CorrelationID) {
+		fields = append(fields, apperr.Field("correlation_id", "must be a request id: up to %d of A-Z, a-z, 0-9, '.', '_', '-'", maxRequestID))
 	}
 	f.Since, more = input.Time("since", c.QueryParam("since"))
 	fields = append(fields, more...)

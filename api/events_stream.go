@@ -30,14 +30,16 @@ const DefaultStreamHeartbeat = 15 * time.Second
 //	@Produce		text/event-stream
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			Last-Event-ID	header		int		false	"the id of the last event received: the stream resumes after it (400 when not an event id)"
-//	@Param			after			query		int		false	"start after this event id (Last-Event-ID wins when both are sent)"
-//	@Param			type			query		string	false	"event type, e.g. order.received; one of GET /api/v1/event-types (422 otherwise)"		maxlength(100)
-//	@Param			aggregate_type	query		string	false	"the object's table, e.g. sales_orders; the aggregate_type of an event type (422 otherwise)"	maxlength(100)
-//	@Param			aggregate_id	query		int		false	"the object's id"
-//	@Param			actor_id		query		int		false	"the user who caused it"
-//	@Param			since			query		string	false	"created at or after (RFC 3339, from 2000-01-01 to 2100-12-31)"	format(date-time)
-//	@Param			until			query		string	false	"created before (RFC 3339, from 2000-01-01 to 2100-12-31)"		format(date-time)
+//	@Param			Last-Event-ID	header		int		false	"the id of the last event received: the stream resumes after it (400 when not an event id)"	minimum(1) example(1)
+//	@Param			after			query		int		false	"start after this event id (Last-Event-ID wins when both are sent)"	minimum(0) example(0)
+//	@Param			type			query		string	false	"event type, e.g. order.received; one of GET /api/v1/event-types (422 otherwise)"		maxlength(100)	example(order.received)
+//	@Param			aggregate_type	query		string	false	"the object's table, e.g. sales_orders; the aggregate_type of an event type (422 otherwise)"	maxlength(100)	example(sales_orders)
+//	@Param			aggregate_id	query		int		false	"the object's id"	minimum(1) example(1)
+//	@Param			actor_id		query		int		false	"the user who caused it"	minimum(1) example(1)
+//	@Param			caused_by		query		int		false	"the events written by the handling of this event (an event id; 422 when no event has it)"	minimum(1) example(1)
+//	@Param			correlation_id	query		string	false	"the events set going by one request (its X-Request-Id) or command: up to 128 of A-Z, a-z, 0-9, '.', '_', '-' (422 otherwise)"	maxlength(128) example(CDMJ64LC2CNXIY22SPB7NZTONC)
+//	@Param			since			query		string	false	"created at or after (RFC 3339, from 2000-01-01 to 2100-12-31)"	format(date-time)	example(2026-12-01T00:00:00Z)
+//	@Param			until			query		string	false	"created before (RFC 3339, from 2000-01-01 to 2100-12-31)"		format(date-time)	example(2026-12-02T00:00:00Z)
 //	@Success		200				{string}	string	"id: 132\ndata: {\"id\":132,\"type\":\"order.received\",…}\n\n"
 //	@Failure		400				{object}	Problem
 //	@Failure		401				{object}	Problem

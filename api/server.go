@@ -108,6 +108,7 @@ func New(d Deps) *echo.Echo {
 	e.Pre(limitHeaders)
 	e.Use(hardeningHeaders)
 	e.Use(requestID)
+	e.Use(traceRequests)
 	e.Use(s.logRequests)
 	e.Use(s.boundRequest)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{LogErrorFunc: func(c echo.Context, err error, stack []byte) error {

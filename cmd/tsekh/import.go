@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -275,5 +276,10 @@ func actAs(ctx context.Context, a *app.App, userID int64) (context.Context, erro
 	if err != nil {
 		return ctx, err
 	}
-	return events.WithActor(ctx, u.Actor()), nil
+	return events.WithCorrelation(events.WithActor(ctx, u.Actor()), commandCorrelation()), nil
 }
+
+// commandCorrelation is a new correlation id for one run of a command: the
+// events the run writes (and those its subscribers write) carry it, as a
+// request's carry its X-Request-Id. "cli-" tells them from a request's.
+func commandCorrelation() string { return "cli-" + rand.Text() }

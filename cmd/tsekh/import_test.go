@@ -78,6 +78,20 @@ func TestRun_ImportCRM(t *testing.T) {
 			var actors []string
 			require.NoError(t, db.Raw("SELECT DISTINCT actor_name FROM events WHERE type = 'order.received'").Scan(&actors).Error)
 			require.Equal(t, []string{"Администратор"}, actors)
+			// Each run of the command has a correlation id of its own, which
+			// every order it wrote carries.
+			var runs []struct {
+				CorrelationID *string
+				N             int
+			}
+			require.NoError(t, db.Raw(`SELECT correlation_id, count(*) AS n FROM events WHERE type = 'order.received'
+GROUP BY correlation_id ORDER BY count(*) DESC`).Scan(&runs).Error)
+			require.Len(t, runs, 2, "%+v", runs)
+			require.Equal(t, []int{296, 4}, []int{runs[0].N, runs[1].N})
+			for _, r := range runs {
+				require.NotNil(t, r.CorrelationID)
+				require.Regexp(t, `^cli-[A-Z2-7]{26}$`, *r.CorrelationID)
+			}
 
 			// Files it cannot read.
 			for name, content := range map[string]string{"empty": "", "object": `{"rows": []}`, "broken": `[{"crm_order_id": 1,`, "scalar": `42`} {

@@ -31,6 +31,7 @@ import (
 	"github.com/tsekh/tsekh/api"
 	"github.com/tsekh/tsekh/internal/app"
 	"github.com/tsekh/tsekh/internal/platform/config"
+	"github.com/tsekh/tsekh/internal/platform/telemetry"
 )
 
 func main() {
@@ -88,6 +89,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	cmd, rest := args[0], args[1:]
+	// Tracing is on when OTEL_EXPORTER_OTLP_ENDPOINT is set; the spans not
+	// yet exported are flushed on the way out.
+	shutdownTracing, err := telemetry.Setup(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdownTracing(flushCtx); err != nil {
+			_, _ = fmt.Fprintln(stderr, "tsekh: flushing the traces:", err)
+		}
+	}()
 	switch cmd {
 	case "serve":
 		return serve(ctx, rest, getenv, stdout, stderr)

@@ -71,7 +71,10 @@ func asyncAPIDocument(types []events.Type) ([]byte, error) {
 			"at least once and de-duplicated by the journal's event id (the message's Nats-Msg-Id). " +
 			"The shop is told of its orders' state by a signed HTTP callback (SHOP_CALLBACK_URL). " +
 			"Within a type, payloads change only by new optional fields: ignore fields you do not know. " +
-			"A breaking change is a new type name.",
+			"A breaking change is a new type name. " +
+			"Every event says where it came from: the event whose handling wrote it (causedby), the request or command " +
+			"that set it going (correlationid) and the W3C trace context of its writing (traceparent, tracestate: " +
+			"the CloudEvents distributed-tracing extension).",
 		Types: types,
 		NATS: asyncapi.NATS{
 			Host:          "localhost:4222",
@@ -85,6 +88,8 @@ func asyncAPIDocument(types []events.Type) ([]byte, error) {
 				"properties": map[string]any{
 					"Nats-Msg-Id":  map[string]any{"type": "string", "pattern": "^[0-9]+$", "description": "the journal's event id: JetStream drops a repeat within the stream's duplicate window"},
 					"Content-Type": map[string]any{"type": "string", "enum": []any{"application/cloudevents+json"}},
+					"traceparent":  map[string]any{"type": "string", "pattern": "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$", "description": "W3C traceparent of the publish, in the trace of the request that wrote the event; absent when the event has none"},
+					"tracestate":   map[string]any{"type": "string", "description": "W3C tracestate beside traceparent"},
 				},
 			},
 		},
@@ -94,7 +99,8 @@ func asyncAPIDocument(types []events.Type) ([]byte, error) {
 			Description: "With SHOP_CALLBACK_URL set, the subscriber " + sales.SubscriberShopCallback + " POSTs every " +
 				"order.status_changed of a shop order to that URL, signed like the shop's webhook with SHOP_WEBHOOK_SECRET " +
 				"and re-signed on every attempt. An answer other than 2xx is retried with back-off; delivery is at least " +
-				"once, so drop repeats by X-Tsekh-Event-Id.",
+				"once, so drop repeats by X-Tsekh-Event-Id. The body names the event, its cause and correlation id; " +
+				"traceparent and tracestate carry the trace of the request that wrote the event.",
 			Host:     "shop.example.com",
 			HostInfo: "The shop's server: the host of SHOP_CALLBACK_URL, whose path is the channel's address.",
 			Protocol: "https",

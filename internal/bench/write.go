@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
@@ -49,7 +51,13 @@ func (r *runner) writeOverhead(ctx context.Context, res *Result) error {
 		return o
 	}
 	svc := sales.NewService(r.db)
-	with := func(i int) error { _, err := svc.CreateOrder(ctx, in(i)); return err }
+	// Each order is written as a request writes it, with a correlation id
+	// of its own (a request's X-Request-Id), so that its event's index
+	// entries are counted.
+	with := func(i int) error {
+		_, err := svc.CreateOrder(events.WithCorrelation(ctx, rand.Text()), in(i))
+		return err
+	}
 	without := func(i int) error { return createOrderWithoutEvent(ctx, r.db, in(i)) }
 
 	n := r.opt.Writes

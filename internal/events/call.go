@@ -165,7 +165,9 @@ var errStuck = errors.New("events: a local subscriber did not return; the transa
 var errTimedOut = errors.New("subscriber timed out")
 
 // deliver calls the subscriber with a timeout, turning a panic into an error.
-// For a local subscriber it runs in tx, inside a savepoint when asked.
+// For a local subscriber it runs in tx, inside a savepoint when asked. The
+// call's ctx names ev as the cause of the events the subscriber writes
+// (WithCause) and, when tracing is on, carries the call's process span.
 //
 // An outside subscriber's answer is waited for up to the call budget. A
 // call that takes longer goes on, to its timeout, counted in calls, and its
@@ -175,11 +177,13 @@ var errTimedOut = errors.New("subscriber timed out")
 // order, while the lane goes on with the other objects.
 func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, savepoint bool, calls *leftCalls) (err error) {
 	start := time.Now()
+	ctx, span := startProcess(WithCause(ctx, ev), s, ev)
 	defer func() {
 		d.metrics.observeDuration(s.Name, time.Since(start))
 		if tx == nil {
 			d.metrics.countDelivery(s.Name, err)
 		}
+		endSpan(span, err)
 	}()
 	ctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
 	leftRunning := false

@@ -27,6 +27,16 @@ type Event struct {
 	Payload       json.RawMessage `json:"payload" swaggertype:"object"`
 	Actor         *Actor          `json:"actor"`
 	CreatedAt     time.Time       `json:"created_at" format:"date-time"`
+	// CausedBy is the id of the event whose handling wrote this one; nil
+	// for an event a request, a command or the scheduler wrote.
+	CausedBy *int64 `json:"caused_by"`
+	// CorrelationID is the id of the request (X-Request-Id) or command that
+	// set this event going, directly or through subscribers; "" when none.
+	CorrelationID string `json:"correlation_id"`
+	// Traceparent and Tracestate are the W3C trace context of the span
+	// that wrote the event; "" when none.
+	Traceparent string `json:"traceparent"`
+	Tracestate  string `json:"tracestate"`
 }
 
 // Object returns the event's object as the journal screen shows it: "sales_orders #22".

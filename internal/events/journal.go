@@ -31,6 +31,12 @@ type Entry struct {
 	ProcessedAt   *time.Time      `json:"processed_at" extensions:"x-nullable" format:"date-time"`
 	Status        string          `json:"status" enums:"pending,processed,failed"`
 	Deliveries    []Delivery      `json:"deliveries"`
+	// Cause, correlation and trace (see the README's "Tracing and causes").
+	CausedBy      *int64  `json:"caused_by" extensions:"x-nullable" example:"131"`                             // the event whose handling wrote it; null for a request's, a command's or the scheduler's
+	CorrelationID *string `json:"correlation_id" extensions:"x-nullable" example:"NZ3QWRKPM5ZJ7DO7GRNXO6GHKS"` // the request's X-Request-Id (or a command's id) that set it going
+	TraceID       *string `json:"trace_id" extensions:"x-nullable" example:"4bf92f3577b34da6a3ce929d0e0e4736"`
+	Traceparent   *string `json:"traceparent" extensions:"x-nullable" example:"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"` // W3C trace context of the span that wrote it
+	Tracestate    *string `json:"tracestate" extensions:"x-nullable"`
 }
 
 // Delivery is one subscriber's state of one event.
@@ -73,6 +79,8 @@ type Filter struct {
 	// UpToID. Oldest lists oldest first (the page's cursor then moves up).
 	AfterID, UpToID int64
 	Oldest          bool
+	CausedBy      int64     // events written by the handling of this event
+	CorrelationID string
 }
 
 // Journal answers questions about the event table.
@@ -178,6 +186,15 @@ func (j *Journal) List(ctx context.Context, f Filter, pr page.Request) ([]Entry,
 	}
 	if f.UpToID != 0 {
 		where, args = append(where, "e.id <= ?"), append(args, f.UpToID)
+	}
+	if f.CausedBy != 0 {
+		if err := j.mustExist(ctx, "caused_by", f.CausedBy); err != nil {
+			return nil, "", err
+		}
+		where, args = append(where, "e.caused_by = ?"), append(args, f.CausedBy)
+	}
+	if f.CorrelationID != "" {
+		where, args = append(where, "e.correlation_id = ?"), append(args, f.CorrelationID)
 	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "e.created_at >= ?"), append(args, database.TimeArg(j.db, f.Since))
@@ -306,6 +323,7 @@ func (j *Journal) entries(ctx context.Context, ids []int64) ([]Entry, error) {
 			ev := r.event()
 			byID[ev.ID] = &Entry{ID: ev.ID, Type: ev.Type, AggregateType: ev.AggregateType, AggregateID: ev.AggregateID,
 				Object: ev.Object(), Payload: ev.Payload, Actor: ev.Actor, CreatedAt: ev.CreatedAt}
+			withOrigin(byID[ev.ID], ev)
 			parts[ev.ID] = part
 		}
 		err = rows.Err()

@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -30,10 +31,12 @@ func TestMigrate_SharedPositionsBecomeLanes(t *testing.T) {
 			// the first four: the second one's delivery to plan.backlog was
 			// retrying (due now), the third's had failed for good.
 			var ids []int64
+			// They are written as that version wrote them, with its columns.
 			for i := range 6 {
 				require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
-					if err := events.Add(ctx, tx, contracts.OrderReceived.New(int64(i+1), contracts.OrderReceivedPayload{OrderID: int64(i + 1),
-						Lines: 1, Source: "manual", Items: []contracts.OrderReceivedItem{{ItemID: int64(i + 1), SKU: "SHK-KUPE-1600", Qty: 1}}})); err != nil {
+					payload := fmt.Sprintf(`{"order_id": %d, "lines": 1, "source": "manual", "items": [{"item_id": %d, "sku": "SHK-KUPE-1600", "qty": 1}]}`, i+1, i+1)
+					if err := tx.Exec(`INSERT INTO events (type, aggregate_type, aggregate_id, partition, payload) VALUES (?, ?, ?, ?, ?)`,
+						contracts.OrderReceived.Name(), "sales_orders", i+1, events.PartitionOf("sales_orders", int64(i+1)), payload).Error; err != nil {
 						return err
 					}
 					id, err := dbtest.LastEventID(tx)

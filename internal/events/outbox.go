@@ -25,8 +25,11 @@ var ErrNoTransaction = errors.New("events: Add needs the owner's transaction")
 
 // Add writes the event inside tx, the transaction of the module that owns the
 // data, so that the data and its event commit or roll back together. The actor
-// is taken from ctx (see WithActor); the creation time comes from the database
-// clock, and the id is taken when the event is written.
+// is taken from ctx (see WithActor), and so are the event's cause and
+// correlation id (see WithCause, WithCorrelation) and its W3C trace context:
+// that of a "create" span Add records when tracing is on, else the current
+// span's, else the cause's. The creation time comes from the database clock,
+// and the id is taken when the event is written.
 //
 // On PostgreSQL the event's INSERT travels with the transaction's COMMIT, in
 // the same round trip (database.WithCommit), so that the event costs the
@@ -54,22 +57,29 @@ func Add(ctx context.Context, tx *gorm.DB, ev New) error {
 	if a, ok := ActorFrom(ctx); ok {
 		actorID, actorName = &a.ID, &a.Name
 	}
+	ctx, span := startCreate(ctx, ev.Type)
+	defer endSpan(span, nil)
+	o := originOf(ctx)
 	part := PartitionOf(ev.AggregateType, ev.AggregateID)
 	if database.DialectOf(tx) == database.Postgres {
 		// The transaction id is taken before the event id, so that every
 		// transaction holding an event id is visible in later snapshots as in
 		// progress (or done); the dispatcher's horizon relies on it.
 		q := `WITH x AS MATERIALIZED (SELECT pg_current_xact_id() AS xid)
-INSERT INTO events (id, type, aggregate_type, aggregate_id, partition, payload, actor_id, actor_name)
-SELECT nextval('events_id_seq'), $1, $2, $3, $4, $5::jsonb, $6, $7 FROM x`
-		args := []any{ev.Type, ev.AggregateType, ev.AggregateID, part, string(payload), actorID, actorName}
+INSERT INTO events (id, type, aggregate_type, aggregate_id, partition, payload, actor_id, actor_name,
+  caused_by, correlation_id, traceparent, tracestate)
+SELECT nextval('events_id_seq'), $1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11 FROM x`
+		args := []any{ev.Type, ev.AggregateType, ev.AggregateID, part, string(payload), actorID, actorName,
+			o.causedBy, o.correlation, o.traceparent, o.tracestate}
 		if database.WithCommit(tx, q, args...) {
 			return nil
 		}
 		_, err = tx.Statement.ConnPool.ExecContext(ctx, q, args...)
 	} else {
-		err = tx.WithContext(ctx).Exec(`INSERT INTO events (type, aggregate_type, aggregate_id, partition, payload, actor_id, actor_name)
-VALUES (?, ?, ?, ?, ?, ?, ?)`, ev.Type, ev.AggregateType, ev.AggregateID, part, string(payload), actorID, actorName).Error
+		err = tx.WithContext(ctx).Exec(`INSERT INTO events (type, aggregate_type, aggregate_id, partition, payload, actor_id, actor_name,
+  caused_by, correlation_id, traceparent, tracestate)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ev.Type, ev.AggregateType, ev.AggregateID, part, string(payload), actorID, actorName,
+			o.causedBy, o.correlation, o.traceparent, o.tracestate).Error
 	}
 	if err != nil {
 		return fmt.Errorf("events: add %s: %w", ev.Type, err)

@@ -211,7 +211,8 @@ func splitList(s string) []string {
 }
 
 // eventColumns are the columns eventRow scans, in order.
-const eventColumns = `e.id, e.type, e.aggregate_type, e.aggregate_id, e.payload, e.actor_id, e.actor_name, e.created_at`
+const eventColumns = `e.id, e.type, e.aggregate_type, e.aggregate_id, e.payload, e.actor_id, e.actor_name, e.created_at,
+  e.caused_by, e.correlation_id, e.traceparent, e.tracestate`
 
 // readEvents scans events selected as eventColumns.
 func readEvents(q *gorm.DB) ([]Event, error) {
@@ -221,9 +222,13 @@ func readEvents(q *gorm.DB) ([]Event, error) {
 	}
 	defer func() { _ = rows.Close() }()
 	var out []Event
+	// One row and one list of its fields serve every row: Scan sets every
+	// field (a NULL makes a Null* invalid), and a row per event would cost
+	// the batch an allocation per event.
+	var r eventRow
+	dest := r.dest()
 	for rows.Next() {
-		var r eventRow
-		if err := rows.Scan(r.dest()...); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		out = append(out, r.event())
@@ -244,24 +249,32 @@ FROM events e WHERE (e.partition, e.id) > (?, ?) AND (e.partition, e.id) <= (?, 
 }
 
 // eventRow scans the columns id, type, aggregate_type, aggregate_id,
-// payload, actor_id, actor_name, created_at; all may be NULL (the claim's
+// payload, actor_id, actor_name, created_at, caused_by, correlation_id,
+// traceparent, tracestate; all may be NULL (the claim's
 // outer join gives a row without an event when there is none to read).
 type eventRow struct {
-	id, aggID, actorID      sql.NullInt64
-	typ, aggType, actorName sql.NullString
-	payload                 []byte
-	createdAt               nullTime
+	id, aggID, actorID, causedBy         sql.NullInt64
+	typ, aggType, actorName              sql.NullString
+	correlation, traceparent, tracestate sql.NullString
+	payload                              []byte
+	createdAt                            nullTime
 }
 
 func (r *eventRow) dest() []any {
-	return []any{&r.id, &r.typ, &r.aggType, &r.aggID, &r.payload, &r.actorID, &r.actorName, &r.createdAt}
+	return []any{&r.id, &r.typ, &r.aggType, &r.aggID, &r.payload, &r.actorID, &r.actorName, &r.createdAt,
+		&r.causedBy, &r.correlation, &r.traceparent, &r.tracestate}
 }
 
 func (r *eventRow) event() Event {
 	ev := Event{ID: r.id.Int64, Type: r.typ.String, AggregateType: r.aggType.String, AggregateID: r.aggID.Int64,
-		Payload: r.payload, CreatedAt: r.createdAt.t.UTC()}
+		Payload: r.payload, CreatedAt: r.createdAt.t.UTC(),
+		CorrelationID: r.correlation.String, Traceparent: r.traceparent.String, Tracestate: r.tracestate.String}
 	if r.actorID.Valid {
 		ev.Actor = &Actor{ID: r.actorID.Int64, Name: r.actorName.String}
+	}
+	if r.causedBy.Valid {
+		id := r.causedBy.Int64
+		ev.CausedBy = &id
 	}
 	return ev
 }

@@ -141,9 +141,10 @@ ORDER BY e.id`
 		list  string
 		batch []Event
 	)
+	var r eventRow // one for every row, as in readEvents
+	dest := append([]any{&list}, r.dest()...)
 	for rows.Next() {
-		var r eventRow
-		if err := rows.Scan(append([]any{&list}, r.dest()...)...); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, err
 		}
 		if r.id.Valid { // else claimed, nothing to read

@@ -261,7 +261,9 @@ func (f Filter) matches(e Entry) bool {
 		!f.Until.IsZero() && !e.CreatedAt.Before(f.Until),
 		slices.Contains(f.HideAggregateTypes, e.AggregateType),
 		f.AfterID != 0 && e.ID <= f.AfterID,
-		f.UpToID != 0 && e.ID > f.UpToID:
+		f.UpToID != 0 && e.ID > f.UpToID,
+		f.CausedBy != 0 && (e.CausedBy == nil || *e.CausedBy != f.CausedBy),
+		f.CorrelationID != "" && (e.CorrelationID == nil || *e.CorrelationID != f.CorrelationID):
 		return false
 	}
 	return true

@@ -3,7 +3,10 @@
 // dispatcher ("nats.relay"): every event is published at least once, as a
 // CloudEvents 1.0 JSON message on the subject <prefix>.<event type>, with the
 // journal's event id as the JetStream message id, so that the stream drops
-// the repeats that at-least-once delivery may produce.
+// the repeats that at-least-once delivery may produce. Its cause, correlation
+// id and W3C trace context travel as extension attributes (causedby,
+// correlationid, and traceparent and tracestate of the distributed-tracing
+// extension), the trace context in the message's headers too.
 package relay
 
 import (
@@ -18,8 +21,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/telemetry"
 )
 
 // SubscriberName is the relay's name in the journal.
@@ -117,6 +122,18 @@ func (r *Relay) Publish(ctx context.Context, ev events.Event) (duplicate bool, e
 	msg := nats.NewMsg(r.Subject(ev.Type))
 	msg.Data = body
 	msg.Header.Set("Content-Type", "application/cloudevents+json")
+	// The publish carries the trace of its handling (the relay's process
+	// span), or else the event's own, in the message's headers too.
+	tp, ts := ev.Traceparent, ev.Tracestate
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		tp, ts = telemetry.Traceparent(sc), sc.TraceState().String()
+	}
+	if tp != "" {
+		msg.Header.Set("traceparent", tp)
+		if ts != "" {
+			msg.Header.Set("tracestate", ts)
+		}
+	}
 	ack, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(strconv.FormatInt(ev.ID, 10)), jetstream.WithExpectStream(r.opt.Stream))
 	if err != nil {
 		return false, fmt.Errorf("relay: publish event %d: %w", ev.ID, err)
@@ -199,6 +216,14 @@ type Envelope struct {
 	// The actor (extension attributes), absent for work the system did.
 	Actor   string `json:"tsekhactor,omitempty" jsonschema_description:"the user who caused the event; absent for work the system did"`
 	ActorID int64  `json:"tsekhactorid,omitempty" jsonschema_description:"that user's id"`
+	// Where the event came from (extension attributes), each absent when
+	// the event has none.
+	CausedBy      string `json:"causedby,omitempty" jsonschema:"pattern=^[0-9]+$" jsonschema_description:"the id of the event whose handling wrote this one; absent for an event a request, a command or the scheduler wrote"`
+	CorrelationID string `json:"correlationid,omitempty" jsonschema:"pattern=^[A-Za-z0-9._-]{1,128}$" jsonschema_description:"the request's X-Request-Id (or a command's id) that set the event going, the same for every event that followed from it"`
+	// The distributed-tracing extension: the W3C trace context of the span
+	// that wrote the event.
+	Traceparent string `json:"traceparent,omitempty" jsonschema:"pattern=^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$" jsonschema_description:"W3C traceparent of the span that wrote the event (the distributed-tracing extension)"`
+	Tracestate  string `json:"tracestate,omitempty" jsonschema_description:"W3C tracestate beside traceparent"`
 }
 
 // CloudEvent encodes ev as a CloudEvents 1.0 JSON document; dataSchema, when
@@ -221,5 +246,9 @@ func CloudEvent(ev events.Event, source, dataSchema string) ([]byte, error) {
 	if ev.Actor != nil {
 		env.Actor, env.ActorID = ev.Actor.Name, ev.Actor.ID
 	}
+	if ev.CausedBy != nil {
+		env.CausedBy = strconv.FormatInt(*ev.CausedBy, 10)
+	}
+	env.CorrelationID, env.Traceparent, env.Tracestate = ev.CorrelationID, ev.Traceparent, ev.Tracestate
 	return json.Marshal(env)
 }

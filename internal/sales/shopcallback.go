@@ -13,8 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/telemetry"
 )
 
 // SubscriberShopCallback is the name of the subscriber that tells the shop
@@ -29,6 +33,8 @@ const HeaderEventID = "X-Tsekh-Event-Id"
 // state or ETA. Its schema is in the AsyncAPI document (/asyncapi.json).
 type ShopCallbackBody struct {
 	EventID        int64     `json:"event_id" jsonschema_description:"the journal's event id, also in X-Tsekh-Event-Id: drop repeats by it"`
+	CausedBy       *int64    `json:"caused_by,omitempty" jsonschema_description:"the id of the event whose handling wrote this one (e.g. the production order's launch that moved the order); absent when a request wrote it"`
+	CorrelationID  *string   `json:"correlation_id,omitempty" jsonschema:"pattern=^[A-Za-z0-9._-]{1,128}$" jsonschema_description:"the request's X-Request-Id (or a command's id) that set the change going, the same for every event that followed from it; absent when none"`
 	Type           string    `json:"type" jsonschema:"enum=order.status_changed,enum=order.shipped" jsonschema_description:"the event type"`
 	OrderID        int64     `json:"order_id" jsonschema_description:"tsekh's sales order"`
 	ShopOrderID    string    `json:"shop_order_id" jsonschema_description:"the shop's order id, as the shop sent it"`
@@ -47,6 +53,10 @@ type ShopCallbackHeaders struct {
 	Timestamp string `json:"X-Shop-Timestamp" jsonschema:"pattern=^[0-9]+$" jsonschema_description:"Unix seconds when the request was signed"`
 	Signature string `json:"X-Shop-Signature" jsonschema:"pattern=^sha256=[0-9a-f]{64}$" jsonschema_description:"sha256=<hex HMAC-SHA256(SHOP_WEBHOOK_SECRET, timestamp + \".\" + raw body)>, as the shop signs its webhook"`
 	EventID   string `json:"X-Tsekh-Event-Id" jsonschema:"pattern=^[0-9]+$" jsonschema_description:"the journal's event id: a repeat of a delivery carries the same"`
+	// The W3C trace context of the callback's sending, in the trace of the
+	// request that wrote the event; absent when the event has none.
+	Traceparent string `json:"traceparent,omitempty" jsonschema:"pattern=^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$" jsonschema_description:"W3C traceparent: the trace of the request that wrote the event"`
+	Tracestate  string `json:"tracestate,omitempty" jsonschema_description:"W3C tracestate beside traceparent"`
 }
 
 // DefaultShopCallbackConcurrency is how many callbacks may be in flight at
@@ -117,6 +127,10 @@ func (cb *shopCallback) send(ctx context.Context, ev events.Event) error {
 	if p.ETA != "" {
 		body.ETA = &p.ETA
 	}
+	body.CausedBy = ev.CausedBy
+	if ev.CorrelationID != "" {
+		body.CorrelationID = &ev.CorrelationID
+	}
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return err
@@ -130,6 +144,7 @@ func (cb *shopCallback) send(ctx context.Context, ev events.Event) error {
 	req.Header.Set(HeaderShopTimestamp, strconv.FormatInt(ts, 10))
 	req.Header.Set(HeaderShopSignature, Sign(cb.secret, ts, raw))
 	req.Header.Set(HeaderEventID, strconv.FormatInt(ev.ID, 10))
+	setTraceHeaders(ctx, req.Header, ev)
 	res, err := cb.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("shop callback: POST %s: %w", cb.shown, unwrapURLError(err))
@@ -189,4 +204,20 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// setTraceHeaders sends the W3C trace context of the callback: that of the
+// subscriber's process span when tracing is on, else the event's own, so
+// that the shop sees the trace of the request that wrote the event.
+func setTraceHeaders(ctx context.Context, h http.Header, ev events.Event) {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		telemetry.Propagator.Inject(ctx, propagation.HeaderCarrier(h))
+		return
+	}
+	if ev.Traceparent != "" {
+		h.Set("traceparent", ev.Traceparent)
+		if ev.Tracestate != "" {
+			h.Set("tracestate", ev.Tracestate)
+		}
+	}
 }
