@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
 )
 
 type tokenView struct {
@@ -230,7 +232,9 @@ func TestTokens_Expire(t *testing.T) {
 			require.Equal(t, http.StatusOK, env.Do(http.MethodGet, "/api/v1/me", nil, tok.Token).Status)
 
 			// The clock moves on: the token's expiry is moved into the past.
-			require.NoError(t, env.App.DB.Exec("UPDATE auth_tokens SET expires_at = "+database.NowPlus(env.App.DB, -time.Second)+" WHERE id = ?", tok.ID).Error)
+			require.NoError(t, dbtest.Fixture(env.App.DB, func(tx *gorm.DB) error {
+				return tx.Exec("UPDATE auth_tokens SET expires_at = "+database.NowPlus(tx, -time.Second)+" WHERE id = ?", tok.ID).Error
+			}))
 			requireUnauthorized(t, env, tok.Token, "this API token expired on ")
 			requireProblem(t, env.Do(http.MethodGet, "/api/v1/orders", nil, tok.Token), http.StatusUnauthorized)
 			d, _ := getUser(t, env, u.ID)

@@ -96,7 +96,7 @@ type causedEvent struct {
 	Tracestate    *string `json:"tracestate"`
 }
 
-func journalOf(t *testing.T, env *apptest.Env, query string) []causedEvent {
+func causedJournalOf(t *testing.T, env *apptest.Env, query string) []causedEvent {
 	t.Helper()
 	r := env.Admin(http.MethodGet, "/api/v1/events?"+query, nil)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -139,7 +139,7 @@ func TestCauses_RequestLaunchStatusCallback(t *testing.T) {
 		r.JSON(t, &po)
 		env.Dispatch()
 
-		launched := journalOf(t, env, fmt.Sprintf("type=prod_order.launched&aggregate_type=plan_prod_orders&aggregate_id=%d", po.ID))
+		launched := causedJournalOf(t, env, fmt.Sprintf("type=prod_order.launched&aggregate_type=plan_prod_orders&aggregate_id=%d", po.ID))
 		require.Len(t, launched, 1)
 		l := launched[0]
 		require.Nil(t, l.CausedBy, "a request's event follows from no event")
@@ -151,7 +151,7 @@ func TestCauses_RequestLaunchStatusCallback(t *testing.T) {
 		require.NotContains(t, *l.Traceparent, clientSpan, "the event's span is tsekh's, not the client's")
 
 		// The hop: sales.production's order.status_changed follows from the launch.
-		changed := journalOf(t, env, fmt.Sprintf("type=order.status_changed&aggregate_type=sales_orders&aggregate_id=%d", orderID))
+		changed := causedJournalOf(t, env, fmt.Sprintf("type=order.status_changed&aggregate_type=sales_orders&aggregate_id=%d", orderID))
 		require.NotEmpty(t, changed)
 		c := changed[0] // newest
 		require.NotNil(t, c.CausedBy, "%+v", c)
@@ -172,19 +172,19 @@ func TestCauses_RequestLaunchStatusCallback(t *testing.T) {
 			}
 			return out
 		}
-		byCorr := journalOf(t, env, "correlation_id="+reqID)
+		byCorr := causedJournalOf(t, env, "correlation_id="+reqID)
 		require.Contains(t, ids(byCorr), l.ID)
 		require.Contains(t, ids(byCorr), c.ID)
 		for _, e := range byCorr {
 			require.Equal(t, reqID, *e.CorrelationID)
 		}
-		byCause := journalOf(t, env, fmt.Sprintf("caused_by=%d", l.ID))
+		byCause := causedJournalOf(t, env, fmt.Sprintf("caused_by=%d", l.ID))
 		require.Contains(t, ids(byCause), c.ID)
 		for _, e := range byCause {
 			require.Equal(t, l.ID, *e.CausedBy)
 		}
-		require.Empty(t, journalOf(t, env, fmt.Sprintf("caused_by=%d", c.ID)), "the status change caused nothing")
-		require.Empty(t, journalOf(t, env, "correlation_id=nobody-sent-this"))
+		require.Empty(t, causedJournalOf(t, env, fmt.Sprintf("caused_by=%d", c.ID)), "the status change caused nothing")
+		require.Empty(t, causedJournalOf(t, env, "correlation_id=nobody-sent-this"))
 
 		// The shop hears of it with the event, its cause and its correlation,
 		// in the request's trace.
@@ -265,11 +265,11 @@ func TestCauses_FilterProblems(t *testing.T) {
 		// An order written by a request: its event carries the request's id.
 		r := env.Do(http.MethodPost, "/api/v1/orders", validOrder, apptest.AdminToken, "X-Request-Id", "order-req.1_a")
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
-		evs := journalOf(t, env, "correlation_id=order-req.1_a")
+		evs := causedJournalOf(t, env, "correlation_id=order-req.1_a")
 		require.Len(t, evs, 1)
 		require.Equal(t, "order.received", evs[0].Type)
 		require.Nil(t, evs[0].CausedBy)
-		require.Empty(t, journalOf(t, env, fmt.Sprintf("caused_by=%d", evs[0].ID)))
+		require.Empty(t, causedJournalOf(t, env, fmt.Sprintf("caused_by=%d", evs[0].ID)))
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
 )
 
 // listedOrder is an order as the list shows it.
@@ -202,7 +203,9 @@ func TestOrders_LateFlag(t *testing.T) {
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		s := seedOrderList(t, env)
 		// A cancelled order is not late, whatever ETA it kept.
-		require.NoError(t, env.App.DB.Exec("UPDATE sales_orders SET eta = ? WHERE id = ?", "2026-12-18", s.fedor).Error)
+		require.NoError(t, dbtest.Fixture(env.App.DB, func(tx *gorm.DB) error {
+			return tx.Exec("UPDATE sales_orders SET eta = ? WHERE id = ?", "2026-12-18", s.fedor).Error
+		}))
 		require.Equal(t, "2026-12-18", env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", s.fedor), nil).Map(t)["eta"])
 		require.Equal(t, []int64{s.ivan}, idsOf(orderList(t, env, "late=true", 50)))
 		require.Equal(t, []int64{s.fedor, s.pyotr, s.anna, s.alyona}, idsOf(orderList(t, env, "late=false", 50)))

@@ -80,7 +80,8 @@ func boolQuery(c echo.Context, name string) (*bool, error) {
 //	@ID			replan
 //	@Description	Places the operations not done of every launched or in-progress production order again, from now in the factory's time zone (FACTORY_TIMEZONE) and each work centre's shift, on the capacity and calendars the work centres have now: in priority order (higher first), then launch order. Run it after a capacity or calendar change, after progress (or delays) on the shop floor, or to bring overdue plans up to date.
 //	@Description	An order's planned_eta becomes the end of its last operation; its eta follows unless a planner gave it at launch (eta_given), which a re-plan keeps. Each order whose eta moved gets prod_order.rescheduled {"prod_order_id", "items", "eta", "previous_eta", "planned_eta", "priority"}; sales follow it (the items' and the order's ETA, order.status_changed) and the shop hears of it through its callback.
-//	@Description	The answer counts the orders re-planned and lists those whose ETA or planned ETA moved, before and after. 422, changing nothing, when a work centre the orders need has no working day within three years (the detail names it).
+//	@Description	The re-plan itself is journalled once as plan.replanned about plan_replans #id, naming the caller as its actor and listing what moved, also when nothing did.
+//	@Description	The answer has the re-plan's id, counts the orders re-planned and lists those whose ETA or planned ETA moved, before and after. 422, changing nothing, when a work centre the orders need has no working day within three years (the detail names it).
 //	@Tags			plan
 //	@Produce		json
 //	@Security		BearerAuth

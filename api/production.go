@@ -162,7 +162,7 @@ func (s *server) getProdOrder(c echo.Context) error {
 //
 //	@Summary		Start an operation (admin, planner, master)
 //	@ID			startOperation
-//	@Description	pending → in_progress. The first operation started moves the production order from launched to in_progress and writes prod_order.started.
+//	@Description	pending → in_progress, journalled as operation.started on the production order (its step, part or unit, and the caller). The first operation started moves the production order from launched to in_progress and writes prod_order.started too.
 //	@Tags			plan
 //	@Produce		json
 //	@Security		BearerAuth
@@ -191,7 +191,7 @@ func (s *server) startOperation(c echo.Context) error {
 //
 //	@Summary		Complete an operation (admin, planner, master)
 //	@ID			completeOperation
-//	@Description	in_progress → done. The last operation done moves the production order to done and writes prod_order.completed.
+//	@Description	in_progress → done, journalled as operation.completed on the production order (its step, part or unit, and the caller). The last operation done moves the production order to done and writes prod_order.completed too.
 //	@Tags			plan
 //	@Produce		json
 //	@Security		BearerAuth
@@ -303,7 +303,7 @@ func (s *server) closeProdOrder(c echo.Context) error {
 //
 //	@Summary		Change a production order's priority (admin, planner)
 //	@ID			changeProdOrder
-//	@Description	Sets the priority of a launched or in-progress order (higher first, -100 to 100) and re-plans every unfinished order from now, as POST /api/v1/plan/replan does, so that it takes its new place: raising it moves it ahead of lower-priority work. Orders whose ETA moved get prod_order.rescheduled, which reaches sales and the shop.
+//	@Description	Sets the priority of a launched or in-progress order (higher first, -100 to 100) and re-plans every unfinished order from now, as POST /api/v1/plan/replan does, so that it takes its new place: raising it moves it ahead of lower-priority work. A new priority is journalled as prod_order.priority_changed (before, after, the caller), the re-plan as plan.replanned (reason priority); orders whose ETA moved get prod_order.rescheduled, which reaches sales and the shop.
 //	@Description	Answers the order as it is now and the re-plan's summary. 409 for an order done or cancelled; 422 for a priority out of range, or (changing nothing) when a work centre has no working day within three years.
 //	@Tags			plan
 //	@Accept			json

@@ -48,6 +48,7 @@ func receiveDue(t *testing.T, env *apptest.Env, due string, lines ...line) (int6
 }
 
 type replanSummary struct {
+	ID        int64
 	From      time.Time
 	Replanned int
 	Moved     []struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/config"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
@@ -99,7 +100,9 @@ func TestOrders_CreateFromWebhook(t *testing.T) {
 			// Shops retry with a fresh signature, minutes or a day later: the same order, 200, nothing written.
 			orders, evs := env.Count("sales_orders"), env.Count("events")
 			// The order was received a day ago; no window of time limits the de-duplication.
-			require.NoError(t, env.App.DB.Exec("UPDATE sales_orders SET created_at = ? WHERE id = ?", time.Now().Add(-24*time.Hour).UTC(), id).Error)
+			require.NoError(t, dbtest.Fixture(env.App.DB, func(tx *gorm.DB) error {
+				return tx.Exec("UPDATE sales_orders SET created_at = ? WHERE id = ?", time.Now().Add(-24*time.Hour).UTC(), id).Error
+			}))
 			for _, at := range []time.Time{time.Now().Add(-4 * time.Minute), time.Now(), time.Now().Add(4 * time.Minute)} {
 				r := deliver(env, body, at)
 				require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/events"
@@ -138,15 +139,16 @@ func (w *shopWebhook) receive(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	actor, err := w.shopActor(ctx)
+	var actor events.Actor
+	o, out, err := w.Sales.ReceiveShopOrder(c.Request().Context(), in, func(ctx context.Context, tx *gorm.DB) (events.Actor, error) {
+		var err error
+		actor, err = w.shopActor(ctx, tx)
+		return actor, err
+	})
 	if err != nil {
 		return err
 	}
-	o, out, err := w.Sales.ReceiveShopOrder(events.WithActor(ctx, actor), in)
-	if err != nil {
-		return err
-	}
+	w.remember(actor)
 	res, status := ShopWebhookResponse{OrderID: o.ID}, http.StatusOK
 	switch out {
 	case sales.OutcomeCreated:
@@ -160,18 +162,25 @@ func (w *shopWebhook) receive(c echo.Context) error {
 }
 
 // shopActor returns the shop's user, "Интернет-магазин" (role manager),
-// creating it on the first delivery.
-func (w *shopWebhook) shopActor(ctx context.Context) (events.Actor, error) {
+// creating it, in the delivery's transaction tx, on the first delivery: a
+// delivery refused for its content rolls it back with the rest.
+func (w *shopWebhook) shopActor(ctx context.Context, tx *gorm.DB) (events.Actor, error) {
+	w.mu.Lock()
+	a := w.actor
+	w.mu.Unlock()
+	if a != nil {
+		return *a, nil
+	}
+	u, err := auth.EnsureUserIn(ctx, tx, sales.ShopActorName, auth.RoleManager)
+	return u.Actor(), err
+}
+
+// remember keeps the shop's user once a delivery that named it committed.
+func (w *shopWebhook) remember(a events.Actor) {
+	if a.ID == 0 {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.actor != nil {
-		return *w.actor, nil
-	}
-	u, err := w.Auth.EnsureUser(ctx, sales.ShopActorName, auth.RoleManager)
-	if err != nil {
-		return events.Actor{}, err
-	}
-	a := u.Actor()
 	w.actor = &a
-	return a, nil
 }

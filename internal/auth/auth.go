@@ -141,26 +141,36 @@ func (s *Service) User(ctx context.Context, id int64) (User, error) {
 // on PostgreSQL concurrent callers are serialised by an advisory lock, on
 // SQLite by its single writer.
 func (s *Service) EnsureUser(ctx context.Context, name, role string) (User, error) {
+	var u User
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		u, err = EnsureUserIn(ctx, tx, name, role)
+		return err
+	})
+	return u, err
+}
+
+// EnsureUserIn is EnsureUser in the caller's transaction tx: the user it
+// creates commits, or rolls back, with what the caller writes. It takes the
+// same lock, held to the end of tx.
+func EnsureUserIn(ctx context.Context, tx *gorm.DB, name, role string) (User, error) {
 	if strings.TrimSpace(name) == "" {
 		return User{}, apperr.Invalid("the user is not valid", apperr.Field("name", "is required"))
 	}
 	if !slices.Contains(Roles, role) {
 		return User{}, apperr.Invalid("the user is not valid", apperr.Field("role", "must be one of %s", strings.Join(Roles, ", ")))
 	}
+	if database.DialectOf(tx) == database.Postgres {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", "auth.user:"+role+":"+name).Error; err != nil {
+			return User{}, err
+		}
+	}
 	var u User
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if database.DialectOf(tx) == database.Postgres {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", "auth.user:"+role+":"+name).Error; err != nil {
-				return err
-			}
-		}
-		err := tx.Where("name = ? AND role = ?", name, role).Order("id").First(&u).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			u = User{Name: name, Role: role}
-			return createUser(ctx, tx, &u)
-		}
-		return err
-	})
+	err := tx.Where("name = ? AND role = ?", name, role).Order("id").First(&u).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		u = User{Name: name, Role: role}
+		return u, createUser(ctx, tx, &u)
+	}
 	return u, err
 }
 

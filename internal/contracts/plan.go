@@ -121,3 +121,75 @@ type ProdOrderRescheduledPayload struct {
 	PlannedETA  string  `json:"planned_eta" jsonschema:"format=date" jsonschema_description:"the day its last operation is now planned to end"`
 	Priority    int     `json:"priority" jsonschema:"minimum=-100,maximum=100" jsonschema_description:"its priority: higher first"`
 }
+
+// ProdOrderPriorityChanged is written when a planner changes a production
+// order's priority (PATCH /api/v1/production-orders/{id}); the re-plan that
+// gives it its new place is journalled beside it as plan.replanned.
+var ProdOrderPriorityChanged = events.Declare[ProdOrderPriorityChangedPayload]("prod_order.priority_changed", "plan", "plan_prod_orders",
+	"A planner changed a production order's priority (higher first); the plan was re-planned at once for it to take its new place (plan.replanned, reason priority).")
+
+// ProdOrderPriorityChangedPayload is the payload of prod_order.priority_changed.
+type ProdOrderPriorityChangedPayload struct {
+	ProdOrderID      int64   `json:"prod_order_id" jsonschema_description:"the production order"`
+	Items            []int64 `json:"items" jsonschema_description:"the sales-order items it makes"`
+	Priority         int     `json:"priority" jsonschema:"minimum=-100,maximum=100" jsonschema_description:"its priority now: higher first"`
+	PreviousPriority int     `json:"previous_priority" jsonschema:"minimum=-100,maximum=100" jsonschema_description:"its priority before"`
+}
+
+// OperationStarted and OperationCompleted are written for each operation the
+// shop floor starts or completes on its own (POST
+// /api/v1/production-orders/{id}/operations/{op_id}/start and /complete),
+// beside the production order's prod_order.started and .completed when it
+// is its first or last.
+var (
+	OperationStarted = events.Declare[OperationPayload]("operation.started", "plan", "plan_prod_orders",
+		"The shop floor started one operation of a production order: a route step on one physical part (part scope) or on one unit (item scope).")
+	OperationCompleted = events.Declare[OperationPayload]("operation.completed", "plan", "plan_prod_orders",
+		"The shop floor completed one operation of a production order: a route step on one physical part (part scope) or on one unit (item scope).")
+)
+
+// OperationPayload is the payload of operation.started and .completed.
+type OperationPayload struct {
+	ProdOrderID  int64  `json:"prod_order_id" jsonschema_description:"the production order"`
+	OperationID  int64  `json:"operation_id" jsonschema_description:"the operation"`
+	Seq          int    `json:"seq" jsonschema_description:"the route step"`
+	Operation    string `json:"operation" jsonschema_description:"the step's name"`
+	Scope        string `json:"scope" jsonschema:"enum=part,enum=item" jsonschema_description:"part: done on one physical part; item: on one unit"`
+	WorkCenterID int64  `json:"work_center_id" jsonschema_description:"the work centre it is done on"`
+	ItemID       int64  `json:"item_id" jsonschema_description:"the sales-order item"`
+	Unit         int    `json:"unit" jsonschema:"minimum=1" jsonschema_description:"which unit of the item (1 to its quantity)"`
+	PartID       *int64 `json:"part_id,omitempty" jsonschema_description:"the physical part, for a part-scope step"`
+	Part         string `json:"part,omitempty" jsonschema_description:"the part's name, for a part-scope step"`
+}
+
+// PlanReplanned is written once for every re-plan of the whole plan, also
+// when nothing moved: POST /api/v1/plan/replan, and the re-plan a change of
+// priority makes. It is about the re-plan itself (plan_replans), which
+// belongs to no one production order.
+var PlanReplanned = events.Declare[PlanReplannedPayload]("plan.replanned", "plan", "plan_replans",
+	"The unfinished production orders were placed again from a moment, in priority and launch order, on the work centres' capacity, shifts and calendars and what the shop floor had done; lists every order whose ETA or planned ETA moved (none, when nothing did). Orders whose promised ETA moved also get prod_order.rescheduled.")
+
+// Why a re-plan ran.
+const (
+	ReplanRequested = "replan"   // POST /api/v1/plan/replan
+	ReplanPriority  = "priority" // a production order's priority changed
+)
+
+// PlanReplannedPayload is the payload of plan.replanned.
+type PlanReplannedPayload struct {
+	ReplanID    int64         `json:"replan_id" jsonschema_description:"the re-plan"`
+	Reason      string        `json:"reason" jsonschema:"enum=replan,enum=priority" jsonschema_description:"replan: asked for (POST /api/v1/plan/replan); priority: a production order's priority changed"`
+	ProdOrderID int64         `json:"prod_order_id,omitempty" jsonschema_description:"the production order whose priority changed, for reason priority"`
+	From        string        `json:"from" jsonschema:"format=date-time" jsonschema_description:"the moment it planned from, in the factory's time zone"`
+	Replanned   int           `json:"replanned" jsonschema:"minimum=0" jsonschema_description:"the unfinished production orders placed again"`
+	Moved       []ReplanMoved `json:"moved" jsonschema_description:"those whose ETA or planned ETA moved, in plan order"`
+}
+
+// ReplanMoved is a production order a re-plan moved.
+type ReplanMoved struct {
+	ProdOrderID      int64  `json:"prod_order_id" jsonschema_description:"the production order"`
+	ETABefore        string `json:"eta_before" jsonschema:"format=date" jsonschema_description:"its promised ETA before"`
+	ETAAfter         string `json:"eta_after" jsonschema:"format=date" jsonschema_description:"its promised ETA now (kept when a planner gave it)"`
+	PlannedETABefore string `json:"planned_eta_before" jsonschema:"format=date" jsonschema_description:"the day its last operation was planned to end"`
+	PlannedETAAfter  string `json:"planned_eta_after" jsonschema:"format=date" jsonschema_description:"the day its last operation is now planned to end"`
+}

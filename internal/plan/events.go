@@ -13,7 +13,8 @@ const AggregateType = "plan_prod_orders"
 func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
 		contracts.ProdOrderProgressReported, contracts.ProdOrderItemsReleased, contracts.ProdOrderNeedsAttention, contracts.ProdOrderClosed,
-		contracts.ProdOrderRescheduled)
+		contracts.ProdOrderRescheduled, contracts.ProdOrderPriorityChanged, contracts.OperationStarted, contracts.OperationCompleted,
+		contracts.PlanReplanned)
 	r.Subscribe(events.Subscriber{
 		Name:        "plan.backlog",
 		Types:       events.Names(contracts.OrderReceived, contracts.OrderChanged),

@@ -22,8 +22,9 @@ type OperationChange struct {
 }
 
 // StartOperation marks a pending operation of the production order in
-// progress. The order's first started operation moves the order from
-// launched to in_progress and writes prod_order.started. It returns
+// progress and writes operation.started. The order's first started
+// operation moves the order from launched to in_progress and writes
+// prod_order.started too. It returns
 // ENOTFOUND for an unknown order or operation, ECONFLICT when the operation
 // is not pending or the order is cancelled, done or closed.
 //
@@ -33,8 +34,9 @@ func (s *Service) StartOperation(ctx context.Context, orderID, opID int64) (Oper
 	return s.changeOperation(ctx, orderID, opID, OpPending, OpInProgress)
 }
 
-// CompleteOperation marks an operation in progress done. The order's last
-// operation done moves the order to done and writes prod_order.completed. It
+// CompleteOperation marks an operation in progress done and writes
+// operation.completed. The order's last operation done moves the order to
+// done and writes prod_order.completed too. It
 // returns ENOTFOUND for an unknown order or operation, ECONFLICT when the
 // operation is not in progress or an operation before it in the route (on
 // its part, or of its unit for an item-scope one) is not done.
@@ -84,6 +86,9 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 		if res.RowsAffected != 1 {
 			return apperr.Conflict("operation %d changed at the same time; read it again", opID)
 		}
+		if err := operationEvent(ctx, tx, op, to); err != nil {
+			return err
+		}
 		switch {
 		case to == OpInProgress && o.Status == StatusLaunched:
 			if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
@@ -107,6 +112,23 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 		return err
 	})
 	return out, err
+}
+
+// operationEvent writes operation.started (to in_progress) or
+// operation.completed (to done) for op, naming its step and its part or unit.
+func operationEvent(ctx context.Context, tx *gorm.DB, op Operation, to string) error {
+	p := contracts.OperationPayload{ProdOrderID: op.ProdOrderID, OperationID: op.ID, Seq: op.Seq, Operation: op.Name, Scope: op.Scope,
+		WorkCenterID: op.WorkCenterID, ItemID: op.ItemID, Unit: op.Unit, PartID: op.PartID}
+	if op.PartID != nil {
+		if err := tx.Raw("SELECT name FROM plan_parts WHERE id = ?", *op.PartID).Scan(&p.Part).Error; err != nil {
+			return err
+		}
+	}
+	ev := contracts.OperationStarted
+	if to == OpDone {
+		ev = contracts.OperationCompleted
+	}
+	return events.Add(ctx, tx, ev.New(op.ProdOrderID, p))
 }
 
 // moveOrder changes the order's state and writes its event, in tx.

@@ -166,18 +166,24 @@ func TestProdOrderItems_OneLiveLaunchPerItem(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		order := func() int64 {
 			o := ProdOrder{Status: StatusLaunched, Route: RouteRef{ID: 1, Name: "r"}, ETA: database.DateOf(time.Now()), PlannedETA: database.DateOf(time.Now())}
-			require.NoError(t, db.Omit("Items", "CreatedAt", "StartedAt", "CompletedAt", "CancelledAt").Create(&o).Error)
+			require.NoError(t, dbtest.Fixture(db, func(tx *gorm.DB) error {
+				return tx.Omit("Items", "CreatedAt", "StartedAt", "CompletedAt", "CancelledAt").Create(&o).Error
+			}))
 			return o.ID
 		}
+		// The rows are written as the schema sees them, not as a launch does.
+		create := func(v any) error { return dbtest.Fixture(db, func(tx *gorm.DB) error { return tx.Create(v).Error }) }
 		item := func(prodOrderID int64) ProdItem {
 			return ProdItem{ProdOrderID: prodOrderID, ItemID: 42, OrderID: 1, ProductID: 1, SKU: "X", Qty: 1, ReceivedAt: time.Now().UTC(), EventID: 1}
 		}
 		first, second := order(), order()
-		require.NoError(t, db.Create(&[]ProdItem{item(first)}).Error)
-		err := db.Create(&[]ProdItem{item(second)}).Error
+		require.NoError(t, create(&[]ProdItem{item(first)}))
+		err := create(&[]ProdItem{item(second)})
 		require.True(t, database.IsUniqueViolation(err), "%v", err)
-		require.NoError(t, db.Model(&ProdItem{}).Where("prod_order_id = ?", first).Update("released", true).Error)
-		require.NoError(t, db.Create(&[]ProdItem{item(second)}).Error)
+		require.NoError(t, dbtest.Fixture(db, func(tx *gorm.DB) error {
+			return tx.Model(&ProdItem{}).Where("prod_order_id = ?", first).Update("released", true).Error
+		}))
+		require.NoError(t, create(&[]ProdItem{item(second)}))
 	})
 }
 

@@ -38,6 +38,9 @@ type Rescheduled struct {
 
 // ReplanSummary is what a re-plan did.
 type ReplanSummary struct {
+	// ID is the re-plan's, which its plan.replanned event is about
+	// (plan_replans).
+	ID int64 `json:"id"`
 	// From is the moment it planned from, in the factory's time zone.
 	From time.Time `json:"from" format:"date-time"`
 	// Replanned is the number of unfinished production orders placed again.
@@ -53,8 +56,10 @@ type ReplanSummary struct {
 // operation; its promised ETA follows unless a planner gave it at launch
 // (eta_given), and every order whose promised ETA moved gets a
 // prod_order.rescheduled event, which sales follow (order.status_changed,
-// and so the shop's callback). It runs under the lock launches take, so a
-// launch or a progress report at the same time waits for it or it for them.
+// and so the shop's callback). The re-plan itself is journalled once, as
+// plan.replanned naming who asked for it and what moved, also when nothing
+// did. It runs under the lock launches take, so a launch or a progress
+// report at the same time waits for it or it for them.
 //
 // It returns EINVALID, changing nothing, when a work centre the orders need
 // has no working day within three years (the error names it).
@@ -62,11 +67,40 @@ func (s *Service) Replan(ctx context.Context) (ReplanSummary, error) {
 	var out ReplanSummary
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		out, err = s.replanAll(ctx, tx)
+		out, err = s.replanJournalled(ctx, tx, contracts.ReplanRequested, 0)
 		return err
 	})
 	return out, err
 }
+
+// replanJournalled re-plans the whole plan (replanAll) and journals it: a
+// row of plan_replans and its plan.replanned event, with the reason and,
+// for a change of priority, the production order whose priority changed.
+func (s *Service) replanJournalled(ctx context.Context, tx *gorm.DB, reason string, prodOrderID int64) (ReplanSummary, error) {
+	out, err := s.replanAll(ctx, tx)
+	if err != nil {
+		return out, err
+	}
+	var by *int64
+	if prodOrderID != 0 {
+		by = &prodOrderID
+	}
+	err = tx.Raw("INSERT INTO plan_replans (reason, prod_order_id, planned_from, replanned, moved) VALUES (?, ?, ?, ?, ?) RETURNING id",
+		reason, by, database.TimeArg(tx, out.From), out.Replanned, len(out.Moved)).Scan(&out.ID).Error
+	if err != nil {
+		return out, err
+	}
+	moved := make([]contracts.ReplanMoved, len(out.Moved))
+	for i, m := range out.Moved {
+		moved[i] = contracts.ReplanMoved{ProdOrderID: m.ProdOrderID, ETABefore: m.ETABefore.String(), ETAAfter: m.ETAAfter.String(),
+			PlannedETABefore: m.PlannedETABefore.String(), PlannedETAAfter: m.PlannedETAAfter.String()}
+	}
+	return out, events.Add(ctx, tx, contracts.PlanReplanned.New(out.ID, contracts.PlanReplannedPayload{ReplanID: out.ID, Reason: reason,
+		ProdOrderID: prodOrderID, From: out.From.UTC().Format(fromLayout), Replanned: out.Replanned, Moved: moved}))
+}
+
+// fromLayout is RFC 3339 in UTC with milliseconds, as every time tsekh shows.
+const fromLayout = "2006-01-02T15:04:05.000Z"
 
 func (s *Service) replanAll(ctx context.Context, tx *gorm.DB) (ReplanSummary, error) {
 	if err := lockPlan(tx); err != nil {
@@ -91,7 +125,9 @@ type PriorityChange struct {
 }
 
 // SetPriority changes the priority of a launched or in-progress production
-// order and re-plans (as Replan) so that it takes its new place. It returns
+// order, writing prod_order.priority_changed when it differs, and re-plans
+// (as Replan, journalled as plan.replanned with reason priority) so that it
+// takes its new place. It returns
 // EINVALID for a priority out of range or a work centre with no working day
 // (nothing changes then), ENOTFOUND for an unknown order, ECONFLICT for one
 // that is done or cancelled.
@@ -116,10 +152,17 @@ func (s *Service) SetPriority(ctx context.Context, id int64, priority int) (Prio
 		if o.Status != StatusLaunched && o.Status != StatusInProgress {
 			return apperr.Conflict("%s is %s: only a launched or in-progress order has a place in the plan", describe(o), o.Status)
 		}
-		if err := tx.Model(&ProdOrder{}).Where("id = ?", id).Update("priority", priority).Error; err != nil {
-			return err
+		if priority != o.Priority {
+			if err := tx.Model(&ProdOrder{}).Where("id = ?", id).Update("priority", priority).Error; err != nil {
+				return err
+			}
+			err := events.Add(ctx, tx, contracts.ProdOrderPriorityChanged.New(id, contracts.ProdOrderPriorityChangedPayload{
+				ProdOrderID: id, Items: o.ItemIDs(), Priority: priority, PreviousPriority: o.Priority}))
+			if err != nil {
+				return err
+			}
 		}
-		if out.Replan, err = s.replanAll(ctx, tx); err != nil {
+		if out.Replan, err = s.replanJournalled(ctx, tx, contracts.ReplanPriority, id); err != nil {
 			return err
 		}
 		out.ProdOrder, err = prodOrder(ctx, tx, id, false)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
 )
 
 // A launch or a progress report that comes while a re-plan is under way
@@ -30,7 +31,9 @@ func TestReplan_WhatComesMeanwhileWaits(t *testing.T) {
 				first, err := s.LaunchProdOrder(ctx, Launch{Items: []int64{1}})
 				require.NoError(t, err)
 				// Less cutting capacity: the re-plan moves the launched work.
-				require.NoError(t, db.Model(&catalog.WorkCenter{}).Where("code = ?", "CUT").Update("capacity_min_per_day", 120).Error)
+				require.NoError(t, dbtest.Fixture(db, func(tx *gorm.DB) error {
+					return tx.Model(&catalog.WorkCenter{}).Where("code = ?", "CUT").Update("capacity_min_per_day", 120).Error
+				}))
 				receiveItem(t, db, 2, "SHK-RASP-1200", 2)
 
 				computed, resume := make(chan struct{}), make(chan struct{})

@@ -464,6 +464,12 @@ func takenUp(res *gorm.DB, id int64) error {
 	return nil
 }
 
+// ActorIn gives, inside a delivery's transaction, the user the delivery
+// acts as: an integration's user of its own, created (with its
+// user.created) on its first delivery in that same transaction, so that a
+// delivery refused for its content leaves no user behind.
+type ActorIn func(ctx context.Context, tx *gorm.DB) (events.Actor, error)
+
 // Outcome is what became of an order sent again by the shop or the CRM.
 type Outcome string
 
@@ -479,11 +485,20 @@ const (
 // (uniqueBy: sync_id or crm_order_id), or applies it again to the order of
 // that key (see redeliver). Deliveries of one key take turns
 // (lockIntakeKey), so that many at the same instant make one order and one
-// event, and none spends an order number.
-func (s *Service) receiveOnce(ctx context.Context, in NewOrder, uniqueBy, via string) (o Order, out Outcome, err error) {
+// event, and none spends an order number. as, when not nil, gives the actor
+// in the transaction (see ActorIn).
+func (s *Service) receiveOnce(ctx context.Context, in NewOrder, uniqueBy, via string, as ActorIn) (o Order, out Outcome, err error) {
 	err = database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		if err := lockIntakeKey(ctx, tx, uniqueBy, in); err != nil {
 			return err
+		}
+		ctx := ctx
+		if as != nil {
+			a, err := as(ctx, tx)
+			if err != nil {
+				return err
+			}
+			ctx = events.WithActor(ctx, a)
 		}
 		id, err := orderIDByKey(ctx, tx, uniqueBy, in)
 		if err != nil {

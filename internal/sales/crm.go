@@ -125,7 +125,7 @@ func (s *Service) ImportCRMOrder(ctx context.Context, row int, raw json.RawMessa
 	if err == nil {
 		var o Order
 		var out Outcome
-		o, out, err = s.receiveOnce(ctx, in, "crm_order_id", ViaCRM)
+		o, out, err = s.receiveOnce(ctx, in, "crm_order_id", ViaCRM, nil)
 		if o.ID != 0 {
 			res.OrderID = &o.ID
 		}

@@ -157,10 +157,15 @@ func shopOrderID(raw json.RawMessage) (string, error) {
 // is not (OutcomeStale), and ECONFLICT when it carries neither version nor
 // updated_at or the order cannot take the change (see redeliver). It
 // returns EINVALID for unknown SKUs.
-func (s *Service) ReceiveShopOrder(ctx context.Context, in NewOrder) (Order, Outcome, error) {
+//
+// as, when not nil, gives the shop's user inside the delivery's transaction
+// (creating it on the first delivery), and the events name them; otherwise
+// the actor comes from ctx. A refused delivery so leaves nothing behind, not
+// even the shop's user.
+func (s *Service) ReceiveShopOrder(ctx context.Context, in NewOrder, as ActorIn) (Order, Outcome, error) {
 	if in.SyncID == nil || !strings.HasPrefix(*in.SyncID, SyncIDPrefix) {
 		return Order{}, "", apperr.Invalid("the shop order is not valid", apperr.Field("id", "is required"))
 	}
 	in.Source = SourceShop
-	return s.receiveOnce(ctx, in, "sync_id", ViaShop)
+	return s.receiveOnce(ctx, in, "sync_id", ViaShop, as)
 }

@@ -76,7 +76,7 @@ func shopOrder(t *testing.T, f *fixture, id string) sales.Order {
 	t.Helper()
 	syncID := sales.SyncIDPrefix + id
 	o, created, err := f.sales.ReceiveShopOrder(context.Background(), sales.NewOrder{
-		Customer: sales.Customer{Name: "Анна"}, Items: []sales.NewItem{{SKU: "SHK-KUPE-1600", Qty: 1}}, SyncID: &syncID})
+		Customer: sales.Customer{Name: "Анна"}, Items: []sales.NewItem{{SKU: "SHK-KUPE-1600", Qty: 1}}, SyncID: &syncID}, nil)
 	require.NoError(t, err)
 	require.Equal(t, sales.OutcomeCreated, created)
 	return o

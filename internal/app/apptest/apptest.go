@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,9 +21,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app"
+	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/platform/config"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
+	"github.com/tsekh/tsekh/internal/sales"
 )
 
 // AdminToken logs in as the administrator in every Env.
@@ -33,6 +37,18 @@ type Env struct {
 	App     *app.App
 	Echo    *echo.Echo
 	Dialect database.Dialect
+
+	// sent records the requests sent with Do, for the journal check of
+	// their actors; shared by copies of the Env.
+	sent *sentRequests
+}
+
+// sentRequests are the requests an Env sent (dbtest.CheckRequests), and the
+// user of each token they used.
+type sentRequests struct {
+	dbtest.Requests
+	mu     sync.Mutex
+	tokens map[string]int64
 }
 
 // Each runs fn once on PostgreSQL and once on SQLite, each with a fresh
@@ -65,9 +81,12 @@ func New(t testing.TB, d database.Dialect, configure func(*config.Config)) *Env 
 	require.NoError(t, err)
 	_, err = a.Auth.EnsureAdmin(ctx, AdminToken)
 	require.NoError(t, err)
-	t.Cleanup(func() { checkDeclared(t, a) })
+	env := &Env{T: t, App: a, Echo: a.HTTP(), Dialect: d, sent: &sentRequests{tokens: map[string]int64{}}}
+	t.Cleanup(func() {
+		checkDeclared(t, a)
+		dbtest.CheckRequests(t, a.DB, &env.sent.Requests)
+	})
 	t.Cleanup(a.Stream.Close) // the streams end before the database goes
-	env := &Env{T: t, App: a, Echo: a.HTTP(), Dialect: d}
 	// The service's dispatcher starts with it: its subscribers are
 	// registered, with their lanes, before the test writes anything.
 	env.Dispatch()
@@ -122,8 +141,32 @@ func (e *Env) Do(method, path string, body any, token string, headers ...string)
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	rec := httptest.NewRecorder()
+	from, checked := dbtest.NextXid(req.Context(), e.App.DB)
 	e.Echo.ServeHTTP(rec, req)
+	if checked {
+		to, _ := dbtest.NextXid(req.Context(), e.App.DB)
+		r := dbtest.Request{From: from, To: to, What: method + " " + path}
+		switch {
+		case token != "":
+			r.ActorID = e.userOf(token)
+		case strings.HasPrefix(path, "/api/v1/webhooks/shop/"):
+			r.ActorName = sales.ShopActorName
+		}
+		e.sent.Add(r)
+	}
 	return Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}
+
+// userOf returns the id of the user a token belongs to (0 for none).
+func (e *Env) userOf(token string) int64 {
+	e.sent.mu.Lock()
+	defer e.sent.mu.Unlock()
+	id, ok := e.sent.tokens[token]
+	if !ok {
+		_ = e.App.DB.Raw("SELECT user_id FROM auth_tokens WHERE hash = ?", auth.HashToken(token)).Scan(&id).Error
+		e.sent.tokens[token] = id
+	}
+	return id
 }
 
 // Admin sends a request as the administrator.

@@ -44,26 +44,48 @@ func Each(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
 }
 
 // New returns a freshly migrated database of the dialect, removed when the
-// test ends.
+// test ends. On PostgreSQL it carries the journal check (journal.go).
 func New(t testing.TB, d database.Dialect) *gorm.DB {
 	t.Helper()
-	opts := Options(t, d)
-	ctx := context.Background()
-	gdb, err := database.Open(ctx, opts)
+	gdb, err := database.Open(context.Background(), Options(t, d))
 	if err != nil {
 		t.Fatalf("dbtest: %v (is PostgreSQL running? set TEST_DATABASE_URL)", err)
 	}
 	t.Cleanup(func() { _ = database.Close(gdb) })
-	if _, err := database.Migrate(ctx, gdb); err != nil {
-		t.Fatalf("dbtest: %v", err)
-	}
 	return gdb
 }
 
-// Options prepares an empty database of the dialect (a new schema or a new
-// file) and returns the options that open it, so that tests can open several
-// connections pools, or start the tsekh binary, on the same database.
+// Options prepares a freshly migrated database of the dialect (a new schema
+// or a new file) and returns the options that open it, so that tests can
+// open several connection pools, or start the tsekh binary, on the same
+// database. On PostgreSQL the schema carries the journal check (journal.go):
+// when the test ends, it fails for every committed transaction that changed
+// owned data and wrote no event.
 func Options(t testing.TB, d database.Dialect) database.Options {
+	t.Helper()
+	opts := empty(t, d)
+	ctx := context.Background()
+	o := opts
+	o.MaxConns = 1
+	db, err := database.Open(ctx, o)
+	if err != nil {
+		t.Fatalf("dbtest: %v (is PostgreSQL running? set TEST_DATABASE_URL)", err)
+	}
+	defer func() { _ = database.Close(db) }()
+	if _, err := database.Migrate(ctx, db); err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	if d == database.Postgres {
+		if err := installJournalCheck(ctx, db); err != nil {
+			t.Fatalf("dbtest: the journal check: %v", err)
+		}
+	}
+	return opts
+}
+
+// empty prepares an empty database of the dialect and returns the options
+// that open it.
+func empty(t testing.TB, d database.Dialect) database.Options {
 	t.Helper()
 	if d == database.SQLite {
 		opts := database.Options{SQLitePath: filepath.Join(t.TempDir(), "tsekh.db")}
@@ -85,6 +107,7 @@ func Options(t testing.TB, d database.Dialect) database.Options {
 			return
 		}
 		defer func() { _ = database.Close(a) }()
+		dropJournalCheck(a, schema)
 		_ = a.Exec("DROP SCHEMA " + schema + " CASCADE").Error
 	})
 	opts := database.Options{PostgresURL: WithSearchPath(PostgresURL(), schema)}
@@ -93,9 +116,11 @@ func Options(t testing.TB, d database.Dialect) database.Options {
 }
 
 // CheckEvents fails the test when an event in the database does not match
-// the payload schema its type declares (see contractstest): every test
-// database is checked this way when its test ends, so a writer that drifts
-// from its declaration fails the suite. Types no events.Declare declares
+// the payload schema its type declares (see contractstest), and, on
+// PostgreSQL, when a committed transaction changed owned data and wrote no
+// event (the journal check, journal.go): every test database is checked
+// this way when its test ends, so a writer that drifts from its declaration,
+// or forgets its event, fails the suite. Types no events.Declare declares
 // (tests' own) are not checked.
 func CheckEvents(t testing.TB, opts database.Options) {
 	t.Helper()
@@ -114,6 +139,9 @@ func CheckEvents(t testing.TB, opts database.Options) {
 	defer func() { _ = database.Close(db) }()
 	if err := contractstest.CheckJournal(ctx, db); err != nil {
 		t.Errorf("dbtest: events that drift from their contracts (internal/contracts):\n%v", err)
+	}
+	if err := checkJournal(ctx, db); err != nil {
+		t.Errorf("dbtest: changes with no event (SPEC, Events rule 9):\n%v", err)
 	}
 }
 
@@ -157,11 +185,12 @@ func LastEventID(tx *gorm.DB) (int64, error) {
 
 // At returns a fresh database of the dialect migrated up to version only, for
 // tests of the migrations after it: they write rows as an older tsekh left
-// them, then migrate the rest of the way (database.Migrate).
+// them, then migrate the rest of the way (database.Migrate). It has no
+// journal check: such rows have no events.
 func At(t testing.TB, d database.Dialect, version int64) *gorm.DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := database.Open(ctx, Options(t, d))
+	db, err := database.Open(ctx, empty(t, d))
 	if err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}
