@@ -60,9 +60,10 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it.",
+                "description": "Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it. Events about users and their tokens (aggregate type auth_users) are shown to administrators only.\nWith Accept: text/csv (preferred to JSON by its q-value), the whole journal the filters select (limit and cursor do not apply) as a spreadsheet, streamed: the columns №, Событие, Объект, Данные, Создано, Обработано, Кто, times as dd.mm.yyyy HH:MM:SS in the factory's time zone (FACTORY_TIMEZONE), \"—\" for the system.\nEvery event with who caused it, its object, its payload, when it was created and when every subscriber had handled it, and where it came from: the event whose handling wrote it (caused_by), the request or command that set it going (correlation_id) and its W3C trace context.",
                 "produces": [
-                    "application/json"
+                    "application/json",
+                    "text/csv"
                 ],
                 "tags": [
                     "events"
@@ -73,6 +74,7 @@ const docTemplate = `{
                     {
                         "maxLength": 100,
                         "type": "string",
+                        "x-example": "order.received",
                         "description": "event type, e.g. order.received; one of GET /api/v1/event-types (422 otherwise)",
                         "name": "type",
                         "in": "query"
@@ -80,12 +82,15 @@ const docTemplate = `{
                     {
                         "maxLength": 100,
                         "type": "string",
+                        "x-example": "sales_orders",
                         "description": "the object's table, e.g. sales_orders; the aggregate_type of an event type (422 otherwise)",
                         "name": "aggregate_type",
                         "in": "query"
                     },
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "the object's id",
                         "name": "aggregate_id",
                         "in": "query"
@@ -97,19 +102,39 @@ const docTemplate = `{
                             "failed"
                         ],
                         "type": "string",
+                        "x-example": "pending",
                         "description": "event status",
                         "name": "status",
                         "in": "query"
                     },
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "the user who caused it",
                         "name": "actor_id",
                         "in": "query"
                     },
                     {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "the events written by the handling of this event (an event id; 422 when no event has it)",
+                        "name": "caused_by",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 128,
+                        "type": "string",
+                        "x-example": "CDMJ64LC2CNXIY22SPB7NZTONC",
+                        "description": "the events set going by one request (its X-Request-Id) or command: up to 128 of A-Z, a-z, 0-9, '.', '_', '-' (422 otherwise)",
+                        "name": "correlation_id",
+                        "in": "query"
+                    },
+                    {
                         "type": "string",
                         "format": "date-time",
+                        "x-example": "2026-12-01T00:00:00Z",
                         "description": "created at or after (RFC 3339, from 2000-01-01 to 2100-12-31)",
                         "name": "since",
                         "in": "query"
@@ -117,18 +142,26 @@ const docTemplate = `{
                     {
                         "type": "string",
                         "format": "date-time",
+                        "x-example": "2026-12-02T00:00:00Z",
                         "description": "created before (RFC 3339, from 2000-01-01 to 2100-12-31)",
                         "name": "until",
                         "in": "query"
                     },
                     {
+                        "maximum": 500,
+                        "minimum": 1,
                         "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
                         "description": "page size (1-500, default 50)",
                         "name": "limit",
                         "in": "query"
                     },
                     {
+                        "maxLength": 1000,
                         "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9ldmVudHMiLCJpZCI6MX0",
+                        "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
                         "in": "query"
@@ -148,7 +181,140 @@ const docTemplate = `{
                         }
                     },
                     "422": {
+                        "description": "a filter that cannot match (since not before until), a cursor not of this list",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/events/stream": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Each event once, in id order, as it becomes final: an SSE message with the event's id as its id and the event (as in the list) as its data. Resumable: a client that reconnects with the Last-Event-ID header (browsers' EventSource send it), or with ?after=, receives every event after that id, with no gap and no repeat; without either, the stream starts with the events committed from now on (after=0: the whole journal first).\nAn event is sent only once no transaction in flight can still commit a lower id (commit order is not id order on PostgreSQL), so a later-committing lower id is never skipped. The list's filters apply, but status (an event streams when it is committed, pending). Events about users and their tokens reach administrators only. An idle stream sends a comment line (\": heartbeat\") every EVENTS_STREAM_HEARTBEAT. A replica serves at most EVENTS_STREAM_MAX_CLIENTS streams at once: beyond, 503 with Retry-After. The stream ends when the replica shuts down; the client reconnects with its Last-Event-ID.",
+                "produces": [
+                    "text/event-stream",
+                    "application/json"
+                ],
+                "tags": [
+                    "events"
+                ],
+                "summary": "The journal live, as Server-Sent Events",
+                "operationId": "streamEvents",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "the id of the last event received: the stream resumes after it (400 when not an event id)",
+                        "name": "Last-Event-ID",
+                        "in": "header"
+                    },
+                    {
+                        "minimum": 0,
+                        "type": "integer",
+                        "x-example": 0,
+                        "description": "start after this event id (Last-Event-ID wins when both are sent)",
+                        "name": "after",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 100,
+                        "type": "string",
+                        "x-example": "order.received",
+                        "description": "event type, e.g. order.received; one of GET /api/v1/event-types (422 otherwise)",
+                        "name": "type",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 100,
+                        "type": "string",
+                        "x-example": "sales_orders",
+                        "description": "the object's table, e.g. sales_orders; the aggregate_type of an event type (422 otherwise)",
+                        "name": "aggregate_type",
+                        "in": "query"
+                    },
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "the object's id",
+                        "name": "aggregate_id",
+                        "in": "query"
+                    },
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "the user who caused it",
+                        "name": "actor_id",
+                        "in": "query"
+                    },
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "the events written by the handling of this event (an event id; 422 when no event has it)",
+                        "name": "caused_by",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 128,
+                        "type": "string",
+                        "x-example": "CDMJ64LC2CNXIY22SPB7NZTONC",
+                        "description": "the events set going by one request (its X-Request-Id) or command: up to 128 of A-Z, a-z, 0-9, '.', '_', '-' (422 otherwise)",
+                        "name": "correlation_id",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "format": "date-time",
+                        "x-example": "2026-12-01T00:00:00Z",
+                        "description": "created at or after (RFC 3339, from 2000-01-01 to 2100-12-31)",
+                        "name": "since",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "format": "date-time",
+                        "x-example": "2026-12-02T00:00:00Z",
+                        "description": "created before (RFC 3339, from 2000-01-01 to 2100-12-31)",
+                        "name": "until",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "id: 132\\ndata: {\\\"id\\\":132,\\\"type\\\":\\\"order.received\\\",…}\\n\\n",
+                        "schema": {
+                            "type": "string"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
                         "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "Service Unavailable",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -163,7 +329,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The event with its status, processed_at and each subscriber's delivery: status, attempts, last error, next attempt, processed at, and the event it waits for when held.",
+                "description": "The event with its status, processed_at and each subscriber's delivery: status, attempts, last error, next attempt, processed at, and the event it waits for when held. An event about a user or a token is 404 to all but administrators, as in the list.",
                 "produces": [
                     "application/json"
                 ],
@@ -174,7 +340,9 @@ const docTemplate = `{
                 "operationId": "getEvent",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "event id",
                         "name": "id",
                         "in": "path",
@@ -227,7 +395,9 @@ const docTemplate = `{
                 "operationId": "retryEvent",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "event id",
                         "name": "id",
                         "in": "path",
@@ -410,6 +580,7 @@ const docTemplate = `{
                             "cancelled"
                         ],
                         "type": "string",
+                        "x-example": "received",
                         "description": "order state",
                         "name": "status",
                         "in": "query"
@@ -421,6 +592,7 @@ const docTemplate = `{
                             "manual"
                         ],
                         "type": "string",
+                        "x-example": "shop",
                         "description": "order source",
                         "name": "source",
                         "in": "query"
@@ -428,6 +600,7 @@ const docTemplate = `{
                     {
                         "maxLength": 200,
                         "type": "string",
+                        "x-example": "Петров",
                         "description": "part of the customer's name or phone, any case",
                         "name": "customer",
                         "in": "query"
@@ -435,6 +608,7 @@ const docTemplate = `{
                     {
                         "maxLength": 64,
                         "type": "string",
+                        "x-example": "SHK-KUPE-1600",
                         "description": "orders with an item of this SKU",
                         "name": "sku",
                         "in": "query"
@@ -442,6 +616,7 @@ const docTemplate = `{
                     {
                         "type": "string",
                         "format": "date",
+                        "x-example": "2026-12-01",
                         "description": "due on or after this day (YYYY-MM-DD)",
                         "name": "due_after",
                         "in": "query"
@@ -449,24 +624,33 @@ const docTemplate = `{
                     {
                         "type": "string",
                         "format": "date",
+                        "x-example": "2026-12-31",
                         "description": "due on or before this day (YYYY-MM-DD)",
                         "name": "due_before",
                         "in": "query"
                     },
                     {
                         "type": "boolean",
+                        "x-example": true,
                         "description": "true: only late orders (ETA after the due date); false: only the others",
                         "name": "late",
                         "in": "query"
                     },
                     {
+                        "maximum": 500,
+                        "minimum": 1,
                         "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
                         "description": "page size (1-500, default 50; JSON only)",
                         "name": "limit",
                         "in": "query"
                     },
                     {
+                        "maxLength": 1000,
                         "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9vcmRlcnMiLCJpZCI6MX0",
+                        "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page (JSON only)",
                         "name": "cursor",
                         "in": "query"
@@ -491,6 +675,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "422": {
                         "description": "a filter value that cannot match, named in errors",
                         "schema": {
@@ -505,7 +695,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Stores the order, its items and its order.received event in one transaction.\n\nWith an ` + "`" + `Idempotency-Key` + "`" + ` header (one; 1 to 255 visible ASCII characters, scoped to the caller) a retried request\ncannot create a second order: a repeat with the same body (compared as JSON: spacing and key order do not matter)\ngets the stored response again, the same status and body, with ` + "`" + `Idempotent-Replayed: true` + "`" + `; the same key with\nanother body is refused (422); while the first request with the key is still in flight, a repeat gets 409.\nA request that fails (for instance 422) does not keep its key. Two Idempotency-Key headers are refused (400).\n\nText is valid UTF-8 without control characters (an item's note may hold tabs and line breaks) and within its\nmaxLength in characters; due_date is from 2000-01-01 to 2100-12-31 (422 naming the field otherwise).",
+                "description": "Stores the order, its items and its order.received event in one transaction.\n\nWith an ` + "`" + `Idempotency-Key` + "`" + ` header (one; 1 to 255 visible ASCII characters, scoped to the caller) a retried request\ncannot create a second order: a repeat with the same body (compared as JSON: spacing and key order do not matter)\ngets the stored response again, the same status and body, with ` + "`" + `Idempotent-Replayed: true` + "`" + `; the same key with\nanother body is refused (422); a repeat sent while the first request with the key is still in flight waits for\nit and gets its response (or, when the first failed, goes ahead itself). A request that fails, whatever the cause\n(a 422, its connection to the database cut), does not keep its key. Two Idempotency-Key headers are refused (400).\n\nText is valid UTF-8 without control characters (an item's note may hold tabs and line breaks) and within its\nmaxLength in characters; due_date is from 2000-01-01 to 2100-12-31 (422 naming the field otherwise).",
                 "consumes": [
                     "application/json"
                 ],
@@ -519,7 +709,10 @@ const docTemplate = `{
                 "operationId": "createOrder",
                 "parameters": [
                     {
+                        "maxLength": 255,
+                        "minLength": 1,
                         "type": "string",
+                        "x-example": "3f1c2a9e-5b7d-4e2a-9c1f-8a6b0d4e7f21",
                         "description": "a key the client makes up for this request, e.g. a UUID",
                         "name": "Idempotency-Key",
                         "in": "header"
@@ -566,7 +759,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "a request with this Idempotency-Key is still in flight",
+                        "description": "the Idempotency-Key expired while the request was in progress, or is held by a request of an older version",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -610,7 +803,9 @@ const docTemplate = `{
                 "operationId": "getOrder",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "order id",
                         "name": "id",
                         "in": "path",
@@ -664,7 +859,9 @@ const docTemplate = `{
                 "operationId": "changeOrder",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "order id",
                         "name": "id",
                         "in": "path",
@@ -756,7 +953,9 @@ const docTemplate = `{
                 "operationId": "cancelOrder",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "order id",
                         "name": "id",
                         "in": "path",
@@ -803,6 +1002,77 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/orders/{id}/history": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every event about the sales order (received, changed, cancelled, its state and ETA, its shipments) and about every production order\nlaunched for its items (launched, started, progress, rescheduled, completed, cancelled, closed, the items it released), in the order\nthey happened, each with its deliveries: the shop callbacks among them. A production order the order shares with other customers\nis shown whole. With ` + "`" + `Accept: text/csv` + "`" + `, the whole history (limit and cursor do not apply) with the journal screen's columns.",
+                "produces": [
+                    "application/json",
+                    "text/csv"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "An order's whole history, oldest first; JSON or CSV",
+                "operationId": "getOrderHistory",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 5,
+                        "description": "order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "maximum": 500,
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 50,
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "JSON; with Accept: text/csv, CSV with one row per event",
+                        "schema": {
+                            "$ref": "#/definitions/api.EventList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/orders/{id}/shipments": {
             "post": {
                 "security": [
@@ -824,7 +1094,9 @@ const docTemplate = `{
                 "operationId": "shipOrder",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "order id",
                         "name": "id",
                         "in": "path",
@@ -919,12 +1191,15 @@ const docTemplate = `{
                     {
                         "maxLength": 64,
                         "type": "string",
+                        "x-example": "SHK-KUPE-1600",
                         "description": "only items of this SKU",
                         "name": "sku",
                         "in": "query"
                     },
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "only items whose product's default route this is (422 for an unknown route)",
                         "name": "route_id",
                         "in": "query"
@@ -932,6 +1207,7 @@ const docTemplate = `{
                     {
                         "type": "string",
                         "format": "date",
+                        "x-example": "2026-12-31",
                         "description": "only items due before this day (YYYY-MM-DD)",
                         "name": "due_before",
                         "in": "query"
@@ -944,24 +1220,33 @@ const docTemplate = `{
                             "-due_date"
                         ],
                         "type": "string",
+                        "x-example": "received",
                         "description": "order: received (default), -received, due_date (soonest first, no due date last), -due_date",
                         "name": "sort",
                         "in": "query"
                     },
                     {
                         "type": "boolean",
+                        "x-example": true,
                         "description": "true: only rows whose due date has passed; false: only the others",
                         "name": "late",
                         "in": "query"
                     },
                     {
+                        "maximum": 500,
+                        "minimum": 1,
                         "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
                         "description": "page size (1-500, default 50)",
                         "name": "limit",
                         "in": "query"
                     },
                     {
+                        "maxLength": 1000,
                         "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9wbGFuL2JhY2tsb2ciLCJpZCI6MX0",
+                        "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
                         "in": "query"
@@ -976,6 +1261,12 @@ const docTemplate = `{
                     },
                     "401": {
                         "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -996,7 +1287,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Places the operations not done of every launched or in-progress production order again, from now in the factory's time zone (FACTORY_TIMEZONE) and each work centre's shift, on the capacity and calendars the work centres have now: in priority order (higher first), then launch order. Run it after a capacity or calendar change, after progress (or delays) on the shop floor, or to bring overdue plans up to date.\nAn order's planned_eta becomes the end of its last operation; its eta follows unless a planner gave it at launch (eta_given), which a re-plan keeps. Each order whose eta moved gets prod_order.rescheduled {\"prod_order_id\", \"items\", \"eta\", \"previous_eta\", \"planned_eta\", \"priority\"}; sales follow it (the items' and the order's ETA, order.status_changed) and the shop hears of it through its callback.\nThe answer counts the orders re-planned and lists those whose ETA or planned ETA moved, before and after. 422, changing nothing, when a work centre the orders need has no working day within three years (the detail names it).",
+                "description": "Places the operations not done of every launched or in-progress production order again, from now in the factory's time zone (FACTORY_TIMEZONE) and each work centre's shift, on the capacity and calendars the work centres have now: in priority order (higher first), then launch order. Run it after a capacity or calendar change, after progress (or delays) on the shop floor, or to bring overdue plans up to date.\nAn order's planned_eta becomes the end of its last operation; its eta follows unless a planner gave it at launch (eta_given), which a re-plan keeps. Each order whose eta moved gets prod_order.rescheduled {\"prod_order_id\", \"items\", \"eta\", \"previous_eta\", \"planned_eta\", \"priority\"}; sales follow it (the items' and the order's ETA, order.status_changed) and the shop hears of it through its callback.\nThe re-plan itself is journalled once as plan.replanned about plan_replans #id, naming the caller as its actor and listing what moved, also when nothing did.\nThe answer has the re-plan's id, counts the orders re-planned and lists those whose ETA or planned ETA moved, before and after. 422, changing nothing, when a work centre the orders need has no working day within three years (the detail names it).",
                 "produces": [
                     "application/json"
                 ],
@@ -1054,6 +1345,7 @@ const docTemplate = `{
                     {
                         "type": "string",
                         "format": "date",
+                        "x-example": "2026-12-01",
                         "description": "first day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default today)",
                         "name": "from",
                         "in": "query"
@@ -1061,6 +1353,7 @@ const docTemplate = `{
                     {
                         "type": "string",
                         "format": "date",
+                        "x-example": "2026-12-14",
                         "description": "last day, YYYY-MM-DD from 2000-01-01 to 2100-12-31 (default from + 13 days)",
                         "name": "to",
                         "in": "query"
@@ -1075,6 +1368,12 @@ const docTemplate = `{
                     },
                     "401": {
                         "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1115,18 +1414,21 @@ const docTemplate = `{
                             "closed"
                         ],
                         "type": "string",
+                        "x-example": "launched",
                         "description": "only orders in this state",
                         "name": "status",
                         "in": "query"
                     },
                     {
                         "type": "boolean",
+                        "x-example": true,
                         "description": "true: only late orders (launched or in progress, with an ETA after an item's due date); false: only the others",
                         "name": "late",
                         "in": "query"
                     },
                     {
                         "type": "boolean",
+                        "x-example": true,
                         "description": "true: only orders flagged for the planner (work had started when a sales order of their items was cancelled); false: only the others",
                         "name": "needs_attention",
                         "in": "query"
@@ -1134,12 +1436,15 @@ const docTemplate = `{
                     {
                         "maxLength": 64,
                         "type": "string",
+                        "x-example": "SHK-KUPE-1600",
                         "description": "only orders with an item of this SKU",
                         "name": "sku",
                         "in": "query"
                     },
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "only orders along this route (422 for an unknown route)",
                         "name": "route_id",
                         "in": "query"
@@ -1147,6 +1452,7 @@ const docTemplate = `{
                     {
                         "type": "string",
                         "format": "date",
+                        "x-example": "2026-12-31",
                         "description": "only orders with an item due before this day (YYYY-MM-DD)",
                         "name": "due_before",
                         "in": "query"
@@ -1161,18 +1467,26 @@ const docTemplate = `{
                             "-due_date"
                         ],
                         "type": "string",
+                        "x-example": "-created",
                         "description": "order: -created (default, newest first), created, eta, -eta, due_date (soonest first, no due date last), -due_date",
                         "name": "sort",
                         "in": "query"
                     },
                     {
+                        "maximum": 500,
+                        "minimum": 1,
                         "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
                         "description": "page size (1-500, default 50)",
                         "name": "limit",
                         "in": "query"
                     },
                     {
+                        "maxLength": 1000,
                         "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycyIsImlkIjoxfQ",
+                        "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
                         "in": "query"
@@ -1187,6 +1501,12 @@ const docTemplate = `{
                     },
                     "401": {
                         "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1299,7 +1619,11 @@ const docTemplate = `{
                 "operationId": "getCuttingLists",
                 "parameters": [
                     {
+                        "maxLength": 2000,
+                        "minLength": 1,
                         "type": "string",
+                        "x-example": "1,2",
+                        "pattern": "^[1-9][0-9]{0,18}(,[1-9][0-9]{0,18})*$",
                         "description": "production order ids separated by commas, e.g. 1,2,3",
                         "name": "ids",
                         "in": "query",
@@ -1321,6 +1645,12 @@ const docTemplate = `{
                     },
                     "401": {
                         "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1352,7 +1682,9 @@ const docTemplate = `{
                 "operationId": "getProdOrder",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "production order id",
                         "name": "id",
                         "in": "path",
@@ -1392,7 +1724,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Sets the priority of a launched or in-progress order (higher first, -100 to 100) and re-plans every unfinished order from now, as POST /api/v1/plan/replan does, so that it takes its new place: raising it moves it ahead of lower-priority work. Orders whose ETA moved get prod_order.rescheduled, which reaches sales and the shop.\nAnswers the order as it is now and the re-plan's summary. 409 for an order done or cancelled; 422 for a priority out of range, or (changing nothing) when a work centre has no working day within three years.",
+                "description": "Sets the priority of a launched or in-progress order (higher first, -100 to 100) and re-plans every unfinished order from now, as POST /api/v1/plan/replan does, so that it takes its new place: raising it moves it ahead of lower-priority work. A new priority is journalled as prod_order.priority_changed (before, after, the caller), the re-plan as plan.replanned (reason priority); orders whose ETA moved get prod_order.rescheduled, which reaches sales and the shop.\nAnswers the order as it is now and the re-plan's summary. 409 for an order done or cancelled; 422 for a priority out of range, or (changing nothing) when a work centre has no working day within three years.",
                 "consumes": [
                     "application/json"
                 ],
@@ -1406,7 +1738,9 @@ const docTemplate = `{
                 "operationId": "changeProdOrder",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "production order id",
                         "name": "id",
                         "in": "path",
@@ -1492,7 +1826,9 @@ const docTemplate = `{
                 "operationId": "cancelProdOrder",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "production order id",
                         "name": "id",
                         "in": "path",
@@ -1560,7 +1896,9 @@ const docTemplate = `{
                 "operationId": "closeProdOrder",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "production order id",
                         "name": "id",
                         "in": "path",
@@ -1653,7 +1991,9 @@ const docTemplate = `{
                 "operationId": "getCuttingList",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "production order id",
                         "name": "id",
                         "in": "path",
@@ -1679,6 +2019,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "422": {
                         "description": "Unprocessable Entity",
                         "schema": {
@@ -1695,7 +2041,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "in_progress → done. The last operation done moves the production order to done and writes prod_order.completed.",
+                "description": "in_progress → done, journalled as operation.completed on the production order (its step, part or unit, and the caller). The last operation done moves the production order to done and writes prod_order.completed too.",
                 "produces": [
                     "application/json"
                 ],
@@ -1706,14 +2052,18 @@ const docTemplate = `{
                 "operationId": "completeOperation",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "production order id",
                         "name": "id",
                         "in": "path",
                         "required": true
                     },
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "operation id",
                         "name": "op_id",
                         "in": "path",
@@ -1767,7 +2117,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "pending → in_progress. The first operation started moves the production order from launched to in_progress and writes prod_order.started.",
+                "description": "pending → in_progress, journalled as operation.started on the production order (its step, part or unit, and the caller). The first operation started moves the production order from launched to in_progress and writes prod_order.started too.",
                 "produces": [
                     "application/json"
                 ],
@@ -1778,14 +2128,18 @@ const docTemplate = `{
                 "operationId": "startOperation",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "production order id",
                         "name": "id",
                         "in": "path",
                         "required": true
                     },
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "operation id",
                         "name": "op_id",
                         "in": "path",
@@ -1853,7 +2207,9 @@ const docTemplate = `{
                 "operationId": "reportProgress",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "production order id",
                         "name": "id",
                         "in": "path",
@@ -1945,13 +2301,20 @@ const docTemplate = `{
                 "operationId": "listProducts",
                 "parameters": [
                     {
+                        "maximum": 500,
+                        "minimum": 1,
                         "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
                         "description": "page size (1-500, default 50)",
                         "name": "limit",
                         "in": "query"
                     },
                     {
+                        "maxLength": 1000,
                         "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9wcm9kdWN0cyIsImlkIjoxfQ",
+                        "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
                         "in": "query"
@@ -2077,7 +2440,9 @@ const docTemplate = `{
                 "operationId": "getProduct",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "product id",
                         "name": "id",
                         "in": "path",
@@ -2131,7 +2496,9 @@ const docTemplate = `{
                 "operationId": "updateProduct",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "product id",
                         "name": "id",
                         "in": "path",
@@ -2223,13 +2590,20 @@ const docTemplate = `{
                 "operationId": "listRoutes",
                 "parameters": [
                     {
+                        "maximum": 500,
+                        "minimum": 1,
                         "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
                         "description": "page size (1-500, default 50)",
                         "name": "limit",
                         "in": "query"
                     },
                     {
+                        "maxLength": 1000,
                         "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9yb3V0ZXMiLCJpZCI6MX0",
+                        "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
                         "in": "query"
@@ -2355,7 +2729,9 @@ const docTemplate = `{
                 "operationId": "getRoute",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "route id",
                         "name": "id",
                         "in": "path",
@@ -2409,7 +2785,9 @@ const docTemplate = `{
                 "operationId": "updateRoute",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "route id",
                         "name": "id",
                         "in": "path",
@@ -2530,7 +2908,10 @@ const docTemplate = `{
                 "operationId": "retireSubscriber",
                 "parameters": [
                     {
+                        "maxLength": 100,
+                        "minLength": 1,
                         "type": "string",
+                        "x-example": "nats.relay",
                         "description": "subscriber name",
                         "name": "name",
                         "in": "path",
@@ -2589,7 +2970,10 @@ const docTemplate = `{
                 "operationId": "replaySubscriber",
                 "parameters": [
                     {
+                        "maxLength": 100,
+                        "minLength": 1,
                         "type": "string",
+                        "x-example": "nats.relay",
                         "description": "subscriber name, e.g. nats.relay",
                         "name": "name",
                         "in": "path",
@@ -2675,13 +3059,20 @@ const docTemplate = `{
                 "operationId": "listUsers",
                 "parameters": [
                     {
+                        "maximum": 500,
+                        "minimum": 1,
                         "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
                         "description": "page size (1-500, default 50)",
                         "name": "limit",
                         "in": "query"
                     },
                     {
+                        "maxLength": 1000,
                         "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS91c2VycyIsImlkIjoxfQ",
+                        "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
                         "in": "query"
@@ -2813,7 +3204,9 @@ const docTemplate = `{
                 "operationId": "getUser",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "user id",
                         "name": "id",
                         "in": "path",
@@ -2872,7 +3265,9 @@ const docTemplate = `{
                 "operationId": "deactivateUser",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "user id",
                         "name": "id",
                         "in": "path",
@@ -2940,7 +3335,9 @@ const docTemplate = `{
                 "operationId": "issueToken",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "user id",
                         "name": "id",
                         "in": "path",
@@ -3028,14 +3425,18 @@ const docTemplate = `{
                 "operationId": "revokeToken",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "user id",
                         "name": "id",
                         "in": "path",
                         "required": true
                     },
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "token id",
                         "name": "token_id",
                         "in": "path",
@@ -3091,6 +3492,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
+                        "x-example": "1764547200",
                         "description": "Unix seconds when the shop sent the request",
                         "name": "X-Shop-Timestamp",
                         "in": "header",
@@ -3098,6 +3500,7 @@ const docTemplate = `{
                     },
                     {
                         "type": "string",
+                        "x-example": "sha256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
                         "description": "sha256=\u003chex HMAC-SHA256 of timestamp + '.' + body\u003e",
                         "name": "X-Shop-Signature",
                         "in": "header",
@@ -3189,13 +3592,20 @@ const docTemplate = `{
                 "operationId": "listWorkCenters",
                 "parameters": [
                     {
+                        "maximum": 500,
+                        "minimum": 1,
                         "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
                         "description": "page size (1-500, default 50)",
                         "name": "limit",
                         "in": "query"
                     },
                     {
+                        "maxLength": 1000,
                         "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS93b3JrLWNlbnRlcnMiLCJpZCI6MX0",
+                        "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
                         "in": "query"
@@ -3321,7 +3731,9 @@ const docTemplate = `{
                 "operationId": "getWorkCenter",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "work centre id",
                         "name": "id",
                         "in": "path",
@@ -3375,7 +3787,9 @@ const docTemplate = `{
                 "operationId": "updateWorkCenter",
                 "parameters": [
                     {
+                        "minimum": 1,
                         "type": "integer",
+                        "x-example": 1,
                         "description": "work centre id",
                         "name": "id",
                         "in": "path",
@@ -3509,7 +3923,7 @@ const docTemplate = `{
         "/readyz": {
             "get": {
                 "security": [],
-                "description": "503 while the database is unreachable or migrations are pending. Public: no token. Like every request, one with a body over 1 MiB is refused (413).",
+                "description": "503 while the database is unreachable, does not answer within half a second, or migrations are pending: the answer comes within a second whatever the database does. Public: no token. Like every request, one with a body over 1 MiB is refused (413).",
                 "produces": [
                     "application/json"
                 ],
@@ -3958,6 +4372,7 @@ const docTemplate = `{
                 "route_id": {
                     "description": "The route to follow; by default the items' products' default route, which must then be the same for all.",
                     "type": "integer",
+                    "minimum": 1,
                     "example": 1
                 }
             }
@@ -4024,6 +4439,8 @@ const docTemplate = `{
                 },
                 "length_mm": {
                     "type": "integer",
+                    "maximum": 10000,
+                    "minimum": 1,
                     "example": 2200
                 },
                 "material": {
@@ -4038,14 +4455,20 @@ const docTemplate = `{
                 },
                 "qty": {
                     "type": "integer",
+                    "maximum": 1000,
+                    "minimum": 1,
                     "example": 2
                 },
                 "thickness_mm": {
                     "type": "integer",
+                    "maximum": 10000,
+                    "minimum": 1,
                     "example": 16
                 },
                 "width_mm": {
                     "type": "integer",
+                    "maximum": 10000,
+                    "minimum": 1,
                     "example": 600
                 }
             }
@@ -4181,6 +4604,7 @@ const docTemplate = `{
                 },
                 "route_id": {
                     "type": "integer",
+                    "minimum": 1,
                     "example": 1
                 },
                 "sku": {
@@ -4279,6 +4703,8 @@ const docTemplate = `{
             "properties": {
                 "minutes": {
                     "type": "number",
+                    "maximum": 10000,
+                    "minimum": 0,
                     "example": 4
                 },
                 "name": {
@@ -4296,6 +4722,7 @@ const docTemplate = `{
                 },
                 "work_center_id": {
                     "type": "integer",
+                    "minimum": 1,
                     "example": 1
                 }
             }
@@ -4590,6 +5017,8 @@ const docTemplate = `{
                 },
                 "capacity_min_per_day": {
                     "type": "integer",
+                    "maximum": 1440,
+                    "minimum": 1,
                     "example": 960
                 },
                 "code": {
@@ -4960,6 +5389,10 @@ const docTemplate = `{
                 "code": {
                     "type": "string"
                 },
+                "code_duplicate": {
+                    "description": "CodeDuplicate marks a centre whose code repeats, in another case, the\ncode of one created before codes were one regardless of case\n(migration 00018): rename it. Absent on every other centre.",
+                    "type": "boolean"
+                },
                 "id": {
                     "type": "integer"
                 },
@@ -4993,6 +5426,7 @@ const docTemplate = `{
             "required": [
                 "attempts",
                 "blocked_by",
+                "failures",
                 "last_error",
                 "next_attempt_at",
                 "processed_at",
@@ -5007,6 +5441,13 @@ const docTemplate = `{
                     "description": "a held delivery waits for this event's delivery",
                     "type": "integer",
                     "x-nullable": true
+                },
+                "failures": {
+                    "description": "Failures are the delivery's failed attempts, oldest first: the latest\n20, kept after the delivery has succeeded.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/events.Failure"
+                    }
                 },
                 "last_error": {
                     "type": "string"
@@ -5042,6 +5483,8 @@ const docTemplate = `{
                 "actor",
                 "aggregate_id",
                 "aggregate_type",
+                "caused_by",
+                "correlation_id",
                 "created_at",
                 "deliveries",
                 "id",
@@ -5049,6 +5492,9 @@ const docTemplate = `{
                 "payload",
                 "processed_at",
                 "status",
+                "trace_id",
+                "traceparent",
+                "tracestate",
                 "type"
             ],
             "properties": {
@@ -5068,6 +5514,18 @@ const docTemplate = `{
                 "aggregate_type": {
                     "type": "string",
                     "example": "sales_orders"
+                },
+                "caused_by": {
+                    "description": "Cause, correlation and trace (see the README's \"Tracing and causes\").",
+                    "type": "integer",
+                    "x-nullable": true,
+                    "example": 131
+                },
+                "correlation_id": {
+                    "description": "the request's X-Request-Id (or a command's id) that set it going",
+                    "type": "string",
+                    "x-nullable": true,
+                    "example": "NZ3QWRKPM5ZJ7DO7GRNXO6GHKS"
                 },
                 "created_at": {
                     "type": "string",
@@ -5103,9 +5561,51 @@ const docTemplate = `{
                         "failed"
                     ]
                 },
+                "trace_id": {
+                    "type": "string",
+                    "x-nullable": true,
+                    "example": "4bf92f3577b34da6a3ce929d0e0e4736"
+                },
+                "traceparent": {
+                    "description": "W3C trace context of the span that wrote it",
+                    "type": "string",
+                    "x-nullable": true,
+                    "example": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+                },
+                "tracestate": {
+                    "type": "string",
+                    "x-nullable": true
+                },
                 "type": {
                     "type": "string",
                     "example": "order.received"
+                }
+            }
+        },
+        "events.Failure": {
+            "type": "object",
+            "required": [
+                "at",
+                "error",
+                "http_status",
+                "spent"
+            ],
+            "properties": {
+                "at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "error": {
+                    "type": "string"
+                },
+                "http_status": {
+                    "description": "the other side's answer, when there was one",
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "spent": {
+                    "description": "Spent is false for an answer asking for a delay (429 or 503 with\nRetry-After) that put the next attempt off without spending one.",
+                    "type": "boolean"
                 }
             }
         },
@@ -6251,6 +6751,7 @@ const docTemplate = `{
             "type": "object",
             "required": [
                 "from",
+                "id",
                 "moved",
                 "replanned"
             ],
@@ -6259,6 +6760,10 @@ const docTemplate = `{
                     "description": "From is the moment it planned from, in the factory's time zone.",
                     "type": "string",
                     "format": "date-time"
+                },
+                "id": {
+                    "description": "ID is the re-plan's, which its plan.replanned event is about\n(plan_replans).",
+                    "type": "integer"
                 },
                 "moved": {
                     "description": "Moved are those whose ETA or planned ETA moved, in plan order (priority, then launch).",
@@ -6765,7 +7270,7 @@ var SwaggerInfo = &swag.Spec{
 	BasePath:         "/",
 	Schemes:          []string{},
 	Title:            "tsekh API",
-	Description:      "Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.\nEvery error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`.",
+	Description:      "Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.\nEvery error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`; a cursor sent to another list or sort is a 422 naming cursor. Any request may get a 406 (an Accept header, read with its q-values, that allows none of the media types the operation answers in), a 431 (headers over 64 KiB) or a 422 naming a member the body does not have (member names are case-sensitive).",
 	InfoInstanceName: "swagger",
 	SwaggerTemplate:  docTemplate,
 	LeftDelim:        "{{",
