@@ -15,10 +15,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/api"
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
 )
 
 func cursorOf(raw string) string {
@@ -230,7 +232,10 @@ func TestCatalog_CodesAndBounds(t *testing.T) {
 
 		// A duplicate an older tsekh let in (marked by migration 00018) can
 		// still be changed under its code, and renamed to a free one only.
-		require.NoError(t, env.App.DB.Exec(`INSERT INTO catalog_work_centers (code, name, capacity_min_per_day, code_duplicate) VALUES ('EDGE-x', 'Кромка 2', 480, true)`).Error)
+		// A duplicate from before migration 00018, as the migration left it.
+		require.NoError(t, dbtest.Fixture(env.App.DB, func(tx *gorm.DB) error {
+			return tx.Exec(`INSERT INTO catalog_work_centers (code, name, capacity_min_per_day, code_duplicate) VALUES ('EDGE-x', 'Кромка 2', 480, true)`).Error
+		}))
 		var dup int64
 		require.NoError(t, env.App.DB.Raw(`SELECT id FROM catalog_work_centers WHERE code = 'EDGE-x'`).Scan(&dup).Error)
 		r = env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/work-centers/%d", dup), nil)

@@ -1023,7 +1023,7 @@ const docTemplate = `{
                     {
                         "minimum": 1,
                         "type": "integer",
-                        "x-example": 5,
+                        "x-example": 1,
                         "description": "order id",
                         "name": "id",
                         "in": "path",
@@ -1039,7 +1039,10 @@ const docTemplate = `{
                         "in": "query"
                     },
                     {
+                        "maxLength": 1000,
                         "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9vcmRlcnMvOmlkL2hpc3RvcnkiLCJpZCI6MX0",
+                        "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
                         "in": "query"

@@ -124,7 +124,7 @@ SELECT ?, p, coalesce((SELECT max(id) FROM events e WHERE e.partition = p), 0), 
 	h := a.HTTP()
 	// A cursor 90% of the way down: most of the journal is newer than it.
 	deep := minID + (maxID-minID)/10
-	out.Query = "/api/v1/events?type=order.status_changed&limit=50&cursor=" + page.Cursor(deep)
+	out.Query = "/api/v1/events?type=order.status_changed&limit=50&cursor=" + page.ForList("/api/v1/events", page.Cursor(deep))
 	get := func(path string) (time.Duration, error) {
 		req := httptest.NewRequest(http.MethodGet, path, nil).WithContext(ctx)
 		req.Header.Set("Authorization", "Bearer "+token)
