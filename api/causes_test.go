@@ -242,7 +242,7 @@ func TestCauses_RequestLaunchStatusCallback(t *testing.T) {
 func attr(s tracetest.SpanStub, key string) string {
 	for _, a := range s.Attributes {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""

@@ -79,8 +79,8 @@ type Filter struct {
 	// UpToID. Oldest lists oldest first (the page's cursor then moves up).
 	AfterID, UpToID int64
 	Oldest          bool
-	CausedBy      int64     // events written by the handling of this event
-	CorrelationID string
+	CausedBy        int64 // events written by the handling of this event
+	CorrelationID   string
 }
 
 // Journal answers questions about the event table.
