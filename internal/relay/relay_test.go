@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,50 @@ func natsURL() string {
 // when the test ends, and a JetStream handle to read them.
 func testStream(t *testing.T) (*relay.Relay, jetstream.JetStream, string) {
 	t.Helper()
+	r, js, stream, _ := testStreamWithConn(t)
+	return r, js, stream
+}
+
+// published counts, per Nats-Msg-Id, every message published on a relay's
+// subjects. It listens with a plain NATS subscription, which sees each
+// publish whether or not JetStream keeps it, so a message sent twice counts
+// twice even when the stream drops the repeat by its id.
+type published struct {
+	mu   sync.Mutex
+	byID map[string]int
+}
+
+func listenPublished(t *testing.T, nc *nats.Conn, subjects string) *published {
+	t.Helper()
+	p := &published{byID: map[string]int{}}
+	sub, err := nc.Subscribe(subjects, func(m *nats.Msg) {
+		p.mu.Lock()
+		p.byID[m.Header.Get("Nats-Msg-Id")]++
+		p.mu.Unlock()
+	})
+	require.NoError(t, err)
+	require.NoError(t, nc.Flush(), "the subscription is in place before anything is published")
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	return p
+}
+
+// counts returns the messages seen so far, once the server has passed on
+// everything published before the call.
+func (p *published) counts(t *testing.T, nc *nats.Conn) map[string]int {
+	t.Helper()
+	require.NoError(t, nc.Flush())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.byID))
+	for k, v := range p.byID {
+		out[k] = v
+	}
+	return out
+}
+
+// testStreamWithConn is testStream that also returns its NATS connection.
+func testStreamWithConn(t *testing.T) (*relay.Relay, jetstream.JetStream, string, *nats.Conn) {
+	t.Helper()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	suffix := hex.EncodeToString(b)
@@ -49,13 +94,14 @@ func testStream(t *testing.T) (*relay.Relay, jetstream.JetStream, string) {
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = js.DeleteStream(context.Background(), stream) })
-	return r, js, stream
+	return r, js, stream, nc
 }
 
 func TestRelay_PublishesCloudEventsOnce(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		r, js, stream := testStream(t)
+		r, js, stream, nc := testStreamWithConn(t)
+		seen := listenPublished(t, nc, r.Subject(">"))
 		reg := events.NewRegistry()
 		// The relay subscribes to every type whoever declares them, and
 		// wherever it stands in the wiring.
@@ -102,6 +148,9 @@ func TestRelay_PublishesCloudEventsOnce(t *testing.T) {
 		info, err := s.Info(ctx)
 		require.NoError(t, err)
 		require.EqualValues(t, 2, info.State.Msgs)
+		// What was sent, not what the stream kept: each event went out once.
+		require.Equal(t, map[string]int{strconv.FormatInt(ids[0], 10): 1, strconv.FormatInt(ids[1], 10): 1}, seen.counts(t, nc),
+			"the dispatcher published each event once")
 
 		// Different objects are dispatched in parallel, in no set order.
 		byID := map[string]*jetstream.RawStreamMsg{}
@@ -153,6 +202,8 @@ func TestRelay_PublishesCloudEventsOnce(t *testing.T) {
 		info, err = s.Info(ctx)
 		require.NoError(t, err)
 		require.EqualValues(t, 2, info.State.Msgs, "a redelivered event is not published twice")
+		require.Equal(t, 3, seen.counts(t, nc)[strconv.FormatInt(ids[0], 10)],
+			"the two redeliveries were sent, and the stream kept neither")
 	})
 }
 
