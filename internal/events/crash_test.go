@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -65,10 +66,22 @@ func helperMain() int {
 	if subs == "" {
 		subs = "ledger,sink"
 	}
+	// HELPER_HOLD_AFTER=n: the ledger's n-th call in this process applies
+	// its effect, prints "holding", and never returns, its batch
+	// transaction open, until the process is killed.
+	holdAfter, _ := strconv.ParseInt(os.Getenv("HELPER_HOLD_AFTER"), 10, 64)
+	var ledgerCalls atomic.Int64
 	if strings.Contains(subs, "ledger") {
 		reg.MustSubscribe(events.Subscriber{Name: "ledger", Types: []string{"thing.created"},
 			HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
-				return tx.Exec("INSERT INTO crash_effects (event_id, pid) VALUES (?, ?)", ev.ID, pid).Error
+				if err := tx.Exec("INSERT INTO crash_effects (event_id, pid) VALUES (?, ?)", ev.ID, pid).Error; err != nil {
+					return err
+				}
+				if n := ledgerCalls.Add(1); n == holdAfter {
+					fmt.Printf("holding %d\n", ev.ID)
+					select {}
+				}
+				return nil
 			}})
 	}
 	if !strings.Contains(subs, "sink") {
@@ -164,9 +177,10 @@ func (s *sink) snapshot() map[int64]int {
 
 // proc is one helper process.
 type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
-	err  error         // its exit status, once done
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when the process has exited
+	err     error         // its exit status, once done
+	holding chan int64    // the event whose call the ledger holds (HELPER_HOLD_AFTER)
 }
 
 type procDB struct {
@@ -203,13 +217,17 @@ func startHelperWith(t *testing.T, pdb procDB, s *sink, slow time.Duration, batc
 	require.NoError(t, err)
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
-	p := &proc{cmd: cmd, done: make(chan struct{})}
+	p := &proc{cmd: cmd, done: make(chan struct{}), holding: make(chan int64, 1)}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if sc.Text() == "ready" {
 				close(ready)
+			}
+			if n, ok := strings.CutPrefix(sc.Text(), "holding "); ok {
+				v, _ := strconv.ParseInt(n, 10, 64)
+				p.holding <- v
 			}
 		}
 		_, _ = io.Copy(io.Discard, stdout)
@@ -376,6 +394,11 @@ WHERE e.id <= l.position`).Scan(&n).Error)
 	return n
 }
 
+// The kill lands while the local subscriber's batch transaction is open with
+// effects applied in it (the ledger holds in its 150th call, its effect applied) and while the
+// slow outside subscriber's lanes are part way. The open batch's effects are
+// rolled back with the process, and the restarted dispatcher applies every
+// event's effect exactly once and delivers every event outside at least once.
 func TestCrash_KillMidBatchLosesNothing(t *testing.T) {
 	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
 		t.Run(string(d), func(t *testing.T) {
@@ -383,21 +406,29 @@ func TestCrash_KillMidBatchLosesNothing(t *testing.T) {
 			pdb := newProcDB(t, d)
 			s := newSink(t)
 			ids := writeEvents(t, pdb.db, 400, 20)
-			// A slow outside subscriber and big batches: the kill lands in the
-			// middle of a batch whose deliveries have begun.
-			victim := startHelper(t, pdb, s, 5*time.Millisecond, 100)
-			deadline := time.Now().Add(60 * time.Second)
+			victim := startHelperWith(t, pdb, s, 5*time.Millisecond, 100, "ledger,sink", "HELPER_HOLD_AFTER=150")
+			var held int64
+			select {
+			case held = <-victim.holding:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the ledger did not reach its hold")
+			}
+			deadline := time.Now().Add(30 * time.Second)
 			for s.calls() < 30 {
-				require.True(t, time.Now().Before(deadline), "the victim did not start delivering")
+				require.True(t, time.Now().Before(deadline), "the outside subscriber did not start delivering")
 				time.Sleep(time.Millisecond)
 			}
+			require.Less(t, sinkPassed(t, pdb), int64(len(ids)), "the outside subscriber's lanes are not finished")
 			victim.kill9(t)
 			before := s.calls()
-			var effectsBefore int64
-			require.NoError(t, pdb.db.Raw("SELECT count(*) FROM crash_effects").Scan(&effectsBefore).Error)
-			require.Less(t, sinkPassed(t, pdb), int64(len(ids)), "killed before the outside subscriber's lanes finished")
+			var committed, heldEffect int64
+			require.NoError(t, pdb.db.Raw("SELECT count(*) FROM crash_effects").Scan(&committed).Error)
+			require.NoError(t, pdb.db.Raw("SELECT count(*) FROM crash_effects WHERE event_id = ?", held).Scan(&heldEffect).Error)
+			require.Zero(t, heldEffect, "the effect applied in the open batch transaction died with the process")
+			require.Less(t, committed, int64(len(ids)))
 
-			// The partitions it held come back once their lease runs out.
+			// The partitions it held come back once their lease runs out (at
+			// once here: the restarted replica sees its predecessor is gone).
 			startHelper(t, pdb, s, 0, 100)
 			waitAllDone(t, pdb, s, ids)
 			requireExactlyOnce(t, pdb, ids)
@@ -405,7 +436,8 @@ func TestCrash_KillMidBatchLosesNothing(t *testing.T) {
 			for _, c := range s.snapshot() {
 				dups += c - 1
 			}
-			t.Logf("killed after %d outside deliveries (%d local effects committed); %d outside deliveries repeated after the restart", before, effectsBefore, dups)
+			t.Logf("killed holding event %d's effect, with %d local effects committed, after %d outside deliveries; %d outside deliveries repeated after the restart",
+				held, committed, before, dups)
 		})
 	}
 }
