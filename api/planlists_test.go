@@ -590,6 +590,13 @@ func TestCuttingList(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		// One material in two thicknesses: two groups.
 		demo, _ := catalogOf(t, env)
+		for _, b := range []map[string]any{
+			{"kind": "board", "code": "LDSP22-OAK", "name": "ЛДСП Дуб", "decor": "Дуб", "thickness_mm": 22},
+			{"kind": "board", "code": "LDSP16-OAK", "name": "ЛДСП Дуб", "decor": "Дуб", "thickness_mm": 16},
+		} {
+			r := env.Admin(http.MethodPost, "/api/v1/materials", b)
+			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		}
 		r := env.Admin(http.MethodPost, "/api/v1/products", map[string]any{"sku": "STOL-DUB-1200", "name": "Стол письменный 1200", "kind": "case",
 			"route_id": demo["TMB-PRIK-450"].RouteID, "parts": []map[string]any{
 				{"name": "Столешница", "material": "ЛДСП Дуб", "length_mm": 1200, "width_mm": 600, "thickness_mm": 22, "edging": "ПВХ 2 мм, по периметру", "qty": 1},
@@ -628,7 +635,7 @@ func TestCuttingList(t *testing.T) {
 		require.Equal(t, []int64{p1, p2, p3}, many.ProdOrders)
 		all := append(append(slices.Clone(items1), items2...), items3...)
 		checkCuttingList(t, many, products, all)
-		side := cutLine{"ЛДСП 16 мм", 16, "Боковина", 500, 400, "ПВХ 2 мм, 1 сторона"}
+		side := cutLine{"ЛДСП 16 мм Белый", 16, "Боковина", 500, 400, "ПВХ 2 мм, 1 сторона"}
 		require.Equal(t, 2*(2+3), expectedCuts(products, all)[side], "the demo nightstand has two sides")
 		found := false
 		for _, m := range many.Materials {

@@ -168,6 +168,10 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/products", s.createProduct, authed(auth.RolePlanner)...)
 	v1.GET("/products/:id", s.getProduct, authed()...)
 	v1.PUT("/products/:id", s.updateProduct, authed(auth.RolePlanner)...)
+	v1.GET("/materials", s.listMaterials, authed()...)
+	v1.POST("/materials", s.createMaterial, authed(auth.RolePlanner)...)
+	v1.GET("/materials/:id", s.getMaterial, authed()...)
+	v1.PUT("/materials/:id", s.updateMaterial, authed(auth.RolePlanner)...)
 
 	v1.POST("/orders", s.createOrder, authed(auth.RoleManager)...)
 	v1.GET("/orders", s.listOrders, authed()...)
