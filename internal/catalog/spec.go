@@ -174,8 +174,9 @@ func (p *PartInput) checkMaterials(i int, all map[string]Material, slots map[str
 	if p.Material == "" {
 		p.Material = boards[0].Name
 	}
+	anyGrain := slices.ContainsFunc(boards, func(b Material) bool { return b.Grain })
 	switch {
-	case p.Grain == "" && boards[0].Grain:
+	case p.Grain == "" && anyGrain:
 		p.Grain = GrainLength
 	case p.Grain == "":
 		p.Grain = GrainNone
