@@ -229,8 +229,12 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if res.RowsAffected != int64(len(in.Items)) {
 		return 0, apperr.Conflict("an item left the backlog while it was being launched; try again")
 	}
+	needs, err := s.launchNeeds(ctx, tx, x.parts, backlog, products, route)
+	if err != nil {
+		return 0, err
+	}
 	err = events.Add(ctx, tx, contracts.ProdOrderLaunched.New(o.ID, contracts.ProdOrderLaunchedPayload{ProdOrderID: o.ID, Items: in.Items,
-		Route: route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String()}))
+		Route: route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String(), Materials: needs}))
 	if err != nil {
 		return 0, err
 	}
