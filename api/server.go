@@ -50,12 +50,12 @@ import (
 	_ "github.com/tsekh/tsekh/docs" // the generated OpenAPI document
 	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/catalog"
-	"github.com/tsekh/tsekh/internal/stock"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/sales"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // MaxBodyBytes is the largest request body accepted: 1 MiB.

@@ -50,7 +50,7 @@ const epsilon = 1e-6
 
 // Document is a receipt, a count, or a production order's reservation.
 type Document struct {
-	ID          int64  `gorm:"primaryKey"`
+	ID          int64 `gorm:"primaryKey"`
 	Kind        string
 	ProdOrderID *int64
 	Reason      string
