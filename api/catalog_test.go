@@ -183,8 +183,8 @@ func TestCatalog_RoutesAndProducts(t *testing.T) {
 
 		newProduct := map[string]any{"sku": "KOM-4", "name": "Комод четырёхъящичный", "kind": "case", "route_id": routes.Items[0].ID,
 			"parts": []map[string]any{
-				{"name": "Боковина", "material": "ЛДСП 16 мм", "length_mm": 850, "width_mm": 450, "thickness_mm": 16, "edging": "ПВХ 2 мм", "qty": 2},
-				{"name": "Фасад ящика", "material": "МДФ 18 мм", "length_mm": 800, "width_mm": 200, "thickness_mm": 18, "qty": 4},
+				{"name": "Боковина", "material": "ЛДСП 16 мм Белый", "length_mm": 850, "width_mm": 450, "thickness_mm": 16, "edging": "ПВХ 2 мм", "qty": 2},
+				{"name": "Фасад ящика", "board": "PLY18", "length_mm": 800, "width_mm": 200, "thickness_mm": 18, "qty": 4},
 			}}
 		t.Run("ProductOK", func(t *testing.T) {
 			res := env.Admin(http.MethodPost, "/api/v1/products", newProduct)
@@ -205,7 +205,7 @@ func TestCatalog_RoutesAndProducts(t *testing.T) {
 			// Moved to the new route, with one more part: a later launch follows it.
 			newProduct["route_id"] = r.ID
 			newProduct["parts"] = append(newProduct["parts"].([]map[string]any), map[string]any{
-				"name": "Задняя стенка", "material": "ХДФ 3 мм", "length_mm": 830, "width_mm": 780, "thickness_mm": 3, "qty": 1})
+				"name": "Задняя стенка", "material": "ХДФ 3 мм Белый", "length_mm": 830, "width_mm": 780, "thickness_mm": 3, "qty": 1})
 			res = env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/products/%d", p.ID), newProduct)
 			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 			var got product

@@ -65,7 +65,13 @@ func writeCSV[T any](c echo.Context, filename string, header []string, row func(
 // writeCSVRows answers with rows already at hand (a cutting list) as CSV
 // (see writeCSV).
 func writeCSVRows(c echo.Context, filename string, header []string, rows [][]string) error {
-	w, err := newCSVStream(c, filename, header)
+	return writeCSVRowsSep(c, filename, header, rows, ',')
+}
+
+// writeCSVRowsSep is writeCSVRows with another separator (";" for the
+// office's Excel, which reads "," as a decimal comma).
+func writeCSVRowsSep(c echo.Context, filename string, header []string, rows [][]string, comma rune) error {
+	w, err := newCSVStream(c, filename, header, comma)
 	if err != nil {
 		return err
 	}
@@ -92,7 +98,7 @@ type csvStream struct {
 
 // newCSVStream sends the headers of a CSV attachment named filename, the
 // byte order mark and the header row.
-func newCSVStream(c echo.Context, filename string, header []string) (*csvStream, error) {
+func newCSVStream(c echo.Context, filename string, header []string, comma ...rune) (*csvStream, error) {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, MIMETextCSV+"; charset=utf-8")
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+filename+`"`)
@@ -103,6 +109,9 @@ func newCSVStream(c echo.Context, filename string, header []string) (*csvStream,
 		return nil, err // the client has gone
 	}
 	s.w = csv.NewWriter(out)
+	if len(comma) > 0 {
+		s.w.Comma = comma[0]
+	}
 	if err := s.Row(header); err != nil {
 		return nil, err
 	}

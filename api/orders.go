@@ -38,6 +38,8 @@ type OrderItemRequest struct {
 	Qty int    `json:"qty" validate:"required" minimum:"1" maximum:"10000" example:"1"`
 	// Free text: tabs and line breaks are allowed, other control characters are not.
 	Note string `json:"note" validate:"optional" maxLength:"2000" example:"цвет: дуб сонома"`
+	// A board per decor slot of the product, by decor or board code, e.g. {"корпус": "Дуб сонома"}; each slot's default otherwise.
+	Options map[string]string `json:"options" validate:"optional,max=20" example:"корпус:Дуб сонома"`
 }
 
 func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
@@ -48,7 +50,7 @@ func (r CreateOrderRequest) toNewOrder() (sales.NewOrder, error) {
 	}
 	in.DueDate = due
 	for _, it := range r.Items {
-		in.Items = append(in.Items, sales.NewItem{SKU: it.SKU, Qty: it.Qty, Note: it.Note})
+		in.Items = append(in.Items, sales.NewItem{SKU: it.SKU, Qty: it.Qty, Note: it.Note, Options: it.Options})
 	}
 	return in, nil
 }

@@ -69,20 +69,6 @@ func prodOrderCSVRow(o plan.ProdOrder) []string {
 		strconv.FormatFloat(o.Progress.Percent, 'f', -1, 64), strconv.FormatBool(o.NeedsAttention), o.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")}
 }
 
-// cuttingListCSV is a cutting list as CSV rows: one per summed part.
-var cuttingListCSVHeader = []string{"material", "thickness_mm", "name", "length_mm", "width_mm", "qty", "edging", "origins"}
-
-func cuttingListCSVRows(l plan.CuttingList) [][]string {
-	var rows [][]string
-	for _, m := range l.Materials {
-		for _, p := range m.Parts {
-			rows = append(rows, []string{m.Material, strconv.Itoa(m.ThicknessMM), p.Name, strconv.Itoa(p.LengthMM), strconv.Itoa(p.WidthMM),
-				strconv.Itoa(p.Qty), p.Edging, p.Label()})
-		}
-	}
-	return rows
-}
-
 // idsOf reads ?ids=, production-order ids separated by commas.
 func idsOf(c echo.Context) ([]int64, error) {
 	v := c.QueryParam("ids")

@@ -128,12 +128,20 @@ func pageThrough[T any](t *testing.T, env *apptest.Env, path string, limit int) 
 // after checking the media type and the byte order mark.
 func readCSV(t *testing.T, env *apptest.Env, path string, token string) [][]string {
 	t.Helper()
+	return readCSVSep(t, env, path, token, ',')
+}
+
+// readCSVSep is readCSV of a list separated by comma.
+func readCSVSep(t *testing.T, env *apptest.Env, path string, token string, comma rune) [][]string {
+	t.Helper()
 	r := env.Do(http.MethodGet, path, nil, token, "Accept", "text/csv")
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	require.True(t, strings.HasPrefix(r.Header.Get("Content-Type"), "text/csv"), r.Header.Get("Content-Type"))
 	body, ok := bytes.CutPrefix(r.Body, []byte("\uFEFF"))
 	require.True(t, ok, "no byte order mark")
-	rows, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+	reader := csv.NewReader(bytes.NewReader(body))
+	reader.Comma = comma
+	rows, err := reader.ReadAll()
 	require.NoError(t, err)
 	require.NotEmpty(t, rows)
 	return rows
@@ -496,6 +504,7 @@ type cutLine struct {
 type cuttingList struct {
 	ProdOrders []int64 `json:"prod_orders"`
 	Materials  []struct {
+		Board       string  `json:"board"`
 		Material    string  `json:"material"`
 		ThicknessMM int     `json:"thickness_mm"`
 		Qty         int     `json:"qty"`
@@ -506,11 +515,12 @@ type cuttingList struct {
 			WidthMM  int    `json:"width_mm"`
 			Edging   string `json:"edging"`
 			Qty      int    `json:"qty"`
+			Where    string `json:"where"`
 			Origins  []struct {
 				ProdOrderID int64  `json:"prod_order_id"`
+				OrderID     int64  `json:"order_id"`
 				ItemID      int64  `json:"item_id"`
 				SKU         string `json:"sku"`
-				Unit        int    `json:"unit"`
 				Qty         int    `json:"qty"`
 			} `json:"origins"`
 		} `json:"parts"`
@@ -538,8 +548,8 @@ func expectedCuts(products map[string]catalogProduct, items []launchedItem) map[
 }
 
 // checkCuttingList checks a cutting list against the catalog: its sums,
-// its grouping and every origin (each unit of each item needs its
-// product's quantity of the part).
+// its grouping and every origin (each item needs its product's quantity
+// of the part times its units).
 func checkCuttingList(t *testing.T, l cuttingList, products map[string]catalogProduct, items []launchedItem) {
 	t.Helper()
 	want := expectedCuts(products, items)
@@ -547,13 +557,12 @@ func checkCuttingList(t *testing.T, l cuttingList, products map[string]catalogPr
 	type unitKey struct {
 		line        cutLine
 		order, item int64
-		unit        int
 	}
 	units := map[unitKey]int{}
 	for i, m := range l.Materials {
 		if i > 0 {
 			prev := l.Materials[i-1]
-			require.True(t, prev.Material < m.Material || prev.Material == m.Material && prev.ThicknessMM < m.ThicknessMM, "materials in order, one group each")
+			require.True(t, prev.Board < m.Board, "boards in order, one group each")
 		}
 		n := 0
 		area := 0.0
@@ -565,11 +574,16 @@ func checkCuttingList(t *testing.T, l cuttingList, products map[string]catalogPr
 			n += p.Qty
 			area += float64(p.Qty*p.LengthMM*p.WidthMM) / 1e6
 			sum := 0
+			byOrder := map[int64]int{}
 			for _, o := range p.Origins {
 				sum += o.Qty
-				units[unitKey{line, o.ProdOrderID, o.ItemID, o.Unit}] += o.Qty
+				byOrder[o.OrderID] += o.Qty
+				units[unitKey{line, o.ProdOrderID, o.ItemID}] += o.Qty
 			}
 			require.Equal(t, p.Qty, sum, "origins of %+v", line)
+			for order, n := range byOrder {
+				require.Contains(t, p.Where, fmt.Sprintf("№%d ×%d", order, n))
+			}
 		}
 		require.Equal(t, n, m.Qty, m.Material)
 		require.InDelta(t, area, m.AreaM2, 0.001, m.Material)
@@ -577,10 +591,8 @@ func checkCuttingList(t *testing.T, l cuttingList, products map[string]catalogPr
 	require.Equal(t, want, got)
 	wantUnits := map[unitKey]int{}
 	for _, it := range items {
-		for u := 1; u <= it.qty; u++ {
-			for _, p := range products[it.sku].Parts {
-				wantUnits[unitKey{cutLine{p.Material, p.ThicknessMM, p.Name, p.LengthMM, p.WidthMM, p.Edging}, it.prodOrder, it.item, u}] += p.Qty
-			}
+		for _, p := range products[it.sku].Parts {
+			wantUnits[unitKey{cutLine{p.Material, p.ThicknessMM, p.Name, p.LengthMM, p.WidthMM, p.Edging}, it.prodOrder, it.item}] += p.Qty * it.qty
 		}
 	}
 	require.Equal(t, wantUnits, units)
@@ -590,6 +602,13 @@ func TestCuttingList(t *testing.T) {
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		// One material in two thicknesses: two groups.
 		demo, _ := catalogOf(t, env)
+		for _, b := range []map[string]any{
+			{"kind": "board", "code": "LDSP22-OAK", "name": "ЛДСП Дуб", "decor": "Дуб", "thickness_mm": 22},
+			{"kind": "board", "code": "LDSP16-OAK", "name": "ЛДСП Дуб", "decor": "Дуб", "thickness_mm": 16},
+		} {
+			r := env.Admin(http.MethodPost, "/api/v1/materials", b)
+			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		}
 		r := env.Admin(http.MethodPost, "/api/v1/products", map[string]any{"sku": "STOL-DUB-1200", "name": "Стол письменный 1200", "kind": "case",
 			"route_id": demo["TMB-PRIK-450"].RouteID, "parts": []map[string]any{
 				{"name": "Столешница", "material": "ЛДСП Дуб", "length_mm": 1200, "width_mm": 600, "thickness_mm": 22, "edging": "ПВХ 2 мм, по периметру", "qty": 1},
@@ -628,7 +647,7 @@ func TestCuttingList(t *testing.T) {
 		require.Equal(t, []int64{p1, p2, p3}, many.ProdOrders)
 		all := append(append(slices.Clone(items1), items2...), items3...)
 		checkCuttingList(t, many, products, all)
-		side := cutLine{"ЛДСП 16 мм", 16, "Боковина", 500, 400, "ПВХ 2 мм, 1 сторона"}
+		side := cutLine{"ЛДСП 16 мм Белый", 16, "Боковина", 500, 400, "ПВХ 2 мм, 1 сторона"}
 		require.Equal(t, 2*(2+3), expectedCuts(products, all)[side], "the demo nightstand has two sides")
 		found := false
 		for _, m := range many.Materials {
@@ -648,7 +667,7 @@ func TestCuttingList(t *testing.T) {
 
 		// Its CSV: one row per line, the same lines and sums.
 		for _, who := range []string{apptest.AdminToken, env.UserToken("Мастер", "master"), env.UserToken("Гость", "viewer")} {
-			rows := readCSV(t, env, fmt.Sprintf("/api/v1/production-orders/cutting-list?ids=%d,%d,%d", p1, p2, p3), who)
+			rows := readCSVSep(t, env, fmt.Sprintf("/api/v1/production-orders/cutting-list?ids=%d,%d,%d", p1, p2, p3), who, ';')
 			header, rows := rows[0], rows[1:]
 			got := map[cutLine]int{}
 			for _, row := range rows {
@@ -657,20 +676,20 @@ func TestCuttingList(t *testing.T) {
 					require.NoError(t, err)
 					return n
 				}
-				got[cutLine{row[column(t, header, "material")], num("thickness_mm"), row[column(t, header, "name")],
-					num("length_mm"), num("width_mm"), row[column(t, header, "edging")]}] = num("qty")
-				require.Contains(t, row[column(t, header, "origins")], "item ")
+				got[cutLine{row[column(t, header, "Материал")], num("Толщина, мм"), row[column(t, header, "Деталь")],
+					num("Длина, мм"), num("Ширина, мм"), row[column(t, header, "Кромка")]}] = num("Кол-во")
+				require.Contains(t, row[column(t, header, "Куда")], "№")
 			}
 			require.Equal(t, expectedCuts(products, all), got)
 		}
-		rows := readCSV(t, env, fmt.Sprintf("/api/v1/production-orders/%d/cutting-list", p3), apptest.AdminToken)
+		rows := readCSVSep(t, env, fmt.Sprintf("/api/v1/production-orders/%d/cutting-list", p3), apptest.AdminToken, ';')
 		require.Len(t, rows, 1+len(products["DIV-CHESTER-3"].Parts))
 
 		// Unknown and malformed ids are named.
 		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/production-orders/999999/cutting-list", nil), http.StatusNotFound)
 		p := requireProblem(t, env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/cutting-list?ids=%d,999998,999999", p1), nil), http.StatusUnprocessableEntity, "ids")
 		require.Contains(t, p.Errors[0].Message, "999998, 999999")
-		for _, q := range []string{"", "?ids=", "?ids=1,x", "?ids=0", "?ids=" + strings.Repeat("1,", 100) + "1"} {
+		for _, q := range []string{"", "?ids=", "?ids=1,x", "?ids=0", "?ids=" + strings.Repeat("1,", 200) + "1"} {
 			requireProblem(t, env.Admin(http.MethodGet, "/api/v1/production-orders/cutting-list"+q, nil), http.StatusUnprocessableEntity, "ids")
 		}
 		require.Equal(t, http.StatusUnauthorized, env.Do(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/cutting-list", p1), nil, "").Status)

@@ -20,6 +20,8 @@
 //	@tag.description			The journal of events, their deliveries to subscribers, event types and subscribers.
 //	@tag.name					auth
 //	@tag.description			The caller, users and API tokens.
+//	@tag.name					stock
+//	@tag.description			Stock per material, receipts, counts, requirements and shortages.
 //	@tag.name					operations
 //	@tag.description			Health and readiness.
 //	@securityDefinitions.apikey	BearerAuth
@@ -53,6 +55,7 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/sales"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // MaxBodyBytes is the largest request body accepted: 1 MiB.
@@ -63,6 +66,7 @@ type Deps struct {
 	DB       *gorm.DB
 	Auth     *auth.Service
 	Catalog  *catalog.Service
+	Stock    *stock.Service
 	Sales    *sales.Service
 	Plan     *plan.Service
 	Journal  *events.Journal
@@ -168,6 +172,15 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/products", s.createProduct, authed(auth.RolePlanner)...)
 	v1.GET("/products/:id", s.getProduct, authed()...)
 	v1.PUT("/products/:id", s.updateProduct, authed(auth.RolePlanner)...)
+	v1.GET("/materials", s.listMaterials, authed()...)
+	v1.POST("/materials", s.createMaterial, authed(auth.RolePlanner)...)
+	v1.GET("/materials/requirements", s.getRequirements, authed()...)
+	v1.GET("/materials/shortages", s.getShortages, authed()...)
+	v1.GET("/stock", s.listStock, authed()...)
+	v1.POST("/stock/receipts", s.receiveStock, authed(auth.RolePlanner)...)
+	v1.POST("/stock/counts", s.countStock, authed(auth.RolePlanner)...)
+	v1.GET("/materials/:id", s.getMaterial, authed()...)
+	v1.PUT("/materials/:id", s.updateMaterial, authed(auth.RolePlanner)...)
 
 	v1.POST("/orders", s.createOrder, authed(auth.RoleManager)...)
 	v1.GET("/orders", s.listOrders, authed()...)

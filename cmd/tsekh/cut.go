@@ -29,8 +29,8 @@ README.md. JSON: {"formats":[{"length_mm":2800,"width_mm":2070,"count":0}],
 "parts":[{"name":"Боковина","length_mm":2200,"width_mm":600,"qty":2,"grain":"length"}]}.
 CSV: a header row and one row per part, ";" or "," separated, with the columns
 name, length_mm (or length), width_mm (or width), qty and optionally id, grain
-(length, width, none) and material, thickness_mm (as the cutting list exports
-it); the sheets and the saw come from the flags. Flags given override a JSON
+(length, width, none) and board (or material), thickness_mm (as the cutting
+list's optimiser layout exports them); the sheets and the saw come from the flags. Flags given override a JSON
 file's settings.`
 
 func cutCmd(args []string, stdout, stderr io.Writer) error {
@@ -202,7 +202,7 @@ func readCSVParts(data []byte, material string) ([]cutting.Part, error) {
 		return -1
 	}
 	cName, cLen, cWid, cQty := find("name"), find("length_mm", "length"), find("width_mm", "width"), find("qty")
-	cID, cGrain, cMat, cThick := find("id"), find("grain"), find("material"), find("thickness_mm")
+	cID, cGrain, cMat, cThick := find("id"), find("grain"), find("board", "material"), find("thickness_mm")
 	for i, c := range []int{cName, cLen, cWid, cQty} {
 		if c < 0 {
 			return nil, fmt.Errorf("the header has no %s column (it has %s)", []string{"name", "length_mm", "width_mm", "qty"}[i], strings.Join(rows[0], ", "))

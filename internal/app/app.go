@@ -26,6 +26,7 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/relay"
 	"github.com/tsekh/tsekh/internal/sales"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // App is the wired service.
@@ -52,6 +53,7 @@ type App struct {
 	Catalog *catalog.Service
 	Sales   *sales.Service
 	Plan    *plan.Service
+	Stock   *stock.Service
 
 	runner   *events.Runner
 	relay    *relay.Relay
@@ -128,6 +130,8 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Sales = sales.NewService(db)
 	a.Plan = plan.NewService(db)
 	a.Plan.SetTimeZone(cfg.FactoryLocation())
+	a.Plan.SetEdgeOverhang(cfg.EdgeOverhangMM)
+	a.Stock = stock.NewService(db)
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
 	}
@@ -170,7 +174,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 // subscribers, as cfg wires them. The registry declares every module's types
 // before it subscribes anyone, so their order does not matter.
 func (a *App) eventModules(cfg config.Config) []events.Module {
-	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan}
+	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan, a.Stock}
 	if cfg.ShopCallbackURL != "" {
 		cb := sales.ShopCallback(cfg.ShopCallbackURL, cfg.ShopWebhookSecret, nil)
 		cb.Concurrency = cfg.ShopCallbackConc
@@ -192,7 +196,7 @@ func (a *App) HTTP() *echo.Echo {
 		metrics = a.Metrics
 	}
 	return api.New(api.Deps{
-		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan,
+		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan, Stock: a.Stock,
 		Journal: a.Journal, Registry: a.Registry, Metrics: metrics, Logger: a.Logger,
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret, AsyncAPI: a.asyncAPI,
 		RequestTimeout: a.Config.HTTPRequestTimeout,

@@ -74,7 +74,8 @@ type Operation struct {
 // TableName is the catalog's route-operation table.
 func (Operation) TableName() string { return "catalog_route_operations" }
 
-// Product is something the factory sells, with its default route and parts.
+// Product is something the factory sells, with its default route, parts,
+// decor slots and fittings.
 type Product struct {
 	ID      int64  `json:"id" gorm:"primaryKey"`
 	SKU     string `json:"sku" gorm:"column:sku"`
@@ -82,26 +83,94 @@ type Product struct {
 	Kind    string `json:"kind"`
 	RouteID int64  `json:"route_id"`
 	Parts   []Part `json:"parts" gorm:"foreignKey:ProductID"`
+	// Slots are the product's decor slots (корпус, фасад, задняя стенка):
+	// an ordered item chooses a board for each among those allowed.
+	Slots []Slot `json:"slots" gorm:"foreignKey:ProductID"`
+	// Fittings are the fittings one unit needs.
+	Fittings []ProductFitting `json:"fittings" gorm:"foreignKey:ProductID"`
 }
 
 // TableName is the catalog's product table.
 func (Product) TableName() string { return "catalog_products" }
 
+// Part grains: the direction of the decor's grain on the part.
+const (
+	GrainLength = "length" // along the part's length
+	GrainWidth  = "width"  // along the part's width
+	GrainNone   = "none"   // either way (a board without grain, or it does not matter)
+)
+
+// Grains are the part grains, in the order the API names them.
+var Grains = []string{GrainLength, GrainWidth, GrainNone}
+
 // Part is one line of a product's parts specification.
 type Part struct {
-	ProductID   int64  `json:"-" gorm:"primaryKey"`
-	Seq         int    `json:"-" gorm:"primaryKey"`
-	Name        string `json:"name"`
-	Material    string `json:"material"`
+	ProductID int64  `json:"-" gorm:"primaryKey"`
+	Seq       int    `json:"-" gorm:"primaryKey"`
+	Name      string `json:"name"`
+	// Material is the board's name as text (for a slot, its default
+	// board's), as before parts named boards.
+	Material string `json:"material"`
+	// Board is the code of the part's board; empty when a slot chooses it.
+	Board string `json:"board" example:"LDSP16-WHITE"`
+	// Slot is the decor slot whose board the ordered item chooses; empty
+	// when the part names its board.
+	Slot        string `json:"slot" example:"корпус"`
 	LengthMM    int    `json:"length_mm" gorm:"column:length_mm"`
 	WidthMM     int    `json:"width_mm" gorm:"column:width_mm"`
 	ThicknessMM int    `json:"thickness_mm" gorm:"column:thickness_mm"`
-	Edging      string `json:"edging"`
-	Qty         int    `json:"qty"`
+	// Grain: along the part's length, its width, or none.
+	Grain string `json:"grain" enums:"length,width,none" example:"length"`
+	// Edges are the edge bands of its sides.
+	Edges Edges `json:"edges" gorm:"embedded;embeddedPrefix:edge_"`
+	// Edging describes the banding as text.
+	Edging string `json:"edging"`
+	Qty    int    `json:"qty"`
 }
 
 // TableName is the catalog's part table.
 func (Part) TableName() string { return "catalog_product_parts" }
+
+// Edges are what bands a part's sides: l1 and l2 along its length, w1 and
+// w2 along its width. Each is empty (none), an edge band's code, "match"
+// (the first matching band of the part's board) or "match:T" (its matching
+// band T mm thick, e.g. match:2, match:0.4).
+type Edges struct {
+	L1 string `json:"l1" gorm:"column:l1" example:"match:2"`
+	L2 string `json:"l2" gorm:"column:l2" example:""`
+	W1 string `json:"w1" gorm:"column:w1" example:"match:0.4"`
+	W2 string `json:"w2" gorm:"column:w2" example:""`
+}
+
+// Sides are the edges with their names, in order.
+func (e Edges) Sides() [4]struct{ Side, Band string } {
+	return [4]struct{ Side, Band string }{{"l1", e.L1}, {"l2", e.L2}, {"w1", e.W1}, {"w2", e.W2}}
+}
+
+// Slot is a decor slot of a product.
+type Slot struct {
+	ProductID int64  `json:"-" gorm:"primaryKey"`
+	Seq       int    `json:"-" gorm:"primaryKey"`
+	Name      string `json:"name" example:"корпус"`
+	// Boards are the codes of the boards an item may choose.
+	Boards StringList `json:"boards" example:"LDSP16-WHITE,LDSP16-SONOMA"`
+	// Default is the board of an item that chooses none.
+	Default string `json:"default" gorm:"column:default_board" example:"LDSP16-WHITE"`
+}
+
+// TableName is the catalog's decor-slot table.
+func (Slot) TableName() string { return "catalog_product_slots" }
+
+// ProductFitting is a fitting one unit of a product needs.
+type ProductFitting struct {
+	ProductID int64  `json:"-" gorm:"primaryKey"`
+	Seq       int    `json:"-" gorm:"primaryKey"`
+	Code      string `json:"code" example:"HINGE-110"`
+	Qty       int    `json:"qty" example:"4"`
+}
+
+// TableName is the catalog's product-fitting table.
+func (ProductFitting) TableName() string { return "catalog_product_fittings" }
 
 // PartsPerUnit is the number of physical parts in one unit of the product.
 func (p Product) PartsPerUnit() int {
@@ -121,7 +190,7 @@ func NewService(db *gorm.DB) *Service { return &Service{db: db} }
 // Products returns a page of products in id order.
 func (s *Service) Products(ctx context.Context, pr page.Request) ([]Product, string, error) {
 	var ps []Product
-	err := s.db.WithContext(ctx).Preload("Parts", func(db *gorm.DB) *gorm.DB { return db.Order("seq") }).
+	err := s.db.WithContext(ctx).Scopes(withSpec).
 		Where("id > ?", pr.After).Order("id").Limit(pr.Limit + 1).Find(&ps).Error
 	if err != nil {
 		return nil, "", err
@@ -133,7 +202,7 @@ func (s *Service) Products(ctx context.Context, pr page.Request) ([]Product, str
 // Product returns the product with the id, or ENOTFOUND.
 func (s *Service) Product(ctx context.Context, id int64) (Product, error) {
 	var p Product
-	err := s.db.WithContext(ctx).Preload("Parts", func(db *gorm.DB) *gorm.DB { return db.Order("seq") }).First(&p, id).Error
+	err := s.db.WithContext(ctx).Scopes(withSpec).First(&p, id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return p, apperr.NotFound("product %d does not exist", id)
 	}
@@ -181,4 +250,10 @@ func SKUsOnRoute(ctx context.Context, db *gorm.DB, routeID int64) ([]string, err
 	var skus []string
 	err := db.WithContext(ctx).Model(&Product{}).Where("route_id = ?", routeID).Order("sku").Pluck("sku", &skus).Error
 	return skus, err
+}
+
+// withSpec preloads a product's parts, slots and fittings, in order.
+func withSpec(db *gorm.DB) *gorm.DB {
+	bySeq := func(db *gorm.DB) *gorm.DB { return db.Order("seq") }
+	return db.Preload("Parts", bySeq).Preload("Slots", bySeq).Preload("Fittings", bySeq)
 }

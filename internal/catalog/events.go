@@ -9,7 +9,7 @@ import (
 // (internal/contracts, catalog.go); it subscribes to none.
 func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.WorkCenterCreated, contracts.WorkCenterUpdated, contracts.RouteCreated, contracts.RouteUpdated,
-		contracts.ProductCreated, contracts.ProductUpdated)
+		contracts.ProductCreated, contracts.ProductUpdated, contracts.MaterialCreated, contracts.MaterialUpdated)
 }
 
 func workCenterPayload(wc WorkCenter) contracts.WorkCenterPayload {

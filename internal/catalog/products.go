@@ -30,6 +30,10 @@ type ProductInput struct {
 	Kind    string
 	RouteID int64
 	Parts   []PartInput
+	// Slots and Fittings are optional: a product whose parts all name
+	// their boards has no slots.
+	Slots    []SlotInput
+	Fittings []FittingInput
 }
 
 // PartInput is one line of a ProductInput's parts specification.
@@ -38,9 +42,13 @@ type PartInput struct {
 	Material    string
 	LengthMM    int
 	WidthMM     int
-	ThicknessMM int
+	ThicknessMM int // 0: the board's
 	Edging      string
 	Qty         int
+	Board       string // a board's code
+	Slot        string // or a decor slot's name
+	Grain       string // length, width or none; "": length on a board with grain, else none
+	Edges       Edges
 }
 
 func (in *ProductInput) validate(ctx context.Context, tx *gorm.DB) error {
@@ -71,16 +79,29 @@ func (in *ProductInput) validate(ctx context.Context, tx *gorm.DB) error {
 		at := func(f string) string { return fmt.Sprintf("parts[%d].%s", i, f) }
 		p.Name, p.Material, p.Edging = strings.TrimSpace(p.Name), strings.TrimSpace(p.Material), strings.TrimSpace(p.Edging)
 		fields = append(fields, checkName(at("name"), p.Name)...)
-		fields = append(fields, checkName(at("material"), p.Material)...)
+		fields = append(fields, input.Line(at("material"), p.Material, MaxNameLen)...)
+		if strings.TrimSpace(p.Material+p.Board+p.Slot) == "" {
+			fields = append(fields, apperr.Field(at("material"), "is required: name the part's board (board, its code), a decor slot of the product (slot), or a board by its name (material)"))
+		}
 		fields = append(fields, input.Line(at("edging"), p.Edging, MaxNameLen)...)
-		for f, v := range map[string]int{"length_mm": p.LengthMM, "width_mm": p.WidthMM, "thickness_mm": p.ThicknessMM} {
+		for f, v := range map[string]int{"length_mm": p.LengthMM, "width_mm": p.WidthMM} {
 			if v < 1 || v > MaxDimension {
 				fields = append(fields, apperr.Field(at(f), "must be a whole number of millimetres from 1 to %d", MaxDimension))
 			}
 		}
+		if p.ThicknessMM < 0 || p.ThicknessMM > MaxDimension {
+			fields = append(fields, apperr.Field(at("thickness_mm"), "must be a whole number of millimetres from 1 to %d, or absent for the board's", MaxDimension))
+		}
 		if p.Qty < 1 || p.Qty > MaxPartQty {
 			fields = append(fields, apperr.Field(at("qty"), "must be a whole number from 1 to %d", MaxPartQty))
 		}
+	}
+	if len(fields) == 0 {
+		more, err := in.checkMaterials(ctx, tx)
+		if err != nil {
+			return err
+		}
+		fields = append(fields, more...)
 	}
 	if len(fields) > 0 {
 		return apperr.Invalid("the product is not valid", fields...)
@@ -91,8 +112,8 @@ func (in *ProductInput) validate(ctx context.Context, tx *gorm.DB) error {
 func (in ProductInput) parts(productID int64) []Part {
 	out := make([]Part, len(in.Parts))
 	for i, p := range in.Parts {
-		out[i] = Part{ProductID: productID, Seq: i + 1, Name: p.Name, Material: p.Material, LengthMM: p.LengthMM,
-			WidthMM: p.WidthMM, ThicknessMM: p.ThicknessMM, Edging: p.Edging, Qty: p.Qty}
+		out[i] = Part{ProductID: productID, Seq: i + 1, Name: p.Name, Material: p.Material, Board: p.Board, Slot: p.Slot, LengthMM: p.LengthMM,
+			WidthMM: p.WidthMM, ThicknessMM: p.ThicknessMM, Grain: p.Grain, Edges: p.Edges, Edging: p.Edging, Qty: p.Qty}
 	}
 	return out
 }
@@ -108,11 +129,10 @@ func (s *Service) CreateProduct(ctx context.Context, in ProductInput) (Product, 
 			return err
 		}
 		p = Product{SKU: in.SKU, Name: in.Name, Kind: in.Kind, RouteID: in.RouteID}
-		if err := tx.Omit("ID", "Parts").Create(&p).Error; err != nil {
+		if err := tx.Omit("ID", "Parts", "Slots", "Fittings").Create(&p).Error; err != nil {
 			return skuTaken(err, in.SKU)
 		}
-		p.Parts = in.parts(p.ID)
-		if err := tx.Create(&p.Parts).Error; err != nil {
+		if err := in.saveSpec(tx, &p); err != nil {
 			return err
 		}
 		return events.Add(ctx, tx, contracts.ProductCreated.New(p.ID, productPayload(p)))
@@ -136,14 +156,15 @@ func (s *Service) UpdateProduct(ctx context.Context, id int64, in ProductInput) 
 			return err
 		}
 		p.SKU, p.Name, p.Kind, p.RouteID = in.SKU, in.Name, in.Kind, in.RouteID
-		if err := tx.Omit("Parts").Save(&p).Error; err != nil {
+		if err := tx.Omit("Parts", "Slots", "Fittings").Save(&p).Error; err != nil {
 			return skuTaken(err, in.SKU)
 		}
-		if err := tx.Where("product_id = ?", id).Delete(&Part{}).Error; err != nil {
-			return err
+		for _, table := range []any{&Part{}, &Slot{}, &ProductFitting{}} {
+			if err := tx.Where("product_id = ?", id).Delete(table).Error; err != nil {
+				return err
+			}
 		}
-		p.Parts = in.parts(p.ID)
-		if err := tx.Create(&p.Parts).Error; err != nil {
+		if err := in.saveSpec(tx, &p); err != nil {
 			return err
 		}
 		return events.Add(ctx, tx, contracts.ProductUpdated.New(p.ID, productPayload(p)))
@@ -167,7 +188,7 @@ func ProductSpecs(ctx context.Context, db *gorm.DB, skus []string) (map[string]P
 		return out, nil
 	}
 	var ps []Product
-	err := db.WithContext(ctx).Preload("Parts", func(db *gorm.DB) *gorm.DB { return db.Order("seq") }).
+	err := db.WithContext(ctx).Scopes(withSpec).
 		Where("sku IN ?", skus).Find(&ps).Error
 	if err != nil {
 		return nil, err

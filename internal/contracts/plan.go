@@ -27,6 +27,21 @@ type ProdOrderLaunchedPayload struct {
 	PartsCount  int     `json:"parts_count" jsonschema_description:"physical parts: the sum of part qty × item qty"`
 	OpsCount    int     `json:"ops_count" jsonschema_description:"parts_count × part-scope operations + units × item-scope operations"`
 	ETA         string  `json:"eta" jsonschema:"format=date" jsonschema_description:"the day the last operation is planned to end"`
+	// Materials are what it needs of the materials catalogue (absent from
+	// events written before materials existed).
+	Materials []MaterialNeed `json:"materials,omitempty" jsonschema_description:"what it needs of each material, and the route step that uses it up"`
+}
+
+// MaterialNeed is what a production order needs of one material: boards in
+// whole sheets (estimated from the parts' area and the board's usable
+// format), edge bands in metres, fittings in pieces; used up as the route
+// step Step is reported done (Total parts or units in all).
+type MaterialNeed struct {
+	Code  string  `json:"code" jsonschema_description:"the material's code"`
+	Kind  string  `json:"kind" jsonschema:"enum=board,enum=band,enum=fitting"`
+	Qty   float64 `json:"qty" jsonschema:"minimum=0" jsonschema_description:"sheets, metres or pieces"`
+	Step  int     `json:"step" jsonschema_description:"the route step that uses it up: cutting (the first part step) for boards, banding (the second) for bands, assembly (the first item step) for fittings"`
+	Total int     `json:"total" jsonschema:"minimum=0" jsonschema_description:"the parts (or units) that step is done on"`
 }
 
 // ProdOrderPayload is the payload of prod_order.started, .completed and

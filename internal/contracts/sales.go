@@ -37,6 +37,10 @@ type OrderReceivedItem struct {
 	SKU    string `json:"sku" jsonschema_description:"the product's SKU"`
 	Qty    int    `json:"qty" jsonschema:"minimum=1" jsonschema_description:"units ordered"`
 	Note   string `json:"note,omitempty" jsonschema_description:"the customer's note on the item, when there is one"`
+	// Options are the item's choices of board per decor slot of its
+	// product, by board code ({"корпус": "LDSP16-SONOMA"}); absent when it
+	// chose none (each slot's default).
+	Options map[string]string `json:"options,omitempty" jsonschema_description:"the item's choice of board (by code) per decor slot of its product; absent: each slot's default"`
 }
 
 // OrderCancelledPayload is the payload of order.cancelled.

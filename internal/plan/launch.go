@@ -150,6 +150,9 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 			countText(size.parts), countText(size.ops), MaxLaunchParts, MaxLaunchOps))
 	}
 	x := explode(backlog, products, route)
+	if err := cutFromBoards(ctx, tx, x.parts, backlog, products); err != nil {
+		return 0, err
+	}
 	centers, err := catalog.AllWorkCenters(ctx, tx)
 	if err != nil {
 		return 0, err
@@ -187,9 +190,13 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	items := make([]ProdItem, len(backlog))
 	for i, b := range backlog {
 		items[i] = ProdItem{ProdOrderID: o.ID, ItemID: b.ItemID, OrderID: b.OrderID, ProductID: products[b.SKU].ID,
-			SKU: b.SKU, Qty: b.Qty, DueDate: b.DueDate, ReceivedAt: b.ReceivedAt, EventID: b.EventID, Customer: b.Customer, Note: b.Note}
+			SKU: b.SKU, Qty: b.Qty, DueDate: b.DueDate, ReceivedAt: b.ReceivedAt, EventID: b.EventID, Customer: b.Customer, Note: b.Note,
+			Options: b.Options}
 	}
 	if err := tx.Create(&items).Error; err != nil {
+		return 0, err
+	}
+	if err := saveFittings(ctx, tx, o.ID, backlog, products); err != nil {
 		return 0, err
 	}
 	for i := range x.parts {
@@ -222,8 +229,12 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if res.RowsAffected != int64(len(in.Items)) {
 		return 0, apperr.Conflict("an item left the backlog while it was being launched; try again")
 	}
+	needs, err := s.launchNeeds(ctx, tx, x.parts, backlog, products, route)
+	if err != nil {
+		return 0, err
+	}
 	err = events.Add(ctx, tx, contracts.ProdOrderLaunched.New(o.ID, contracts.ProdOrderLaunchedPayload{ProdOrderID: o.ID, Items: in.Items,
-		Route: route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String()}))
+		Route: route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String(), Materials: needs}))
 	if err != nil {
 		return 0, err
 	}

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/page"
@@ -46,6 +47,10 @@ type ProdOrder struct {
 	Items      []ProdItem `json:"items" gorm:"foreignKey:ProdOrderID"`
 	PartsCount int        `json:"parts_count"`
 	OpsCount   int        `json:"ops_count"`
+	// Short names the materials of which less was available than its
+	// launch reserved (the stock module's stock.reserved says so): it was
+	// launched all the same.
+	Short catalog.StringList `json:"short" gorm:"column:short" example:"LDSP16-SONOMA"`
 	// ETA is the day it is promised for: the planned ETA, or the planner's.
 	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date"`
 	// PlannedETA is the day the schedule computed, at launch or at the last re-plan.
@@ -114,9 +119,11 @@ type ProdItem struct {
 	DueDate     database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	Customer    string        `json:"customer"` // the customer's name
 	Note        string        `json:"note"`     // the customer's note on the item
-	ReceivedAt  time.Time     `json:"-"`
-	EventID     int64         `json:"-"`
-	Released    bool          `json:"-"` // the order was cancelled or closed and the item let go
+	// Options are the item's choices of board per decor slot, by code.
+	Options    catalog.Options `json:"options" swaggertype:"object,string"`
+	ReceivedAt time.Time       `json:"-"`
+	EventID    int64           `json:"-"`
+	Released   bool            `json:"-"` // the order was cancelled or closed and the item let go
 	// OrderedQty is what the sales order has of the item now, when it
 	// changed after the launch (Qty is what the production order was built
 	// on); Removed, that the sales order no longer has the item. Either
@@ -159,6 +166,13 @@ type Part struct {
 	WidthMM     int    `json:"width_mm" gorm:"column:width_mm"`
 	ThicknessMM int    `json:"thickness_mm" gorm:"column:thickness_mm"`
 	Edging      string `json:"edging"`
+	// Board is the code of the board it is cut from, Decor the board's
+	// decor, as the item's choices resolved them at launch; Grain and Edges
+	// (each side's edge band code, "" for none) as its product line says.
+	Board string        `json:"board" example:"LDSP16-SONOMA"`
+	Decor string        `json:"decor" example:"Дуб сонома"`
+	Grain string        `json:"grain" enums:"length,width,none" example:"length"`
+	Edges catalog.Edges `json:"edges" gorm:"embedded;embeddedPrefix:edge_"`
 }
 
 // TableName is the plan module's part table.

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -31,6 +32,8 @@ type BacklogItem struct {
 	// and the item's note.
 	Customer string `json:"customer"`
 	Note     string `json:"note"`
+	// Options are the item's choices of board per decor slot, by code.
+	Options catalog.Options `json:"options" swaggertype:"object,string"`
 	// From the catalog, as it is now: the product's name and its default
 	// route (the one a launch without route_id follows).
 	ProductName string   `json:"product_name" gorm:"-"`
@@ -51,6 +54,9 @@ type Service struct {
 	// planned, when set, is called by a re-plan once it has computed the
 	// new plan and before it stores it; for tests of what runs meanwhile.
 	planned func()
+	// edgeOverhang is what each banded side's band runs past the part, in
+	// mm (EDGE_OVERHANG_MM).
+	edgeOverhang int
 }
 
 // NewService returns the plan service over db, planning in UTC until
@@ -129,7 +135,7 @@ func (s *Service) addToBacklog(ctx context.Context, tx *gorm.DB, ev events.Event
 	rows := make([]BacklogItem, len(p.Items))
 	for i, it := range p.Items {
 		rows[i] = BacklogItem{ItemID: it.ItemID, OrderID: p.OrderID, SKU: it.SKU, Qty: it.Qty, DueDate: due, ReceivedAt: ev.CreatedAt, EventID: ev.ID,
-			Customer: p.Customer, Note: it.Note}
+			Customer: p.Customer, Note: it.Note, Options: it.Options}
 	}
 	// An item is in the backlog once, whatever happens.
 	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&rows).Error

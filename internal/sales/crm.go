@@ -40,6 +40,8 @@ type crmItem struct {
 	SKU  string `json:"sku"`
 	Qty  int    `json:"qty"`
 	Note string `json:"note"`
+	// Options choose a board per decor slot, by decor or board code.
+	Options map[string]string `json:"options"`
 }
 
 // ImportRow reports what became of one row of a CRM import.
@@ -187,7 +189,7 @@ func parseCRMOrder(raw json.RawMessage) (NewOrder, error) {
 	}
 	in := NewOrder{Customer: co.Customer, Source: SourceCRM, CRMOrderID: co.CRMOrderID}
 	for _, it := range co.Items {
-		in.Items = append(in.Items, NewItem{SKU: it.SKU, Qty: it.Qty, Note: it.Note})
+		in.Items = append(in.Items, NewItem{SKU: it.SKU, Qty: it.Qty, Note: it.Note, Options: it.Options})
 	}
 	var fields []apperr.FieldError
 	if co.CRMOrderID == nil {

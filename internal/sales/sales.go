@@ -133,6 +133,8 @@ type Item struct {
 	// The shop's prices, as given: per unit and for the line.
 	UnitPrice Amount `json:"unit_price" swaggertype:"number" extensions:"x-nullable" example:"12990.00"`
 	LineTotal Amount `json:"line_total" swaggertype:"number" extensions:"x-nullable" example:"25980.00"`
+	// Options are the item's choices of board per decor slot of its product, by board code.
+	Options catalog.Options `json:"options" swaggertype:"object,string"`
 }
 
 // TableName is the sales module's item table.
@@ -167,6 +169,9 @@ type NewItem struct {
 	Note      string
 	UnitPrice Amount
 	LineTotal Amount
+	// Options choose a board per decor slot of the product, by decor or
+	// board code ({"корпус": "Дуб сонома"}); each slot's default otherwise.
+	Options map[string]string
 }
 
 // MaxItems is the most lines one order may have.
@@ -313,10 +318,14 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 	if err != nil {
 		return Order{}, false, err
 	}
+	options, err := itemOptions(ctx, tx, in.Items, "items")
+	if err != nil {
+		return Order{}, false, err
+	}
 	o.Items = make([]Item, len(in.Items))
 	for i, it := range in.Items {
 		o.Items[i] = Item{OrderID: o.ID, ProductID: products[it.SKU].ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Status: ItemNew,
-			UnitPrice: it.UnitPrice, LineTotal: it.LineTotal}
+			UnitPrice: it.UnitPrice, LineTotal: it.LineTotal, Options: options[i]}
 	}
 	if err := tx.Omit("ID").Create(&o.Items).Error; err != nil {
 		return Order{}, false, err
@@ -324,7 +333,7 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 	payload := contracts.OrderReceivedPayload{OrderID: o.ID, Lines: len(o.Items), Source: o.Source,
 		SyncID: o.SyncID, CRMOrderID: o.CRMOrderID, DueDate: o.DueDate.String(), Customer: o.Customer.Name, Items: make([]contracts.OrderReceivedItem, len(o.Items))}
 	for i, it := range o.Items {
-		payload.Items[i] = contracts.OrderReceivedItem{ItemID: it.ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note}
+		payload.Items[i] = contracts.OrderReceivedItem{ItemID: it.ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Options: it.Options}
 	}
 	if err := events.Add(ctx, tx, contracts.OrderReceived.New(o.ID, payload)); err != nil {
 		return Order{}, false, err

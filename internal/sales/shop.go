@@ -47,6 +47,8 @@ type shopItem struct {
 	Note      string `json:"note"`
 	UnitPrice Amount `json:"unit_price"`
 	LineTotal Amount `json:"line_total"`
+	// Options choose a board per decor slot, by decor or board code.
+	Options map[string]string `json:"options"`
 }
 
 // parseMarks reads the version and updated_at that tell a later delivery of

@@ -53,6 +53,7 @@ type Config struct {
 	FactoryTimezone     string        `env:"FACTORY_TIMEZONE" envDefault:"Europe/Moscow"`
 	StreamMaxClients    int           `env:"EVENTS_STREAM_MAX_CLIENTS" envDefault:"100"`
 	StreamHeartbeat     time.Duration `env:"EVENTS_STREAM_HEARTBEAT" envDefault:"15s"`
+	EdgeOverhangMM      int           `env:"EDGE_OVERHANG_MM" envDefault:"30"`
 	LogFormat           string        `env:"LOG_FORMAT" envDefault:"text"`
 	LogLevel            string        `env:"LOG_LEVEL" envDefault:"info"`
 }
@@ -123,6 +124,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShopCallbackConc < 1 || c.ShopCallbackConc > 256 {
 		errs = append(errs, errors.New("SHOP_CALLBACK_CONCURRENCY must be between 1 and 256"))
+	}
+	if c.EdgeOverhangMM < 0 || c.EdgeOverhangMM > 500 {
+		errs = append(errs, errors.New("EDGE_OVERHANG_MM must be between 0 and 500"))
 	}
 	if c.NATSRelayConc < 1 || c.NATSRelayConc > 256 {
 		errs = append(errs, errors.New("NATS_RELAY_CONCURRENCY must be between 1 and 256"))
