@@ -194,6 +194,10 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	}
 	for i := range x.parts {
 		x.parts[i].ProdOrderID = o.ID
+		x.parts[i].Code, x.parts[i].Status = partCode(o.ID, i+1), PartLive
+	}
+	if err := createUnits(tx, o.ID, x.parts, x.ops); err != nil {
+		return 0, err
 	}
 	if len(x.parts) > 0 {
 		if err := tx.Omit("ID").CreateInBatches(&x.parts, insertBatch).Error; err != nil {

@@ -1,0 +1,115 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+)
+
+// positiveQuery reads an optional whole-number query parameter of at least 1 (0 when absent).
+func positiveQuery(c echo.Context, name string, fields *[]apperr.FieldError) int {
+	v := c.QueryParam(name)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1_000_000 {
+		*fields = append(*fields, apperr.Field(name, "must be a whole number from 1"))
+		return 0
+	}
+	return n
+}
+
+// listParts godoc
+//
+//	@Summary		The physical parts of a production order, with their codes and steps
+//	@ID			listParts
+//	@Description	Every physical part of the production order in id order: its code (printable, unique in the database, on its label: P<order>-<n>, a re-cut P<order>-<n>.<g>), its unit and the unit's code (U<order>-<n>), the sales order, SKU and customer, its board, size and edges, its state over the part-scope steps (pending, in_progress, done, scrapped), the first step it has not done (at_seq), and each step's operation with its state and who completed it when. A scrapped part keeps its scrap (step, reason, note, who, when) and names its re-cut (recut_code); a re-cut names the part it replaces (recut_of).
+//	@Description	Filters: step (a part-scope step's seq) with state (parts whose operation at that step is in that state; scrapped: scrapped at that step); state alone (the part's overall state); unit (unit n of its item). 422 naming the filter for a step the route has not at part scope, an unknown state or a unit below 1.
+//	@Tags			plan
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id		path		int		true	"production order id"	minimum(1) example(1)
+//	@Param			step	query		int		false	"a part-scope route step (seq)"	minimum(1) example(30)
+//	@Param			state	query		string	false	"with step: the state of the part's operation there; alone: the part's state"	Enums(pending, in_progress, done, scrapped)	example(pending)
+//	@Param			unit	query		int		false	"only the parts of unit n of their item"	minimum(1) example(1)
+//	@Param			limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param			cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycy97aWR9L3BhcnRzIiwiaWQiOjF9)
+//	@Success		200		{object}	FloorPartList
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		422		{object}	Problem
+//	@Router			/api/v1/production-orders/{id}/parts [get]
+func (s *server) listParts(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	pr, err := sortedPageOf(c)
+	if err != nil {
+		return err
+	}
+	var fields []apperr.FieldError
+	f := plan.PartFilter{State: c.QueryParam("state")}
+	f.Step = positiveQuery(c, "step", &fields)
+	f.Unit = positiveQuery(c, "unit", &fields)
+	if len(fields) > 0 {
+		return apperr.Invalid("invalid query", fields...)
+	}
+	parts, next, err := s.Plan.Parts(c.Request().Context(), id, pr, f)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, pageList(c, parts, next))
+}
+
+// FloorPartList is a page of a production order's physical parts.
+type FloorPartList = List[plan.FloorPart]
+
+// ScanRequest is the body of POST /api/v1/floor/scans.
+type ScanRequest struct {
+	// The code on the part's or unit's label, as the scanner reads it (case and blanks around it do not matter).
+	Code string `json:"code" validate:"required" minLength:"1" maxLength:"40" example:"P12-5"`
+	// The route step (seq) the part or unit went through.
+	Step int `json:"step" validate:"required" minimum:"1" example:"30"`
+	// The production order the station works on, when it says: a code of another order's part is refused (422, field code).
+	ProdOrderID int64 `json:"prod_order_id" validate:"optional" minimum:"1" example:"12"`
+}
+
+// scan godoc
+//
+//	@Summary		Scan a part's or unit's code through a route step (admin, planner, master)
+//	@ID			scanCode
+//	@Description	Reports the part (its code) or unit (its unit's code) through the route step: its operation there is completed, by the caller, as POST …/operations/{op_id}/complete does, and journalled as operation.completed naming the code; the order's first report starts it (prod_order.started), the unit's last operation makes the unit (unit.made: it counts for its sales-order item at once), the order's last makes it done (prod_order.completed).
+//	@Description	Idempotent: the same scan again (also many at the same instant) is one report: 200 with repeated true, nothing changed, no event. A unit-scope step (assembly, packing) is scanned by the unit's code once every part of the unit is through the steps before it.
+//	@Description	422 naming code for an unknown code or a code of another production order than prod_order_id; naming step for a step the route has not, a part's code at a unit-scope step or a unit's at a part-scope one. 409 when a step before it is not done (the detail names the step it is at and, for a unit, its parts not through it), when the part was scrapped (scan its re-cut), or when its production order is cancelled, closed or done.
+//	@Tags			plan
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			body	body		ScanRequest	true	"the scan"
+//	@Success		200		{object}	plan.ScanResult
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		409		{object}	Problem	"out of route order, a scrapped part, or the order is cancelled, closed or done"
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/floor/scans [post]
+func (s *server) scan(c echo.Context) error {
+	var req ScanRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	r, err := s.Plan.ScanCode(c.Request().Context(), plan.Scan{Code: req.Code, Step: req.Step, ProdOrderID: req.ProdOrderID})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}

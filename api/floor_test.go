@@ -1,0 +1,233 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tsekh/tsekh/internal/app/apptest"
+)
+
+type floorPart struct {
+	ID        int64
+	Code      string
+	UnitCode  string `json:"unit_code"`
+	ItemID    int64  `json:"item_id"`
+	Unit      int
+	Name      string
+	Material  string
+	State     string
+	Status    string
+	AtSeq     *int    `json:"at_seq"`
+	RecutOf   *int64  `json:"recut_of"`
+	RecutCode *string `json:"recut_code"`
+	Scrap     struct {
+		ScrapSeq    *int    `json:"scrap_seq"`
+		ScrapReason string  `json:"scrap_reason"`
+		ScrapNote   string  `json:"scrap_note"`
+		ScrappedBy  *string `json:"scrapped_by"`
+	}
+	Steps []struct {
+		Seq         int
+		Status      string
+		CompletedBy *string `json:"completed_by"`
+	}
+}
+
+type scanResult struct {
+	Code      string
+	Kind      string
+	Repeated  bool
+	NextSeq   *int   `json:"next_seq"`
+	UnitMade  bool   `json:"unit_made"`
+	Status    string `json:"prod_order_status"`
+	Operation struct {
+		ID     int64
+		Seq    int
+		Status string
+	}
+}
+
+// partsOf lists every part of the production order, page by page.
+func partsOf(t *testing.T, env *apptest.Env, id int64, query string) []floorPart {
+	t.Helper()
+	var all []floorPart
+	cursor := ""
+	for {
+		url := fmt.Sprintf("/api/v1/production-orders/%d/parts?limit=5%s", id, query)
+		if cursor != "" {
+			url += "&cursor=" + cursor
+		}
+		r := env.Admin(http.MethodGet, url, nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		var page struct {
+			Items      []floorPart
+			NextCursor string `json:"next_cursor"`
+		}
+		r.JSON(t, &page)
+		all = append(all, page.Items...)
+		if page.NextCursor == "" {
+			return all
+		}
+		cursor = page.NextCursor
+	}
+}
+
+func scanAs(t *testing.T, env *apptest.Env, token, code string, step int) apptest.Response {
+	t.Helper()
+	return env.Do(http.MethodPost, "/api/v1/floor/scans", map[string]any{"code": code, "step": step}, token)
+}
+
+func scanOK(t *testing.T, env *apptest.Env, token, code string, step int) scanResult {
+	t.Helper()
+	r := scanAs(t, env, token, code, step)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var s scanResult
+	r.JSON(t, &s)
+	return s
+}
+
+func countEvents(t *testing.T, env *apptest.Env, typ, code string) int {
+	t.Helper()
+	var payloads []string
+	require.NoError(t, env.App.DB.Raw("SELECT CAST(payload AS TEXT) FROM events WHERE type = ?", typ).Scan(&payloads).Error)
+	n := 0
+	for _, p := range payloads {
+		var v struct{ Code string }
+		require.NoError(t, json.Unmarshal([]byte(p), &v))
+		if code == "" || v.Code == code {
+			n++
+		}
+	}
+	return n
+}
+
+// A wardrobe goes from launch to packing by scans alone: its 13 parts
+// through cutting, edging and drilling by their codes, then its unit
+// through assembly and packing by the unit's code. Out of route order is a
+// 409 naming the step the part is at; the same scan twice is one report;
+// bad input changes nothing. The unit made is made for its item at once:
+// sales sees the order ready.
+func TestFloor_WardrobeByScans(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		orderID, ids := receive(t, env, line{"SHK-KUPE-1600", 1})
+		o := launch(t, env, map[string]any{"items": ids})
+		master := env.UserToken("Мастер участка", "master")
+		viewer := env.UserToken("Наблюдатель", "viewer")
+
+		parts := partsOf(t, env, o.ID, "")
+		require.Len(t, parts, 13)
+		codes := map[string]bool{}
+		for i, p := range parts {
+			require.Equal(t, fmt.Sprintf("P%d-%d", o.ID, i+1), p.Code)
+			require.Equal(t, fmt.Sprintf("U%d-1", o.ID), p.UnitCode)
+			require.Equal(t, "pending", p.State)
+			require.Len(t, p.Steps, 3)
+			codes[p.Code] = true
+		}
+		require.Len(t, codes, 13)
+		unit := parts[0].UnitCode
+
+		// Bad input: nothing changes.
+		for _, c := range []struct {
+			code  string
+			step  int
+			field string
+		}{{"P999999-1", 1, "code"}, {"", 1, "code"}, {parts[0].Code, 0, "step"}, {parts[0].Code, 9, "step"}, {parts[0].Code, 4, "step"}, {unit, 1, "step"}} {
+			r := scanAs(t, env, master, c.code, c.step)
+			require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%v: %s", c, r.Body)
+			require.Contains(t, string(r.Body), `"field":"`+c.field+`"`)
+		}
+		r := scanAs(t, env, viewer, parts[0].Code, 1)
+		require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+		r = scanAs(t, env, master, parts[0].Code, 2)
+		require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+		require.Contains(t, string(r.Body), "is at step 1")
+		require.Equal(t, 0, countEvents(t, env, "operation.completed", ""))
+
+		// Cutting, edging, drilling, part by part; a lower-case scan reads the same.
+		for seq := 1; seq <= 3; seq++ {
+			for i, p := range parts {
+				code := p.Code
+				if i == 0 {
+					code = strings.ToLower(code)
+				}
+				s := scanOK(t, env, master, code, seq)
+				require.False(t, s.Repeated)
+				require.Equal(t, "part", s.Kind)
+				require.Equal(t, "done", s.Operation.Status)
+				require.NotNil(t, s.NextSeq)
+				require.Equal(t, seq+1, *s.NextSeq)
+				if seq == 1 && i == 5 {
+					// the unit cannot be assembled before its parts are through
+					r := scanAs(t, env, master, unit, 4)
+					require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+					require.Contains(t, string(r.Body), "is at step 1")
+				}
+			}
+		}
+		again := scanOK(t, env, master, parts[3].Code, 3)
+		require.True(t, again.Repeated, "the same scan again is one report")
+		require.Equal(t, 13*3, countEvents(t, env, "operation.completed", ""))
+
+		drilled := partsOf(t, env, o.ID, "&step=3&state=done")
+		require.Len(t, drilled, 13)
+		require.Equal(t, "done", drilled[0].State)
+		require.Equal(t, "Мастер участка", *drilled[0].Steps[2].CompletedBy)
+		require.Empty(t, partsOf(t, env, o.ID, "&step=3&state=pending"))
+
+		s := scanOK(t, env, master, unit, 4)
+		require.Equal(t, "unit", s.Kind)
+		require.False(t, s.UnitMade)
+		s = scanOK(t, env, master, unit, 5)
+		require.True(t, s.UnitMade)
+		require.Nil(t, s.NextSeq)
+		require.Equal(t, "done", s.Status)
+		require.Equal(t, 1, countEvents(t, env, "unit.made", unit))
+		require.True(t, scanOK(t, env, master, unit, 5).Repeated)
+		r = scanAs(t, env, master, parts[0].Code, 1)
+		require.Equal(t, http.StatusOK, r.Status, "a repeated scan of a done order is still one report: %s", r.Body)
+
+		env.Dispatch()
+		so := salesOf(t, env, orderID)
+		require.Equal(t, "ready", so.Status)
+		require.Equal(t, 1, so.Items[0].MadeQty)
+	})
+}
+
+// Twenty scans of one code at the same instant are one report: one
+// operation.completed, the others answered as repeated.
+func TestFloor_ParallelScansAreOneReport(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		_, ids := receive(t, env, line{"TMB-PRIK-450", 1})
+		o := launch(t, env, map[string]any{"items": ids})
+		code := fmt.Sprintf("P%d-1", o.ID)
+		var wg sync.WaitGroup
+		results := make([]apptest.Response, 20)
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = env.Do(http.MethodPost, "/api/v1/floor/scans", map[string]any{"code": code, "step": 1}, apptest.AdminToken)
+			}()
+		}
+		wg.Wait()
+		fresh := 0
+		for _, r := range results {
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			var s scanResult
+			r.JSON(t, &s)
+			if !s.Repeated {
+				fresh++
+			}
+		}
+		require.Equal(t, 1, fresh)
+		require.Equal(t, 1, countEvents(t, env, "operation.completed", code))
+		require.Equal(t, 1, countEvents(t, env, "prod_order.started", ""))
+	})
+}
