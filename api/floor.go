@@ -113,3 +113,95 @@ func (s *server) scan(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, r)
 }
+
+// ScrapRequest is the body of POST /api/v1/floor/scrap.
+type ScrapRequest struct {
+	// The code on the spoilt part's label (or give part_id instead).
+	Code string `json:"code" validate:"optional" maxLength:"40" example:"P12-1"`
+	// The part's id, from GET /api/v1/production-orders/{id}/parts, instead of its code.
+	PartID int64 `json:"part_id" validate:"optional" minimum:"1" example:"41"`
+	// The route step (seq) it was spoilt at; by default the step it is at.
+	Step int `json:"step" validate:"optional" minimum:"1" example:"30"`
+	// Why: one of the factory's reasons (FLOOR_SCRAP_REASONS, listed at GET /api/v1/floor/scrap-reasons).
+	Reason string `json:"reason" validate:"required" maxLength:"40" example:"drilling_error"`
+	// Free text.
+	Note string `json:"note" validate:"optional" maxLength:"1000" example:"присадка не с той стороны"`
+}
+
+// scrapPart godoc
+//
+//	@Summary		Scrap a part by its code, with a reason; a re-cut takes its place (admin, planner, master)
+//	@ID			scrapPart
+//	@Description	The part (by code, or part_id) is kept, scrapped, with the step it was spoilt at (by default the step it is at), the reason (one of FLOOR_SCRAP_REASONS), the note, who and when; its operations not done are dropped. A re-cut part takes its place: a new code (the old one's with .1, .2, …), recut_of the old part, every part-scope step of the route pending again; it is on GET /api/v1/floor/recuts until cut, and in the production order's cutting list.
+//	@Description	Journalled as part.scrapped {"prod_order_id", "part_id", "code", "part", "item_id", "unit", "seq", "operation", "reason", "note", "recut_id", "recut_code"} and part.recut {"prod_order_id", "part_id", "code", "recut_of", "recut_of_code", "part", "material", "thickness_mm", "length_mm", "width_mm", "operations"}, naming the caller.
+//	@Description	422 naming the field: no reason or one not on the list, no code (or both code and part_id), an unknown code or a unit's, a step the part has not or one after the step it is at. 409 when the part was scrapped already, its unit is made, or its production order is not launched or in progress. 404 for an unknown part_id.
+//	@Tags			plan
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			body	body		ScrapRequest	true	"the scrap"
+//	@Success		200		{object}	plan.ScrapResult
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem	"scrapped already, its unit made, or its order not live"
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/floor/scrap [post]
+func (s *server) scrapPart(c echo.Context) error {
+	var req ScrapRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	r, err := s.Plan.ScrapPart(c.Request().Context(), plan.ScrapInput{Code: req.Code, PartID: req.PartID, Step: req.Step, Reason: req.Reason, Note: req.Note})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+// RecutList is what the saw must cut again, by board.
+type RecutList struct {
+	Boards []plan.RecutBoard `json:"boards"`
+}
+
+// listRecuts godoc
+//
+//	@Summary		What the saw must cut again, by board
+//	@ID			listRecuts
+//	@Description	The re-cut parts of launched and in-progress production orders not yet through their first step (cutting), grouped by board (material, thickness, decor), oldest first: each with its code, production order, item and unit, size and edges, and the scrapped part it replaces with the reason (at most 5000).
+//	@Tags			plan
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Success		200	{object}	RecutList
+//	@Failure		401	{object}	Problem
+//	@Router			/api/v1/floor/recuts [get]
+func (s *server) listRecuts(c echo.Context) error {
+	boards, err := s.Plan.Recuts(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, RecutList{Boards: boards})
+}
+
+// ScrapReasons is the factory's list of scrap reasons.
+type ScrapReasons struct {
+	Reasons []string `json:"reasons" example:"chipped,wrong_size,drilling_error"`
+}
+
+// listScrapReasons godoc
+//
+//	@Summary		The reasons a scrap may name
+//	@ID			listScrapReasons
+//	@Description	The factory's short list of scrap reasons, as FLOOR_SCRAP_REASONS sets it.
+//	@Tags			plan
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Success		200	{object}	ScrapReasons
+//	@Failure		401	{object}	Problem
+//	@Router			/api/v1/floor/scrap-reasons [get]
+func (s *server) listScrapReasons(c echo.Context) error {
+	return c.JSON(http.StatusOK, ScrapReasons{Reasons: s.Plan.ScrapReasons()})
+}

@@ -231,3 +231,134 @@ func TestFloor_ParallelScansAreOneReport(t *testing.T) {
 		require.Equal(t, 1, countEvents(t, env, "prod_order.started", ""))
 	})
 }
+
+type scrapResult struct {
+	Scrapped floorPart
+	Recut    floorPart
+}
+
+type recutList struct {
+	Boards []struct {
+		Material    string
+		ThicknessMM int `json:"thickness_mm"`
+		Qty         int
+		Parts       []struct {
+			Code    string
+			Name    string
+			RecutOf string `json:"recut_of"`
+			Reason  string
+		}
+	}
+}
+
+// A side panel of a wardrobe spoilt at drilling is scrapped by its code
+// with a reason: it is kept, scrapped, with the reason and who reported it;
+// a re-cut with a new code, linked to it, is on the saw's re-cut list and in
+// the cutting list, goes through the steps again, and the unit is made once
+// it has.
+func TestFloor_ScrapSidePanelAtDrillingAndRecut(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		_, ids := receive(t, env, line{"SHK-KUPE-1600", 1})
+		o := launch(t, env, map[string]any{"items": ids})
+		master := env.UserToken("Мастер участка", "master")
+		viewer := env.UserToken("Наблюдатель", "viewer")
+		parts := partsOf(t, env, o.ID, "")
+		for seq := 1; seq <= 2; seq++ {
+			for _, p := range parts {
+				scanOK(t, env, master, p.Code, seq)
+			}
+		}
+		side := parts[0]
+		require.Equal(t, "Боковина", side.Name)
+
+		// Bad input changes nothing.
+		for _, c := range []struct {
+			body  map[string]any
+			field string
+		}{
+			{map[string]any{"code": side.Code}, "reason"},
+			{map[string]any{"code": side.Code, "reason": "oops"}, "reason"},
+			{map[string]any{"code": "P999999-1", "reason": "drilling_error"}, "code"},
+			{map[string]any{"reason": "drilling_error"}, "code"},
+			{map[string]any{"code": side.UnitCode, "reason": "drilling_error"}, "code"},
+			{map[string]any{"code": side.Code, "reason": "drilling_error", "step": 9}, "step"},
+		} {
+			r := env.Do(http.MethodPost, "/api/v1/floor/scrap", c.body, master)
+			require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%v: %s", c.body, r.Body)
+			require.Contains(t, string(r.Body), `"field":"`+c.field+`"`)
+		}
+		r := env.Do(http.MethodPost, "/api/v1/floor/scrap", map[string]any{"code": side.Code, "reason": "drilling_error"}, viewer)
+		require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+		require.Equal(t, 0, countEvents(t, env, "part.scrapped", ""))
+		require.Empty(t, partsOf(t, env, o.ID, "&state=scrapped"))
+
+		r = env.Do(http.MethodPost, "/api/v1/floor/scrap", map[string]any{"code": side.Code, "reason": "drilling_error", "note": "присадка не с той стороны"}, master)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		var sc scrapResult
+		r.JSON(t, &sc)
+		require.Equal(t, "scrapped", sc.Scrapped.State)
+		require.Equal(t, 3, *sc.Scrapped.Scrap.ScrapSeq, "spoilt at the step it was at: drilling")
+		require.Equal(t, "drilling_error", sc.Scrapped.Scrap.ScrapReason)
+		require.Equal(t, "присадка не с той стороны", sc.Scrapped.Scrap.ScrapNote)
+		require.Equal(t, "Мастер участка", *sc.Scrapped.Scrap.ScrappedBy)
+		require.Equal(t, side.Code+".1", sc.Recut.Code)
+		require.Equal(t, side.Code+".1", *sc.Scrapped.RecutCode)
+		require.Equal(t, side.ID, *sc.Recut.RecutOf)
+		require.Equal(t, "pending", sc.Recut.State)
+		require.Len(t, sc.Recut.Steps, 3)
+		require.Equal(t, 1, countEvents(t, env, "part.scrapped", side.Code))
+		require.Equal(t, 1, countEvents(t, env, "part.recut", sc.Recut.Code))
+		r = env.Do(http.MethodPost, "/api/v1/floor/scrap", map[string]any{"code": side.Code, "reason": "drilling_error"}, master)
+		require.Equal(t, http.StatusConflict, r.Status, "scrapped already: %s", r.Body)
+
+		// The saw's re-cut list, by board, and the next cutting list.
+		var rl recutList
+		env.Admin(http.MethodGet, "/api/v1/floor/recuts", nil).JSON(t, &rl)
+		require.Len(t, rl.Boards, 1)
+		require.Equal(t, side.Material, rl.Boards[0].Material)
+		require.Equal(t, 1, rl.Boards[0].Qty)
+		require.Equal(t, sc.Recut.Code, rl.Boards[0].Parts[0].Code)
+		require.Equal(t, side.Code, rl.Boards[0].Parts[0].RecutOf)
+		require.Equal(t, "drilling_error", rl.Boards[0].Parts[0].Reason)
+		var cl struct {
+			Materials []struct {
+				Parts []struct {
+					Name string
+					Qty  int
+				}
+			}
+		}
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/cutting-list", o.ID), nil).JSON(t, &cl)
+		sides := 0
+		for _, m := range cl.Materials {
+			for _, p := range m.Parts {
+				if p.Name == "Боковина" {
+					sides += p.Qty
+				}
+			}
+		}
+		require.Equal(t, 3, sides, "two sides and the re-cut")
+
+		// The scrapped part no longer scans; the re-cut goes through again.
+		r = scanAs(t, env, master, side.Code, 3)
+		require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+		r = scanAs(t, env, master, sc.Recut.Code, 2)
+		require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+		require.Contains(t, string(r.Body), "is at step 1")
+		for _, p := range parts[1:] {
+			scanOK(t, env, master, p.Code, 3)
+		}
+		r = scanAs(t, env, master, side.UnitCode, 4)
+		require.Equal(t, http.StatusConflict, r.Status, "the re-cut is not through: %s", r.Body)
+		require.Contains(t, string(r.Body), sc.Recut.Code)
+		for seq := 1; seq <= 3; seq++ {
+			scanOK(t, env, master, sc.Recut.Code, seq)
+		}
+		env.Admin(http.MethodGet, "/api/v1/floor/recuts", nil).JSON(t, &rl)
+		require.Empty(t, rl.Boards, "cut: off the re-cut list")
+		scanOK(t, env, master, side.UnitCode, 4)
+		require.True(t, scanOK(t, env, master, side.UnitCode, 5).UnitMade)
+		require.Len(t, partsOf(t, env, o.ID, "&state=scrapped"), 1)
+		require.Len(t, partsOf(t, env, o.ID, "&state=done"), 13)
+	})
+}

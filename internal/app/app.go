@@ -128,6 +128,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Sales = sales.NewService(db)
 	a.Plan = plan.NewService(db)
 	a.Plan.SetTimeZone(cfg.FactoryLocation())
+	a.Plan.SetScrapReasons(cfg.FloorScrapReasons)
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
 	}

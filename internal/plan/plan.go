@@ -51,6 +51,8 @@ type Service struct {
 	// planned, when set, is called by a re-plan once it has computed the
 	// new plan and before it stores it; for tests of what runs meanwhile.
 	planned func()
+	// scrapReasons are the reasons the factory keeps for scrap (FLOOR_SCRAP_REASONS).
+	scrapReasons []string
 }
 
 // NewService returns the plan service over db, planning in UTC until
