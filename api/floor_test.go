@@ -362,3 +362,100 @@ func TestFloor_ScrapSidePanelAtDrillingAndRecut(t *testing.T) {
 		require.Len(t, partsOf(t, env, o.ID, "&state=done"), 13)
 	})
 }
+
+// makeUnit takes one nightstand unit (6 parts; three part steps, two unit
+// steps) of the item through every step, naming the unit.
+func makeUnit(t *testing.T, env *apptest.Env, prodOrderID, itemID int64, unit int) {
+	t.Helper()
+	for seq := 1; seq <= 5; seq++ {
+		qty := 6
+		if seq > 3 {
+			qty = 1
+		}
+		r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/progress", prodOrderID),
+			map[string]any{"seq": seq, "qty": qty, "unit": unit, "item_id": itemID})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	}
+}
+
+func shipItem(env *apptest.Env, orderID, itemID int64, qty int) apptest.Response {
+	return env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/shipments", orderID),
+		map[string]any{"items": []any{map[string]any{"item_id": itemID, "qty": qty}}, "carrier": "Деловые Линии", "tracking": "DL-1"})
+}
+
+// Two customers' nightstands share a production order. The first
+// customer's unit, finished while the order runs on, is made for its item
+// at once: the order is ready and ships; the production order finishing
+// later leaves it shipped.
+func TestFloor_ShipFinishedUnitsOutOfARunningSharedOrder(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		orderA, itemsA := receive(t, env, line{"TMB-PRIK-450", 1})
+		orderB, itemsB := receive(t, env, line{"TMB-PRIK-450", 2})
+		o := launch(t, env, map[string]any{"items": []int64{itemsA[0], itemsB[0]}})
+		env.Dispatch()
+		r := shipItem(env, orderA, itemsA[0], 1)
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status, "nothing made yet: %s", r.Body)
+
+		// the unit does not exist: 422 naming it
+		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/progress", o.ID), map[string]any{"seq": 1, "qty": 1, "unit": 3})
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s", r.Body)
+		require.Contains(t, string(r.Body), `"field":"unit"`)
+
+		makeUnit(t, env, o.ID, itemsA[0], 1)
+		require.Equal(t, "in_progress", prodOrderOf(t, env, o.ID).Status)
+		env.Dispatch()
+		a := salesOf(t, env, orderA)
+		require.Equal(t, "ready", a.Status)
+		require.Equal(t, 1, a.Items[0].MadeQty)
+		r = shipItem(env, orderA, itemsA[0], 1)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		require.Equal(t, "shipped", salesOf(t, env, orderA).Status)
+		require.Equal(t, "in_production", salesOf(t, env, orderB).Status)
+
+		makeUnit(t, env, o.ID, itemsB[0], 1)
+		makeUnit(t, env, o.ID, itemsB[0], 2)
+		require.Equal(t, "done", prodOrderOf(t, env, o.ID).Status)
+		env.Dispatch()
+		a = salesOf(t, env, orderA)
+		require.Equal(t, "shipped", a.Status)
+		require.Equal(t, "shipped", a.Items[0].Status, "the production order's completion leaves a shipped item shipped")
+		b := salesOf(t, env, orderB)
+		require.Equal(t, "ready", b.Status)
+		require.Equal(t, 2, b.Items[0].MadeQty)
+	})
+}
+
+// An order of two nightstands: the first made ships while the second is in
+// production (partially shipped); once the second is made the order is
+// ready again, journalled as order.status_changed for the shop, and ships.
+func TestFloor_ReadyAgainAfterPartialShipment(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		orderID, items := receive(t, env, line{"TMB-PRIK-450", 2})
+		o := launch(t, env, map[string]any{"items": items})
+		makeUnit(t, env, o.ID, items[0], 2)
+		env.Dispatch()
+		so := salesOf(t, env, orderID)
+		require.Equal(t, "in_production", so.Status)
+		require.Equal(t, "in_production", so.Items[0].Status)
+		require.Equal(t, 1, so.Items[0].MadeQty)
+		r := shipItem(env, orderID, items[0], 2)
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status, "one made: %s", r.Body)
+		require.Contains(t, string(r.Body), `"field":"items[0].qty"`)
+		r = shipItem(env, orderID, items[0], 1)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		require.Equal(t, "partially_shipped", salesOf(t, env, orderID).Status)
+
+		makeUnit(t, env, o.ID, items[0], 1)
+		env.Dispatch()
+		so = salesOf(t, env, orderID)
+		require.Equal(t, "ready", so.Status)
+		require.Equal(t, 2, so.Items[0].MadeQty)
+		changes := eventsOfOrder(t, env, "order.status_changed", orderID)
+		last := changes[len(changes)-1]
+		require.Equal(t, "ready", last.Payload["status"])
+		require.Equal(t, "partially_shipped", last.Payload["previous_status"])
+		r = shipItem(env, orderID, items[0], 1)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		require.Equal(t, "shipped", salesOf(t, env, orderID).Status)
+	})
+}

@@ -104,6 +104,9 @@ type ClosedQuantities struct {
 	Made       int   `json:"made" jsonschema:"minimum=0" jsonschema_description:"units made: every operation of the unit done"`
 	Returned   int   `json:"returned" jsonschema:"minimum=0" jsonschema_description:"units back in the planning backlog, to be launched again"`
 	WrittenOff int   `json:"written_off" jsonschema:"minimum=0" jsonschema_description:"units written off: not to be made"`
+	// MadeReported is how many of Made unit.made has reported already:
+	// sales adds only the rest (absent in events written before unit.made).
+	MadeReported int `json:"made_reported,omitempty" jsonschema:"minimum=0" jsonschema_description:"of made, the units unit.made reported already (sales counted them then)"`
 }
 
 // ProdOrderRescheduled is written when a re-plan moves a production order's

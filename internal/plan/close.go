@@ -87,6 +87,10 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (ProdO
 			return err
 		}
 		made := madeUnits(ops)
+		reported, err := unitsReported(ctx, tx, id)
+		if err != nil {
+			return err
+		}
 		var cancelled []int64
 		if err := tx.Model(&cancelledOrder{}).Where("order_id IN ?", orderIDs(o)).Pluck("order_id", &cancelled).Error; err != nil {
 			return err
@@ -96,6 +100,7 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (ProdO
 		var back []BacklogItem
 		for i, it := range o.Items {
 			q := contracts.ClosedQuantities{ItemID: it.ItemID, OrderID: it.OrderID, Qty: it.Qty, Made: min(made[it.ItemID], it.Qty)}
+			q.MadeReported = min(reported[it.ItemID], q.Made)
 			// What is left is counted against what the sales order wants
 			// now (a change after the launch may have moved it); an item
 			// removed from its order, or of a cancelled order, is never

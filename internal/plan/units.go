@@ -69,3 +69,19 @@ func (s *Service) unitsMade(ctx context.Context, tx *gorm.DB, o ProdOrder, only 
 	}
 	return nil
 }
+
+// unitsReported counts, per item, the units of the order that unit.made
+// has reported made.
+func unitsReported(ctx context.Context, tx *gorm.DB, orderID int64) (map[int64]int, error) {
+	var rows []struct {
+		ItemID int64
+		N      int
+	}
+	err := tx.WithContext(ctx).Model(&Unit{}).Select("item_id, count(*) AS n").Where("prod_order_id = ? AND made_at IS NOT NULL", orderID).
+		Group("item_id").Scan(&rows).Error
+	out := map[int64]int{}
+	for _, r := range rows {
+		out[r.ItemID] = r.N
+	}
+	return out, err
+}
