@@ -459,3 +459,76 @@ func TestFloor_ReadyAgainAfterPartialShipment(t *testing.T) {
 		require.Equal(t, "shipped", salesOf(t, env, orderID).Status)
 	})
 }
+
+// Two wardrobes: the first made, the second's 13 parts cut and edged and 5
+// of them drilled when the order is closed short, the rest back in the
+// backlog. Relaunching the item takes those parts over where they were:
+// their codes and done steps stay, and the new order counts only the rest
+// (8 drillings, assembly and packing: 10 operations). Finishing it by scans
+// makes the item whole.
+func TestFloor_CloseShortAndRelaunchReusesDrilledParts(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		orderID, ids := receive(t, env, line{"SHK-KUPE-1600", 2})
+		o := launch(t, env, map[string]any{"items": ids})
+		require.Equal(t, 26*3+2*2, o.OpsCount)
+		progressUnit := func(seq, qty, unit int) {
+			t.Helper()
+			r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/progress", o.ID), map[string]any{"seq": seq, "qty": qty, "unit": unit})
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		}
+		for seq := 1; seq <= 3; seq++ {
+			progressUnit(seq, 13, 1)
+		}
+		progressUnit(4, 1, 1)
+		progressUnit(5, 1, 1)
+		progressUnit(1, 13, 2)
+		progressUnit(2, 13, 2)
+		progressUnit(3, 5, 2)
+		var second []floorPart
+		for _, p := range partsOf(t, env, o.ID, "&unit=2") {
+			second = append(second, p)
+		}
+		require.Len(t, second, 13)
+		closed := closeOrder(t, env, o.ID, map[string]any{"reason": "срочный заказ вперёд", "rest": "backlog"})
+		require.Equal(t, intp(1), closed.Items[0].MadeQty)
+		require.Equal(t, intp(1), closed.Items[0].ReturnedQty)
+		env.Dispatch()
+
+		again := launch(t, env, map[string]any{"items": ids})
+		require.Equal(t, 13, again.PartsCount)
+		require.Equal(t, 8+2, again.OpsCount, "only what is left: 8 drillings, assembly, packing")
+		require.Len(t, prodOrderOf(t, env, again.ID).Operations, 10)
+		launched := eventsOf(t, env, "prod_order.launched", again.ID)
+		require.EqualValues(t, 1, launched[0].Payload["carried_units"])
+		require.EqualValues(t, 13, launched[0].Payload["carried_parts"])
+
+		parts := partsOf(t, env, again.ID, "")
+		require.Len(t, parts, 13)
+		drilled := 0
+		for i, p := range parts {
+			require.Equal(t, second[i].Code, p.Code, "the part keeps its code and label")
+			require.Equal(t, 1, p.Unit)
+			if p.State == "done" {
+				drilled++
+			} else {
+				require.Equal(t, 3, *p.AtSeq)
+			}
+		}
+		require.Equal(t, 5, drilled)
+		require.Len(t, partsOf(t, env, again.ID, "&step=3&state=pending"), 8)
+
+		master := env.UserToken("Мастер участка", "master")
+		for _, p := range parts {
+			s := scanOK(t, env, master, p.Code, 3)
+			require.Equal(t, p.State == "done", s.Repeated)
+		}
+		scanOK(t, env, master, parts[0].UnitCode, 4)
+		s := scanOK(t, env, master, parts[0].UnitCode, 5)
+		require.True(t, s.UnitMade)
+		require.Equal(t, "done", s.Status)
+		env.Dispatch()
+		so := salesOf(t, env, orderID)
+		require.Equal(t, "ready", so.Status)
+		require.Equal(t, 2, so.Items[0].MadeQty)
+	})
+}

@@ -27,6 +27,11 @@ type ProdOrderLaunchedPayload struct {
 	PartsCount  int     `json:"parts_count" jsonschema_description:"physical parts: the sum of part qty × item qty"`
 	OpsCount    int     `json:"ops_count" jsonschema_description:"parts_count × part-scope operations + units × item-scope operations"`
 	ETA         string  `json:"eta" jsonschema:"format=date" jsonschema_description:"the day the last operation is planned to end"`
+	// CarriedUnits and CarriedParts are what it took over from production
+	// orders closed short (their done steps are not done again, and not in
+	// ops_count).
+	CarriedUnits int `json:"carried_units,omitempty" jsonschema:"minimum=0" jsonschema_description:"units not made of orders closed short whose parts it took over"`
+	CarriedParts int `json:"carried_parts,omitempty" jsonschema:"minimum=0" jsonschema_description:"their parts it took over, with the steps done on them"`
 }
 
 // ProdOrderPayload is the payload of prod_order.started, .completed and

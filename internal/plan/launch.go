@@ -150,6 +150,11 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 			countText(size.parts), countText(size.ops), MaxLaunchParts, MaxLaunchOps))
 	}
 	x := explode(backlog, products, route)
+	carry, err := carriedUnits(ctx, tx, backlog)
+	if err != nil {
+		return 0, err
+	}
+	x.carryOver(carry)
 	centers, err := catalog.AllWorkCenters(ctx, tx)
 	if err != nil {
 		return 0, err
@@ -199,10 +204,11 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if err := createUnits(tx, o.ID, x.parts, x.ops); err != nil {
 		return 0, err
 	}
-	if len(x.parts) > 0 {
-		if err := tx.Omit("ID").CreateInBatches(&x.parts, insertBatch).Error; err != nil {
-			return 0, err
-		}
+	if err := x.storeParts(tx, o.ID); err != nil {
+		return 0, err
+	}
+	if err := markCarried(tx, o.ID, carry); err != nil {
+		return 0, err
 	}
 	for i := range x.ops {
 		op := &x.ops[i]
@@ -227,7 +233,7 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 		return 0, apperr.Conflict("an item left the backlog while it was being launched; try again")
 	}
 	err = events.Add(ctx, tx, contracts.ProdOrderLaunched.New(o.ID, contracts.ProdOrderLaunchedPayload{ProdOrderID: o.ID, Items: in.Items,
-		Route: route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String()}))
+		Route: route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String(), CarriedUnits: len(carry), CarriedParts: x.carriedParts()}))
 	if err != nil {
 		return 0, err
 	}
@@ -389,6 +395,9 @@ type exploded struct {
 	opPart     []int  // index into parts of each operation's part; -1 for item scope
 	tasks      []Task // one per operation, for Schedule
 	partsCount int
+	// reuse maps a part's index to the part of a unit closed short that it
+	// is (carryOver): that part is moved to the new order, not created.
+	reuse map[int]Part
 }
 
 // explode breaks the items down: a physical part for every unit of every

@@ -53,6 +53,11 @@ type Unit struct {
 	ItemID      int64      `json:"item_id"`
 	Unit        int        `json:"unit"`
 	MadeAt      *time.Time `json:"made_at" extensions:"x-nullable" format:"date-time"`
+	// ClosedBack: its order was closed short before it was made and it
+	// went back to the backlog with its parts; CarriedTo is the production
+	// order that took them over.
+	ClosedBack bool   `json:"closed_back"`
+	CarriedTo  *int64 `json:"carried_to" extensions:"x-nullable"`
 }
 
 // TableName is the plan module's unit table.
@@ -74,7 +79,7 @@ func createUnits(tx *gorm.DB, orderID int64, _ []Part, ops []Operation) error {
 	if len(units) == 0 {
 		return nil
 	}
-	return tx.Omit("ID", "MadeAt").CreateInBatches(&units, insertBatch).Error
+	return tx.Omit("ID", "MadeAt", "CarriedTo").CreateInBatches(&units, insertBatch).Error
 }
 
 // Board is what a part is cut from and edged with, as labels and the
