@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -204,4 +205,38 @@ type ScrapReasons struct {
 //	@Router			/api/v1/floor/scrap-reasons [get]
 func (s *server) listScrapReasons(c echo.Context) error {
 	return c.JSON(http.StatusOK, ScrapReasons{Reasons: s.Plan.ScrapReasons()})
+}
+
+// getLabels godoc
+//
+//	@Summary		Printable labels of a production order's parts (PDF)
+//	@ID			getLabels
+//	@Description	One label per live part of the production order, in id order: a Code 128 barcode of the part's code with the code under it, the part's name, size (length × width × thickness), board and decor, edges, the production order, sales order and unit, and the customer. layout label (default): one 58 × 40 mm label per page, for a label printer; a4: A4 sheets of 21 labels (3 × 7 cells of 70 × 42.3 mm, the 58 × 40 label centred in each, cells outlined for cutting).
+//	@Description	422 naming layout for another layout.
+//	@Tags			plan
+//	@Produce		application/pdf
+//	@Security		BearerAuth
+//	@Param			id		path		int		true	"production order id"	minimum(1) example(1)
+//	@Param			layout	query		string	false	"label (58 × 40 mm, one per page; default) or a4 (sheets of 3 × 7)"	Enums(label, a4)	example(label)
+//	@Success		200		{file}		file	"the labels"
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		422		{object}	Problem
+//	@Router			/api/v1/production-orders/{id}/labels [get]
+func (s *server) getLabels(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	layout := c.QueryParam("layout")
+	pdf, err := s.Plan.Labels(c.Request().Context(), id, layout)
+	if err != nil {
+		return err
+	}
+	if layout == "" {
+		layout = plan.LayoutLabel
+	}
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="labels-%d-%s.pdf"`, id, layout))
+	return c.Blob(http.StatusOK, "application/pdf", pdf)
 }

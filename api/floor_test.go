@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -530,5 +532,30 @@ func TestFloor_CloseShortAndRelaunchReusesDrilledParts(t *testing.T) {
 		so := salesOf(t, env, orderID)
 		require.Equal(t, "ready", so.Status)
 		require.Equal(t, 2, so.Items[0].MadeQty)
+	})
+}
+
+// The labels of a wardrobe's parts: a PDF of one 58 × 40 mm label per part,
+// or A4 sheets of 21; another layout is a 422 naming it. LABELS_DIR, when
+// set, keeps the PDFs for a look.
+func TestFloor_Labels(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		_, ids := receive(t, env, line{"SHK-KUPE-1600", 2})
+		o := launch(t, env, map[string]any{"items": ids})
+		for layout, pages := range map[string]int{"": 26, "label": 26, "a4": 2} {
+			r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/labels?layout=%s", o.ID, layout), nil)
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			require.Equal(t, "application/pdf", r.Header.Get("Content-Type"))
+			require.True(t, strings.HasPrefix(string(r.Body), "%PDF-"))
+			require.Equal(t, pages, strings.Count(string(r.Body), "/Type /Page\n"), "layout %q", layout)
+			if dir := os.Getenv("LABELS_DIR"); dir != "" && layout != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("labels-%s-%s.pdf", env.Dialect, layout)), r.Body, 0o644))
+			}
+		}
+		r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/labels?layout=a5", o.ID), nil)
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s", r.Body)
+		require.Contains(t, string(r.Body), `"field":"layout"`)
+		r = env.Admin(http.MethodGet, "/api/v1/production-orders/999999/labels", nil)
+		require.Equal(t, http.StatusNotFound, r.Status, "%s", r.Body)
 	})
 }
