@@ -312,11 +312,11 @@ func remake(tx *gorm.DB, orderID int64, ops, scrapped []Operation) error {
 
 // completeIfDone moves an order in progress with every operation done to done.
 func (s *Service) completeIfDone(ctx context.Context, tx *gorm.DB, o ProdOrder) error {
-	var left int64
-	if err := tx.Model(&Operation{}).Where("prod_order_id = ? AND status <> ?", o.ID, OpDone).Count(&left).Error; err != nil {
+	var left []int64
+	if err := tx.Model(&Operation{}).Where("prod_order_id = ? AND status <> ?", o.ID, OpDone).Limit(1).Pluck("id", &left).Error; err != nil {
 		return err
 	}
-	if left > 0 {
+	if len(left) > 0 {
 		return nil
 	}
 	return s.moveOrder(ctx, tx, o, StatusInProgress, StatusDone, "completed_at", contracts.ProdOrderCompleted)

@@ -45,8 +45,12 @@ FROM (SELECT DISTINCT prod_order_id, item_id, unit FROM plan_operations) u;
 ALTER TABLE plan_operations ADD COLUMN completed_by_id bigint;
 ALTER TABLE plan_operations ADD COLUMN completed_by text;
 CREATE INDEX plan_operations_part ON plan_operations (part_id, seq) WHERE part_id IS NOT NULL;
+-- A scan reads the operations of one part or one unit: the route before it,
+-- what is left of it.
+CREATE INDEX plan_operations_unit ON plan_operations (prod_order_id, item_id, unit, seq);
 
 -- +goose Down
+DROP INDEX plan_operations_unit;
 DROP INDEX plan_operations_part;
 ALTER TABLE plan_operations DROP COLUMN completed_by;
 ALTER TABLE plan_operations DROP COLUMN completed_by_id;
