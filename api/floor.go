@@ -35,7 +35,7 @@ func positiveQuery(c echo.Context, name string, fields *[]apperr.FieldError) int
 //	@Produce		json
 //	@Security		BearerAuth
 //	@Param			id		path		int		true	"production order id"	minimum(1) example(1)
-//	@Param			step	query		int		false	"a part-scope route step (seq)"	minimum(1) example(30)
+//	@Param			step	query		int		false	"a part-scope route step (seq)"	minimum(1) example(3)
 //	@Param			state	query		string	false	"with step: the state of the part's operation there; alone: the part's state"	Enums(pending, in_progress, done, scrapped)	example(pending)
 //	@Param			unit	query		int		false	"only the parts of unit n of their item"	minimum(1) example(1)
 //	@Param			limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
@@ -77,7 +77,7 @@ type ScanRequest struct {
 	// The code on the part's or unit's label, as the scanner reads it (case and blanks around it do not matter).
 	Code string `json:"code" validate:"required" minLength:"1" maxLength:"40" example:"P12-5"`
 	// The route step (seq) the part or unit went through.
-	Step int `json:"step" validate:"required" minimum:"1" example:"30"`
+	Step int `json:"step" validate:"required" minimum:"1" example:"3"`
 	// The production order the station works on, when it says: a code of another order's part is refused (422, field code).
 	ProdOrderID int64 `json:"prod_order_id" validate:"optional" minimum:"1" example:"12"`
 }
@@ -122,7 +122,7 @@ type ScrapRequest struct {
 	// The part's id, from GET /api/v1/production-orders/{id}/parts, instead of its code.
 	PartID int64 `json:"part_id" validate:"optional" minimum:"1" example:"41"`
 	// The route step (seq) it was spoilt at; by default the step it is at.
-	Step int `json:"step" validate:"optional" minimum:"1" example:"30"`
+	Step int `json:"step" validate:"optional" minimum:"1" example:"3"`
 	// Why: one of the factory's reasons (FLOOR_SCRAP_REASONS, listed at GET /api/v1/floor/scrap-reasons).
 	Reason string `json:"reason" validate:"required" maxLength:"40" example:"drilling_error"`
 	// Free text.
