@@ -147,6 +147,9 @@ func TestFloor_WardrobeByScans(t *testing.T) {
 		}
 		r := scanAs(t, env, viewer, parts[0].Code, 1)
 		require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+		r = env.Do(http.MethodPost, "/api/v1/floor/scans", map[string]any{"code": parts[0].Code, "step": 1, "prod_order_id": o.ID + 1}, master)
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status, "a code of another production order: %s", r.Body)
+		require.Contains(t, string(r.Body), `"field":"code"`)
 		r = scanAs(t, env, master, parts[0].Code, 2)
 		require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
 		require.Contains(t, string(r.Body), "is at step 1")
@@ -486,10 +489,7 @@ func TestFloor_CloseShortAndRelaunchReusesDrilledParts(t *testing.T) {
 		progressUnit(1, 13, 2)
 		progressUnit(2, 13, 2)
 		progressUnit(3, 5, 2)
-		var second []floorPart
-		for _, p := range partsOf(t, env, o.ID, "&unit=2") {
-			second = append(second, p)
-		}
+		second := partsOf(t, env, o.ID, "&unit=2")
 		require.Len(t, second, 13)
 		closed := closeOrder(t, env, o.ID, map[string]any{"reason": "срочный заказ вперёд", "rest": "backlog"})
 		require.Equal(t, intp(1), closed.Items[0].MadeQty)
