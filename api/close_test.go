@@ -148,7 +148,7 @@ func TestClose_RestToBacklog(t *testing.T) {
 		closes := eventsOf(t, env, "prod_order.closed", o.ID)
 		require.Len(t, closes, 1)
 		require.Equal(t, map[string]any{"prod_order_id": float64(o.ID), "items": toAny(ids), "reason": reason, "rest": "backlog",
-			"quantities": []any{map[string]any{"item_id": float64(ids[0]), "order_id": float64(orderID), "qty": 3.0, "made": 2.0, "returned": 1.0, "written_off": 0.0}},
+			"quantities": []any{map[string]any{"item_id": float64(ids[0]), "order_id": float64(orderID), "qty": 3.0, "made": 2.0, "made_reported": 2.0, "returned": 1.0, "written_off": 0.0}},
 		}, closes[0].Payload)
 		require.Equal(t, "Администратор", closes[0].Actor.Name)
 
@@ -218,7 +218,7 @@ func TestClose_RestWrittenOff(t *testing.T) {
 		require.Equal(t, intp(1), closed.Items[0].WrittenOffQty)
 		closes := eventsOf(t, env, "prod_order.closed", stands.ID)
 		require.Len(t, closes, 1)
-		require.Equal(t, []any{map[string]any{"item_id": float64(ids[0]), "order_id": float64(orderID), "qty": 3.0, "made": 2.0, "returned": 0.0, "written_off": 1.0}},
+		require.Equal(t, []any{map[string]any{"item_id": float64(ids[0]), "order_id": float64(orderID), "qty": 3.0, "made": 2.0, "made_reported": 2.0, "returned": 0.0, "written_off": 1.0}},
 			closes[0].Payload["quantities"])
 		require.NotContains(t, backlogIDs(t, env), ids[0], "nothing written off goes back to the backlog")
 

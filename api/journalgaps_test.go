@@ -90,8 +90,8 @@ func TestJournal_OperationStartedCompleted(t *testing.T) {
 		o := launch(t, env, map[string]any{"items": ids})
 		var detail struct {
 			Parts []struct {
-				ID   int64
-				Name string
+				ID         int64
+				Name, Code string
 			}
 			Operations []struct {
 				ID           int64
@@ -104,9 +104,9 @@ func TestJournal_OperationStartedCompleted(t *testing.T) {
 		}
 		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", o.ID), nil).JSON(t, &detail)
 		require.Len(t, detail.Operations, 8)
-		partName := map[int64]string{}
+		partName, partCode := map[int64]string{}, map[int64]string{}
 		for _, p := range detail.Parts {
-			partName[p.ID] = p.Name
+			partName[p.ID], partCode[p.ID] = p.Name, p.Code
 		}
 		for _, op := range detail.Operations {
 			for _, action := range []string{"start", "complete"} {
@@ -121,7 +121,9 @@ func TestJournal_OperationStartedCompleted(t *testing.T) {
 				want := map[string]any{"prod_order_id": float64(o.ID), "operation_id": float64(op.ID), "seq": float64(op.Seq), "operation": op.Name,
 					"scope": op.Scope, "work_center_id": float64(op.WorkCenterID), "item_id": float64(op.ItemID), "unit": float64(op.Unit)}
 				if op.PartID != nil {
-					want["part_id"], want["part"] = float64(*op.PartID), partName[*op.PartID]
+					want["part_id"], want["part"], want["code"] = float64(*op.PartID), partName[*op.PartID], partCode[*op.PartID]
+				} else {
+					want["code"] = fmt.Sprintf("U%d-1", o.ID)
 				}
 				require.Equal(t, want, evs[i].Payload, "%s of operation %d", verb, op.ID)
 				require.Equal(t, "Мастер Пётр", actorName(evs[i]))

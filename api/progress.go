@@ -18,6 +18,10 @@ type ProgressRequest struct {
 	Scrap int `json:"scrap" validate:"optional" minimum:"0" maximum:"20000" example:"2"`
 	// The minutes spent, when known.
 	Minutes *float64 `json:"minutes" validate:"optional" minimum:"0" maximum:"44640" example:"95"`
+	// Only this unit (n of its item's quantity): the master names the unit finished instead of tsekh choosing.
+	Unit int `json:"unit" validate:"optional" minimum:"1" example:"3"`
+	// The item whose unit it is, needed when several items of the order have a unit of that number.
+	ItemID int64 `json:"item_id" validate:"optional" minimum:"1" example:"53"`
 }
 
 // reportProgress godoc
@@ -52,7 +56,7 @@ func (s *server) reportProgress(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := s.Plan.ReportProgress(c.Request().Context(), id, plan.Report{Seq: req.Seq, Qty: req.Qty, Scrap: req.Scrap, Minutes: req.Minutes})
+	r, err := s.Plan.ReportProgress(c.Request().Context(), id, plan.Report{Seq: req.Seq, Qty: req.Qty, Scrap: req.Scrap, Minutes: req.Minutes, Unit: req.Unit, ItemID: req.ItemID})
 	if err != nil {
 		return err
 	}

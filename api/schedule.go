@@ -19,6 +19,7 @@ const MIMEImageSVG = "image/svg+xml"
 //	@Summary		Work centres' planned operations and daily load
 //	@ID			getSchedule
 //	@Description	Every work centre's days (capacity, planned load, overload) and the production orders planned on it, for the days from..to (at most 92).
+//	@Description	The load is the work left: the operations not done of launched and in-progress orders, counted at the minutes they are planned for; done, closed and cancelled orders load nothing. Done operations are drawn when they were done (started to completed), the others where they are planned.
 //	@Description	Each production order's bar carries its sales orders, SKUs, earliest due date of its items, ETA and `late` (ETA after that due date); `today` is the day planning starts from.
 //	@Description	With `Accept: image/svg+xml` the same as a Gantt chart in Russian, to open in a browser: one lane per work centre, a bar per production order coloured by its state and labelled (production order №, SKU) on it or beside it, with a tooltip; late orders outlined; due dates marked at the end of their day; a today line; days off shaded; overloaded days (more planned than the capacity) the only thing in red; a legend of exactly the marks drawn.
 //	@Tags			plan

@@ -206,6 +206,12 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/production-orders/:id/progress", s.reportProgress, authed(auth.RolePlanner, auth.RoleMaster)...)
 	v1.POST("/production-orders/:id/cancel", s.cancelProdOrder, authed(auth.RolePlanner)...)
 	v1.POST("/production-orders/:id/close", s.closeProdOrder, authed(auth.RolePlanner)...)
+	v1.GET("/production-orders/:id/parts", s.listParts, authed()...)
+	v1.GET("/production-orders/:id/labels", s.getLabels, authed()...)
+	v1.POST("/floor/scans", s.scan, authed(auth.RolePlanner, auth.RoleMaster)...)
+	v1.POST("/floor/scrap", s.scrapPart, authed(auth.RolePlanner, auth.RoleMaster)...)
+	v1.GET("/floor/recuts", s.listRecuts, authed()...)
+	v1.GET("/floor/scrap-reasons", s.listScrapReasons, authed()...)
 
 	v1.GET("/events", s.listEvents, authed()...)
 	v1.GET("/events/stream", s.streamEvents, authed()...)

@@ -132,6 +132,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Plan.SetTimeZone(cfg.FactoryLocation())
 	a.Plan.SetEdgeOverhang(cfg.EdgeOverhangMM)
 	a.Stock = stock.NewService(db)
+	a.Plan.SetScrapReasons(cfg.FloorScrapReasons)
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
 	}

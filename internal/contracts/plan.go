@@ -30,6 +30,11 @@ type ProdOrderLaunchedPayload struct {
 	// Materials are what it needs of the materials catalogue (absent from
 	// events written before materials existed).
 	Materials []MaterialNeed `json:"materials,omitempty" jsonschema_description:"what it needs of each material, and the route step that uses it up"`
+	// CarriedUnits and CarriedParts are what it took over from production
+	// orders closed short (their done steps are not done again, and not in
+	// ops_count).
+	CarriedUnits int `json:"carried_units,omitempty" jsonschema:"minimum=0" jsonschema_description:"units not made of orders closed short whose parts it took over"`
+	CarriedParts int `json:"carried_parts,omitempty" jsonschema:"minimum=0" jsonschema_description:"their parts it took over, with the steps done on them"`
 }
 
 // MaterialNeed is what a production order needs of one material: boards in
@@ -119,6 +124,9 @@ type ClosedQuantities struct {
 	Made       int   `json:"made" jsonschema:"minimum=0" jsonschema_description:"units made: every operation of the unit done"`
 	Returned   int   `json:"returned" jsonschema:"minimum=0" jsonschema_description:"units back in the planning backlog, to be launched again"`
 	WrittenOff int   `json:"written_off" jsonschema:"minimum=0" jsonschema_description:"units written off: not to be made"`
+	// MadeReported is how many of Made unit.made has reported already:
+	// sales adds only the rest (absent in events written before unit.made).
+	MadeReported int `json:"made_reported,omitempty" jsonschema:"minimum=0" jsonschema_description:"of made, the units unit.made reported already (sales counted them then)"`
 }
 
 // ProdOrderRescheduled is written when a re-plan moves a production order's
@@ -175,6 +183,7 @@ type OperationPayload struct {
 	Unit         int    `json:"unit" jsonschema:"minimum=1" jsonschema_description:"which unit of the item (1 to its quantity)"`
 	PartID       *int64 `json:"part_id,omitempty" jsonschema_description:"the physical part, for a part-scope step"`
 	Part         string `json:"part,omitempty" jsonschema_description:"the part's name, for a part-scope step"`
+	Code         string `json:"code,omitempty" jsonschema_description:"the code of the part (part scope) or of the unit (item scope), as its label carries it"`
 }
 
 // PlanReplanned is written once for every re-plan of the whole plan, also
@@ -207,4 +216,59 @@ type ReplanMoved struct {
 	ETAAfter         string `json:"eta_after" jsonschema:"format=date" jsonschema_description:"its promised ETA now (kept when a planner gave it)"`
 	PlannedETABefore string `json:"planned_eta_before" jsonschema:"format=date" jsonschema_description:"the day its last operation was planned to end"`
 	PlannedETAAfter  string `json:"planned_eta_after" jsonschema:"format=date" jsonschema_description:"the day its last operation is now planned to end"`
+}
+
+// The shop floor by physical part: a unit made, a part scrapped with its
+// reason, and the part cut again in its place. Each is about the production
+// order (plan_prod_orders), so that it reaches subscribers in order with
+// the order's other events.
+var (
+	UnitMade = events.Declare[UnitMadePayload]("unit.made", "plan", "plan_prod_orders",
+		"Every operation of one unit of a sales-order item was done: the unit is made, whatever the rest of its production order does; sales count it for the item at once (made_qty), so that it can ship.")
+	PartScrapped = events.Declare[PartScrappedPayload]("part.scrapped", "plan", "plan_prod_orders",
+		"The shop floor scrapped one physical part, named by its code, at a route step, with a reason of the factory's list and free text; the part is kept, scrapped, and a re-cut takes its place (part.recut).")
+	PartRecut = events.Declare[PartRecutPayload]("part.recut", "plan", "plan_prod_orders",
+		"A part was created to be cut again in place of a scrapped one: a new code, linked to the old, through every part-scope step of the route again; it is on the saw's re-cut list and in the next cutting list.")
+)
+
+// UnitMadePayload is the payload of unit.made.
+type UnitMadePayload struct {
+	ProdOrderID int64  `json:"prod_order_id" jsonschema_description:"the production order"`
+	ItemID      int64  `json:"item_id" jsonschema_description:"the sales-order item"`
+	OrderID     int64  `json:"order_id" jsonschema_description:"its sales order"`
+	SKU         string `json:"sku" jsonschema_description:"the item's SKU"`
+	Unit        int    `json:"unit" jsonschema:"minimum=1" jsonschema_description:"which unit of the item (1 to its quantity)"`
+	Code        string `json:"code" jsonschema_description:"the unit's code"`
+	Made        int    `json:"made" jsonschema:"minimum=1" jsonschema_description:"the item's units made in this production order, this one included"`
+}
+
+// PartScrappedPayload is the payload of part.scrapped.
+type PartScrappedPayload struct {
+	ProdOrderID int64  `json:"prod_order_id" jsonschema_description:"the production order"`
+	PartID      int64  `json:"part_id" jsonschema_description:"the scrapped part"`
+	Code        string `json:"code" jsonschema_description:"its code"`
+	Part        string `json:"part" jsonschema_description:"its name"`
+	ItemID      int64  `json:"item_id" jsonschema_description:"the sales-order item"`
+	Unit        int    `json:"unit" jsonschema:"minimum=1" jsonschema_description:"which unit of the item"`
+	Seq         int    `json:"seq" jsonschema_description:"the route step it was spoilt at"`
+	Operation   string `json:"operation" jsonschema_description:"the step's name"`
+	Reason      string `json:"reason" jsonschema_description:"one of the factory's scrap reasons (FLOOR_SCRAP_REASONS)"`
+	Note        string `json:"note,omitempty" jsonschema_description:"free text"`
+	RecutID     int64  `json:"recut_id" jsonschema_description:"the part cut again in its place"`
+	RecutCode   string `json:"recut_code" jsonschema_description:"the re-cut's code"`
+}
+
+// PartRecutPayload is the payload of part.recut.
+type PartRecutPayload struct {
+	ProdOrderID int64  `json:"prod_order_id" jsonschema_description:"the production order"`
+	PartID      int64  `json:"part_id" jsonschema_description:"the new part"`
+	Code        string `json:"code" jsonschema_description:"its code"`
+	RecutOf     int64  `json:"recut_of" jsonschema_description:"the scrapped part it replaces"`
+	RecutOfCode string `json:"recut_of_code" jsonschema_description:"that part's code"`
+	Part        string `json:"part" jsonschema_description:"its name"`
+	Material    string `json:"material" jsonschema_description:"the board it is cut from"`
+	ThicknessMM int    `json:"thickness_mm" jsonschema_description:"the board's thickness"`
+	LengthMM    int    `json:"length_mm" jsonschema_description:"its length"`
+	WidthMM     int    `json:"width_mm" jsonschema_description:"its width"`
+	Operations  int    `json:"operations" jsonschema:"minimum=0" jsonschema_description:"the operations it has to go through"`
 }

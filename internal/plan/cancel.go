@@ -98,6 +98,9 @@ func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, ord
 	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&Part{}).Error; err != nil {
 		return err
 	}
+	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&Unit{}).Error; err != nil {
+		return err
+	}
 	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&ProdItem{}).Error; err != nil {
 		return err
 	}

@@ -56,6 +56,9 @@ func (in *Close) validate() error {
 //     "backlog"; the backlog's row is the item with the units left) or are
 //     written off (rest "write_off"); an item whose sales order was cancelled
 //     is never returned: its units not made are written off;
+//   - nothing made is lost: a unit not made that goes back to the backlog
+//     keeps its parts and the steps done on them (closed_back), and the
+//     next launch of its item takes them over and does only the rest;
 //   - the items are released (they may be launched again), the order is
 //     closed with the reason, the rest, who and when, and no longer needs
 //     the planner's attention.
@@ -87,6 +90,10 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (ProdO
 			return err
 		}
 		made := madeUnits(ops)
+		reported, err := unitsReported(ctx, tx, id)
+		if err != nil {
+			return err
+		}
 		var cancelled []int64
 		if err := tx.Model(&cancelledOrder{}).Where("order_id IN ?", orderIDs(o)).Pluck("order_id", &cancelled).Error; err != nil {
 			return err
@@ -96,6 +103,7 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (ProdO
 		var back []BacklogItem
 		for i, it := range o.Items {
 			q := contracts.ClosedQuantities{ItemID: it.ItemID, OrderID: it.OrderID, Qty: it.Qty, Made: min(made[it.ItemID], it.Qty)}
+			q.MadeReported = min(reported[it.ItemID], q.Made)
 			// What is left is counted against what the sales order wants
 			// now (a change after the launch may have moved it); an item
 			// removed from its order, or of a cancelled order, is never
@@ -115,6 +123,13 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (ProdO
 			if res.Error != nil {
 				return res.Error
 			}
+		}
+		returned := map[int64]int{}
+		for _, q := range payload.Quantities {
+			returned[q.ItemID] = q.Returned
+		}
+		if err := closeBack(ctx, tx, id, ops, returned); err != nil {
+			return err
 		}
 		if err := tx.Where("prod_order_id = ? AND status <> ?", id, OpDone).Delete(&Operation{}).Error; err != nil {
 			return err

@@ -14,7 +14,7 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
 		contracts.ProdOrderProgressReported, contracts.ProdOrderItemsReleased, contracts.ProdOrderNeedsAttention, contracts.ProdOrderClosed,
 		contracts.ProdOrderRescheduled, contracts.ProdOrderPriorityChanged, contracts.OperationStarted, contracts.OperationCompleted,
-		contracts.PlanReplanned)
+		contracts.PlanReplanned, contracts.UnitMade, contracts.PartScrapped, contracts.PartRecut)
 	r.Subscribe(events.Subscriber{
 		Name:        "plan.backlog",
 		Types:       events.Names(contracts.OrderReceived, contracts.OrderChanged),

@@ -72,38 +72,8 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 				return err
 			}
 		}
-		now := gorm.Expr(database.Now(tx))
-		set := map[string]any{"status": to}
-		if to == OpInProgress {
-			set["started_at"] = now
-		} else {
-			set["completed_at"] = now
-		}
-		res := tx.Model(&Operation{}).Where("id = ? AND status = ?", opID, from).Updates(set)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return apperr.Conflict("operation %d changed at the same time; read it again", opID)
-		}
-		if err := operationEvent(ctx, tx, op, to); err != nil {
+		if err := s.moveOperation(ctx, tx, o, op, to); err != nil {
 			return err
-		}
-		switch {
-		case to == OpInProgress && o.Status == StatusLaunched:
-			if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
-				return err
-			}
-		case to == OpDone:
-			var left int64
-			if err := tx.Model(&Operation{}).Where("prod_order_id = ? AND status <> ?", orderID, OpDone).Count(&left).Error; err != nil {
-				return err
-			}
-			if left == 0 {
-				if err := s.moveOrder(ctx, tx, o, StatusInProgress, StatusDone, "completed_at", contracts.ProdOrderCompleted); err != nil {
-					return err
-				}
-			}
 		}
 		if err := tx.First(&out.Operation, opID).Error; err != nil {
 			return err
@@ -114,13 +84,64 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 	return out, err
 }
 
+// moveOperation is the one path that moves an operation on, for a start or
+// completion by its id and for a scan alike: op goes from its state to to
+// (done straight from pending too, as a scan says), stamped with the
+// database clock and, when done, with who did it; operation.started or
+// .completed is written; the order starts when launched, its unit is made
+// when this was its last operation (unit.made), and the order is done when
+// nothing is left (prod_order.completed). The caller holds the order's
+// lock and has checked the route order.
+func (s *Service) moveOperation(ctx context.Context, tx *gorm.DB, o ProdOrder, op Operation, to string) error {
+	now := gorm.Expr(database.Now(tx))
+	set := map[string]any{"status": to}
+	if to == OpInProgress || op.Status == OpPending {
+		set["started_at"] = now
+	}
+	if to == OpDone {
+		set["completed_at"] = now
+		if a, ok := events.ActorFrom(ctx); ok {
+			set["completed_by_id"], set["completed_by"] = a.ID, a.Name
+		}
+	}
+	res := tx.Model(&Operation{}).Where("id = ? AND status = ?", op.ID, op.Status).Updates(set)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return apperr.Conflict("operation %d changed at the same time; read it again", op.ID)
+	}
+	if err := operationEvent(ctx, tx, op, to); err != nil {
+		return err
+	}
+	if o.Status == StatusLaunched {
+		if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
+			return err
+		}
+	}
+	if to != OpDone {
+		return nil
+	}
+	if err := s.unitsMade(ctx, tx, o, &unitKey{op.ItemID, op.Unit}); err != nil {
+		return err
+	}
+	return s.completeIfDone(ctx, tx, o)
+}
+
 // operationEvent writes operation.started (to in_progress) or
 // operation.completed (to done) for op, naming its step and its part or unit.
 func operationEvent(ctx context.Context, tx *gorm.DB, op Operation, to string) error {
 	p := contracts.OperationPayload{ProdOrderID: op.ProdOrderID, OperationID: op.ID, Seq: op.Seq, Operation: op.Name, Scope: op.Scope,
 		WorkCenterID: op.WorkCenterID, ItemID: op.ItemID, Unit: op.Unit, PartID: op.PartID}
 	if op.PartID != nil {
-		if err := tx.Raw("SELECT name FROM plan_parts WHERE id = ?", *op.PartID).Scan(&p.Part).Error; err != nil {
+		var part struct{ Name, Code string }
+		if err := tx.Raw("SELECT name, code FROM plan_parts WHERE id = ?", *op.PartID).Scan(&part).Error; err != nil {
+			return err
+		}
+		p.Part, p.Code = part.Name, part.Code
+	} else {
+		err := tx.Raw("SELECT code FROM plan_units WHERE prod_order_id = ? AND item_id = ? AND unit = ?", op.ProdOrderID, op.ItemID, op.Unit).Scan(&p.Code).Error
+		if err != nil {
 			return err
 		}
 	}

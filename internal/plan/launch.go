@@ -153,6 +153,11 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if err := cutFromBoards(ctx, tx, x.parts, backlog, products); err != nil {
 		return 0, err
 	}
+	carry, err := carriedUnits(ctx, tx, backlog)
+	if err != nil {
+		return 0, err
+	}
+	x.carryOver(carry)
 	centers, err := catalog.AllWorkCenters(ctx, tx)
 	if err != nil {
 		return 0, err
@@ -201,11 +206,16 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	}
 	for i := range x.parts {
 		x.parts[i].ProdOrderID = o.ID
+		x.parts[i].Code, x.parts[i].Status = partCode(o.ID, i+1), PartLive
 	}
-	if len(x.parts) > 0 {
-		if err := tx.Omit("ID").CreateInBatches(&x.parts, insertBatch).Error; err != nil {
-			return 0, err
-		}
+	if err := createUnits(tx, o.ID, x.parts, x.ops); err != nil {
+		return 0, err
+	}
+	if err := x.storeParts(tx, o.ID); err != nil {
+		return 0, err
+	}
+	if err := markCarried(tx, o.ID, carry); err != nil {
+		return 0, err
 	}
 	for i := range x.ops {
 		op := &x.ops[i]
@@ -229,12 +239,13 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if res.RowsAffected != int64(len(in.Items)) {
 		return 0, apperr.Conflict("an item left the backlog while it was being launched; try again")
 	}
-	needs, err := s.launchNeeds(ctx, tx, x.parts, backlog, products, route)
+	needs, err := s.launchNeeds(ctx, tx, &x, backlog, products, route)
 	if err != nil {
 		return 0, err
 	}
 	err = events.Add(ctx, tx, contracts.ProdOrderLaunched.New(o.ID, contracts.ProdOrderLaunchedPayload{ProdOrderID: o.ID, Items: in.Items,
-		Route: route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String(), Materials: needs}))
+		Route: route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String(), Materials: needs,
+		CarriedUnits: len(carry), CarriedParts: x.carriedParts()}))
 	if err != nil {
 		return 0, err
 	}
@@ -396,6 +407,9 @@ type exploded struct {
 	opPart     []int  // index into parts of each operation's part; -1 for item scope
 	tasks      []Task // one per operation, for Schedule
 	partsCount int
+	// reuse maps a part's index to the part of a unit closed short that it
+	// is (carryOver): that part is moved to the new order, not created.
+	reuse map[int]Part
 }
 
 // explode breaks the items down: a physical part for every unit of every

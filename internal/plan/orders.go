@@ -173,7 +173,33 @@ type Part struct {
 	Decor string        `json:"decor" example:"Дуб сонома"`
 	Grain string        `json:"grain" enums:"length,width,none" example:"length"`
 	Edges catalog.Edges `json:"edges" gorm:"embedded;embeddedPrefix:edge_"`
+	// Code is the part's printable code, unique in the database, from
+	// launch: what its label's barcode carries and a scan names.
+	Code string `json:"code" example:"P12-5"`
+	// Status is live, or scrapped once the floor spoilt it (see Scrap).
+	Status string `json:"status" enums:"live,scrapped"`
+	// RecutOf is the scrapped part this one is cut again in place of.
+	RecutOf *int64 `json:"recut_of" extensions:"x-nullable"`
+	Scrap   `json:"scrap"`
 }
+
+// Scrap is where, why, who and when a part was scrapped; empty on a live part.
+type Scrap struct {
+	// ScrapSeq is the route step it was spoilt at.
+	ScrapSeq    *int       `json:"scrap_seq" extensions:"x-nullable"`
+	ScrapReason string     `json:"scrap_reason"` // one of the factory's reasons (FLOOR_SCRAP_REASONS)
+	ScrapNote   string     `json:"scrap_note"`   // free text
+	ScrappedAt  *time.Time `json:"scrapped_at" extensions:"x-nullable" format:"date-time"`
+	// ScrappedByID and ScrappedBy are who reported it.
+	ScrappedByID *int64  `json:"scrapped_by_id" extensions:"x-nullable"`
+	ScrappedBy   *string `json:"scrapped_by" extensions:"x-nullable"`
+}
+
+// Part states.
+const (
+	PartLive     = "live"
+	PartScrapped = "scrapped"
+)
 
 // TableName is the plan module's part table.
 func (Part) TableName() string { return "plan_parts" }
@@ -199,6 +225,9 @@ type Operation struct {
 	EndMin       float64       `json:"planned_end_min"`
 	StartedAt    *time.Time    `json:"started_at" extensions:"x-nullable" format:"date-time"`
 	CompletedAt  *time.Time    `json:"completed_at" extensions:"x-nullable" format:"date-time"`
+	// CompletedByID and CompletedBy are who completed it (null: the system, or not known).
+	CompletedByID *int64  `json:"completed_by_id" extensions:"x-nullable"`
+	CompletedBy   *string `json:"completed_by" extensions:"x-nullable"`
 }
 
 // TableName is the plan module's operation table.

@@ -57,6 +57,8 @@ type Service struct {
 	// edgeOverhang is what each banded side's band runs past the part, in
 	// mm (EDGE_OVERHANG_MM).
 	edgeOverhang int
+	// scrapReasons are the reasons the factory keeps for scrap (FLOOR_SCRAP_REASONS).
+	scrapReasons []string
 }
 
 // NewService returns the plan service over db, planning in UTC until

@@ -32,6 +32,11 @@ type Report struct {
 	Qty     int      // parts (part-scope step) or units (item-scope step) done
 	Scrap   int      // parts spoilt at the step, to be made again from the first step
 	Minutes *float64 // the minutes spent, when said
+	// Unit, when given, reports only on that unit (n of its item's
+	// quantity) and ItemID which item's, needed when several items of the
+	// order have a unit n.
+	Unit   int
+	ItemID int64
 }
 
 // ProgressReport is the result of ReportProgress: the step's figures after
@@ -61,6 +66,12 @@ func (in Report) validate() error {
 	}
 	if in.Qty == 0 && in.Scrap == 0 && in.Qty >= 0 && in.Scrap >= 0 {
 		fields = append(fields, apperr.Field("qty", "qty or scrap must be at least 1"))
+	}
+	if in.Unit < 0 {
+		fields = append(fields, apperr.Field("unit", "must be a unit number from 1"))
+	}
+	if in.ItemID < 0 || (in.ItemID > 0 && in.Unit == 0) {
+		fields = append(fields, apperr.Field("item_id", "must be a positive item id, given with unit"))
 	}
 	if in.Minutes != nil && (*in.Minutes < 0 || *in.Minutes > MaxReportMinutes) {
 		fields = append(fields, apperr.Field("minutes", "must be from 0 to %d", MaxReportMinutes))
@@ -115,15 +126,23 @@ func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) 
 				"step %d (%s) has %d of %d %s left to do; qty %d and scrap %d make %d", in.Seq, st.name, left, st.total, st.unit(), in.Qty, in.Scrap, in.Qty+in.Scrap))
 		}
 		ready := readyAt(ops, in.Seq)
+		if in.Unit > 0 {
+			if ready, err = ofUnit(ops, ready, in); err != nil {
+				return err
+			}
+		}
 		if in.Qty+in.Scrap > len(ready) {
 			return apperr.Conflict("step %d (%s) would get ahead of the steps before it: %d %s are through them and not done at this step; qty %d and scrap %d make %d",
 				in.Seq, st.name, len(ready), st.unit(), in.Qty, in.Scrap, in.Qty+in.Scrap)
 		}
 		done, scrapped := ready[:in.Qty], ready[in.Qty:in.Qty+in.Scrap]
-		if err := completeOps(tx, done); err != nil {
+		if err := completeOps(ctx, tx, done); err != nil {
 			return err
 		}
 		if err := remake(tx, orderID, ops, scrapped); err != nil {
+			return err
+		}
+		if err := s.unitsMade(ctx, tx, o, nil); err != nil {
 			return err
 		}
 		if o.Status == StatusLaunched {
@@ -259,14 +278,19 @@ func inBatches(ids []int64, fn func([]int64) error) error {
 	return nil
 }
 
-// completeOps marks the operations done, started now when they were pending.
-func completeOps(tx *gorm.DB, ops []Operation) error {
+// completeOps marks the operations done, started now when they were
+// pending, by the caller's user.
+func completeOps(ctx context.Context, tx *gorm.DB, ops []Operation) error {
 	now := gorm.Expr(database.Now(tx))
+	set := map[string]any{"status": OpDone, "completed_at": now}
+	if a, ok := events.ActorFrom(ctx); ok {
+		set["completed_by_id"], set["completed_by"] = a.ID, a.Name
+	}
 	return inBatches(idsOf(ops), func(ids []int64) error {
 		if err := tx.Model(&Operation{}).Where("id IN ? AND status = ?", ids, OpPending).Update("started_at", now).Error; err != nil {
 			return err
 		}
-		return tx.Model(&Operation{}).Where("id IN ?", ids).Updates(map[string]any{"status": OpDone, "completed_at": now}).Error
+		return tx.Model(&Operation{}).Where("id IN ?", ids).Updates(set).Error
 	})
 }
 
@@ -288,11 +312,11 @@ func remake(tx *gorm.DB, orderID int64, ops, scrapped []Operation) error {
 
 // completeIfDone moves an order in progress with every operation done to done.
 func (s *Service) completeIfDone(ctx context.Context, tx *gorm.DB, o ProdOrder) error {
-	var left int64
-	if err := tx.Model(&Operation{}).Where("prod_order_id = ? AND status <> ?", o.ID, OpDone).Count(&left).Error; err != nil {
+	var left []int64
+	if err := tx.Model(&Operation{}).Where("prod_order_id = ? AND status <> ?", o.ID, OpDone).Limit(1).Pluck("id", &left).Error; err != nil {
 		return err
 	}
-	if left > 0 {
+	if len(left) > 0 {
 		return nil
 	}
 	return s.moveOrder(ctx, tx, o, StatusInProgress, StatusDone, "completed_at", contracts.ProdOrderCompleted)
@@ -314,4 +338,32 @@ func checkRouteOrder(ctx context.Context, tx *gorm.DB, op Operation) error {
 		}
 	}
 	return nil
+}
+
+// ofUnit keeps of the ready operations those of the unit the report names,
+// or says why it names none: EINVALID naming unit (or item_id) when the
+// order has no such unit, or several items have a unit of that number and
+// item_id does not say which.
+func ofUnit(ops, ready []Operation, in Report) ([]Operation, error) {
+	var items []int64
+	for _, op := range ops {
+		if op.Unit == in.Unit && (in.ItemID == 0 || op.ItemID == in.ItemID) && !slices.Contains(items, op.ItemID) {
+			items = append(items, op.ItemID)
+		}
+	}
+	switch {
+	case len(items) == 0 && in.ItemID > 0:
+		return nil, apperr.Invalid("the report is not valid", apperr.Field("item_id", "the production order has no unit %d of item %d", in.Unit, in.ItemID))
+	case len(items) == 0:
+		return nil, apperr.Invalid("the report is not valid", apperr.Field("unit", "the production order has no unit %d", in.Unit))
+	case len(items) > 1:
+		return nil, apperr.Invalid("the report is not valid", apperr.Field("item_id", "items %v each have a unit %d: say which with item_id", items, in.Unit))
+	}
+	var out []Operation
+	for _, op := range ready {
+		if op.Unit == in.Unit && op.ItemID == items[0] {
+			out = append(out, op)
+		}
+	}
+	return out, nil
 }

@@ -319,27 +319,12 @@ func (s *Service) requirements(ctx context.Context, db *gorm.DB, launched []part
 func kindOrder(k string) int { return slices.Index(catalog.MaterialKinds, k) }
 
 // launchNeeds is what a launch needs of each material, and the route step
-// that uses it up, for prod_order.launched: boards at the route's first
-// part step (cutting), bands at its second (banding; the first when there
-// is one), fittings at its first item step (assembly; its last step when
-// there is none).
-func (s *Service) launchNeeds(ctx context.Context, tx *gorm.DB, parts []Part, backlog []BacklogItem, products map[string]catalog.Product, route catalog.Route) ([]contracts.MaterialNeed, error) {
-	rows := make([]partRow, len(parts))
-	for i, p := range parts {
-		rows[i] = partRow{Board: p.Board, LengthMM: p.LengthMM, WidthMM: p.WidthMM, EdgeL1: p.Edges.L1, EdgeL2: p.Edges.L2, EdgeW1: p.Edges.W1, EdgeW2: p.Edges.W2, N: 1}
-	}
-	fittings := map[string]int{}
-	units := 0
-	for _, b := range backlog {
-		units += b.Qty
-		for _, f := range products[b.SKU].Fittings {
-			fittings[f.Code] += f.Qty * b.Qty
-		}
-	}
-	reqs, err := s.requirements(ctx, tx, rows, fittings, nil, nil)
-	if err != nil {
-		return nil, err
-	}
+// that uses it up: boards for the parts still to be cut in it, bands for
+// those still to be banded, fittings for the units still to be assembled.
+// Parts taken over from a production order closed short have some steps
+// done already (the launch has no operation for them), and need nothing
+// for those steps: the reservation is what the order will really use.
+func (s *Service) launchNeeds(ctx context.Context, tx *gorm.DB, x *exploded, backlog []BacklogItem, products map[string]catalog.Product, route catalog.Route) ([]contracts.MaterialNeed, error) {
 	var partSteps, itemSteps []int
 	for _, op := range route.Operations {
 		if op.Scope == catalog.ScopePart {
@@ -362,11 +347,30 @@ func (s *Service) launchNeeds(ctx context.Context, tx *gorm.DB, parts []Part, ba
 	if len(itemSteps) > 0 {
 		assembly = itemSteps[0]
 	}
+	toCut, toBand := x.partsAt(cut), x.partsAt(band)
+	rows := make([]partRow, 0, len(toCut)+len(toBand))
+	for _, p := range toCut {
+		rows = append(rows, partRow{Board: p.Board, LengthMM: p.LengthMM, WidthMM: p.WidthMM, N: 1})
+	}
+	for _, p := range toBand {
+		rows = append(rows, partRow{LengthMM: p.LengthMM, WidthMM: p.WidthMM, EdgeL1: p.Edges.L1, EdgeL2: p.Edges.L2, EdgeW1: p.Edges.W1, EdgeW2: p.Edges.W2, N: 1})
+	}
+	fittings := map[string]int{}
+	for _, b := range backlog {
+		units := x.unitsAt(b.ItemID, assembly)
+		for _, f := range products[b.SKU].Fittings {
+			fittings[f.Code] += f.Qty * units
+		}
+	}
+	reqs, err := s.requirements(ctx, tx, rows, fittings, nil, nil)
+	if err != nil {
+		return nil, err
+	}
 	total := func(step int) int {
 		if slices.Contains(itemSteps, step) {
-			return units
+			return x.unitsAt(0, step)
 		}
-		return len(parts)
+		return len(x.partsAt(step))
 	}
 	out := make([]contracts.MaterialNeed, 0, len(reqs))
 	for _, r := range reqs {
@@ -383,4 +387,28 @@ func (s *Service) launchNeeds(ctx context.Context, tx *gorm.DB, parts []Part, ba
 		out = append(out, contracts.MaterialNeed{Code: r.Code, Kind: r.Kind, Qty: r.Qty, Step: step, Total: total(step)})
 	}
 	return out, nil
+}
+
+// partsAt returns the launch's parts that have an operation of route step
+// seq in it (a part carried over with that step done has none).
+func (x *exploded) partsAt(seq int) []Part {
+	var out []Part
+	for k, op := range x.ops {
+		if p := x.opPart[k]; p >= 0 && op.Seq == seq {
+			out = append(out, x.parts[p])
+		}
+	}
+	return out
+}
+
+// unitsAt counts the units (of item, or of every item when item is 0) that
+// have an item-scope operation of route step seq in the launch.
+func (x *exploded) unitsAt(item int64, seq int) int {
+	n := 0
+	for k, op := range x.ops {
+		if x.opPart[k] < 0 && op.Seq == seq && (item == 0 || op.ItemID == item) {
+			n++
+		}
+	}
+	return n
 }

@@ -43,7 +43,7 @@ type DayLoad struct {
 	Date        database.Date `json:"date" swaggertype:"string" format:"date"`
 	Working     bool          `json:"working"`
 	CapacityMin float64       `json:"capacity_min"` // 0 on a day off
-	LoadMin     float64       `json:"load_min"`     // planned minutes of live production orders
+	LoadMin     float64       `json:"load_min"`     // minutes of the operations not done of launched and in-progress orders, where they are planned
 	Overload    bool          `json:"overload"`     // more load than capacity
 }
 
@@ -101,10 +101,19 @@ func (s *Service) Schedule(ctx context.Context, from, to database.Date) (Schedul
 		Operation
 		OrderStatus string
 	}
+	zone := s.zone
+	if zone == nil {
+		zone = time.UTC
+	}
+	// Done operations are drawn when they were done, the others where they
+	// are planned: both kinds that may fall in the days asked for.
+	fromInstant := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, zone).Add(-24 * time.Hour)
 	err = s.db.WithContext(ctx).Model(&Operation{}).
 		Select("plan_operations.*, plan_prod_orders.status AS order_status").
 		Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
-		Where("plan_prod_orders.status <> ? AND plan_operations.start_day <= ? AND plan_operations.end_day >= ?", StatusCancelled, to, from).
+		Where("plan_prod_orders.status <> ?", StatusCancelled).
+		Where("(plan_operations.start_day <= ? AND plan_operations.end_day >= ?) OR (plan_operations.status = ? AND plan_operations.completed_at >= ?)",
+			to, from, OpDone, database.TimeArg(s.db, fromInstant)).
 		Order("plan_operations.id").Scan(&ops).Error
 	if err != nil {
 		return ScheduleView{}, err
@@ -137,23 +146,34 @@ func (s *Service) Schedule(ctx context.Context, from, to database.Date) (Schedul
 			continue
 		}
 		cs := &view.WorkCenters[i]
-		for d, m := range Portions(centers[op.WorkCenterID], slotOf(op.Operation)) {
-			if k := int(d.Sub(from.Time).Hours() / 24); k >= 0 && k < len(cs.Days) {
-				cs.Days[k].LoadMin += m
+		s := slotOf(op.Operation)
+		if op.Status == OpDone {
+			s = doneSlot(op.Operation, centers[op.WorkCenterID], zone)
+		}
+		if s.End.Day.Before(from.Time) || s.Start.Day.After(to.Time) {
+			continue
+		}
+		// The load is the work left: operations not done of orders still
+		// to be made, at the minutes they are planned for.
+		if op.Status != OpDone && (op.OrderStatus == StatusLaunched || op.OrderStatus == StatusInProgress) {
+			for d, m := range Portions(centers[op.WorkCenterID], s) {
+				if k := int(d.Sub(from.Time).Hours() / 24); k >= 0 && k < len(cs.Days) {
+					cs.Days[k].LoadMin += m
+				}
 			}
 		}
 		key := [2]int64{op.WorkCenterID, op.ProdOrderID}
 		b := bars[key]
 		if b == nil {
-			b = &OrderBar{ProdOrderID: op.ProdOrderID, Status: op.OrderStatus, StartDay: op.StartDay, StartMin: op.StartMin, EndDay: op.EndDay, EndMin: op.EndMin}
+			b = &OrderBar{ProdOrderID: op.ProdOrderID, Status: op.OrderStatus, StartDay: database.DateOf(s.Start.Day), StartMin: s.Start.Min,
+				EndDay: database.DateOf(s.End.Day), EndMin: s.End.Min}
 			bars[key] = b
 		}
-		s := slotOf(op.Operation)
 		if s.Start.Before(Moment{Day: b.StartDay.Time, Min: b.StartMin}) {
-			b.StartDay, b.StartMin = op.StartDay, op.StartMin
+			b.StartDay, b.StartMin = database.DateOf(s.Start.Day), s.Start.Min
 		}
 		if (Moment{Day: b.EndDay.Time, Min: b.EndMin}).Before(s.End) {
-			b.EndDay, b.EndMin = op.EndDay, op.EndMin
+			b.EndDay, b.EndMin = database.DateOf(s.End.Day), s.End.Min
 		}
 		b.Operations++
 		b.Minutes += op.Minutes
@@ -232,4 +252,29 @@ func (v ScheduleView) days() []time.Time {
 		out = append(out, d)
 	}
 	return out
+}
+
+// doneSlot is when a done operation was done, as a slot of its centre's
+// days and capacity minutes (from the shift's start, within the day's
+// capacity): from its start (its completion when it was never started) to
+// its completion. Without a completion time, its planned slot.
+func doneSlot(op Operation, c Center, zone *time.Location) Slot {
+	if op.CompletedAt == nil {
+		return slotOf(op)
+	}
+	end := momentAt(*op.CompletedAt, c, zone)
+	start := end
+	if op.StartedAt != nil && op.StartedAt.Before(*op.CompletedAt) {
+		start = momentAt(*op.StartedAt, c, zone)
+	}
+	return Slot{Start: start, End: end}
+}
+
+// momentAt is the instant t as a day of the factory's time zone and a
+// minute of the centre's capacity on it.
+func momentAt(t time.Time, c Center, zone *time.Location) Moment {
+	local := t.In(zone)
+	y, m, d := local.Date()
+	minute := float64(local.Hour()*60+local.Minute()) + float64(local.Second())/60 - c.ShiftStart
+	return Moment{Day: time.Date(y, m, d, 0, 0, 0, 0, time.UTC), Min: min(max(minute, 0), max(c.Capacity, 0))}
 }

@@ -29,8 +29,8 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Subscribe(events.Subscriber{
 		Name: SubscriberProduction,
 		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
-			contracts.ProdOrderItemsReleased, contracts.ProdOrderClosed, contracts.ProdOrderRescheduled),
-		Description: "Follows production: items become in_production, done or new again, or written off when a production order is closed short; orders in_production, ready or received again, with the ETA of their launched items (also when a re-plan moves it); writes order.status_changed.",
+			contracts.ProdOrderItemsReleased, contracts.ProdOrderClosed, contracts.ProdOrderRescheduled, contracts.UnitMade),
+		Description: "Follows production: items become in_production, done or new again, or written off when a production order is closed short; a unit made counts for its item at once (made_qty, shippable); orders in_production, ready (also again after a partial shipment, once the rest is made) or received again, with the ETA of their launched items (also when a re-plan moves it); writes order.status_changed.",
 		HandleTx:    followProduction,
 	})
 }
@@ -100,8 +100,11 @@ func statusChanged(ctx context.Context, tx *gorm.DB, o Order, previous string) e
 // of them may arrive in either order; an item follows only the production
 // order it was last launched in.
 func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
-	if ev.Type == contracts.ProdOrderClosed.Name() {
+	switch ev.Type {
+	case contracts.ProdOrderClosed.Name():
 		return followClose(ctx, tx, ev)
+	case contracts.UnitMade.Name():
+		return followUnitMade(ctx, tx, ev)
 	}
 	var p contracts.ProdOrderPayload
 	var eta database.Date
@@ -158,8 +161,10 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 		res = tx.Exec("UPDATE sales_order_items SET status = ? WHERE id IN ? AND status = ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
 			ItemInProduction, p.Items, ItemNew, p.ProdOrderID)
 	case contracts.ProdOrderCompleted.Name():
-		res = tx.Exec("UPDATE sales_order_items SET status = ?, made_qty = qty - written_off_qty WHERE id IN ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
-			ItemDone, p.Items, p.ProdOrderID)
+		// An item shipped already (its units made and shipped while the
+		// rest of the order ran on) stays shipped.
+		res = tx.Exec("UPDATE sales_order_items SET status = ?, made_qty = qty - written_off_qty WHERE id IN ? AND (prod_order_id = ? OR prod_order_id IS NULL) AND status <> ?",
+			ItemDone, p.Items, p.ProdOrderID, ItemShipped)
 	case contracts.ProdOrderCancelled.Name():
 		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = NULL, prod_order_id = NULL WHERE id IN ? AND prod_order_id = ? AND status <> ?",
 			ItemNew, p.Items, p.ProdOrderID, ItemDone)
@@ -175,21 +180,44 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	if res.Error != nil {
 		return res.Error
 	}
-	return followOrdersOf(ctx, tx, append(slices.Clone(p.Items), remaining...))
+	return followOrdersOf(ctx, tx, append(slices.Clone(p.Items), remaining...), ev.Type == contracts.ProdOrderCompleted.Name())
 }
 
-// followOrdersOf lets the orders of the items follow their items.
-func followOrdersOf(ctx context.Context, tx *gorm.DB, items []int64) error {
+// followOrdersOf lets the orders of the items follow their items; made
+// says production has just made some of them (see followItemsMade).
+func followOrdersOf(ctx context.Context, tx *gorm.DB, items []int64, made bool) error {
 	var orderIDs []int64
 	if err := tx.Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", items).Scan(&orderIDs).Error; err != nil {
 		return err
 	}
 	for _, id := range orderIDs {
-		if err := followItems(ctx, tx, id); err != nil {
+		if err := followItemsMade(ctx, tx, id, made); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// followUnitMade follows one unit made: its item counts it at once
+// (made_qty, up to what is wanted of it), so that it can ship whatever the
+// rest of its production order does, and is done once every unit wanted is
+// made; its order follows.
+func followUnitMade(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+	u, err := contracts.UnitMade.Decode(ev)
+	if err != nil {
+		return err
+	}
+	if err := lockOrdersOf(ctx, tx, []int64{u.ItemID}); err != nil {
+		return err
+	}
+	err = tx.Exec(`UPDATE sales_order_items SET
+    made_qty = CASE WHEN made_qty + 1 > qty - written_off_qty THEN qty - written_off_qty ELSE made_qty + 1 END,
+    status = CASE WHEN made_qty + 1 >= qty - written_off_qty THEN ? ELSE status END
+WHERE id = ? AND prod_order_id = ? AND status = ?`, ItemDone, u.ItemID, u.ProdOrderID, ItemInProduction).Error
+	if err != nil {
+		return err
+	}
+	return followOrdersOf(ctx, tx, []int64{u.ItemID}, true)
 }
 
 // followClose follows a production order closed short: each item adds the
@@ -217,13 +245,13 @@ func followClose(ctx context.Context, tx *gorm.DB, ev events.Event) error {
     eta = CASE WHEN ? > 0 THEN NULL ELSE eta END,
     prod_order_id = CASE WHEN ? > 0 THEN NULL ELSE prod_order_id END
 WHERE id = ? AND prod_order_id = ?`,
-			q.Made, q.WrittenOff, q.Returned, ItemNew, q.Made, ItemDone, ItemWrittenOff,
+			q.Made-q.MadeReported, q.WrittenOff, q.Returned, ItemNew, q.Made-q.MadeReported, ItemDone, ItemWrittenOff,
 			q.Returned, q.Returned, q.ItemID, c.ProdOrderID).Error
 		if err != nil {
 			return err
 		}
 	}
-	return followOrdersOf(ctx, tx, items)
+	return followOrdersOf(ctx, tx, items, true)
 }
 
 // followItems derives an order's state and ETA from its items and, when
@@ -233,6 +261,13 @@ WHERE id = ? AND prod_order_id = ?`,
 // the rest shipped is shipped, and one with every item written off, of which
 // nothing will ever be made, is cancelled.
 func followItems(ctx context.Context, tx *gorm.DB, id int64) error {
+	return followItemsMade(ctx, tx, id, false)
+}
+
+// followItemsMade is followItems; made says production has just made some
+// of the order's items: a partially shipped order whose items are all made
+// (or shipped, or written off) is ready again, and the shop hears of it.
+func followItemsMade(ctx context.Context, tx *gorm.DB, id int64, made bool) error {
 	// Its callers hold the order's lock (lockOrder, lockOrdersOf): a
 	// manager's cancellation committing between this read and the update
 	// below would otherwise be overwritten.
@@ -272,7 +307,9 @@ func followItems(ctx context.Context, tx *gorm.DB, id int64) error {
 	switch {
 	case o.Status == StatusPartiallyShipped && n > 0 && shipped+writtenOff == n:
 		status = StatusShipped
-	case o.Status == StatusPartiallyShipped: // only a shipment, or writing the rest off, moves it on
+	case o.Status == StatusPartiallyShipped && made && n > 0 && done > 0 && done+shipped+writtenOff == n:
+		status = StatusReady
+	case o.Status == StatusPartiallyShipped: // only a shipment, production making the rest, or writing it off moves it on
 		status = o.Status
 	case n > 0 && writtenOff == n:
 		status = StatusCancelled

@@ -35,7 +35,7 @@ func newFixture(t *testing.T, db *gorm.DB, extra ...events.Subscriber) *fixture 
 	// The plan module declares the prod_order.* types the sales module follows.
 	require.NoError(t, f.reg.Register(f.sales, events.ModuleFunc(func(r *events.Registrar) {
 		r.Declare(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
-			contracts.ProdOrderItemsReleased, contracts.ProdOrderClosed, contracts.ProdOrderRescheduled)
+			contracts.ProdOrderItemsReleased, contracts.ProdOrderClosed, contracts.ProdOrderRescheduled, contracts.UnitMade)
 		r.Subscribe(extra...)
 	})))
 	f.disp = events.NewDispatcher(db, f.reg, events.DispatcherOptions{BackoffBase: 20 * time.Millisecond, BackoffMax: 40 * time.Millisecond, MaxAttempts: 4, Timeout: 2 * time.Second})

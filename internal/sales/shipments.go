@@ -205,9 +205,17 @@ func shipLines(o Order, in []ShipLine) ([]ShipmentItem, error) {
 		}
 		it := o.Items[j]
 		left := it.Qty - it.WrittenOffQty - it.ShippedQty
+		// Units made while the rest of their production order runs on ship
+		// at once: what is made and not yet shipped.
+		made := min(it.MadeQty, it.Qty-it.WrittenOffQty) - it.ShippedQty
 		switch {
 		case it.Status == ItemShipped:
 			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].item_id", i), "item %d has shipped whole already (%d)", it.ID, it.ShippedQty))
+		case it.Status == ItemInProduction && made > 0 && l.Qty > made:
+			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].qty", i), "must be at most %d: item %d has %d made of %d and %d shipped already; the rest is in production",
+				made, it.ID, it.MadeQty, it.Qty, it.ShippedQty))
+		case it.Status == ItemInProduction && made > 0:
+			out = append(out, ShipmentItem{ItemID: it.ID, SKU: it.SKU, Qty: l.Qty})
 		case it.Status != ItemDone:
 			fields = append(fields, apperr.Field(fmt.Sprintf("items[%d].item_id", i), "item %d is %s: only what production has made ships", it.ID, it.Status))
 		case l.Qty > left && it.WrittenOffQty > 0:

@@ -51,6 +51,7 @@ type Config struct {
 	NATSURL             string        `env:"NATS_URL" secret:"userinfo"`
 	NATSRelayConc       int           `env:"NATS_RELAY_CONCURRENCY" envDefault:"16"`
 	FactoryTimezone     string        `env:"FACTORY_TIMEZONE" envDefault:"Europe/Moscow"`
+	FloorScrapReasons   []string      `env:"FLOOR_SCRAP_REASONS" envSeparator:"," envDefault:"chipped,wrong_size,drilling_error,edge_defect,damaged,material_defect,other"`
 	StreamMaxClients    int           `env:"EVENTS_STREAM_MAX_CLIENTS" envDefault:"100"`
 	StreamHeartbeat     time.Duration `env:"EVENTS_STREAM_HEARTBEAT" envDefault:"15s"`
 	EdgeOverhangMM      int           `env:"EDGE_OVERHANG_MM" envDefault:"30"`
@@ -193,6 +194,15 @@ func (c Config) Validate() error {
 	if _, err := time.LoadLocation(c.FactoryTimezone); err != nil || c.FactoryTimezone == "" || strings.EqualFold(c.FactoryTimezone, "Local") {
 		errs = append(errs, errors.New("FACTORY_TIMEZONE must be an IANA time zone, e.g. Europe/Moscow or UTC"))
 	}
+	if len(c.FloorScrapReasons) == 0 || len(c.FloorScrapReasons) > 50 {
+		errs = append(errs, errors.New("FLOOR_SCRAP_REASONS must list 1 to 50 reasons, separated by commas"))
+	}
+	for _, r := range c.FloorScrapReasons {
+		if !isReason(r) {
+			errs = append(errs, fmt.Errorf("FLOOR_SCRAP_REASONS: %q is not a reason: each is 1 to 40 of a-z, 0-9 and _", r))
+			break
+		}
+	}
 	switch c.LogFormat {
 	case "text", "json":
 	default:
@@ -307,4 +317,18 @@ func names() []string {
 		out = append(out, strings.Split(t.Field(i).Tag.Get("env"), ",")[0])
 	}
 	return out
+}
+
+// isReason tells whether s is a scrap reason as FLOOR_SCRAP_REASONS lists
+// them: 1 to 40 of a-z, 0-9 and _.
+func isReason(s string) bool {
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '_' {
+			return false
+		}
+	}
+	return true
 }

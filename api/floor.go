@@ -1,0 +1,242 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+)
+
+// positiveQuery reads an optional whole-number query parameter of at least 1 (0 when absent).
+func positiveQuery(c echo.Context, name string, fields *[]apperr.FieldError) int {
+	v := c.QueryParam(name)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1_000_000 {
+		*fields = append(*fields, apperr.Field(name, "must be a whole number from 1"))
+		return 0
+	}
+	return n
+}
+
+// listParts godoc
+//
+//	@Summary		The physical parts of a production order, with their codes and steps
+//	@ID			listParts
+//	@Description	Every physical part of the production order in id order: its code (printable, unique in the database, on its label: P<order>-<n>, a re-cut P<order>-<n>.<g>), its unit and the unit's code (U<order>-<n>), the sales order, SKU and customer, its board, size and edges, its state over the part-scope steps (pending, in_progress, done, scrapped), the first step it has not done (at_seq), and each step's operation with its state and who completed it when. A scrapped part keeps its scrap (step, reason, note, who, when) and names its re-cut (recut_code); a re-cut names the part it replaces (recut_of).
+//	@Description	Filters: step (a part-scope step's seq) with state (parts whose operation at that step is in that state; scrapped: scrapped at that step); state alone (the part's overall state); unit (unit n of its item). 422 naming the filter for a step the route has not at part scope, an unknown state or a unit below 1.
+//	@Tags			plan
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id		path		int		true	"production order id"	minimum(1) example(1)
+//	@Param			step	query		int		false	"a part-scope route step (seq)"	minimum(1) example(3)
+//	@Param			state	query		string	false	"with step: the state of the part's operation there; alone: the part's state"	Enums(pending, in_progress, done, scrapped)	example(pending)
+//	@Param			unit	query		int		false	"only the parts of unit n of their item"	minimum(1) example(1)
+//	@Param			limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param			cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycy86aWQvcGFydHMiLCJpZCI6MX0)
+//	@Success		200		{object}	FloorPartList
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		422		{object}	Problem
+//	@Router			/api/v1/production-orders/{id}/parts [get]
+func (s *server) listParts(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	pr, err := sortedPageOf(c)
+	if err != nil {
+		return err
+	}
+	var fields []apperr.FieldError
+	f := plan.PartFilter{State: c.QueryParam("state")}
+	f.Step = positiveQuery(c, "step", &fields)
+	f.Unit = positiveQuery(c, "unit", &fields)
+	if len(fields) > 0 {
+		return apperr.Invalid("invalid query", fields...)
+	}
+	parts, next, err := s.Plan.Parts(c.Request().Context(), id, pr, f)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, pageList(c, parts, next))
+}
+
+// FloorPartList is a page of a production order's physical parts.
+type FloorPartList = List[plan.FloorPart]
+
+// ScanRequest is the body of POST /api/v1/floor/scans.
+type ScanRequest struct {
+	// The code on the part's or unit's label, as the scanner reads it (case and blanks around it do not matter).
+	Code string `json:"code" validate:"required" minLength:"1" maxLength:"40" example:"P12-5"`
+	// The route step (seq) the part or unit went through.
+	Step int `json:"step" validate:"required" minimum:"1" example:"3"`
+	// The production order the station works on, when it says: a code of another order's part is refused (422, field code).
+	ProdOrderID int64 `json:"prod_order_id" validate:"optional" minimum:"1" example:"12"`
+}
+
+// scan godoc
+//
+//	@Summary		Scan a part's or unit's code through a route step (admin, planner, master)
+//	@ID			scanCode
+//	@Description	Reports the part (its code) or unit (its unit's code) through the route step: its operation there is completed, by the caller, as POST …/operations/{op_id}/complete does, and journalled as operation.completed naming the code; the order's first report starts it (prod_order.started), the unit's last operation makes the unit (unit.made: it counts for its sales-order item at once), the order's last makes it done (prod_order.completed).
+//	@Description	Idempotent: the same scan again (also many at the same instant) is one report: 200 with repeated true, nothing changed, no event. A unit-scope step (assembly, packing) is scanned by the unit's code once every part of the unit is through the steps before it.
+//	@Description	422 naming code for an unknown code or a code of another production order than prod_order_id; naming step for a step the route has not, a part's code at a unit-scope step or a unit's at a part-scope one. 409 when a step before it is not done (the detail names the step it is at and, for a unit, its parts not through it), when the part was scrapped (scan its re-cut), or when its production order is cancelled, closed or done.
+//	@Tags			plan
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			body	body		ScanRequest	true	"the scan"
+//	@Success		200		{object}	plan.ScanResult
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		409		{object}	Problem	"out of route order, a scrapped part, or the order is cancelled, closed or done"
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/floor/scans [post]
+func (s *server) scan(c echo.Context) error {
+	var req ScanRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	r, err := s.Plan.ScanCode(c.Request().Context(), plan.Scan{Code: req.Code, Step: req.Step, ProdOrderID: req.ProdOrderID})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+// ScrapRequest is the body of POST /api/v1/floor/scrap.
+type ScrapRequest struct {
+	// The code on the spoilt part's label (or give part_id instead).
+	Code string `json:"code" validate:"optional" maxLength:"40" example:"P12-1"`
+	// The part's id, from GET /api/v1/production-orders/{id}/parts, instead of its code.
+	PartID int64 `json:"part_id" validate:"optional" minimum:"1" example:"41"`
+	// The route step (seq) it was spoilt at; by default the step it is at.
+	Step int `json:"step" validate:"optional" minimum:"1" example:"3"`
+	// Why: one of the factory's reasons (FLOOR_SCRAP_REASONS, listed at GET /api/v1/floor/scrap-reasons).
+	Reason string `json:"reason" validate:"required" maxLength:"40" example:"drilling_error"`
+	// Free text.
+	Note string `json:"note" validate:"optional" maxLength:"1000" example:"присадка не с той стороны"`
+}
+
+// scrapPart godoc
+//
+//	@Summary		Scrap a part by its code, with a reason; a re-cut takes its place (admin, planner, master)
+//	@ID			scrapPart
+//	@Description	The part (by code, or part_id) is kept, scrapped, with the step it was spoilt at (by default the step it is at), the reason (one of FLOOR_SCRAP_REASONS), the note, who and when; its operations not done are dropped. A re-cut part takes its place: a new code (the old one's with .1, .2, …), recut_of the old part, every part-scope step of the route pending again; it is on GET /api/v1/floor/recuts until cut, and in the production order's cutting list.
+//	@Description	Journalled as part.scrapped {"prod_order_id", "part_id", "code", "part", "item_id", "unit", "seq", "operation", "reason", "note", "recut_id", "recut_code"} and part.recut {"prod_order_id", "part_id", "code", "recut_of", "recut_of_code", "part", "material", "thickness_mm", "length_mm", "width_mm", "operations"}, naming the caller.
+//	@Description	422 naming the field: no reason or one not on the list, no code (or both code and part_id), an unknown code or a unit's, a step the part has not or one after the step it is at. 409 when the part was scrapped already, its unit is made, or its production order is not launched or in progress. 404 for an unknown part_id.
+//	@Tags			plan
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			body	body		ScrapRequest	true	"the scrap"
+//	@Success		200		{object}	plan.ScrapResult
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem	"scrapped already, its unit made, or its order not live"
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/floor/scrap [post]
+func (s *server) scrapPart(c echo.Context) error {
+	var req ScrapRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	r, err := s.Plan.ScrapPart(c.Request().Context(), plan.ScrapInput{Code: req.Code, PartID: req.PartID, Step: req.Step, Reason: req.Reason, Note: req.Note})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+// RecutList is what the saw must cut again, by board.
+type RecutList struct {
+	Boards []plan.RecutBoard `json:"boards"`
+}
+
+// listRecuts godoc
+//
+//	@Summary		What the saw must cut again, by board
+//	@ID			listRecuts
+//	@Description	The re-cut parts of launched and in-progress production orders not yet through their first step (cutting), grouped by board (material, thickness, decor), oldest first: each with its code, production order, item and unit, size and edges, and the scrapped part it replaces with the reason (at most 5000).
+//	@Tags			plan
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Success		200	{object}	RecutList
+//	@Failure		401	{object}	Problem
+//	@Router			/api/v1/floor/recuts [get]
+func (s *server) listRecuts(c echo.Context) error {
+	boards, err := s.Plan.Recuts(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, RecutList{Boards: boards})
+}
+
+// ScrapReasons is the factory's list of scrap reasons.
+type ScrapReasons struct {
+	Reasons []string `json:"reasons" example:"chipped,wrong_size,drilling_error"`
+}
+
+// listScrapReasons godoc
+//
+//	@Summary		The reasons a scrap may name
+//	@ID			listScrapReasons
+//	@Description	The factory's short list of scrap reasons, as FLOOR_SCRAP_REASONS sets it.
+//	@Tags			plan
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Success		200	{object}	ScrapReasons
+//	@Failure		401	{object}	Problem
+//	@Router			/api/v1/floor/scrap-reasons [get]
+func (s *server) listScrapReasons(c echo.Context) error {
+	return c.JSON(http.StatusOK, ScrapReasons{Reasons: s.Plan.ScrapReasons()})
+}
+
+// getLabels godoc
+//
+//	@Summary		Printable labels of a production order's parts (PDF)
+//	@ID			getLabels
+//	@Description	One label per live part of the production order, in id order: a Code 128 barcode of the part's code with the code under it, the part's name, size (length × width × thickness), board and decor, edges, the production order, sales order and unit, and the customer. layout label (default): one 58 × 40 mm label per page, for a label printer; a4: A4 sheets of 21 labels (3 × 7 cells of 70 × 42.3 mm, the 58 × 40 label centred in each, cells outlined for cutting).
+//	@Description	422 naming layout for another layout.
+//	@Tags			plan
+//	@Produce		application/pdf
+//	@Security		BearerAuth
+//	@Param			id		path		int		true	"production order id"	minimum(1) example(1)
+//	@Param			layout	query		string	false	"label (58 × 40 mm, one per page; default) or a4 (sheets of 3 × 7)"	Enums(label, a4)	example(label)
+//	@Success		200		{file}		file	"the labels"
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		422		{object}	Problem
+//	@Router			/api/v1/production-orders/{id}/labels [get]
+func (s *server) getLabels(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	layout := c.QueryParam("layout")
+	pdf, err := s.Plan.Labels(c.Request().Context(), id, layout)
+	if err != nil {
+		return err
+	}
+	if layout == "" {
+		layout = plan.LayoutLabel
+	}
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="labels-%d-%s.pdf"`, id, layout))
+	return c.Blob(http.StatusOK, "application/pdf", pdf)
+}

@@ -1,0 +1,304 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// Scan is the input of ScanCode: a part's or unit's code read at a route
+// step.
+type Scan struct {
+	Code string
+	Step int // the route step (seq) the scan reports done
+	// ProdOrderID, when given, is the production order the station works
+	// on: a code of another order's part is refused.
+	ProdOrderID int64
+}
+
+// ScanResult is what a scan did: the operation it completed (or found
+// completed already, Repeated), and what that made of its unit and order.
+type ScanResult struct {
+	Code string `json:"code" example:"P12-5"`
+	// Kind is part for a part's code, unit for a unit's.
+	Kind string `json:"kind" enums:"part,unit"`
+	// Repeated is true when the step was done already: the same scan twice
+	// is one report, and nothing changed.
+	Repeated    bool      `json:"repeated"`
+	ProdOrderID int64     `json:"prod_order_id"`
+	Operation   Operation `json:"operation"`
+	// NextSeq is the part's (or unit's) next step not done; null when none is left.
+	NextSeq *int `json:"next_seq" extensions:"x-nullable"`
+	// UnitMade is true when the unit is made (every operation of it done).
+	UnitMade bool `json:"unit_made"`
+	// Status is the production order's state after the scan.
+	Status string `json:"prod_order_status" enums:"launched,in_progress,done,cancelled,closed"`
+}
+
+func (in *Scan) validate() error {
+	in.Code = normalCode(in.Code)
+	var fields []apperr.FieldError
+	switch {
+	case in.Code == "":
+		fields = append(fields, apperr.Field("code", "is required: the code on the part's or unit's label"))
+	case len(in.Code) > MaxCode:
+		fields = append(fields, apperr.Field("code", "must be at most %d characters", MaxCode))
+	}
+	if in.Step <= 0 {
+		fields = append(fields, apperr.Field("step", "must be the positive seq of a step of the route"))
+	}
+	if in.ProdOrderID < 0 {
+		fields = append(fields, apperr.Field("prod_order_id", "must be a positive production order id"))
+	}
+	if len(fields) > 0 {
+		return apperr.Invalid("the scan is not valid", fields...)
+	}
+	return nil
+}
+
+// scanned is what a code names: a part, or a unit.
+type scanned struct {
+	part *Part
+	unit *Unit
+}
+
+func (x scanned) orderID() int64 {
+	if x.part != nil {
+		return x.part.ProdOrderID
+	}
+	return x.unit.ProdOrderID
+}
+
+// findCode returns the part or unit with the code, or EINVALID naming code.
+func findCode(ctx context.Context, tx *gorm.DB, code string) (scanned, error) {
+	var parts []Part
+	if err := tx.WithContext(ctx).Where("code = ?", code).Limit(1).Find(&parts).Error; err != nil {
+		return scanned{}, err
+	}
+	if len(parts) == 1 {
+		return scanned{part: &parts[0]}, nil
+	}
+	var units []Unit
+	if err := tx.WithContext(ctx).Where("code = ?", code).Limit(1).Find(&units).Error; err != nil {
+		return scanned{}, err
+	}
+	if len(units) == 1 {
+		return scanned{unit: &units[0]}, nil
+	}
+	return scanned{}, apperr.Invalid("unknown code", apperr.Field("code", "no part or unit has the code %q", code))
+}
+
+// ScanCode reports the part or unit with the code through the route step:
+// its operation at the step is completed (from pending or in progress) by
+// the caller, through the one path every completion takes (operation.completed
+// naming the code, the order started or done, the unit made). The same scan
+// again is one report: the answer says Repeated and nothing changes, also
+// for scans of one code at the same instant (the order's row is locked).
+//
+// It returns EINVALID naming code for an unknown code or one of another
+// production order than ProdOrderID, naming step for a step the route has
+// not, a unit's code at a part-scope step or a part's at a unit-scope one;
+// ECONFLICT naming the step it is at when a step before it is not done, when
+// the part was scrapped, or when its production order is cancelled, closed
+// or done.
+func (s *Service) ScanCode(ctx context.Context, in Scan) (ScanResult, error) {
+	if err := in.validate(); err != nil {
+		return ScanResult{}, err
+	}
+	var out ScanResult
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
+		x, err := findCode(ctx, tx, in.Code)
+		if err != nil {
+			return err
+		}
+		if in.ProdOrderID > 0 && x.orderID() != in.ProdOrderID {
+			return apperr.Invalid("the code is of another production order", apperr.Field("code",
+				"%s is of production order %d, not of production order %d", in.Code, x.orderID(), in.ProdOrderID))
+		}
+		o, err := lockedOrder(ctx, tx, x.orderID())
+		if err != nil {
+			return err
+		}
+		op, err := scanOperation(ctx, tx, x, in)
+		if err != nil {
+			return err
+		}
+		out = ScanResult{Code: in.Code, Kind: "part", ProdOrderID: o.ID, Status: o.Status}
+		if x.unit != nil {
+			out.Kind = "unit"
+		}
+		if op.Status == OpDone {
+			out.Repeated = true
+			return s.scanResult(ctx, tx, x, op.ID, &out)
+		}
+		if x.part != nil && x.part.Status == PartScrapped {
+			return apperr.Conflict("part %s was scrapped at step %d: scan its re-cut", in.Code, deref(x.part.ScrapSeq))
+		}
+		if o.Status != StatusLaunched && o.Status != StatusInProgress {
+			return apperr.Conflict("%s is %s: nothing can be reported on it", describe(o), o.Status)
+		}
+		if err := scanRouteOrder(ctx, tx, x, op); err != nil {
+			return err
+		}
+		if err := s.moveOperation(ctx, tx, o, op, OpDone); err != nil {
+			return err
+		}
+		return s.scanResult(ctx, tx, x, op.ID, &out)
+	})
+	return out, err
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// lockedOrder reads a production order with its items, its row locked (on
+// PostgreSQL) for the change of its operations: scans of one order queue up
+// here, so that a scan sees what the one before it did.
+func lockedOrder(ctx context.Context, tx *gorm.DB, id int64) (ProdOrder, error) {
+	var o ProdOrder
+	q := withItems(tx.WithContext(ctx))
+	if database.DialectOf(tx) == database.Postgres {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	err := q.First(&o, id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return o, apperr.NotFound("production order %d does not exist", id)
+	}
+	return o, err
+}
+
+// scanOperation returns the operation of the scanned part or unit at the
+// step, or the EINVALID naming step that says why there is none.
+func scanOperation(ctx context.Context, tx *gorm.DB, x scanned, in Scan) (Operation, error) {
+	q := tx.WithContext(ctx).Where("seq = ?", in.Step)
+	if x.part != nil {
+		q = q.Where("part_id = ?", x.part.ID)
+	} else {
+		q = q.Where("prod_order_id = ? AND item_id = ? AND unit = ? AND scope = ?", x.unit.ProdOrderID, x.unit.ItemID, x.unit.Unit, catalog.ScopeItem)
+	}
+	var ops []Operation
+	if err := q.Limit(1).Find(&ops).Error; err != nil {
+		return Operation{}, err
+	}
+	if len(ops) == 1 {
+		return ops[0], nil
+	}
+	var steps []struct {
+		Seq   int
+		Name  string
+		Scope string
+	}
+	err := tx.WithContext(ctx).Model(&Operation{}).Distinct("seq", "name", "scope").Where("prod_order_id = ?", x.orderID()).Order("seq").Scan(&steps).Error
+	if err != nil {
+		return Operation{}, err
+	}
+	var names []string
+	for _, st := range steps {
+		names = append(names, fmt.Sprintf("%d %s (%s)", st.Seq, st.Name, st.Scope))
+		if st.Seq != in.Step {
+			continue
+		}
+		switch {
+		case x.part != nil && st.Scope == catalog.ScopeItem:
+			return Operation{}, apperr.Invalid("the scan is not valid", apperr.Field("step",
+				"step %d (%s) is done per unit: scan the unit's code, not the part's %s", st.Seq, st.Name, in.Code))
+		case x.unit != nil && st.Scope == catalog.ScopePart:
+			return Operation{}, apperr.Invalid("the scan is not valid", apperr.Field("step",
+				"step %d (%s) is done per part: scan each part's code, not the unit's %s", st.Seq, st.Name, in.Code))
+		}
+		if x.part != nil && x.part.Status == PartScrapped {
+			return Operation{}, apperr.Conflict("part %s was scrapped at step %d: scan its re-cut", in.Code, deref(x.part.ScrapSeq))
+		}
+		return Operation{}, apperr.Conflict("%s has nothing left to do at step %d (%s): its production order was closed short", in.Code, st.Seq, st.Name)
+	}
+	return Operation{}, apperr.Invalid("the scan is not valid", apperr.Field("step",
+		"the route of production order %d has no step %d; its steps are %s", x.orderID(), in.Step, strings.Join(names, ", ")))
+}
+
+// scanRouteOrder refuses (ECONFLICT, naming the step it is at) a scan ahead
+// of the route: a part's steps before this one not done, or for a unit, any
+// of its operations before the step.
+func scanRouteOrder(ctx context.Context, tx *gorm.DB, x scanned, op Operation) error {
+	var before []Operation
+	err := tx.WithContext(ctx).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND seq < ? AND status <> ?",
+		op.ProdOrderID, op.ItemID, op.Unit, op.Seq, OpDone).Order("seq, id").Find(&before).Error
+	if err != nil {
+		return err
+	}
+	before = slices.DeleteFunc(before, func(p Operation) bool { return !precedes(p, op) })
+	if len(before) == 0 {
+		return nil
+	}
+	at := before[0]
+	if x.part != nil {
+		return apperr.Conflict("part %s is at step %d (%s), which is %s: it cannot be reported through step %d (%s) before",
+			x.part.Code, at.Seq, at.Name, at.Status, op.Seq, op.Name)
+	}
+	if at.PartID == nil {
+		return apperr.Conflict("unit %s is at step %d (%s), which is %s: it cannot be reported through step %d (%s) before",
+			x.unit.Code, at.Seq, at.Name, at.Status, op.Seq, op.Name)
+	}
+	var codes []string
+	ids := []int64{}
+	for _, p := range before {
+		if p.Seq == at.Seq && p.PartID != nil {
+			ids = append(ids, *p.PartID)
+		}
+	}
+	if err := tx.WithContext(ctx).Model(&Part{}).Where("id IN ?", ids).Order("id").Limit(10).Pluck("code", &codes).Error; err != nil {
+		return err
+	}
+	return apperr.Conflict("unit %s is at step %d (%s): %d of its parts are not through it (%s): it cannot be reported through step %d (%s) before",
+		x.unit.Code, at.Seq, at.Name, len(ids), strings.Join(codes, ", "), op.Seq, op.Name)
+}
+
+// scanResult fills out with the operation as it is now, the next step of
+// the part or unit, whether the unit is made and the order's state.
+func (s *Service) scanResult(ctx context.Context, tx *gorm.DB, x scanned, opID int64, out *ScanResult) error {
+	db := tx.WithContext(ctx)
+	if err := db.First(&out.Operation, opID).Error; err != nil {
+		return err
+	}
+	op := out.Operation
+	q := db.Model(&Operation{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND status <> ?", op.ProdOrderID, op.ItemID, op.Unit, OpDone)
+	if x.part != nil {
+		q = q.Where("part_id = ? OR part_id IS NULL", x.part.ID)
+	} else {
+		q = q.Where("part_id IS NULL")
+	}
+	var next []int
+	if err := q.Order("seq").Limit(1).Pluck("seq", &next).Error; err != nil {
+		return err
+	}
+	if len(next) == 1 {
+		out.NextSeq = &next[0]
+	}
+	var made []int64
+	err := db.Model(&Unit{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NOT NULL", op.ProdOrderID, op.ItemID, op.Unit).
+		Pluck("id", &made).Error
+	if err != nil {
+		return err
+	}
+	out.UnitMade = len(made) > 0
+	var status []string
+	if err := db.Model(&ProdOrder{}).Where("id = ?", op.ProdOrderID).Pluck("status", &status).Error; err != nil {
+		return err
+	}
+	if len(status) == 1 {
+		out.Status = status[0]
+	}
+	return nil
+}

@@ -1,0 +1,312 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
+)
+
+// DefaultScrapReasons are the scrap reasons when none are set: the
+// defaults of FLOOR_SCRAP_REASONS.
+var DefaultScrapReasons = []string{"chipped", "wrong_size", "drilling_error", "edge_defect", "damaged", "material_defect", "other"}
+
+// MaxScrapNote bounds the free text of a scrap, in characters.
+const MaxScrapNote = 1000
+
+// SetScrapReasons sets the reasons the factory keeps for scrap
+// (FLOOR_SCRAP_REASONS); a scrap names one of them. Call it before the
+// service is used.
+func (s *Service) SetScrapReasons(reasons []string) { s.scrapReasons = slices.Clone(reasons) }
+
+// ScrapReasons returns the reasons a scrap may name.
+func (s *Service) ScrapReasons() []string {
+	if len(s.scrapReasons) == 0 {
+		return slices.Clone(DefaultScrapReasons)
+	}
+	return slices.Clone(s.scrapReasons)
+}
+
+// ScrapInput is the input of ScrapPart: the part, by its code or its id,
+// where and why it was spoilt.
+type ScrapInput struct {
+	Code   string
+	PartID int64
+	Step   int    // the route step it was spoilt at; 0: the step it is at
+	Reason string // one of ScrapReasons
+	Note   string // free text
+}
+
+// ScrapResult is the scrapped part and the part cut again in its place.
+type ScrapResult struct {
+	Scrapped FloorPart `json:"scrapped"`
+	Recut    FloorPart `json:"recut"`
+}
+
+func (s *Service) validateScrap(in *ScrapInput) error {
+	in.Code, in.Reason, in.Note = normalCode(in.Code), strings.TrimSpace(in.Reason), strings.TrimSpace(in.Note)
+	var fields []apperr.FieldError
+	switch {
+	case in.Code == "" && in.PartID == 0:
+		fields = append(fields, apperr.Field("code", "is required: the code on the part's label (or give part_id)"))
+	case in.Code != "" && in.PartID != 0:
+		fields = append(fields, apperr.Field("part_id", "give the part's code or its id, not both"))
+	case len(in.Code) > MaxCode:
+		fields = append(fields, apperr.Field("code", "must be at most %d characters", MaxCode))
+	case in.PartID < 0:
+		fields = append(fields, apperr.Field("part_id", "must be a positive part id"))
+	}
+	if in.Step < 0 {
+		fields = append(fields, apperr.Field("step", "must be the positive seq of a part-scope step of the route"))
+	}
+	reasons := s.ScrapReasons()
+	switch {
+	case in.Reason == "":
+		fields = append(fields, apperr.Field("reason", "is required: one of %s", strings.Join(reasons, ", ")))
+	case !slices.Contains(reasons, in.Reason):
+		fields = append(fields, apperr.Field("reason", "must be one of %s (FLOOR_SCRAP_REASONS); say more in note", strings.Join(reasons, ", ")))
+	}
+	fields = append(fields, input.Note("note", in.Note, MaxScrapNote)...)
+	if len(fields) > 0 {
+		return apperr.Invalid("the scrap is not valid", fields...)
+	}
+	return nil
+}
+
+// ScrapPart scraps one physical part, named by its code (or id), at a route
+// step, with a reason of the factory's list and free text, in one
+// transaction with part.scrapped and part.recut: the part is kept,
+// scrapped, with the step, reason, note, who and when; its operations not
+// done are dropped; a re-cut part takes its place (code: the old one's with
+// ".<generation>", recut_of: the old one) with every part-scope operation of
+// the route pending again, so that it is on the saw's re-cut list and in
+// the next cutting list, and goes through the steps again.
+//
+// It returns EINVALID naming the field for a bad input (no reason, a reason
+// not on the list, an unknown code, a step the route has not at part scope,
+// or one after the step the part is at); ECONFLICT when the part was
+// scrapped already, its unit is made, or its order is not launched or in
+// progress; ENOTFOUND for an unknown part id.
+func (s *Service) ScrapPart(ctx context.Context, in ScrapInput) (ScrapResult, error) {
+	if err := s.validateScrap(&in); err != nil {
+		return ScrapResult{}, err
+	}
+	var out ScrapResult
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
+		var part Part
+		if in.Code != "" {
+			x, err := findCode(ctx, tx, in.Code)
+			if err != nil {
+				return err
+			}
+			if x.part == nil {
+				return apperr.Invalid("the scrap is not valid", apperr.Field("code", "%s is a unit's code: scrap names a part (the code on the part's label)", in.Code))
+			}
+			part = *x.part
+		} else {
+			err := tx.WithContext(ctx).First(&part, in.PartID).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return apperr.NotFound("part %d does not exist", in.PartID)
+			} else if err != nil {
+				return err
+			}
+		}
+		o, err := lockedOrder(ctx, tx, part.ProdOrderID)
+		if err != nil {
+			return err
+		}
+		if err := tx.WithContext(ctx).First(&part, part.ID).Error; err != nil { // as it is under the lock
+			return err
+		}
+		if part.Status == PartScrapped {
+			return apperr.Conflict("part %s was scrapped already at step %d", part.Code, deref(part.ScrapSeq))
+		}
+		if o.Status != StatusLaunched && o.Status != StatusInProgress {
+			return apperr.Conflict("%s is %s: nothing on it can be scrapped", describe(o), o.Status)
+		}
+		var made int64
+		if err := tx.Model(&Unit{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NOT NULL", o.ID, part.ItemID, part.Unit).Count(&made).Error; err != nil {
+			return err
+		}
+		if made > 0 {
+			return apperr.Conflict("part %s is of a unit that is made: nothing of it can be scrapped", part.Code)
+		}
+		var ops []Operation
+		if err := tx.Where("part_id = ?", part.ID).Order("seq").Find(&ops).Error; err != nil {
+			return err
+		}
+		at := scrapStep(ops)
+		step := in.Step
+		if step == 0 {
+			step = at
+		}
+		i := slices.IndexFunc(ops, func(op Operation) bool { return op.Seq == step })
+		switch {
+		case i < 0:
+			return apperr.Invalid("the scrap is not valid", apperr.Field("step", "part %s has no step %d: its part-scope steps are %s", part.Code, step, seqsText(ops)))
+		case at > 0 && step > at:
+			return apperr.Invalid("the scrap is not valid", apperr.Field("step", "part %s is at step %d: it cannot have been spoilt at step %d, after it", part.Code, at, step))
+		}
+		if err := s.scrap(ctx, tx, o, part, ops, ops[i], in, &out); err != nil {
+			return err
+		}
+		return nil
+	})
+	return out, err
+}
+
+// scrapStep is the step a part is at: its first operation not done; the
+// last when every one is done.
+func scrapStep(ops []Operation) int {
+	for _, op := range ops {
+		if op.Status != OpDone {
+			return op.Seq
+		}
+	}
+	if len(ops) == 0 {
+		return 0
+	}
+	return ops[len(ops)-1].Seq
+}
+
+// scrap does ScrapPart's work in tx, the order locked and the input checked.
+func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o ProdOrder, part Part, ops []Operation, at Operation, in ScrapInput, out *ScrapResult) error {
+	set := map[string]any{"status": PartScrapped, "scrap_seq": at.Seq, "scrap_reason": in.Reason, "scrap_note": in.Note,
+		"scrapped_at": gorm.Expr(database.Now(tx))}
+	if a, ok := events.ActorFrom(ctx); ok {
+		set["scrapped_by_id"], set["scrapped_by"] = a.ID, a.Name
+	}
+	res := tx.Model(&Part{}).Where("id = ? AND status = ?", part.ID, PartLive).Updates(set)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return apperr.Conflict("part %s changed at the same time; read it again", part.Code)
+	}
+	if err := tx.Where("part_id = ? AND status <> ?", part.ID, OpDone).Delete(&Operation{}).Error; err != nil {
+		return err
+	}
+	recut := part
+	recut.ID, recut.Code, recut.Status, recut.RecutOf, recut.Scrap = 0, recutCode(part.Code), PartLive, &part.ID, Scrap{}
+	if err := tx.Omit("ID").Create(&recut).Error; err != nil {
+		if database.IsUniqueViolation(err) {
+			return apperr.Conflict("part %s was re-cut at the same time; read it again", part.Code)
+		}
+		return err
+	}
+	again := make([]Operation, len(ops))
+	for i, op := range ops {
+		op.ID, op.PartID, op.Status = 0, &recut.ID, OpPending
+		op.StartedAt, op.CompletedAt, op.CompletedByID, op.CompletedBy = nil, nil, nil, nil
+		again[i] = op
+	}
+	if len(again) > 0 {
+		if err := tx.Omit("ID").Create(&again).Error; err != nil {
+			return err
+		}
+	}
+	err := events.Add(ctx, tx, contracts.PartScrapped.New(o.ID, contracts.PartScrappedPayload{ProdOrderID: o.ID, PartID: part.ID, Code: part.Code,
+		Part: part.Name, ItemID: part.ItemID, Unit: part.Unit, Seq: at.Seq, Operation: at.Name, Reason: in.Reason, Note: in.Note,
+		RecutID: recut.ID, RecutCode: recut.Code}))
+	if err != nil {
+		return err
+	}
+	b := boardOf(recut)
+	err = events.Add(ctx, tx, contracts.PartRecut.New(o.ID, contracts.PartRecutPayload{ProdOrderID: o.ID, PartID: recut.ID, Code: recut.Code,
+		RecutOf: part.ID, RecutOfCode: part.Code, Part: recut.Name, Material: b.Material, ThicknessMM: b.ThicknessMM,
+		LengthMM: recut.LengthMM, WidthMM: recut.WidthMM, Operations: len(again)}))
+	if err != nil {
+		return err
+	}
+	var both []Part
+	if err := tx.Where("id IN ?", []int64{part.ID, recut.ID}).Order("id").Find(&both).Error; err != nil {
+		return err
+	}
+	fps, err := floorParts(ctx, tx, o, both)
+	if err != nil {
+		return err
+	}
+	out.Scrapped, out.Recut = fps[0], fps[1]
+	return nil
+}
+
+// Recut is a part the saw must cut again: a re-cut not yet through its
+// first step, with the part it replaces and why that one was scrapped.
+type Recut struct {
+	Code        string `json:"code" example:"P12-5.1"`
+	PartID      int64  `json:"part_id"`
+	ProdOrderID int64  `json:"prod_order_id"`
+	ItemID      int64  `json:"item_id"`
+	Unit        int    `json:"unit"`
+	Name        string `json:"name"`
+	LengthMM    int    `json:"length_mm"`
+	WidthMM     int    `json:"width_mm"`
+	Edging      string `json:"edging"`
+	RecutOf     string `json:"recut_of"` // the scrapped part's code
+	Reason      string `json:"reason"`   // why it was scrapped
+	Note        string `json:"note"`
+}
+
+// RecutBoard is the re-cuts of one board: its material, thickness and decor.
+type RecutBoard struct {
+	Board       string  `json:"board" example:"LDSP16-SONOMA"` // its code in the materials catalogue; "" before materials existed
+	Material    string  `json:"material"`
+	ThicknessMM int     `json:"thickness_mm"`
+	Decor       string  `json:"decor"`
+	Qty         int     `json:"qty"`
+	Parts       []Recut `json:"parts"`
+}
+
+// MaxRecuts bounds the re-cuts listed at once.
+const MaxRecuts = 5000
+
+// Recuts returns what the saw must cut again, by board: the re-cut parts of
+// launched and in-progress production orders whose first step (cutting) is
+// not done, oldest first.
+func (s *Service) Recuts(ctx context.Context) ([]RecutBoard, error) {
+	db := s.db.WithContext(ctx)
+	var parts []Part
+	err := db.Where(`recut_of IS NOT NULL AND status = ? AND EXISTS (SELECT 1 FROM plan_prod_orders po WHERE po.id = plan_parts.prod_order_id AND po.status IN ?)
+AND NOT EXISTS (SELECT 1 FROM plan_operations op WHERE op.part_id = plan_parts.id AND op.status = ?
+  AND op.seq = (SELECT min(f.seq) FROM plan_operations f WHERE f.part_id = plan_parts.id))`,
+		PartLive, []string{StatusLaunched, StatusInProgress}, OpDone).Order("id").Limit(MaxRecuts).Find(&parts).Error
+	if err != nil {
+		return nil, err
+	}
+	var old []Part
+	ids := []int64{}
+	for _, p := range parts {
+		ids = append(ids, *p.RecutOf)
+	}
+	if err := db.Where("id IN ?", ids).Find(&old).Error; err != nil {
+		return nil, err
+	}
+	byID := map[int64]Part{}
+	for _, p := range old {
+		byID[p.ID] = p
+	}
+	out := []RecutBoard{}
+	for _, p := range parts {
+		b := boardOf(p)
+		i := slices.IndexFunc(out, func(rb RecutBoard) bool {
+			return rb.Board == b.Code && rb.Material == b.Material && rb.ThicknessMM == b.ThicknessMM && rb.Decor == b.Decor
+		})
+		if i < 0 {
+			out = append(out, RecutBoard{Board: b.Code, Material: b.Material, ThicknessMM: b.ThicknessMM, Decor: b.Decor})
+			i = len(out) - 1
+		}
+		was := byID[*p.RecutOf]
+		out[i].Qty++
+		out[i].Parts = append(out[i].Parts, Recut{Code: p.Code, PartID: p.ID, ProdOrderID: p.ProdOrderID, ItemID: p.ItemID, Unit: p.Unit,
+			Name: p.Name, LengthMM: p.LengthMM, WidthMM: p.WidthMM, Edging: p.Edging, RecutOf: was.Code, Reason: was.ScrapReason, Note: was.ScrapNote})
+	}
+	return out, nil
+}

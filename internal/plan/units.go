@@ -1,0 +1,87 @@
+package plan
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// unitsMade marks made the units of order o every operation of which is
+// done and that are not marked yet, and writes unit.made for each: a unit
+// made counts for its item at once, whatever the rest of its production
+// order does. only, when given, is the one unit a completion touched; nil
+// looks at every unit of the order (a report by quantity).
+func (s *Service) unitsMade(ctx context.Context, tx *gorm.DB, o ProdOrder, only *unitKey) error {
+	q := tx.WithContext(ctx).Model(&Operation{}).Select("item_id, unit").Where("prod_order_id = ?", o.ID).
+		Group("item_id, unit").Having("sum(CASE WHEN status <> ? THEN 1 ELSE 0 END) = 0", OpDone)
+	if only != nil {
+		q = q.Where("item_id = ? AND unit = ?", only.item, only.unit)
+	}
+	var done []unitKey
+	var rows []struct {
+		ItemID int64
+		Unit   int
+	}
+	if err := q.Scan(&rows).Error; err != nil {
+		return err
+	}
+	for _, r := range rows {
+		done = append(done, unitKey{r.ItemID, r.Unit})
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	items := map[int64]ProdItem{}
+	for _, it := range o.Items {
+		items[it.ItemID] = it
+	}
+	now := gorm.Expr(database.Now(tx))
+	for _, k := range done {
+		var u Unit
+		res := tx.Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NULL", o.ID, k.item, k.unit).Limit(1).Find(&u)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			continue
+		}
+		res = tx.Model(&Unit{}).Where("id = ? AND made_at IS NULL", u.ID).Update("made_at", now)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			continue
+		}
+		var made int64
+		if err := tx.Model(&Unit{}).Where("prod_order_id = ? AND item_id = ? AND made_at IS NOT NULL", o.ID, k.item).Count(&made).Error; err != nil {
+			return err
+		}
+		it := items[k.item]
+		err := events.Add(ctx, tx, contracts.UnitMade.New(o.ID, contracts.UnitMadePayload{ProdOrderID: o.ID, ItemID: k.item, OrderID: it.OrderID,
+			SKU: it.SKU, Unit: k.unit, Code: u.Code, Made: int(made)}))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unitsReported counts, per item, the units of the order that unit.made
+// has reported made.
+func unitsReported(ctx context.Context, tx *gorm.DB, orderID int64) (map[int64]int, error) {
+	var rows []struct {
+		ItemID int64
+		N      int
+	}
+	err := tx.WithContext(ctx).Model(&Unit{}).Select("item_id, count(*) AS n").Where("prod_order_id = ? AND made_at IS NOT NULL", orderID).
+		Group("item_id").Scan(&rows).Error
+	out := map[int64]int{}
+	for _, r := range rows {
+		out[r.ItemID] = r.N
+	}
+	return out, err
+}
