@@ -126,6 +126,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Auth = auth.NewService(db)
 	a.Catalog = catalog.NewService(db)
 	a.Sales = sales.NewService(db)
+	a.Sales.SetShopConflicts(cfg.ShopConflicts)
 	a.Plan = plan.NewService(db)
 	a.Plan.SetTimeZone(cfg.FactoryLocation())
 	if cfg.NATSURL != "" {
@@ -154,6 +155,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	})
 	a.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Dispatcher.SetMetrics(events.NewMetrics(a.Metrics, db))
+	a.Sales.RegisterMetrics(a.Metrics)
 
 	// Housekeeping, run by one replica at a time: one line per task.
 	a.Maintenance = maintenance.New(ddb, maintenance.Options{Interval: cfg.MaintenanceInterval, Logger: log, Metrics: a.Metrics})
