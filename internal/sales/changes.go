@@ -546,8 +546,8 @@ func (s *Service) receiveOnceBy(ctx context.Context, in NewOrder, uniqueBy, via 
 }
 
 // redeliver applies a delivery of an order that exists (id):
-//   - the same content as the delivery last applied, or as the order is
-//     now: repeated, nothing written;
+//   - the same content as the delivery last applied (for the shop: and not
+//     newer by its marks), or as the order is now: repeated, nothing written;
 //   - different, without version or updated_at: ECONFLICT, since it cannot
 //     be told from an older delivery arriving late;
 //   - different, and its version (when sent; otherwise its updated_at) is
@@ -570,7 +570,12 @@ func redeliver(ctx context.Context, tx *gorm.DB, id int64, in NewOrder, via, mod
 		return o, "", err
 	}
 	hash := contentHash(in)
-	if hash == o.SourceHash {
+	marked := in.Version != nil || in.UpdatedAt != nil
+	if hash == o.SourceHash && (via != ViaShop || !marked || !newer(o, in)) {
+		// A replay of the delivery last applied. The shop's same content
+		// newer by its marks is the shop saying it again over what changed
+		// since: compared with the order like any newer delivery (and
+		// refused if the office changed it since the version it was built on).
 		return o, OutcomeRepeated, nil
 	}
 	e := intakeEdit(o, in)
