@@ -55,7 +55,7 @@ func bindOptionalJSON(c echo.Context, v any) error {
 //	@Param			reason	query		string	false	"rejections with a reason of this kind"	Enums(unknown_sku, unknown_decor, in_production, conflict, invalid)	example(unknown_sku)
 //	@Param			open	query		bool	false	"true: open only; false: resolved or dismissed only"	example(true)
 //	@Param			limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
-//	@Param			cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9vcmRlcnMiLCJpZCI6MX0)
+//	@Param			cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9pbnRha2UvcmVqZWN0aW9ucyIsImlkIjoxfQ)
 //	@Success		200		{object}	RejectionList
 //	@Failure		400		{object}	Problem
 //	@Failure		401		{object}	Problem
@@ -87,6 +87,7 @@ func (s *server) listRejections(c echo.Context) error {
 //
 //	@Summary		One kept rejection (manager, admin)
 //	@ID				getRejection
+//	@Description	The refused delivery or row as received, every reason, and what became of it (see GET /api/v1/intake/rejections).
 //	@Tags			sales
 //	@Produce		json
 //	@Security		BearerAuth
