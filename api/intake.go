@@ -182,3 +182,33 @@ func (s *server) dismissRejection(c echo.Context) error {
 
 // RejectionList is a page of the intake inbox.
 type RejectionList = List[sales.Rejection]
+
+// clearAttention godoc
+//
+//	@Summary		Clear an order's attention note (manager)
+//	@ID				clearOrderAttention
+//	@Description	An order's attention says, with SHOP_CONFLICTS=shop, that a shop delivery was merged around the office's changes and which
+//	@Description	fields kept the office's values. Once a manager has looked at it (and changed the order as needed), this clears the note
+//	@Description	(order.attention_cleared, journalled with the note). 409 when the order has none.
+//	@Tags			sales
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id	path		int	true	"order id"	minimum(1) example(1)
+//	@Success		200	{object}	sales.Order
+//	@Failure		400	{object}	Problem
+//	@Failure		401	{object}	Problem
+//	@Failure		403	{object}	Problem
+//	@Failure		404	{object}	Problem
+//	@Failure		409	{object}	Problem	"the order has no attention note"
+//	@Router			/api/v1/orders/{id}/attention [delete]
+func (s *server) clearAttention(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.Sales.ClearAttention(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, o)
+}

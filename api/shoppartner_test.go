@@ -193,6 +193,17 @@ func TestShopPartner_MergedAndFlagged(t *testing.T) {
 		require.Len(t, last.Conflicts, 2)
 		require.Equal(t, versionOf(t, env, id), last.Version)
 		require.Empty(t, rejectionsOf(t, env, "?open=true"), "merged, not refused")
+
+		// A manager who has looked at it clears the note, journalled; once.
+		requireProblem(t, env.Do(http.MethodDelete, fmt.Sprintf("/api/v1/orders/%d/attention", id), nil, env.UserToken("Наблюдатель", "viewer")), http.StatusForbidden)
+		cl := env.Admin(http.MethodDelete, fmt.Sprintf("/api/v1/orders/%d/attention", id), nil)
+		require.Equal(t, http.StatusOK, cl.Status, "%s", cl.Body)
+		require.Equal(t, "", cl.Map(t)["attention"])
+		cleared := eventsOfOrder(t, env, "order.attention_cleared", id)
+		require.Len(t, cleared, 1)
+		require.Equal(t, "Администратор", actorName(cleared[0]))
+		requireProblem(t, env.Admin(http.MethodDelete, fmt.Sprintf("/api/v1/orders/%d/attention", id), nil), http.StatusConflict)
+		requireProblem(t, env.Admin(http.MethodDelete, "/api/v1/orders/999999/attention", nil), http.StatusNotFound)
 	})
 }
 

@@ -99,3 +99,15 @@ type IntakeDismissedPayload struct {
 	Source      string `json:"source" jsonschema:"enum=shop,enum=crm" jsonschema_description:"the shop's webhook or the CRM import"`
 	Reason      string `json:"reason" jsonschema_description:"why the manager dismissed it"`
 }
+
+// OrderAttentionCleared is written when a manager has looked at an order
+// flagged by a merged shop delivery.
+var OrderAttentionCleared = events.Declare[OrderAttentionClearedPayload]("order.attention_cleared", "sales", "sales_orders",
+	"A manager cleared an order's attention note (a shop delivery merged around the office's changes), having looked at it.")
+
+// OrderAttentionClearedPayload is the payload of order.attention_cleared.
+type OrderAttentionClearedPayload struct {
+	OrderID   int64  `json:"order_id" jsonschema_description:"the sales order"`
+	Attention string `json:"attention" jsonschema_description:"the note cleared"`
+	Version   int64  `json:"version" jsonschema_description:"the order's tsekh version after the event"`
+}

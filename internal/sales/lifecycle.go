@@ -26,7 +26,7 @@ const ItemWrittenOff = "written_off"
 // prod_order.* events.
 func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.OrderReceived, contracts.OrderCancelled, contracts.OrderStatusChanged, contracts.OrderShipped, contracts.OrderChanged,
-		contracts.OrderReady, contracts.OrderItemsWrittenOff, contracts.OrderShopConflict,
+		contracts.OrderReady, contracts.OrderItemsWrittenOff, contracts.OrderShopConflict, contracts.OrderAttentionCleared,
 		contracts.IntakeRejected, contracts.IntakeResolved, contracts.IntakeDismissed)
 	r.Subscribe(events.Subscriber{
 		Name: SubscriberProduction,

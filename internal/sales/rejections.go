@@ -18,6 +18,7 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
@@ -198,7 +199,8 @@ func fullRefusal(ctx context.Context, db *gorm.DB, in NewOrder, err error) (*ref
 func unknownSKUs(ctx context.Context, db *gorm.DB, items []NewItem) ([]apperr.FieldError, error) {
 	var skus []string
 	for _, it := range items {
-		if sku := strings.TrimSpace(it.SKU); sku != "" && utf8.ValidString(sku) && len(sku) <= 4*255 {
+		// A SKU too long or not text is refused for that already.
+		if sku := strings.TrimSpace(it.SKU); sku != "" && utf8.ValidString(sku) && utf8.RuneCountInString(sku) <= input.MaxSKU {
 			skus = append(skus, sku)
 		}
 	}

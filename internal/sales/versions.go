@@ -12,6 +12,7 @@ import (
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // What tsekh does with a shop delivery built on an older tsekh version that
@@ -233,4 +234,37 @@ func flagShopConflict(ctx context.Context, tx *gorm.DB, id int64, in NewOrder, c
 		p.ShopUpdatedAt = formatMark(*in.UpdatedAt)
 	}
 	return events.Add(ctx, tx, contracts.OrderShopConflict.New(id, p))
+}
+
+// ClearAttention clears the order's attention note (set when a shop
+// delivery was merged around the office's changes) once a manager has
+// looked at it, with order.attention_cleared. It returns ENOTFOUND for an
+// unknown order and ECONFLICT when the order has no note.
+func (s *Service) ClearAttention(ctx context.Context, id int64) (Order, error) {
+	var o Order
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
+		if err := lockOrder(ctx, tx, id); err != nil {
+			return err
+		}
+		var err error
+		if o, err = order(ctx, tx, id); err != nil {
+			return err
+		}
+		if o.Attention == "" {
+			return apperr.Conflict("order %d has no attention note to clear", id)
+		}
+		if err := tx.WithContext(ctx).Exec("UPDATE sales_orders SET attention = '' WHERE id = ?", id).Error; err != nil {
+			return err
+		}
+		v, err := advanceVersion(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := events.Add(ctx, tx, contracts.OrderAttentionCleared.New(id, contracts.OrderAttentionClearedPayload{OrderID: id, Attention: o.Attention, Version: v})); err != nil {
+			return err
+		}
+		o, err = order(ctx, tx, id)
+		return err
+	})
+	return o, err
 }
