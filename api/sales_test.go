@@ -151,9 +151,18 @@ func TestOrders_CreateFromWebhook(t *testing.T) {
 			p := refused(t, deliver(env, shopBody("u1", `{"sku": "SHK-KUPE-1600", "qty": 1}`, `{"sku": "NO-SUCH-SKU", "qty": 1}`), time.Now()),
 				http.StatusUnprocessableEntity, "items[1].sku")
 			require.Contains(t, p.Errors[0].Message, "NO-SUCH-SKU")
-			// Refused, not remembered: the shop may fix the order and send it again.
+			// Refused, and kept in the intake inbox for the office to see.
+			kept := rejectionsOf(t, env, "?open=true&reason=unknown_sku")
+			require.Len(t, kept, 1)
+			require.Equal(t, "shop-u1", *kept[0].SyncID)
+			// The shop may fix the order and send it again: created, and the kept rejection resolved by it.
 			r := deliver(env, shopBody("u1"), time.Now())
 			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+			resolved := rejectionsOf(t, env, "?open=false&source=shop")
+			require.Len(t, resolved, 1)
+			require.Equal(t, orderIDOf(t, r), *resolved[0].OrderID)
+			require.Equal(t, "created", resolved[0].Outcome)
+			require.Equal(t, "Интернет-магазин", actorName(journalOf(t, env, "intake.resolved", "")[0]), "by the shop's delivery")
 		})
 		t.Run("ErrEmptyItems", func(t *testing.T) {
 			refused(t, deliver(env, `{"id": "e1", "customer": {"name": "x"}, "items": []}`, time.Now()), http.StatusUnprocessableEntity, "items")
