@@ -85,7 +85,7 @@ func TestCancel_ReachesProduction(t *testing.T) {
 		require.Greater(t, shared.PartsCount, alone.PartsCount)
 
 		for _, id := range []int64{cancelledID, startedID} {
-			r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil)
+			r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), cancelBody)
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		}
 		env.Dispatch()
@@ -152,7 +152,7 @@ func TestCancel_ReachesProduction(t *testing.T) {
 		lateID, late := receive(t, env, line{"TMB-PRIK-450", 1})
 		p := launch(t, env, map[string]any{"items": late})
 		env.Dispatch()
-		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", lateID), nil)
+		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", lateID), cancelBody)
 		require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
 		require.Contains(t, r.Map(t)["detail"], fmt.Sprintf("%d (in_production, production order %d)", late[0], p.ID))
 		require.Equal(t, "launched", prodOrderOf(t, env, p.ID).Status)
@@ -169,7 +169,7 @@ func TestCancel_RacesLaunch(t *testing.T) {
 		for round := range rounds {
 			orderID, ids := receive(t, env, line{"TMB-PRIK-450", 1})
 			launchStatus, cancelStatus := raceLaunch(env, round, ids, func() int {
-				return env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", orderID), nil).Status
+				return env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", orderID), cancelBody).Status
 			})
 
 			require.Contains(t, []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity}, launchStatus, "round %d", round)

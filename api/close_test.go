@@ -267,7 +267,7 @@ func TestClose_FlaggedByCancellation(t *testing.T) {
 		o := launch(t, env, map[string]any{"items": ids})
 		progress(t, env, o.ID, 1, 6)
 		// Sales has not heard of the launch yet: the order is still received.
-		r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", orderID), nil)
+		r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", orderID), cancelBody)
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		env.Dispatch()
 		require.True(t, prodOrderOf(t, env, o.ID).NeedsAttention)

@@ -186,7 +186,7 @@ func TestSubscribers_ReplayToTheShopCallback(t *testing.T) {
 		id := orderIDOf(t, r)
 		env.Dispatch()
 		backlog := env.Count("plan_backlog")
-		require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil).Status)
+		require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), cancelBody).Status)
 		env.Dispatch()
 		var evs struct{ Items []struct{ ID int64 } }
 		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/events?type=order.status_changed&aggregate_id=%d", id), nil).JSON(t, &evs)
@@ -233,7 +233,7 @@ func TestEvents_ThrottledShopInTheJournal(t *testing.T) {
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 		id := orderIDOf(t, r)
 		env.Dispatch()
-		require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil).Status)
+		require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), cancelBody).Status)
 		var evs struct{ Items []struct{ ID int64 } }
 		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/events?type=order.status_changed&aggregate_id=%d", id), nil).JSON(t, &evs)
 		require.Len(t, evs.Items, 1)

@@ -196,15 +196,18 @@ func TestJournal_Replanned(t *testing.T) {
 }
 
 // A correctly signed first delivery of the shop refused for its content (an
-// unknown SKU) stores nothing at all, not even the shop's user; the first
-// accepted one creates that user with its order, and the order's events
-// name it.
-func TestJournal_RefusedShopDeliveryStoresNothing(t *testing.T) {
+// unknown SKU) stores no order: only the intake inbox keeps it, its
+// intake.rejected naming the shop's user, created with it; the first
+// accepted one's events name that user too.
+func TestJournal_RefusedShopDeliveryKeptOnlyInTheInbox(t *testing.T) {
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		before := rowCounts(t, env)
 		r := deliver(env, shopBody("refused-1", `{"sku": "NO-SUCH-SKU", "qty": 1}`), time.Now())
 		requireProblem(t, r, http.StatusUnprocessableEntity, "items[0].sku")
-		require.Equal(t, before, rowCounts(t, env), "a refused delivery wrote a row")
+		requireOnlyKept(t, before, rowCounts(t, env), 1, 1)
+		rejected := journalOf(t, env, "intake.rejected", "")
+		require.Len(t, rejected, 1)
+		require.Equal(t, "Интернет-магазин", actorName(rejected[0]))
 
 		r = deliver(env, shopBody("accepted-1"), time.Now())
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
@@ -215,15 +218,15 @@ func TestJournal_RefusedShopDeliveryStoresNothing(t *testing.T) {
 				users = append(users, e)
 			}
 		}
-		require.Len(t, users, 1, "the shop's user, created with its first order")
+		require.Len(t, users, 1, "the shop's user, created once")
 		received := journalOf(t, env, "order.received", fmt.Sprintf("&aggregate_id=%d", orderID))
 		require.Len(t, received, 1)
 		require.Equal(t, "Интернет-магазин", actorName(received[0]))
 
-		// Refused again, now that the user exists: still nothing written.
+		// Refused again, now that the user exists: only the inbox.
 		before = rowCounts(t, env)
 		r = deliver(env, shopBody("refused-2", `{"sku": "NO-SUCH-SKU", "qty": 1}`), time.Now())
 		requireProblem(t, r, http.StatusUnprocessableEntity, "items[0].sku")
-		require.Equal(t, before, rowCounts(t, env))
+		requireOnlyKept(t, before, rowCounts(t, env), 1, 1)
 	})
 }

@@ -134,7 +134,7 @@ func seedOrderList(t *testing.T, env *apptest.Env) listSeed {
 	env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", s.pyotr), nil).JSON(t, &pyotrItem)
 	launched(903, "2027-01-10", pyotrItem.Items[0].ID)
 	s.fedor, _ = manual("Fedor Smith", "", "2026-12-01", "SHK-KUPE-1600", "TMB-PRIK-450")
-	require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", s.fedor), nil).Status)
+	require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", s.fedor), cancelBody).Status)
 	env.Dispatch()
 	s.nowhere = s.fedor + 1000
 	return s

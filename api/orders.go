@@ -280,29 +280,40 @@ func (s *server) getOrder(c echo.Context) error {
 
 // cancelOrder godoc
 //
-//	@Summary		Cancel a received order (manager)
+//	@Summary		Cancel a received order, with a reason (manager)
 //	@ID				cancelOrder
 //	@Description	Only a received order can be cancelled: 409 once production has taken it up (naming the items the plan's events said were launched), or when it is cancelled already.
+//	@Description	The reason is required (free text, up to 1,000 characters; 422 without it): it is shown on the order as cancel_reason, journalled in
+//	@Description	order.cancelled and order.status_changed, and told to the shop with the cancellation of its orders.
 //	@Description	Writes order.cancelled and order.status_changed. The plan reacts to order.cancelled: the items leave its backlog and every production order on which no work has started
 //	@Description	(prod_order.items_released, or prod_order.cancelled for one left empty); a production order on which work has started (launched and started before sales heard of it) is flagged
 //	@Description	needs_attention for the planner (prod_order.needs_attention). The order's items follow those events back to new.
 //	@Tags			sales
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			id	path		int	true	"order id"	minimum(1) example(1)
-//	@Success		200	{object}	sales.Order
-//	@Failure		401	{object}	Problem
-//	@Failure		403	{object}	Problem
-//	@Failure		404	{object}	Problem
-//	@Failure		409	{object}	Problem
-//	@Failure		422	{object}	Problem
+//	@Accept			json
+//	@Param			id		path		int				true	"order id"	minimum(1) example(1)
+//	@Param			body	body		CancelRequest	true	"why"
+//	@Success		200		{object}	sales.Order
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"no reason, or too long a one"
 //	@Router			/api/v1/orders/{id}/cancel [post]
 func (s *server) cancelOrder(c echo.Context) error {
 	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
-	o, err := s.Sales.CancelOrder(c.Request().Context(), id)
+	var req CancelRequest
+	if err := bindOptionalJSON(c, &req); err != nil {
+		return err
+	}
+	o, err := s.Sales.CancelOrder(c.Request().Context(), id, req.Reason)
 	if err != nil {
 		return err
 	}

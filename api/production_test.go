@@ -306,7 +306,7 @@ func TestProduction_LaunchRefusals(t *testing.T) {
 		t.Run("ErrCancelledOrder", func(t *testing.T) {
 			orderID, ids := receive(t, env, line{"SHK-KUPE-1600", 1})
 			require.Contains(t, backlogIDs(t, env), ids[0])
-			r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", orderID), nil)
+			r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", orderID), cancelBody)
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 			env.Dispatch()
 			require.NotContains(t, backlogIDs(t, env), ids[0])

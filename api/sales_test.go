@@ -151,9 +151,18 @@ func TestOrders_CreateFromWebhook(t *testing.T) {
 			p := refused(t, deliver(env, shopBody("u1", `{"sku": "SHK-KUPE-1600", "qty": 1}`, `{"sku": "NO-SUCH-SKU", "qty": 1}`), time.Now()),
 				http.StatusUnprocessableEntity, "items[1].sku")
 			require.Contains(t, p.Errors[0].Message, "NO-SUCH-SKU")
-			// Refused, not remembered: the shop may fix the order and send it again.
+			// Refused, and kept in the intake inbox for the office to see.
+			kept := rejectionsOf(t, env, "?open=true&reason=unknown_sku")
+			require.Len(t, kept, 1)
+			require.Equal(t, "shop-u1", *kept[0].SyncID)
+			// The shop may fix the order and send it again: created, and the kept rejection resolved by it.
 			r := deliver(env, shopBody("u1"), time.Now())
 			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+			resolved := rejectionsOf(t, env, "?open=false&source=shop")
+			require.Len(t, resolved, 1)
+			require.Equal(t, orderIDOf(t, r), *resolved[0].OrderID)
+			require.Equal(t, "created", resolved[0].Outcome)
+			require.Equal(t, "Интернет-магазин", actorName(journalOf(t, env, "intake.resolved", "")[0]), "by the shop's delivery")
 		})
 		t.Run("ErrEmptyItems", func(t *testing.T) {
 			refused(t, deliver(env, `{"id": "e1", "customer": {"name": "x"}, "items": []}`, time.Now()), http.StatusUnprocessableEntity, "items")
@@ -411,11 +420,17 @@ func TestOrders_CancelOverHTTP(t *testing.T) {
 		require.Equal(t, 2, backlog())
 		viewer := env.UserToken("Наблюдатель", "viewer")
 		requireProblem(t, env.Do(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil, viewer), http.StatusForbidden)
-		c := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil)
+		// A reason is required: none, or a blank one, is 422 naming it, and changes nothing.
+		for _, body := range []any{nil, map[string]any{}, map[string]any{"reason": "  "}} {
+			requireProblem(t, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), body), http.StatusUnprocessableEntity, "reason")
+		}
+		require.Equal(t, "received", env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", id), nil).Map(t)["status"])
+		c := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), cancelBody)
 		require.Equal(t, http.StatusOK, c.Status, "%s", c.Body)
 		require.Equal(t, "cancelled", c.Map(t)["status"])
-		requireProblem(t, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil), http.StatusConflict)
-		requireProblem(t, env.Admin(http.MethodPost, "/api/v1/orders/999999/cancel", nil), http.StatusNotFound)
+		require.Equal(t, "the customer changed their mind", c.Map(t)["cancel_reason"])
+		requireProblem(t, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), cancelBody), http.StatusConflict)
+		requireProblem(t, env.Admin(http.MethodPost, "/api/v1/orders/999999/cancel", cancelBody), http.StatusNotFound)
 		var evs struct{ Items []struct{ Type string } }
 		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/events?aggregate_type=sales_orders&aggregate_id=%d", id), nil).JSON(t, &evs)
 		var types []string
@@ -481,7 +496,7 @@ func TestShopCallback_EndToEnd(t *testing.T) {
 		r := deliver(env, shopBody(shopID), time.Now())
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 		id := orderIDOf(t, r)
-		require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), nil).Status)
+		require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", id), cancelBody).Status)
 		env.Dispatch()
 		mine := shop.heardOf(shopID)
 		require.Len(t, mine, 1)
@@ -531,7 +546,7 @@ func TestOrders_FollowProduction(t *testing.T) {
 		item := got["items"].([]any)[0].(map[string]any)
 		require.Equal(t, "in_production", item["status"])
 		require.Equal(t, "2026-12-18", item["eta"])
-		requireProblem(t, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", o.ID), nil), http.StatusConflict)
+		requireProblem(t, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", o.ID), cancelBody), http.StatusConflict)
 	})
 }
 

@@ -631,7 +631,7 @@ func TestEvents_DeliveryErrorHidesURLCredentials(t *testing.T) {
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 		env.Dispatch()
 		// The shop hears of the cancellation: the call fails.
-		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", orderIDOf(t, r)), nil)
+		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", orderIDOf(t, r)), cancelBody)
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		env.Dispatch()
 		var list struct {

@@ -189,8 +189,13 @@ func New(d Deps) *echo.Echo {
 	v1.PATCH("/orders/:id", s.changeOrder, authed(auth.RoleManager)...)
 	v1.POST("/orders/:id/cancel", s.cancelOrder, authed(auth.RoleManager)...)
 	v1.POST("/orders/:id/shipments", s.shipOrder, authed(auth.RoleManager)...)
+	v1.DELETE("/orders/:id/attention", s.clearAttention, authed(auth.RoleManager)...)
 	v1.POST("/webhooks/shop/orders", s.shopWebhook()) // authenticated by its signature
 	v1.POST("/imports/crm/orders", s.importCRMOrders, authed(auth.RoleManager)...)
+	v1.GET("/intake/rejections", s.listRejections, authed(auth.RoleManager)...)
+	v1.GET("/intake/rejections/:id", s.getRejection, authed(auth.RoleManager)...)
+	v1.POST("/intake/rejections/:id/retry", s.retryRejection, authed(auth.RoleManager)...)
+	v1.POST("/intake/rejections/:id/dismiss", s.dismissRejection, authed(auth.RoleManager)...)
 
 	v1.GET("/plan/backlog", s.listBacklog, authed()...)
 	v1.GET("/plan/schedule", s.getSchedule, authed()...)

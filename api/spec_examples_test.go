@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -51,6 +52,8 @@ func TestSpec_ParameterExamplesSucceed(t *testing.T) {
 	_, ids := receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Петров"}, "items": []map[string]any{{"sku": "TMB-PRIK-450", "qty": 1}, {"sku": "TMB-PRIK-450", "qty": 1}}})
 	launch(t, env, map[string]any{"items": ids[:1]})
 	launch(t, env, map[string]any{"items": ids[1:]})
+	// A refused delivery kept in the intake inbox: rejection 1.
+	require.Equal(t, http.StatusUnprocessableEntity, deliver(env, shopBody("spec-refused", `{"sku": "NO-SUCH-SKU", "qty": 1}`), time.Now()).Status)
 
 	paths := make([]string, 0, len(spec.Paths))
 	for p := range spec.Paths {

@@ -34,8 +34,12 @@ type ShopOrderRequest struct {
 
 	// The shop's version of the order: a later delivery with a greater version changes the order. Takes precedence over updated_at.
 	Version int64 `json:"version" validate:"optional" minimum:"1" example:"2"`
-	// When the shop last changed the order (RFC 3339): a later delivery with a later updated_at changes the order.
-	UpdatedAt string `json:"updated_at" validate:"optional" format:"date-time" maxLength:"40" example:"2026-12-02T10:15:00Z"`
+	// When the shop last changed the order (RFC 3339, up to nanoseconds, kept and compared as sent): a later delivery with a later updated_at changes the order.
+	UpdatedAt string `json:"updated_at" validate:"optional" format:"date-time" maxLength:"40" example:"2026-12-02T10:15:00.1239Z"`
+	// The order's tsekh version the delivery was built on: the last version the shop heard (a callback's version, or this webhook's answer).
+	// A delivery that changes what the office changed after it is refused (409) or merged (SHOP_CONFLICTS=shop). Without it, every change
+	// the office made counts.
+	TsekhVersion int64 `json:"tsekh_version" validate:"optional" minimum:"0" example:"3"`
 
 	Items []ShopItemRequest `json:"items" validate:"required,min=1,max=200"`
 }
@@ -56,6 +60,8 @@ type ShopWebhookResponse struct {
 	Changed bool `json:"changed,omitempty" validate:"optional" example:"true"`
 	// true: the delivery differed but was not newer than the last one applied; it was ignored.
 	Stale bool `json:"stale,omitempty" validate:"optional" example:"false"`
+	// The order's tsekh version now: send it as tsekh_version with the order's next delivery.
+	Version int64 `json:"version" validate:"required" example:"3"`
 }
 
 // shopWebhook receives the shop's orders; it remembers the shop's own user
@@ -91,10 +97,18 @@ func (s *server) shopWebhook() echo.HandlerFunc {
 //	@Description	200 `{"order_id", "changed": true}` and order.changed; different and not newer → ignored, 200 `{"order_id", "stale": true}`;
 //	@Description	different without version or updated_at → 409 ("send updated_at or version"); newer but changing the quantity or note of
 //	@Description	an item in production (prices alone may change), or the order cancelled or shipped → 409 naming the items; an unknown SKU → 422.
+//	@Description	`version` and `updated_at` are compared exactly, as sent (updated_at to the nanosecond).
+//	@Description
+//	@Description	No silent overwrite: every answer carries the order's tsekh `version`, as does every callback. A newer delivery built on an older
+//	@Description	tsekh version (its `tsekh_version`; none sent counts as 0) that changes a field or item the office changed since → 409 naming
+//	@Description	those fields (read the order and send it again built on its version); with SHOP_CONFLICTS=shop, the fields the office did not
+//	@Description	touch are applied, the office's values of the others kept, and the order flagged for a manager (attention, order.shop_conflict).
 //	@Description
 //	@Description	delivery_address, delivery_date, currency, total and the lines' unit_price and line_total are kept and shown on the
-//	@Description	order as given; tsekh computes no prices. Nothing is stored when a delivery is refused. Answers 503 while
-//	@Description	SHOP_WEBHOOK_SECRET is not set.
+//	@Description	order as given; tsekh computes no prices. A delivery refused for its content (422 or 409: unknown SKUs, invalid fields, items
+//	@Description	in production, a conflict) is answered with every reason at once and kept in the intake inbox (GET /api/v1/intake/rejections)
+//	@Description	when it names its order and an item; nothing else of it is stored. A delivery that is not authentic, malformed JSON or a body
+//	@Description	over 1 MiB is never stored. Answers 503 while SHOP_WEBHOOK_SECRET is not set.
 //	@Description
 //	@Description	A signed example (secret `demo-shop-secret-at-least-32-bytes`, timestamp 1795000000, the body exactly as sent):
 //	@Description	```
@@ -135,12 +149,12 @@ func (w *shopWebhook) receive(c echo.Context) error {
 		return err
 	}
 	h := c.Request().Header
-	in, err := sales.VerifyShopWebhook(w.ShopWebhookSecret, h.Get(sales.HeaderShopTimestamp), h.Get(sales.HeaderShopSignature), body, time.Now())
-	if err != nil {
+	if err := sales.VerifySignature(w.ShopWebhookSecret, h.Get(sales.HeaderShopTimestamp), h.Get(sales.HeaderShopSignature), body, time.Now()); err != nil {
+		w.Sales.CountUnauthentic() // never stored
 		return err
 	}
 	var actor events.Actor
-	o, out, err := w.Sales.ReceiveShopOrder(c.Request().Context(), in, func(ctx context.Context, tx *gorm.DB) (events.Actor, error) {
+	o, out, err := w.Sales.ReceiveShopDelivery(c.Request().Context(), body, func(ctx context.Context, tx *gorm.DB) (events.Actor, error) {
 		var err error
 		actor, err = w.shopActor(ctx, tx)
 		return actor, err
@@ -149,7 +163,7 @@ func (w *shopWebhook) receive(c echo.Context) error {
 		return err
 	}
 	w.remember(actor)
-	res, status := ShopWebhookResponse{OrderID: o.ID}, http.StatusOK
+	res, status := ShopWebhookResponse{OrderID: o.ID, Version: o.Version}, http.StatusOK
 	switch out {
 	case sales.OutcomeCreated:
 		status = http.StatusCreated

@@ -29,6 +29,7 @@ type OrderReceivedPayload struct {
 	DueDate    string              `json:"due_date,omitempty" jsonschema:"format=date" jsonschema_description:"the day the customer wants it"`
 	Customer   string              `json:"customer,omitempty" jsonschema_description:"the customer's name (absent from events written before it was carried)"`
 	Items      []OrderReceivedItem `json:"items" jsonschema_description:"the order's items"`
+	Version    int64               `json:"version,omitempty" jsonschema_description:"the order's tsekh version after the event (1 for a new order; absent from events written before it was carried)"`
 }
 
 // OrderReceivedItem is one item of a received order.
@@ -47,6 +48,8 @@ type OrderReceivedItem struct {
 type OrderCancelledPayload struct {
 	OrderID int64   `json:"order_id" jsonschema_description:"the sales order"`
 	Items   []int64 `json:"items" jsonschema_description:"the order's item ids"`
+	Reason  string  `json:"reason,omitempty" jsonschema_description:"why the order was cancelled, as the manager gave it (absent from events written before it was required)"`
+	Version int64   `json:"version,omitempty" jsonschema_description:"the order's tsekh version after the event"`
 }
 
 // OrderStatusChangedPayload is the payload of order.status_changed.
@@ -56,6 +59,8 @@ type OrderStatusChangedPayload struct {
 	PreviousStatus string  `json:"previous_status" jsonschema:"enum=received,enum=in_production,enum=ready,enum=partially_shipped,enum=shipped,enum=cancelled" jsonschema_description:"its state before"`
 	ETA            string  `json:"eta,omitempty" jsonschema:"format=date" jsonschema_description:"the latest ETA of the order's launched items, once any is launched"`
 	SyncID         *string `json:"sync_id,omitempty" jsonschema_description:"shop orders: \"shop-\" + the shop's order id"`
+	Reason         string  `json:"reason,omitempty" jsonschema_description:"cancelled: why (the manager's reason, or the write-off that left nothing to make)"`
+	Version        int64   `json:"version,omitempty" jsonschema_description:"the order's tsekh version after the event"`
 }
 
 // OrderShippedPayload is the payload of order.shipped.
@@ -65,6 +70,7 @@ type OrderShippedPayload struct {
 	PreviousStatus string   `json:"previous_status" jsonschema:"enum=in_production,enum=ready,enum=partially_shipped" jsonschema_description:"its state before"`
 	SyncID         *string  `json:"sync_id,omitempty" jsonschema_description:"shop orders: \"shop-\" + the shop's order id"`
 	Shipment       Shipment `json:"shipment" jsonschema_description:"what left the factory"`
+	Version        int64    `json:"version,omitempty" jsonschema_description:"the order's tsekh version after the event"`
 }
 
 // Shipment is what left the factory at once.
@@ -98,6 +104,9 @@ type OrderChangedPayload struct {
 	DueDate    string        `json:"due_date,omitempty" jsonschema:"format=date" jsonschema_description:"the order's due date after the change, changed or not; absent when it has none"`
 	Fields     []FieldChange `json:"fields" jsonschema_description:"the order's own fields that changed"`
 	Items      []ItemChange  `json:"items" jsonschema_description:"the items added, removed or changed"`
+	Status     string        `json:"status,omitempty" jsonschema:"enum=received,enum=in_production,enum=ready,enum=partially_shipped,enum=shipped,enum=cancelled" jsonschema_description:"the order's state when it changed"`
+	Version    int64         `json:"version,omitempty" jsonschema_description:"the order's tsekh version after the change"`
+	ETA        string        `json:"eta,omitempty" jsonschema:"format=date" jsonschema_description:"the order's ETA when it changed, once any item is launched"`
 }
 
 // FieldChange is one field that changed, with its value before and after

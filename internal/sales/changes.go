@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -365,8 +366,10 @@ func checkEdit(o Order, p editPlan) error {
 		}
 	}
 	if len(busy) > 0 {
-		return apperr.Conflict("order %d: production has taken up its items %s; only items not in production can change or be removed",
+		e := apperr.Conflict("order %d: production has taken up its items %s; only items not in production can change or be removed",
 			o.ID, strings.Join(busy, ", "))
+		e.Err = errInProduction
+		return e
 	}
 	if p.added > 0 && o.Status != StatusReceived && o.Status != StatusInProduction {
 		return apperr.Conflict("order %d is %s; items can be added while it is received or in production", o.ID, o.Status)
@@ -440,6 +443,16 @@ func applyEdit(ctx context.Context, tx *gorm.DB, o Order, e Edit, via string) (O
 		}
 		p.payload.Items = append(p.payload.Items, ch)
 	}
+	v, err := advanceVersion(ctx, tx, o.ID)
+	if err != nil {
+		return o, false, err
+	}
+	p.payload.Version, p.payload.Status, p.payload.ETA = v, o.Status, o.ETA.String()
+	if via != ViaShop {
+		if err := recordOfficeChanges(ctx, tx, o, p.payload, v); err != nil {
+			return o, false, err
+		}
+	}
 	if err := events.Add(ctx, tx, contracts.OrderChanged.New(o.ID, p.payload)); err != nil {
 		return o, false, err
 	}
@@ -459,7 +472,9 @@ func takenUp(res *gorm.DB, id int64) error {
 		return res.Error
 	}
 	if res.RowsAffected != 1 {
-		return apperr.Conflict("item %d was taken up by production at the same time; read the order again", id)
+		e := apperr.Conflict("item %d was taken up by production at the same time; read the order again", id)
+		e.Err = errInProduction
+		return e
 	}
 	return nil
 }
@@ -488,6 +503,14 @@ const (
 // event, and none spends an order number. as, when not nil, gives the actor
 // in the transaction (see ActorIn).
 func (s *Service) receiveOnce(ctx context.Context, in NewOrder, uniqueBy, via string, as ActorIn) (o Order, out Outcome, err error) {
+	return s.receiveOnceBy(ctx, in, uniqueBy, via, as, ByDelivery)
+}
+
+// receiveOnceBy is receiveOnce for a delivery (ByDelivery) or a manager's
+// retry of a kept rejection (ByRetry): once the order is received, found or
+// changed, the open rejection of its key is resolved in the same
+// transaction.
+func (s *Service) receiveOnceBy(ctx context.Context, in NewOrder, uniqueBy, via string, as ActorIn, by string) (o Order, out Outcome, err error) {
 	err = database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		if err := lockIntakeKey(ctx, tx, uniqueBy, in); err != nil {
 			return err
@@ -511,17 +534,20 @@ func (s *Service) receiveOnce(ctx context.Context, in NewOrder, uniqueBy, via st
 			if created {
 				out = OutcomeCreated
 			}
+		} else {
+			o, out, err = redeliver(ctx, tx, id, in, via, s.conflicts)
+		}
+		if err != nil {
 			return err
 		}
-		o, out, err = redeliver(ctx, tx, id, in, via)
-		return err
+		return resolveRejections(ctx, tx, in, o.ID, out, by)
 	})
 	return o, out, err
 }
 
 // redeliver applies a delivery of an order that exists (id):
-//   - the same content as the delivery last applied, or as the order is
-//     now: repeated, nothing written;
+//   - the same content as the delivery last applied (for the shop: and not
+//     newer by its marks), or as the order is now: repeated, nothing written;
 //   - different, without version or updated_at: ECONFLICT, since it cannot
 //     be told from an older delivery arriving late;
 //   - different, and its version (when sent; otherwise its updated_at) is
@@ -529,7 +555,13 @@ func (s *Service) receiveOnce(ctx context.Context, in NewOrder, uniqueBy, via st
 //   - different and newer: applied as a change (applyEdit: ECONFLICT when
 //     the order cannot take it, EINVALID for an unknown SKU), with its
 //     version, updated_at and content remembered.
-func redeliver(ctx context.Context, tx *gorm.DB, id int64, in NewOrder, via string) (Order, Outcome, error) {
+//
+// A shop delivery (via shop) that is newer but was built on an older tsekh
+// version (in.TsekhVersion) and changes what the office changed since is
+// ECONFLICT naming those fields when mode is ConflictsOffice; with
+// ConflictsShop the rest is applied, the office's values kept, and the
+// order flagged (order.shop_conflict).
+func redeliver(ctx context.Context, tx *gorm.DB, id int64, in NewOrder, via, mode string) (Order, Outcome, error) {
 	if err := lockOrder(ctx, tx, id); err != nil {
 		return Order{}, "", err
 	}
@@ -538,7 +570,12 @@ func redeliver(ctx context.Context, tx *gorm.DB, id int64, in NewOrder, via stri
 		return o, "", err
 	}
 	hash := contentHash(in)
-	if hash == o.SourceHash {
+	marked := in.Version != nil || in.UpdatedAt != nil
+	if hash == o.SourceHash && (via != ViaShop || !marked || !newer(o, in)) {
+		// A replay of the delivery last applied. The shop's same content
+		// newer by its marks is the shop saying it again over what changed
+		// since: compared with the order like any newer delivery (and
+		// refused if the office changed it since the version it was built on).
 		return o, OutcomeRepeated, nil
 	}
 	e := intakeEdit(o, in)
@@ -555,16 +592,32 @@ func redeliver(ctx context.Context, tx *gorm.DB, id int64, in NewOrder, via stri
 	if !newer(o, in) {
 		return o, OutcomeStale, nil
 	}
+	var merged []shopConflict
+	if via == ViaShop {
+		if cs := shopConflicts(o, in, e, p); len(cs) > 0 {
+			if mode != ConflictsShop {
+				return o, "", &apperr.Error{Code: apperr.ECONFLICT, Fields: conflictFields(cs), Err: errOfficeChanged, Message: fmt.Sprintf(
+					"order %d: the delivery, built on tsekh version %d, changes what the office has changed since (%d conflicting); read the order (version %d) and send it built on that",
+					o.ID, ptrValue(in.TsekhVersion), len(cs), o.Version)}
+			}
+			e, merged = withoutConflicts(e, cs), cs
+		}
+	}
 	o, _, err = applyEdit(ctx, tx, o, e, via)
 	if err != nil {
 		return o, "", err
+	}
+	if len(merged) > 0 {
+		if err := flagShopConflict(ctx, tx, id, in, merged); err != nil {
+			return o, "", err
+		}
 	}
 	sets, args := []string{"source_hash = ?"}, []any{hash}
 	if in.Version != nil {
 		sets, args = append(sets, "source_version = ?"), append(args, *in.Version)
 	}
 	if in.UpdatedAt != nil {
-		sets, args = append(sets, "source_updated_at = ?"), append(args, database.TimeArg(tx, *in.UpdatedAt))
+		sets, args = append(sets, "source_updated_at = ?", "source_updated_ns = ?"), append(args, database.TimeArg(tx, *in.UpdatedAt), in.UpdatedAt.UnixNano())
 	}
 	if err := tx.Exec("UPDATE sales_orders SET "+strings.Join(sets, ", ")+" WHERE id = ?", append(args, id)...).Error; err != nil {
 		return o, "", err
@@ -580,8 +633,18 @@ func newer(o Order, in NewOrder) bool {
 	if in.Version != nil {
 		return o.SourceVersion == nil || *in.Version > *o.SourceVersion
 	}
-	return o.SourceUpdatedAt == nil || in.UpdatedAt.After(*o.SourceUpdatedAt)
+	switch {
+	case o.SourceUpdatedNS != nil: // to the nanosecond, as sent
+		return in.UpdatedAt.UnixNano() > *o.SourceUpdatedNS
+	case o.SourceUpdatedAt != nil: // applied before it was kept so
+		return in.UpdatedAt.After(*o.SourceUpdatedAt)
+	}
+	return true
 }
+
+// formatMark writes a shop's updated_at as it was sent: RFC 3339 in UTC
+// with as many fraction digits as it has.
+func formatMark(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // intakeEdit is the edit that makes the order what the delivery says: its
 // customer, due date and the shop's fields, and its lines matched to the

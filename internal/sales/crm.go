@@ -113,8 +113,11 @@ func (s *Service) ImportCRMOrders(ctx context.Context, rows []json.RawMessage) (
 // reason in Detail, when it differs but is not applied: older, without
 // version or updated_at, or the order cannot take the change (an item in
 // production, the order cancelled or shipped). The actor comes from ctx. An
-// invalid row is refused, naming its fields (relative to the row:
-// "items[0].sku"); a row that fails for any other reason is failed, with the
+// invalid row is refused, naming every field at fault at once (relative to
+// the row: "items[0].sku", the unknown SKUs beside the bad quantities and
+// dates). A refused or conflicting row that names its crm_order_id and an
+// item is kept in the intake inbox (intake.rejected), for a manager to
+// retry or dismiss; a row that fails for any other reason is failed, with the
 // error in ImportRow.Err. It returns an error only when the database cannot
 // be reached or ctx ends, when the rows after this one could not be
 // imported either.
@@ -146,11 +149,20 @@ func (s *Service) ImportCRMOrder(ctx context.Context, row int, raw json.RawMessa
 			return res, nil
 		}
 		if apperr.Code(err) == apperr.ECONFLICT {
-			res.Result, res.Detail = ImportConflict, apperr.As(err).Message+"; nothing was changed"
-			return res, nil
+			// Kept in the intake inbox, for a retry once the order can take it.
+			err = s.refuse(ctx, SourceCRM, in, raw, err, nil)
+			if e := apperr.As(err); e != nil && e.Code == apperr.ECONFLICT {
+				res.Result, res.Detail, res.Errors = ImportConflict, e.Message+"; nothing was changed", e.Fields
+				return res, nil
+			}
 		}
 	}
 	res.OrderID = nil
+	if c := apperr.Code(err); c == apperr.EINVALID {
+		// Every reason at once (the unknown SKUs beside the bad fields),
+		// and the row kept in the intake inbox.
+		err = s.refuse(ctx, SourceCRM, in, raw, err, nil)
+	}
 	switch e := apperr.As(err); {
 	case ctx.Err() != nil:
 		return res, ctx.Err()
@@ -171,8 +183,11 @@ func marksOf(o Order) string {
 	if o.SourceVersion != nil {
 		parts = append(parts, fmt.Sprintf("version %d", *o.SourceVersion))
 	}
-	if o.SourceUpdatedAt != nil {
-		parts = append(parts, "updated_at "+o.SourceUpdatedAt.UTC().Format(time.RFC3339Nano))
+	switch {
+	case o.SourceUpdatedNS != nil:
+		parts = append(parts, "updated_at "+formatMark(time.Unix(0, *o.SourceUpdatedNS)))
+	case o.SourceUpdatedAt != nil:
+		parts = append(parts, "updated_at "+formatMark(*o.SourceUpdatedAt))
 	}
 	if len(parts) == 0 {
 		return "none was marked"

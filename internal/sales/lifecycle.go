@@ -25,7 +25,9 @@ const ItemWrittenOff = "written_off"
 // sales.go) and its subscriber "sales.production", which follows the plan's
 // prod_order.* events.
 func (s *Service) RegisterEvents(r *events.Registrar) {
-	r.Declare(contracts.OrderReceived, contracts.OrderCancelled, contracts.OrderStatusChanged, contracts.OrderShipped, contracts.OrderChanged)
+	r.Declare(contracts.OrderReceived, contracts.OrderCancelled, contracts.OrderStatusChanged, contracts.OrderShipped, contracts.OrderChanged,
+		contracts.OrderReady, contracts.OrderItemsWrittenOff, contracts.OrderShopConflict, contracts.OrderAttentionCleared,
+		contracts.IntakeRejected, contracts.IntakeResolved, contracts.IntakeDismissed)
 	r.Subscribe(events.Subscriber{
 		Name: SubscriberProduction,
 		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
@@ -35,17 +37,26 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 	})
 }
 
-// CancelOrder cancels a received order and writes order.cancelled and
-// order.status_changed. It returns ENOTFOUND for an unknown order and
+// MaxCancelReason is the longest reason for a cancellation, in characters.
+const MaxCancelReason = 1000
+
+// CancelOrder cancels a received order for the reason given (required, free
+// text, shown on the order as cancel_reason) and writes order.cancelled and
+// order.status_changed, both with the reason. It returns EINVALID naming
+// reason when it is empty or too long, ENOTFOUND for an unknown order and
 // ECONFLICT when the order is past received.
-func (s *Service) CancelOrder(ctx context.Context, id int64) (Order, error) {
+func (s *Service) CancelOrder(ctx context.Context, id int64, reason string) (Order, error) {
+	reason = strings.TrimSpace(reason)
+	if f := requiredReason(reason, MaxCancelReason); len(f) > 0 {
+		return Order{}, apperr.Invalid("the cancellation is not valid", f...)
+	}
 	var o Order
 	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		if err := lockOrder(ctx, tx, id); err != nil {
 			return err
 		}
-		res := tx.Exec("UPDATE sales_orders SET status = ?, updated_at = "+database.Now(tx)+" WHERE id = ? AND status = ?",
-			StatusCancelled, id, StatusReceived)
+		res := tx.Exec("UPDATE sales_orders SET status = ?, cancel_reason = ?, ready_to_ship = false, updated_at = "+database.Now(tx)+" WHERE id = ? AND status = ?",
+			StatusCancelled, reason, id, StatusReceived)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -60,10 +71,18 @@ func (s *Service) CancelOrder(ctx context.Context, id int64) (Order, error) {
 		for i, it := range o.Items {
 			items[i] = it.ID
 		}
-		if err := events.Add(ctx, tx, contracts.OrderCancelled.New(id, contracts.OrderCancelledPayload{OrderID: id, Items: items})); err != nil {
+		v, err := advanceVersion(ctx, tx, id)
+		if err != nil {
 			return err
 		}
-		return statusChanged(ctx, tx, o, StatusReceived)
+		if err := events.Add(ctx, tx, contracts.OrderCancelled.New(id, contracts.OrderCancelledPayload{OrderID: id, Items: items, Reason: reason, Version: v})); err != nil {
+			return err
+		}
+		if err := statusChanged(ctx, tx, o, StatusReceived); err != nil {
+			return err
+		}
+		o, err = order(ctx, tx, id)
+		return err
 	})
 	return o, err
 }
@@ -88,10 +107,19 @@ func refuseCancel(o Order) error {
 	return apperr.Conflict("order %d is %s; only a received order can be cancelled", o.ID, o.Status)
 }
 
-// statusChanged writes order.status_changed for o, now in its new state.
+// statusChanged advances the order's version and writes
+// order.status_changed for o, now in its new state (with the reason when
+// it is cancelled).
 func statusChanged(ctx context.Context, tx *gorm.DB, o Order, previous string) error {
-	return events.Add(ctx, tx, contracts.OrderStatusChanged.New(o.ID, contracts.OrderStatusChangedPayload{
-		OrderID: o.ID, Status: o.Status, PreviousStatus: previous, ETA: o.ETA.String(), SyncID: o.SyncID}))
+	v, err := advanceVersion(ctx, tx, o.ID)
+	if err != nil {
+		return err
+	}
+	p := contracts.OrderStatusChangedPayload{OrderID: o.ID, Status: o.Status, PreviousStatus: previous, ETA: o.ETA.String(), SyncID: o.SyncID, Version: v}
+	if o.Status == StatusCancelled {
+		p.Reason = o.CancelReason
+	}
+	return events.Add(ctx, tx, contracts.OrderStatusChanged.New(o.ID, p))
 }
 
 // followProduction runs in the dispatcher's transaction: the items' and
@@ -251,7 +279,10 @@ WHERE id = ? AND prod_order_id = ?`,
 			return err
 		}
 	}
-	return followOrdersOf(ctx, tx, items, true)
+	if err := followOrdersOf(ctx, tx, items, true); err != nil {
+		return err
+	}
+	return writtenOff(ctx, tx, c)
 }
 
 // followItems derives an order's state and ETA from its items and, when
@@ -302,7 +333,7 @@ func followItemsMade(ctx context.Context, tx *gorm.DB, id int64, made bool) erro
 			eta = it.ETA
 		}
 	}
-	status := StatusReceived
+	status, reason := StatusReceived, o.CancelReason
 	n := len(o.Items)
 	switch {
 	case o.Status == StatusPartiallyShipped && n > 0 && shipped+writtenOff == n:
@@ -313,18 +344,33 @@ func followItemsMade(ctx context.Context, tx *gorm.DB, id int64, made bool) erro
 		status = o.Status
 	case n > 0 && writtenOff == n:
 		status = StatusCancelled
+		if reason == "" {
+			reason = "every item was written off: its production was closed short"
+		}
 	case n > 0 && done+writtenOff == n:
 		status = StatusReady
 	case launched > 0:
 		status = StatusInProduction
 	}
-	if status == o.Status && eta.String() == o.ETA.String() {
+	ready := readyToShip(o.Items) && status != StatusCancelled
+	if status == o.Status && eta.String() == o.ETA.String() && ready == o.ReadyToShip {
 		return nil
 	}
-	if err := tx.Exec("UPDATE sales_orders SET status = ?, eta = ?, updated_at = "+database.Now(tx)+" WHERE id = ?", status, eta, id).Error; err != nil {
+	if err := tx.Exec("UPDATE sales_orders SET status = ?, eta = ?, cancel_reason = ?, ready_to_ship = ?, updated_at = "+database.Now(tx)+" WHERE id = ?",
+		status, eta, reason, ready, id).Error; err != nil {
 		return err
 	}
-	previous := o.Status
-	o.Status, o.ETA = status, eta
-	return statusChanged(ctx, tx, o, previous)
+	previous, previousETA, wasReady := o.Status, o.ETA.String(), o.ReadyToShip
+	o.Status, o.ETA, o.CancelReason, o.ReadyToShip = status, eta, reason, ready
+	// No longer ready in the same state (an item back in production) is a
+	// change of the order too: journalled, its version moved.
+	if status != previous || eta.String() != previousETA || (wasReady && !ready) {
+		if err := statusChanged(ctx, tx, o, previous); err != nil {
+			return err
+		}
+	}
+	if ready && !wasReady {
+		return orderReady(ctx, tx, o)
+	}
+	return nil
 }

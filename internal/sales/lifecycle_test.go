@@ -196,12 +196,14 @@ func TestOrders_Cancel(t *testing.T) {
 		ctx := context.Background()
 		t.Run("OK", func(t *testing.T) {
 			o := newOrder(t, f, "SHK-KUPE-1600", "TMB-PRIK-450")
-			got, err := f.sales.CancelOrder(ctx, o.ID)
+			got, err := f.sales.CancelOrder(ctx, o.ID, "the customer changed their mind")
 			require.NoError(t, err)
 			require.Equal(t, sales.StatusCancelled, got.Status)
 			var payload string
 			require.NoError(t, db.Raw("SELECT payload FROM events WHERE type = ? AND aggregate_id = ?", contracts.OrderCancelled.Name(), o.ID).Scan(&payload).Error)
-			require.JSONEq(t, `{"order_id": `+itoa(o.ID)+`, "items": [`+itoa(o.Items[0].ID)+`, `+itoa(o.Items[1].ID)+`]}`, payload)
+			require.JSONEq(t, `{"order_id": `+itoa(o.ID)+`, "items": [`+itoa(o.Items[0].ID)+`, `+itoa(o.Items[1].ID)+`], "reason": "the customer changed their mind", "version": 2}`, payload)
+			require.Equal(t, "the customer changed their mind", got.CancelReason)
+			require.Equal(t, int64(3), got.Version, "order.cancelled and order.status_changed each move the version")
 			require.Equal(t, []statusChange{{OrderID: o.ID, Status: "cancelled", PreviousStatus: "received"}}, f.statusChanges(t, o.ID))
 
 			// A cancelled order stays cancelled whatever production reports.
@@ -213,18 +215,18 @@ func TestOrders_Cancel(t *testing.T) {
 		})
 		t.Run("ErrConflict", func(t *testing.T) {
 			o := newOrder(t, f, "SHK-KUPE-1600")
-			_, err := f.sales.CancelOrder(ctx, o.ID)
+			_, err := f.sales.CancelOrder(ctx, o.ID, "the customer changed their mind")
 			require.NoError(t, err)
-			_, err = f.sales.CancelOrder(ctx, o.ID)
+			_, err = f.sales.CancelOrder(ctx, o.ID, "the customer changed their mind")
 			require.Equal(t, apperr.ECONFLICT, apperr.Code(err))
 			launched := newOrder(t, f, "SHK-KUPE-1600")
 			f.production(t, contracts.ProdOrderLaunched.Name(), 10, []int64{launched.Items[0].ID}, "2026-12-01")
-			_, err = f.sales.CancelOrder(ctx, launched.ID)
+			_, err = f.sales.CancelOrder(ctx, launched.ID, "the customer changed their mind")
 			require.Equal(t, apperr.ECONFLICT, apperr.Code(err))
 			require.Contains(t, err.Error(), "in_production")
 		})
 		t.Run("ErrNotFound", func(t *testing.T) {
-			_, err := f.sales.CancelOrder(ctx, 424242)
+			_, err := f.sales.CancelOrder(ctx, 424242, "the customer changed their mind")
 			require.Equal(t, apperr.ENOTFOUND, apperr.Code(err))
 		})
 	})

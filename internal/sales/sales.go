@@ -91,6 +91,27 @@ type Order struct {
 	SourceUpdatedAt *time.Time `json:"source_updated_at" format:"date-time" extensions:"x-nullable"`
 	// SourceHash recognises a repeat of the last delivery applied.
 	SourceHash string `json:"-"`
+	// SourceUpdatedNS is SourceUpdatedAt to the nanosecond, as sent (Unix
+	// nanoseconds): deliveries are compared by it.
+	SourceUpdatedNS *int64 `json:"-" gorm:"column:source_updated_ns"`
+
+	// Version is tsekh's own version of the order: 1 when received, and one
+	// more with every journalled change from any side (a manager's change,
+	// the shop's or the CRM's re-delivery, production, a cancellation, a
+	// shipment). Every shop callback carries it; the shop sends the last it
+	// saw as tsekh_version, so that its delivery cannot silently undo the
+	// office's changes.
+	Version int64 `json:"version" example:"4"`
+	// CancelReason is why the order was cancelled ("" unless cancelled).
+	CancelReason string `json:"cancel_reason"`
+	// Attention, when not empty, asks a manager to look at the order: a
+	// shop delivery was merged around the office's changes (SHOP_CONFLICTS=shop).
+	Attention string `json:"attention"`
+	// ReadyToShip is true while everything left to ship is made.
+	ReadyToShip bool `json:"ready_to_ship"`
+	// OfficeChanges is what the office changed, at which version (JSON,
+	// see officeChanges).
+	OfficeChanges string `json:"-"`
 
 	CreatedAt time.Time `json:"created_at" gorm:"->" format:"date-time"`
 	UpdatedAt time.Time `json:"updated_at" gorm:"->" format:"date-time"`
@@ -160,6 +181,9 @@ type NewOrder struct {
 	// one can be told newer or older (nil: not sent).
 	Version   *int64
 	UpdatedAt *time.Time
+	// TsekhVersion is the order's tsekh version the shop's delivery was
+	// built on (nil: none sent).
+	TsekhVersion *int64
 }
 
 // NewItem is one line of a new order.
@@ -178,7 +202,11 @@ type NewItem struct {
 const MaxItems = 200
 
 // Service manages sales orders.
-type Service struct{ db *gorm.DB }
+type Service struct {
+	db        *gorm.DB
+	conflicts string // SHOP_CONFLICTS: ConflictsOffice or ConflictsShop
+	metrics   *Metrics
+}
 
 // NewService returns the sales service over db.
 func NewService(db *gorm.DB) *Service { return &Service{db: db} }
@@ -331,7 +359,8 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 		return Order{}, false, err
 	}
 	payload := contracts.OrderReceivedPayload{OrderID: o.ID, Lines: len(o.Items), Source: o.Source,
-		SyncID: o.SyncID, CRMOrderID: o.CRMOrderID, DueDate: o.DueDate.String(), Customer: o.Customer.Name, Items: make([]contracts.OrderReceivedItem, len(o.Items))}
+		SyncID: o.SyncID, CRMOrderID: o.CRMOrderID, DueDate: o.DueDate.String(), Customer: o.Customer.Name, Items: make([]contracts.OrderReceivedItem, len(o.Items)),
+		Version: 1}
 	for i, it := range o.Items {
 		payload.Items[i] = contracts.OrderReceivedItem{ItemID: it.ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Options: it.Options}
 	}
@@ -425,17 +454,18 @@ func insertOrderRow(ctx context.Context, tx *gorm.DB, o *Order, uniqueBy string)
 	default:
 		return 0, fmt.Errorf("sales: no unique key %q", uniqueBy)
 	}
-	var updatedAt any
+	var updatedAt, updatedNS any
 	if o.SourceUpdatedAt != nil {
 		updatedAt = database.TimeArg(tx, *o.SourceUpdatedAt)
+		updatedNS = o.SourceUpdatedAt.UnixNano()
 	}
 	var id int64
 	cc := customerColumns(o.Customer)
 	err := tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
-note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+conflict+` RETURNING id`,
+note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash, source_updated_ns)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+conflict+` RETURNING id`,
 		o.Status, o.Source, o.SyncID, o.CRMOrderID, cc["customer_name"], cc["customer_phone"], cc["customer_email"], cc["customer_search"], o.DueDate,
-		o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, updatedAt, o.SourceHash).Scan(&id).Error
+		o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, updatedAt, o.SourceHash, updatedNS).Scan(&id).Error
 	return id, err
 }
 

@@ -164,8 +164,10 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 				status = StatusPartiallyShipped
 			}
 		}
-		if status != previous {
-			if err := tx.Exec("UPDATE sales_orders SET status = ?, updated_at = "+database.Now(tx)+" WHERE id = ?", status, orderID).Error; err != nil {
+		// Still ready when what is left is made; not once all has shipped.
+		ready := status != StatusShipped && readyToShip(o.Items)
+		if status != previous || ready != o.ReadyToShip {
+			if err := tx.Exec("UPDATE sales_orders SET status = ?, ready_to_ship = ?, updated_at = "+database.Now(tx)+" WHERE id = ?", status, ready, orderID).Error; err != nil {
 				return err
 			}
 		}
@@ -177,16 +179,23 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 		for i, it := range sh.Items {
 			shipped[i] = contracts.ShippedItem{ItemID: it.ItemID, SKU: it.SKU, Qty: it.Qty}
 		}
+		v, err := advanceVersion(ctx, tx, orderID)
+		if err != nil {
+			return err
+		}
 		err = events.Add(ctx, tx, contracts.OrderShipped.New(orderID, contracts.OrderShippedPayload{
-			OrderID: orderID, Status: status, PreviousStatus: previous, SyncID: o.SyncID,
+			OrderID: orderID, Status: status, PreviousStatus: previous, SyncID: o.SyncID, Version: v,
 			Shipment: contracts.Shipment{ShipmentID: id, Carrier: sh.Carrier, Tracking: sh.Tracking, ShippedAt: sh.ShippedAt.UTC(), Items: shipped}}))
 		if err != nil {
 			return err
 		}
 		if status != previous {
-			return statusChanged(ctx, tx, o, previous)
+			if err := statusChanged(ctx, tx, o, previous); err != nil {
+				return err
+			}
 		}
-		return nil
+		o, err = order(ctx, tx, orderID)
+		return err
 	})
 	return o, err
 }

@@ -39,6 +39,9 @@ type shopOrder struct {
 
 	Version   *int64 `json:"version"`
 	UpdatedAt string `json:"updated_at"`
+	// TsekhVersion is the order's tsekh version the shop last saw (from a
+	// callback or the webhook's answer): what the delivery was built on.
+	TsekhVersion *int64 `json:"tsekh_version"`
 }
 
 type shopItem struct {
@@ -53,7 +56,7 @@ type shopItem struct {
 
 // parseMarks reads the version and updated_at that tell a later delivery of
 // an order (or CRM row) from an earlier one: a positive whole number, and an
-// RFC 3339 time (kept to the millisecond).
+// RFC 3339 time, kept to the nanosecond as sent (compared exactly).
 func parseMarks(in *NewOrder, version *int64, updatedAt string) []apperr.FieldError {
 	var fields []apperr.FieldError
 	if version != nil && *version < 1 {
@@ -63,7 +66,7 @@ func parseMarks(in *NewOrder, version *int64, updatedAt string) []apperr.FieldEr
 	at, f := input.Time("updated_at", updatedAt)
 	fields = append(fields, f...)
 	if !at.IsZero() {
-		at = at.UTC().Truncate(time.Millisecond)
+		at = at.UTC()
 		in.UpdatedAt = &at
 	}
 	return fields
@@ -82,6 +85,8 @@ func VerifyShopWebhook(secret, timestamp, signature string, body []byte, now tim
 
 // ParseShopOrder reads the shop's order {"id", "customer", "items",
 // "due_date"?} into a NewOrder with source shop and sync_id "shop-" + id.
+// When the order is not valid (EINVALID) the NewOrder still holds what
+// could be read of it, so that its unknown SKUs can be named too.
 func ParseShopOrder(body []byte) (NewOrder, error) {
 	var so shopOrder
 	if err := input.DecodeTolerant(body, &so); err != nil {
@@ -108,11 +113,15 @@ func ParseShopOrder(body []byte) (NewOrder, error) {
 	in.DeliveryDate = delivery
 	fields = append(fields, deliveryErrs...)
 	fields = append(fields, parseMarks(&in, so.Version, so.UpdatedAt)...)
+	if so.TsekhVersion != nil && *so.TsekhVersion < 0 {
+		fields = append(fields, apperr.Field("tsekh_version", "must be a whole number from 0"))
+	}
+	in.TsekhVersion = so.TsekhVersion
 	if err := in.Validate(); err != nil {
 		fields = append(fields, apperr.As(err).Fields...)
 	}
 	if len(fields) > 0 {
-		return NewOrder{}, apperr.Invalid("the shop order is not valid", fields...)
+		return in, apperr.Invalid("the shop order is not valid", fields...)
 	}
 	return in, nil
 }

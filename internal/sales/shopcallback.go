@@ -35,7 +35,7 @@ type ShopCallbackBody struct {
 	EventID        int64     `json:"event_id" jsonschema_description:"the journal's event id, also in X-Tsekh-Event-Id: drop repeats by it"`
 	CausedBy       *int64    `json:"caused_by,omitempty" jsonschema_description:"the id of the event whose handling wrote this one (e.g. the production order's launch that moved the order); absent when a request wrote it"`
 	CorrelationID  *string   `json:"correlation_id,omitempty" jsonschema:"pattern=^[A-Za-z0-9._-]{1,128}$" jsonschema_description:"the request's X-Request-Id (or a command's id) that set the change going, the same for every event that followed from it; absent when none"`
-	Type           string    `json:"type" jsonschema:"enum=order.status_changed,enum=order.shipped" jsonschema_description:"the event type"`
+	Type           string    `json:"type" jsonschema:"enum=order.status_changed,enum=order.shipped,enum=order.changed,enum=order.ready,enum=order.items_written_off,enum=order.shop_conflict" jsonschema_description:"the event type"`
 	OrderID        int64     `json:"order_id" jsonschema_description:"tsekh's sales order"`
 	ShopOrderID    string    `json:"shop_order_id" jsonschema_description:"the shop's order id, as the shop sent it"`
 	SyncID         string    `json:"sync_id" jsonschema_description:"\"shop-\" + the shop's order id"`
@@ -45,6 +45,21 @@ type ShopCallbackBody struct {
 	OccurredAt     time.Time `json:"occurred_at" jsonschema_description:"when the change was recorded"`
 	// Shipment is what left the factory, on order.shipped only.
 	Shipment *contracts.Shipment `json:"shipment,omitempty" jsonschema_description:"order.shipped: what left the factory, with carrier and tracking"`
+
+	// Version is tsekh's version of the order after the change: send it
+	// back as tsekh_version with the next delivery of the order.
+	Version int64 `json:"version" jsonschema_description:"tsekh's version of the order after this change; send it back as tsekh_version with the order's next delivery (0 for events written before versions were kept)"`
+	// Reason says why: a cancellation's (the manager's reason), a write-off's (the planner's).
+	Reason string `json:"reason,omitempty" jsonschema_description:"order.status_changed to cancelled: why; order.items_written_off: the planner's reason"`
+	// Via and Changes are what changed, before and after, on order.changed.
+	Via     string                         `json:"via,omitempty" jsonschema:"enum=patch,enum=shop,enum=crm" jsonschema_description:"order.changed: how the change came (patch: the office)"`
+	Changes *contracts.OrderChangedPayload `json:"changes,omitempty" jsonschema_description:"order.changed: the fields and items that changed, before and after"`
+	// Items are what is left to ship (order.ready) or what was written off (order.items_written_off).
+	Items []contracts.ItemQty `json:"items,omitempty" jsonschema_description:"order.ready: what is left to ship, made; order.items_written_off: the units that will not be made"`
+	// Partial is true on order.ready once part of the order has shipped: the rest is ready.
+	Partial bool `json:"partial,omitempty" jsonschema_description:"order.ready: part of the order has shipped before; the rest is ready"`
+	// Conflicts are the fields of the shop's delivery not applied (order.shop_conflict).
+	Conflicts []contracts.RejectionReason `json:"conflicts,omitempty" jsonschema_description:"order.shop_conflict: what the delivery would have changed that the office changed since, kept as the office set it"`
 }
 
 // ShopCallbackHeaders are the headers of a shop callback beside
@@ -83,9 +98,10 @@ func ShopCallback(callbackURL, secret string, client *http.Client) events.Subscr
 	}
 	cb := &shopCallback{url: callbackURL, shown: events.RedactURL(callbackURL), secret: secret, client: client, now: time.Now}
 	return events.Subscriber{
-		Name:        SubscriberShopCallback,
-		Types:       events.Names(contracts.OrderStatusChanged, contracts.OrderShipped),
-		Description: "POSTs the state and ETA of shop orders, and their shipments with carrier and tracking, to SHOP_CALLBACK_URL, signed like the webhook.",
+		Name: SubscriberShopCallback,
+		Types: events.Names(contracts.OrderStatusChanged, contracts.OrderShipped, contracts.OrderChanged, contracts.OrderReady,
+			contracts.OrderItemsWrittenOff, contracts.OrderShopConflict),
+		Description: "POSTs every change of shop orders to SHOP_CALLBACK_URL, signed like the webhook, with tsekh's version of the order: state and ETA (with a cancellation's reason), changes before and after, ready (again after a partial shipment), write-offs with their reason, shipments with carrier and tracking, conflicts with the office.",
 		Handle:      cb.send,
 		// Calls for different orders go out side by side (those of one order
 		// one after the other, in order); SHOP_CALLBACK_CONCURRENCY.
@@ -100,33 +116,18 @@ type shopCallback struct {
 }
 
 func (cb *shopCallback) send(ctx context.Context, ev events.Event) error {
-	var p contracts.OrderStatusChangedPayload
-	var shipment *contracts.Shipment
-	if ev.Type == contracts.OrderShipped.Name() {
-		s, err := contracts.OrderShipped.Decode(ev)
-		if err != nil {
-			return fmt.Errorf("shop callback: %w", err)
-		}
-		p = contracts.OrderStatusChangedPayload{OrderID: s.OrderID, Status: s.Status, PreviousStatus: s.PreviousStatus, SyncID: s.SyncID}
-		shipment = &s.Shipment
-	} else {
-		var err error
-		if p, err = contracts.OrderStatusChanged.Decode(ev); err != nil {
-			return fmt.Errorf("shop callback: %w", err)
-		}
+	body, err := callbackBody(ev)
+	if err != nil {
+		return fmt.Errorf("shop callback: %w", err)
 	}
-	if p.SyncID == nil {
+	if body.SyncID == "" {
 		return nil // not a shop order
 	}
-	shopID, ok := strings.CutPrefix(*p.SyncID, SyncIDPrefix)
+	shopID, ok := strings.CutPrefix(body.SyncID, SyncIDPrefix)
 	if !ok {
 		return nil // not a shop order
 	}
-	body := ShopCallbackBody{EventID: ev.ID, Type: ev.Type, OrderID: p.OrderID, ShopOrderID: shopID, SyncID: *p.SyncID,
-		Status: p.Status, PreviousStatus: p.PreviousStatus, OccurredAt: ev.CreatedAt.UTC(), Shipment: shipment}
-	if p.ETA != "" {
-		body.ETA = &p.ETA
-	}
+	body.ShopOrderID = shopID
 	body.CausedBy = ev.CausedBy
 	if ev.CorrelationID != "" {
 		body.CorrelationID = &ev.CorrelationID
@@ -220,4 +221,59 @@ func setTraceHeaders(ctx context.Context, h http.Header, ev events.Event) {
 			h.Set("tracestate", ev.Tracestate)
 		}
 	}
+}
+
+// callbackBody is what the shop is told of the event: its body without the
+// shop's order id and the event's causes; SyncID "" when the event is not
+// about a shop order.
+func callbackBody(ev events.Event) (ShopCallbackBody, error) {
+	b := ShopCallbackBody{EventID: ev.ID, Type: ev.Type, OccurredAt: ev.CreatedAt.UTC()}
+	var syncID *string
+	var eta string
+	switch ev.Type {
+	case contracts.OrderShipped.Name():
+		p, err := contracts.OrderShipped.Decode(ev)
+		if err != nil {
+			return b, err
+		}
+		b.OrderID, b.Status, b.PreviousStatus, b.Version, b.Shipment, syncID = p.OrderID, p.Status, p.PreviousStatus, p.Version, &p.Shipment, p.SyncID
+	case contracts.OrderChanged.Name():
+		p, err := contracts.OrderChanged.Decode(ev)
+		if err != nil {
+			return b, err
+		}
+		b.OrderID, b.Status, b.PreviousStatus, b.Version, b.Via, syncID, eta = p.OrderID, p.Status, p.Status, p.Version, p.Via, p.SyncID, p.ETA
+		b.Changes = &p
+	case contracts.OrderReady.Name():
+		p, err := contracts.OrderReady.Decode(ev)
+		if err != nil {
+			return b, err
+		}
+		b.OrderID, b.Status, b.PreviousStatus, b.Version, b.Items, b.Partial, syncID, eta = p.OrderID, p.Status, p.Status, p.Version, p.Items, p.Partial, p.SyncID, p.ETA
+	case contracts.OrderItemsWrittenOff.Name():
+		p, err := contracts.OrderItemsWrittenOff.Decode(ev)
+		if err != nil {
+			return b, err
+		}
+		b.OrderID, b.Status, b.PreviousStatus, b.Version, b.Items, b.Reason, syncID, eta = p.OrderID, p.Status, p.Status, p.Version, p.Items, p.Reason, p.SyncID, p.ETA
+	case contracts.OrderShopConflict.Name():
+		p, err := contracts.OrderShopConflict.Decode(ev)
+		if err != nil {
+			return b, err
+		}
+		b.OrderID, b.Status, b.PreviousStatus, b.Version, b.Conflicts, syncID, eta = p.OrderID, p.Status, p.Status, p.Version, p.Fields, p.SyncID, p.ETA
+	default:
+		p, err := contracts.OrderStatusChanged.Decode(ev)
+		if err != nil {
+			return b, err
+		}
+		b.OrderID, b.Status, b.PreviousStatus, b.Version, b.Reason, syncID, eta = p.OrderID, p.Status, p.PreviousStatus, p.Version, p.Reason, p.SyncID, p.ETA
+	}
+	if syncID != nil {
+		b.SyncID = *syncID
+	}
+	if eta != "" {
+		b.ETA = &eta
+	}
+	return b, nil
 }

@@ -95,8 +95,8 @@ func TestShopCallback_TellsTheShop(t *testing.T) {
 		f.production(t, contracts.ProdOrderCompleted.Name(), 1, []int64{o.Items[0].ID, manual.Items[0].ID}, "")
 
 		got, calls := sh.received()
-		require.Equal(t, 2, calls, "only the shop's order is reported, once per change")
-		require.Len(t, got, 2)
+		require.Equal(t, 3, calls, "only the shop's order is reported, once per change")
+		require.Len(t, got, 3)
 		require.Equal(t, "A-100", got[0].ShopOrderID)
 		require.Equal(t, "shop-A-100", got[0].SyncID)
 		require.Equal(t, o.ID, got[0].OrderID)
@@ -107,6 +107,13 @@ func TestShopCallback_TellsTheShop(t *testing.T) {
 		require.Equal(t, "ready", got[1].Status)
 		require.NotZero(t, got[1].EventID)
 		require.Equal(t, itoa(got[1].EventID), sh.eventID[1])
+		// Ready is told as such too, with what is left to ship.
+		require.Equal(t, contracts.OrderReady.Name(), got[2].Type)
+		require.Equal(t, "ready", got[2].Status)
+		require.Equal(t, []contracts.ItemQty{{ItemID: o.Items[0].ID, SKU: "SHK-KUPE-1600", Qty: 1}}, got[2].Items)
+		require.False(t, got[2].Partial)
+		// Each carries the order's tsekh version after it, one more each time.
+		require.Equal(t, []int64{2, 3, 4}, []int64{got[0].Version, got[1].Version, got[2].Version})
 	})
 }
 
@@ -121,7 +128,7 @@ func TestShopCallback_RetriesFailures(t *testing.T) {
 		ctx := context.Background()
 
 		o := shopOrder(t, f, "B-7")
-		_, err := f.sales.CancelOrder(ctx, o.ID)
+		_, err := f.sales.CancelOrder(ctx, o.ID, "the customer changed their mind")
 		require.NoError(t, err)
 		evID := lastEvent(t, db, contracts.OrderStatusChanged.Name(), o.ID)
 
@@ -188,7 +195,7 @@ func TestShopCallback_AnswersDecideTheRetry(t *testing.T) {
 				_, err := f.disp.RunOnce(ctx) // the service runs before the order comes
 				require.NoError(t, err)
 				o := shopOrder(t, f, "R-"+tc.name)
-				_, err = f.sales.CancelOrder(ctx, o.ID)
+				_, err = f.sales.CancelOrder(ctx, o.ID, "the customer changed their mind")
 				require.NoError(t, err)
 				evID := lastEvent(t, db, contracts.OrderStatusChanged.Name(), o.ID)
 				dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -228,7 +235,7 @@ func TestShopCallback_NetworkErrorIsRetried(t *testing.T) {
 		secretURL := strings.Replace(url, "http://", "http://shop:pw-s3cret@", 1) + "/cb?token=q-s3cret"
 		f := newFixture(t, db, sales.ShopCallback(secretURL, "cb-secret", &http.Client{Timeout: time.Second}))
 		o := shopOrder(t, f, "C-1")
-		_, err := f.sales.CancelOrder(context.Background(), o.ID)
+		_, err := f.sales.CancelOrder(context.Background(), o.ID, "the customer changed their mind")
 		require.NoError(t, err)
 		evID := lastEvent(t, db, contracts.OrderStatusChanged.Name(), o.ID)
 		deadline := time.Now().Add(10 * time.Second)

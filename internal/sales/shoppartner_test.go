@@ -38,7 +38,7 @@ func callbackOf(t *testing.T, f *fixture, shopID string) int64 {
 	_, err := f.disp.RunOnce(context.Background()) // the lanes exist before the order comes
 	require.NoError(t, err)
 	o := shopOrder(t, f, shopID)
-	_, err = f.sales.CancelOrder(context.Background(), o.ID)
+	_, err = f.sales.CancelOrder(context.Background(), o.ID, "the customer changed their mind")
 	require.NoError(t, err)
 	return lastEvent(t, f.db, contracts.OrderStatusChanged.Name(), o.ID)
 }

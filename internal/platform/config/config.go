@@ -47,6 +47,7 @@ type Config struct {
 	ShopWebhookSecret   string        `env:"SHOP_WEBHOOK_SECRET" secret:"true"`
 	ShopCallbackURL     string        `env:"SHOP_CALLBACK_URL" secret:"userinfo,query"`
 	ShopCallbackConc    int           `env:"SHOP_CALLBACK_CONCURRENCY" envDefault:"4"`
+	ShopConflicts       string        `env:"SHOP_CONFLICTS" envDefault:"office"`
 	BootstrapAdminToken string        `env:"BOOTSTRAP_ADMIN_TOKEN" secret:"true"`
 	NATSURL             string        `env:"NATS_URL" secret:"userinfo"`
 	NATSRelayConc       int           `env:"NATS_RELAY_CONCURRENCY" envDefault:"16"`
@@ -122,6 +123,9 @@ func (c Config) Validate() error {
 	}
 	if c.DispatchBatchSize < 1 || c.DispatchBatchSize > 10000 {
 		errs = append(errs, errors.New("DISPATCH_BATCH_SIZE must be between 1 and 10000"))
+	}
+	if c.ShopConflicts != "office" && c.ShopConflicts != "shop" {
+		errs = append(errs, errors.New("SHOP_CONFLICTS must be office (refuse a shop delivery that changes what the office changed since: 409) or shop (apply the rest, flag the order)"))
 	}
 	if c.ShopCallbackConc < 1 || c.ShopCallbackConc > 256 {
 		errs = append(errs, errors.New("SHOP_CALLBACK_CONCURRENCY must be between 1 and 256"))
