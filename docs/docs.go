@@ -444,6 +444,240 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/floor/recuts": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The re-cut parts of launched and in-progress production orders not yet through their first step (cutting), grouped by board (material, thickness, decor), oldest first: each with its code, production order, item and unit, size and edges, and the scrapped part it replaces with the reason (at most 5000).",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "What the saw must cut again, by board",
+                "operationId": "listRecuts",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.RecutList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/floor/scans": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Reports the part (its code) or unit (its unit's code) through the route step: its operation there is completed, by the caller, as POST …/operations/{op_id}/complete does, and journalled as operation.completed naming the code; the order's first report starts it (prod_order.started), the unit's last operation makes the unit (unit.made: it counts for its sales-order item at once), the order's last makes it done (prod_order.completed).\nIdempotent: the same scan again (also many at the same instant) is one report: 200 with repeated true, nothing changed, no event. A unit-scope step (assembly, packing) is scanned by the unit's code once every part of the unit is through the steps before it.\n422 naming code for an unknown code or a code of another production order than prod_order_id; naming step for a step the route has not, a part's code at a unit-scope step or a unit's at a part-scope one. 409 when a step before it is not done (the detail names the step it is at and, for a unit, its parts not through it), when the part was scrapped (scan its re-cut), or when its production order is cancelled, closed or done.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "Scan a part's or unit's code through a route step (admin, planner, master)",
+                "operationId": "scanCode",
+                "parameters": [
+                    {
+                        "description": "the scan",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.ScanRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.ScanResult"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "out of route order, a scrapped part, or the order is cancelled, closed or done",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/floor/scrap": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The part (by code, or part_id) is kept, scrapped, with the step it was spoilt at (by default the step it is at), the reason (one of FLOOR_SCRAP_REASONS), the note, who and when; its operations not done are dropped. A re-cut part takes its place: a new code (the old one's with .1, .2, …), recut_of the old part, every part-scope step of the route pending again; it is on GET /api/v1/floor/recuts until cut, and in the production order's cutting list.\nJournalled as part.scrapped {\"prod_order_id\", \"part_id\", \"code\", \"part\", \"item_id\", \"unit\", \"seq\", \"operation\", \"reason\", \"note\", \"recut_id\", \"recut_code\"} and part.recut {\"prod_order_id\", \"part_id\", \"code\", \"recut_of\", \"recut_of_code\", \"part\", \"material\", \"thickness_mm\", \"length_mm\", \"width_mm\", \"operations\"}, naming the caller.\n422 naming the field: no reason or one not on the list, no code (or both code and part_id), an unknown code or a unit's, a step the part has not or one after the step it is at. 409 when the part was scrapped already, its unit is made, or its production order is not launched or in progress. 404 for an unknown part_id.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "Scrap a part by its code, with a reason; a re-cut takes its place (admin, planner, master)",
+                "operationId": "scrapPart",
+                "parameters": [
+                    {
+                        "description": "the scrap",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.ScrapRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.ScrapResult"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "scrapped already, its unit made, or its order not live",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/floor/scrap-reasons": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The factory's short list of scrap reasons, as FLOOR_SCRAP_REASONS sets it.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "The reasons a scrap may name",
+                "operationId": "listScrapReasons",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.ScrapReasons"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/imports/crm/orders": {
             "post": {
                 "security": [
@@ -513,6 +747,768 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/intake/rejections": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Authentic shop deliveries (their signature good) and CRM rows refused for their content are kept here, newest first, with the\nbody as received, every reason at once (errors: all the unknown SKUs, the bad quantities and dates together) and their kinds\n(reasons: unknown_sku, unknown_decor, in_production, conflict, invalid), and when. One rejection per shop order or CRM row stays\nopen: a later refused delivery of it updates it (deliveries counts them). It is resolved by a retry\n(POST /api/v1/intake/rejections/{id}/retry) or by a later delivery that is applied, naming the order; or dismissed with a reason.\nDeliveries that are not authentic, malformed JSON, bodies over 1 MiB and deliveries without an order id or items are never kept.\nFilters combine (AND); a value that cannot match is a 422 naming it.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "The intake inbox: refused shop deliveries and CRM rows, kept (manager, admin)",
+                "operationId": "listRejections",
+                "parameters": [
+                    {
+                        "enum": [
+                            "shop",
+                            "crm"
+                        ],
+                        "type": "string",
+                        "x-example": "shop",
+                        "description": "where it came from",
+                        "name": "source",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "unknown_sku",
+                            "unknown_decor",
+                            "in_production",
+                            "conflict",
+                            "invalid"
+                        ],
+                        "type": "string",
+                        "x-example": "unknown_sku",
+                        "description": "rejections with a reason of this kind",
+                        "name": "reason",
+                        "in": "query"
+                    },
+                    {
+                        "type": "boolean",
+                        "x-example": true,
+                        "description": "true: open only; false: resolved or dismissed only",
+                        "name": "open",
+                        "in": "query"
+                    },
+                    {
+                        "maximum": 500,
+                        "minimum": 1,
+                        "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 1000,
+                        "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9pbnRha2UvcmVqZWN0aW9ucyIsImlkIjoxfQ",
+                        "pattern": "^[A-Za-z0-9_-]+$",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.RejectionList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "a filter value that cannot match, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/intake/rejections/{id}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The refused delivery or row as received, every reason, and what became of it (see GET /api/v1/intake/rejections).",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "One kept rejection (manager, admin)",
+                "operationId": "getRejection",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "rejection id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/sales.Rejection"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/intake/rejections/{id}/dismiss": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Closes an open rejection for good (intake.dismissed): nothing is applied. The reason is required (422 without it).\n409 when it is resolved or dismissed already.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "Dismiss a kept rejection, with a reason (manager, admin)",
+                "operationId": "dismissRejection",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "rejection id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "why",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.DismissRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/sales.Rejection"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "resolved or dismissed already",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "no reason, or too long a one",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/intake/rejections/{id}/retry": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Applies the body as received again, as its sender would have (the shop's webhook or the CRM import), under the caller's name:\nonce the catalogue has the SKU, say. Idempotent by the shop's order id or the CRM number: retried twice, or by many at once, it\nmakes one order and one order.received. Applied, the rejection is resolved (intake.resolved) and names the order and the outcome\n(created, repeated, changed, stale). Refused again, it stays open with the new reasons (intake.rejected, by retry), answered\n200 with them. A resolved rejection is answered as it is; a dismissed one is 409.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "Apply a kept rejection again (manager, admin)",
+                "operationId": "retryRejection",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "rejection id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "resolved (order_id), or still open with the new reasons",
+                        "schema": {
+                            "$ref": "#/definitions/sales.Rejection"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the rejection was dismissed",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/materials": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Materials in id order: boards (decor, thickness, sheet formats, grain, trims, matching edge bands; counted in sheets), edge bands (decor, thickness, width; in metres) and fittings (in pieces), each with its reorder point.\n422 naming kind when it is none of board, band, fitting.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "The materials catalogue: boards, edge bands, fittings",
+                "operationId": "listMaterials",
+                "parameters": [
+                    {
+                        "enum": [
+                            "board",
+                            "band",
+                            "fitting"
+                        ],
+                        "type": "string",
+                        "x-example": "board",
+                        "description": "only materials of this kind",
+                        "name": "kind",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 200,
+                        "type": "string",
+                        "x-example": "Дуб сонома",
+                        "description": "only materials of this decor (regardless of case)",
+                        "name": "decor",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 200,
+                        "type": "string",
+                        "x-example": "ЛДСП",
+                        "description": "only materials whose code or name contains this (regardless of case)",
+                        "name": "q",
+                        "in": "query"
+                    },
+                    {
+                        "maximum": 500,
+                        "minimum": 1,
+                        "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 1000,
+                        "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9tYXRlcmlhbHMiLCJpZCI6MX0",
+                        "pattern": "^[A-Za-z0-9_-]+$",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.MaterialList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes material.created. A board has a thickness and may have sheet formats, a grain, trims and matching edge bands (which must be edge bands of the catalogue); an edge band a thickness and a width; a fitting neither. The code is unique regardless of case.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "Add a material to the catalogue (admin, planner)",
+                "operationId": "createMaterial",
+                "parameters": [
+                    {
+                        "description": "the material",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.MaterialRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/catalog.Material"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the code is taken",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/materials/requirements": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "With prod_orders: everything those production orders need. With from and to: the work due then — the parts not yet cut and the fittings of live production orders with an item due then, and the backlog's items due then (as a launch would explode them, by the boards their options choose). With both: the production orders named and the backlog's items due in the period. Boards in whole sheets (the parts' area ÷ the board's largest usable format, rounded up), edge bands in metres (each banded side plus EDGE_OVERHANG_MM), fittings in pieces; launched and backlog apart and in all.\nWith Accept: text/csv, one row per material, \";\" separated, Russian headers.",
+                "produces": [
+                    "application/json",
+                    "text/csv"
+                ],
+                "tags": [
+                    "stock"
+                ],
+                "summary": "What production orders or a period need of each material",
+                "operationId": "getRequirements",
+                "parameters": [
+                    {
+                        "maxLength": 2000,
+                        "type": "string",
+                        "x-example": "1,2",
+                        "pattern": "^[1-9][0-9]{0,18}(,[1-9][0-9]{0,18})*$",
+                        "description": "production order ids separated by commas",
+                        "name": "prod_orders",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "format": "date",
+                        "x-example": "2026-12-07",
+                        "description": "the first due date of the period",
+                        "name": "from",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "format": "date",
+                        "x-example": "2026-12-13",
+                        "description": "the last due date of the period (at most a year after from)",
+                        "name": "to",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.Requirements"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/materials/shortages": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Per material: on hand, reserved (launched work's needs), available, what the backlog's items need, the reorder point, and to_buy = backlog + reorder point − available (whole sheets and pieces, rounded up); only materials with something to buy.\nWith Accept: text/csv, one row per material, \";\" separated, Russian headers.",
+                "produces": [
+                    "application/json",
+                    "text/csv"
+                ],
+                "tags": [
+                    "stock"
+                ],
+                "summary": "What to buy: materials short of what the backlog needs and their reorder point",
+                "operationId": "getShortages",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.ShortageList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/materials/{id}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "A board, edge band or fitting of the catalogue.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "One material",
+                "operationId": "getMaterial",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "material id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/catalog.Material"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes material.updated. The code and kind never change (422 naming them); new formats, trims or grain of a board must leave every product part made of it a sheet it fits (422 naming formats).",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "catalog"
+                ],
+                "summary": "Replace a material (admin, planner)",
+                "operationId": "updateMaterial",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "material id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the material",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.MaterialRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/catalog.Material"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -935,22 +1931,22 @@ const docTemplate = `{
                 }
             }
         },
-        "/api/v1/orders/{id}/cancel": {
-            "post": {
+        "/api/v1/orders/{id}/attention": {
+            "delete": {
                 "security": [
                     {
                         "BearerAuth": []
                     }
                 ],
-                "description": "Only a received order can be cancelled: 409 once production has taken it up (naming the items the plan's events said were launched), or when it is cancelled already.\nWrites order.cancelled and order.status_changed. The plan reacts to order.cancelled: the items leave its backlog and every production order on which no work has started\n(prod_order.items_released, or prod_order.cancelled for one left empty); a production order on which work has started (launched and started before sales heard of it) is flagged\nneeds_attention for the planner (prod_order.needs_attention). The order's items follow those events back to new.",
+                "description": "An order's attention says, with SHOP_CONFLICTS=shop, that a shop delivery was merged around the office's changes and which\nfields kept the office's values. Once a manager has looked at it (and changed the order as needed), this clears the note\n(order.attention_cleared, journalled with the note). 409 when the order has none.",
                 "produces": [
                     "application/json"
                 ],
                 "tags": [
                     "sales"
                 ],
-                "summary": "Cancel a received order (manager)",
-                "operationId": "cancelOrder",
+                "summary": "Clear an order's attention note (manager)",
+                "operationId": "clearOrderAttention",
                 "parameters": [
                     {
                         "minimum": 1,
@@ -967,6 +1963,91 @@ const docTemplate = `{
                         "description": "OK",
                         "schema": {
                             "$ref": "#/definitions/sales.Order"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the order has no attention note",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/orders/{id}/cancel": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Only a received order can be cancelled: 409 once production has taken it up (naming the items the plan's events said were launched), or when it is cancelled already.\nThe reason is required (free text, up to 1,000 characters; 422 without it): it is shown on the order as cancel_reason, journalled in\norder.cancelled and order.status_changed, and told to the shop with the cancellation of its orders.\nWrites order.cancelled and order.status_changed. The plan reacts to order.cancelled: the items leave its backlog and every production order on which no work has started\n(prod_order.items_released, or prod_order.cancelled for one left empty); a production order on which work has started (launched and started before sales heard of it) is flagged\nneeds_attention for the planner (prod_order.needs_attention). The order's items follow those events back to new.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "Cancel a received order, with a reason (manager)",
+                "operationId": "cancelOrder",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "why",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.CancelRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/sales.Order"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
                         }
                     },
                     "401": {
@@ -993,8 +2074,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "422": {
-                        "description": "Unprocessable Entity",
+                        "description": "no reason, or too long a one",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1334,7 +2427,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every work centre's days (capacity, planned load, overload) and the production orders planned on it, for the days from..to (at most 92).\nEach production order's bar carries its sales orders, SKUs, earliest due date of its items, ETA and ` + "`" + `late` + "`" + ` (ETA after that due date); ` + "`" + `today` + "`" + ` is the day planning starts from.\nWith ` + "`" + `Accept: image/svg+xml` + "`" + ` the same as a Gantt chart in Russian, to open in a browser: one lane per work centre, a bar per production order coloured by its state and labelled (production order №, SKU) on it or beside it, with a tooltip; late orders outlined; due dates marked at the end of their day; a today line; days off shaded; overloaded days (more planned than the capacity) the only thing in red; a legend of exactly the marks drawn.",
+                "description": "Every work centre's days (capacity, planned load, overload) and the production orders planned on it, for the days from..to (at most 92).\nThe load is the work left: the operations not done of launched and in-progress orders, counted at the minutes they are planned for; done, closed and cancelled orders load nothing. Done operations are drawn when they were done (started to completed), the others where they are planned.\nEach production order's bar carries its sales orders, SKUs, earliest due date of its items, ETA and ` + "`" + `late` + "`" + ` (ETA after that due date); ` + "`" + `today` + "`" + ` is the day planning starts from.\nWith ` + "`" + `Accept: image/svg+xml` + "`" + ` the same as a Gantt chart in Russian, to open in a browser: one lane per work centre, a bar per production order coloured by its state and labelled (production order №, SKU) on it or beside it, with a tooltip; late orders outlined; due dates marked at the end of their day; a today line; days off shaded; overloaded days (more planned than the capacity) the only thing in red; a legend of exactly the marks drawn.",
                 "produces": [
                     "application/json",
                     "image/svg+xml"
@@ -1610,7 +2703,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "As GET /api/v1/production-orders/{id}/cutting-list, for the production orders ids names (at most 100), summed per material and thickness: identical parts of different orders and items are one line with all their origins.\n422 naming ids when it is missing, malformed or names production orders that do not exist.",
+                "description": "As GET /api/v1/production-orders/{id}/cutting-list, for the production orders ids names (at most 200), summed per board: identical parts of different orders and items are one line with all their origins.\n422 naming ids when it is missing, malformed or names production orders that do not exist.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -1631,6 +2724,18 @@ const docTemplate = `{
                         "name": "ids",
                         "in": "query",
                         "required": true
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "optimiser"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "optimiser",
+                        "description": "CSV only: office (Russian headers) or optimiser",
+                        "name": "layout",
+                        "in": "query"
                     }
                 ],
                 "responses": {
@@ -1982,7 +3087,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Its physical parts by material and thickness, for a panel-saw optimiser: identical parts (same name, length, width and edging) summed, longest first, each with its origins (production order, sales order, item, SKU, unit and how many that unit needs); per material the number of parts and their area in m².\nWith Accept: text/csv, one row per summed part: material, thickness_mm, name, length_mm, width_mm, qty, edging, origins.",
+                "description": "What the saw and the edgebander need: the physical parts by board (code, decor, thickness), identical parts (same name, size, grain, edges and edging) summed, longest first, each with where it goes (by sales order, \"№5 ×4, №9 ×2\") and its origins per item; per board the number of parts, their area in m² and the sheets it estimates (area ÷ the board's largest usable format); the edge-band metres per band (each banded side's length plus EDGE_OVERHANG_MM); the fittings per production order.\nWith Accept: text/csv, one row per summed part, \";\" separated: with layout=office (the default) Russian headers for the office's Excel (Плита;Декор;Материал;Толщина, мм;Деталь;Длина, мм;Ширина, мм;Кол-во;Текстура;Кромка Д1;Кромка Д2;Кромка Ш1;Кромка Ш2;Кромка;Куда); with layout=optimiser the layout panel-cutting optimisers (and tsekh cut) import: id;board;decor;thickness_mm;name;length_mm;width_mm;qty;grain;edge_l1;edge_l2;edge_w1;edge_w2;where.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -2001,6 +3106,18 @@ const docTemplate = `{
                         "name": "id",
                         "in": "path",
                         "required": true
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "optimiser"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "optimiser",
+                        "description": "CSV only: office (Russian headers) or optimiser",
+                        "name": "layout",
+                        "in": "query"
                     }
                 ],
                 "responses": {
@@ -2024,6 +3141,78 @@ const docTemplate = `{
                     },
                     "406": {
                         "description": "the Accept header allows none of the media types it answers in",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/production-orders/{id}/labels": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "One label per live part of the production order, in id order: a Code 128 barcode of the part's code with the code under it, the part's name, size (length × width × thickness), board and decor, edges, the production order, sales order and unit, and the customer. layout label (default): one 58 × 40 mm label per page, for a label printer; a4: A4 sheets of 21 labels (3 × 7 cells of 70 × 42.3 mm, the 58 × 40 label centred in each, cells outlined for cutting).\n422 naming layout for another layout.",
+                "produces": [
+                    "application/pdf"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "Printable labels of a production order's parts (PDF)",
+                "operationId": "getLabels",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "enum": [
+                            "label",
+                            "a4"
+                        ],
+                        "type": "string",
+                        "x-example": "label",
+                        "description": "label (58 × 40 mm, one per page; default) or a4 (sheets of 3 × 7)",
+                        "name": "layout",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the labels",
+                        "schema": {
+                            "type": "file"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2176,6 +3365,115 @@ const docTemplate = `{
                     },
                     "409": {
                         "description": "the operation is not pending, or the order is cancelled, done or closed",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/production-orders/{id}/parts": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every physical part of the production order in id order: its code (printable, unique in the database, on its label: P\u003corder\u003e-\u003cn\u003e, a re-cut P\u003corder\u003e-\u003cn\u003e.\u003cg\u003e), its unit and the unit's code (U\u003corder\u003e-\u003cn\u003e), the sales order, SKU and customer, its board, size and edges, its state over the part-scope steps (pending, in_progress, done, scrapped), the first step it has not done (at_seq), and each step's operation with its state and who completed it when. A scrapped part keeps its scrap (step, reason, note, who, when) and names its re-cut (recut_code); a re-cut names the part it replaces (recut_of).\nFilters: step (a part-scope step's seq) with state (parts whose operation at that step is in that state; scrapped: scrapped at that step); state alone (the part's overall state); unit (unit n of its item). 422 naming the filter for a step the route has not at part scope, an unknown state or a unit below 1.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "The physical parts of a production order, with their codes and steps",
+                "operationId": "listParts",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "production order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 3,
+                        "description": "a part-scope route step (seq)",
+                        "name": "step",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "pending",
+                            "in_progress",
+                            "done",
+                            "scrapped"
+                        ],
+                        "type": "string",
+                        "x-example": "pending",
+                        "description": "with step: the state of the part's operation there; alone: the part's state",
+                        "name": "state",
+                        "in": "query"
+                    },
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "only the parts of unit n of their item",
+                        "name": "unit",
+                        "in": "query"
+                    },
+                    {
+                        "maximum": 500,
+                        "minimum": 1,
+                        "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 1000,
+                        "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycy86aWQvcGFydHMiLCJpZCI6MX0",
+                        "pattern": "^[A-Za-z0-9_-]+$",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.FloorPartList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2864,6 +4162,235 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/stock": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every material of the catalogue in id order with what is on hand (receipts + counts − consumption), reserved (what live production orders still need of it) and available (on hand − reserved; negative when they need more than is there), and its reorder point.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "stock"
+                ],
+                "summary": "Stock per material: on hand, reserved, available",
+                "operationId": "listStock",
+                "parameters": [
+                    {
+                        "enum": [
+                            "board",
+                            "band",
+                            "fitting"
+                        ],
+                        "type": "string",
+                        "x-example": "board",
+                        "description": "only materials of this kind",
+                        "name": "kind",
+                        "in": "query"
+                    },
+                    {
+                        "maximum": 500,
+                        "minimum": 1,
+                        "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 1000,
+                        "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9zdG9jayIsImlkIjoxfQ",
+                        "pattern": "^[A-Za-z0-9_-]+$",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.StockList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/stock/counts": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Sets each material's on hand to what was counted (the difference is the count's movement) and writes stock.counted with the reason. 422 as for receipts (a count may be 0), and naming reason when it is missing.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "stock"
+                ],
+                "summary": "Record a stock count (admin, planner)",
+                "operationId": "countStock",
+                "parameters": [
+                    {
+                        "description": "what was counted",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.StockCountRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/stock.Receipt"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/stock/receipts": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Adds the quantities to what is on hand and writes stock.received. 422 naming lines[i].code for a material the catalogue does not have, lines[i].qty for a quantity not positive or, for sheets and pieces, not whole; nothing is written then.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "stock"
+                ],
+                "summary": "Receive materials into stock (admin, planner)",
+                "operationId": "receiveStock",
+                "parameters": [
+                    {
+                        "description": "what was received",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.StockReceiptRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/stock.Receipt"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/subscribers": {
             "get": {
                 "security": [
@@ -3480,7 +5007,7 @@ const docTemplate = `{
         "/api/v1/webhooks/shop/orders": {
             "post": {
                 "security": [],
-                "description": "Authenticated by its signature: ` + "`" + `X-Shop-Timestamp` + "`" + ` is the Unix time of sending and\n` + "`" + `X-Shop-Signature` + "`" + ` is ` + "`" + `sha256=` + "`" + ` + hex HMAC-SHA256(SHOP_WEBHOOK_SECRET, timestamp + \".\" + raw body).\nA timestamp more than 5 minutes from the server's clock is refused, so a captured request cannot be replayed later;\nthe shop re-signs each retry. Bodies over 1 MiB are refused.\n\nIdempotent by the shop's order id: the first delivery creates the order (sync_id \"shop-\" + id),\nits items and its order.received event, and answers 201; deliveries of one id take turns, so many at once\nmake one order and one event, and a repeat spends no order number. The orders are recorded under the user \"Интернет-магазин\".\n\nA later delivery of the same id is compared with the last one applied and with the order (customer, due date,\ndelivery_address, delivery_date, currency, total, and the lines matched to the order's items by SKU in order;\namounts as numbers): the same → 200 ` + "`" + `{\"order_id\"}` + "`" + `, nothing written; different and newer (its ` + "`" + `version` + "`" + ` when it\nhas one, else its ` + "`" + `updated_at` + "`" + `, against the last applied one) → the order changes as PATCH /api/v1/orders/{id} would,\n200 ` + "`" + `{\"order_id\", \"changed\": true}` + "`" + ` and order.changed; different and not newer → ignored, 200 ` + "`" + `{\"order_id\", \"stale\": true}` + "`" + `;\ndifferent without version or updated_at → 409 (\"send updated_at or version\"); newer but changing the quantity or note of\nan item in production (prices alone may change), or the order cancelled or shipped → 409 naming the items; an unknown SKU → 422.\n\ndelivery_address, delivery_date, currency, total and the lines' unit_price and line_total are kept and shown on the\norder as given; tsekh computes no prices. Nothing is stored when a delivery is refused. Answers 503 while\nSHOP_WEBHOOK_SECRET is not set.\n\nA signed example (secret ` + "`" + `demo-shop-secret-at-least-32-bytes` + "`" + `, timestamp 1795000000, the body exactly as sent):\n` + "`" + `` + "`" + `` + "`" + `\nX-Shop-Timestamp: 1795000000\nX-Shop-Signature: sha256=e84a0b30b0407497df8383fc51e6b1dfae6632bef72f72dfb43524f18da1fb09\n{\"id\":\"7826d8468b3d\",\"customer\":{\"name\":\"Иван Петров\",\"phone\":\"+7 900 123-45-67\"},\"items\":[{\"sku\":\"SHK-KUPE-1600\",\"qty\":1}]}\n` + "`" + `` + "`" + `` + "`" + `\nSigning from a shell:\n` + "`" + `` + "`" + `` + "`" + `\nTS=$(date +%s)\nSIG=$(printf '%s.%s' \"$TS\" \"$BODY\" | openssl dgst -sha256 -hmac \"$SHOP_WEBHOOK_SECRET\" | sed 's/^.* //')\ncurl -X POST http://localhost:8080/api/v1/webhooks/shop/orders -H 'Content-Type: application/json' -H \"X-Shop-Timestamp: $TS\" -H \"X-Shop-Signature: sha256=$SIG\" --data-binary \"$BODY\"\n` + "`" + `` + "`" + `` + "`" + `",
+                "description": "Authenticated by its signature: ` + "`" + `X-Shop-Timestamp` + "`" + ` is the Unix time of sending and\n` + "`" + `X-Shop-Signature` + "`" + ` is ` + "`" + `sha256=` + "`" + ` + hex HMAC-SHA256(SHOP_WEBHOOK_SECRET, timestamp + \".\" + raw body).\nA timestamp more than 5 minutes from the server's clock is refused, so a captured request cannot be replayed later;\nthe shop re-signs each retry. Bodies over 1 MiB are refused.\n\nIdempotent by the shop's order id: the first delivery creates the order (sync_id \"shop-\" + id),\nits items and its order.received event, and answers 201; deliveries of one id take turns, so many at once\nmake one order and one event, and a repeat spends no order number. The orders are recorded under the user \"Интернет-магазин\".\n\nA later delivery of the same id is compared with the last one applied and with the order (customer, due date,\ndelivery_address, delivery_date, currency, total, and the lines matched to the order's items by SKU in order;\namounts as numbers): the same → 200 ` + "`" + `{\"order_id\"}` + "`" + `, nothing written; different and newer (its ` + "`" + `version` + "`" + ` when it\nhas one, else its ` + "`" + `updated_at` + "`" + `, against the last applied one) → the order changes as PATCH /api/v1/orders/{id} would,\n200 ` + "`" + `{\"order_id\", \"changed\": true}` + "`" + ` and order.changed; different and not newer → ignored, 200 ` + "`" + `{\"order_id\", \"stale\": true}` + "`" + `;\ndifferent without version or updated_at → 409 (\"send updated_at or version\"); newer but changing the quantity or note of\nan item in production (prices alone may change), or the order cancelled or shipped → 409 naming the items; an unknown SKU → 422.\n` + "`" + `version` + "`" + ` and ` + "`" + `updated_at` + "`" + ` are compared exactly, as sent (updated_at to the nanosecond).\n\nNo silent overwrite: every answer carries the order's tsekh ` + "`" + `version` + "`" + `, as does every callback. A newer delivery built on an older\ntsekh version (its ` + "`" + `tsekh_version` + "`" + `; none sent counts as 0) that changes a field or item the office changed since → 409 naming\nthose fields (read the order and send it again built on its version); with SHOP_CONFLICTS=shop, the fields the office did not\ntouch are applied, the office's values of the others kept, and the order flagged for a manager (attention, order.shop_conflict).\n\ndelivery_address, delivery_date, currency, total and the lines' unit_price and line_total are kept and shown on the\norder as given; tsekh computes no prices. A delivery refused for its content (422 or 409: unknown SKUs, invalid fields, items\nin production, a conflict) is answered with every reason at once and kept in the intake inbox (GET /api/v1/intake/rejections)\nwhen it names its order and an item; nothing else of it is stored. A delivery that is not authentic, malformed JSON or a body\nover 1 MiB is never stored. Answers 503 while SHOP_WEBHOOK_SECRET is not set.\n\nA signed example (secret ` + "`" + `demo-shop-secret-at-least-32-bytes` + "`" + `, timestamp 1795000000, the body exactly as sent):\n` + "`" + `` + "`" + `` + "`" + `\nX-Shop-Timestamp: 1795000000\nX-Shop-Signature: sha256=e84a0b30b0407497df8383fc51e6b1dfae6632bef72f72dfb43524f18da1fb09\n{\"id\":\"7826d8468b3d\",\"customer\":{\"name\":\"Иван Петров\",\"phone\":\"+7 900 123-45-67\"},\"items\":[{\"sku\":\"SHK-KUPE-1600\",\"qty\":1}]}\n` + "`" + `` + "`" + `` + "`" + `\nSigning from a shell:\n` + "`" + `` + "`" + `` + "`" + `\nTS=$(date +%s)\nSIG=$(printf '%s.%s' \"$TS\" \"$BODY\" | openssl dgst -sha256 -hmac \"$SHOP_WEBHOOK_SECRET\" | sed 's/^.* //')\ncurl -X POST http://localhost:8080/api/v1/webhooks/shop/orders -H 'Content-Type: application/json' -H \"X-Shop-Timestamp: $TS\" -H \"X-Shop-Signature: sha256=$SIG\" --data-binary \"$BODY\"\n` + "`" + `` + "`" + `` + "`" + `",
                 "consumes": [
                     "application/json"
                 ],
@@ -4070,6 +5597,20 @@ const docTemplate = `{
                 }
             }
         },
+        "api.CancelRequest": {
+            "type": "object",
+            "required": [
+                "reason"
+            ],
+            "properties": {
+                "reason": {
+                    "description": "Why the order is cancelled (free text, up to 1,000 characters): shown on the order and told to the shop.",
+                    "type": "string",
+                    "maxLength": 1000,
+                    "example": "клиент передумал"
+                }
+            }
+        },
         "api.ChangeCustomerRequest": {
             "type": "object",
             "properties": {
@@ -4288,6 +5829,45 @@ const docTemplate = `{
                 }
             }
         },
+        "api.DismissRequest": {
+            "type": "object",
+            "required": [
+                "reason"
+            ],
+            "properties": {
+                "reason": {
+                    "description": "Why the rejection is dismissed (free text, up to 1,000 characters).",
+                    "type": "string",
+                    "maxLength": 1000,
+                    "example": "дубль заказа, клиент оформил новый"
+                }
+            }
+        },
+        "api.EdgesRequest": {
+            "type": "object",
+            "properties": {
+                "l1": {
+                    "type": "string",
+                    "maxLength": 40,
+                    "example": "match:2"
+                },
+                "l2": {
+                    "type": "string",
+                    "maxLength": 40,
+                    "example": ""
+                },
+                "w1": {
+                    "type": "string",
+                    "maxLength": 40,
+                    "example": "match:0.4"
+                },
+                "w2": {
+                    "type": "string",
+                    "maxLength": 40,
+                    "example": ""
+                }
+            }
+        },
         "api.EventList": {
             "type": "object",
             "required": [
@@ -4317,6 +5897,44 @@ const docTemplate = `{
                     "type": "array",
                     "items": {
                         "$ref": "#/definitions/events.Type"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
+        "api.FittingRequest": {
+            "type": "object",
+            "required": [
+                "code",
+                "qty"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "maxLength": 32,
+                    "example": "HINGE-110"
+                },
+                "qty": {
+                    "type": "integer",
+                    "maximum": 1000,
+                    "minimum": 1,
+                    "example": 4
+                }
+            }
+        },
+        "api.FloorPartList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.FloorPart"
                     }
                 },
                 "next_cursor": {
@@ -4380,6 +5998,109 @@ const docTemplate = `{
                 }
             }
         },
+        "api.MaterialList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/catalog.Material"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
+        "api.MaterialRequest": {
+            "type": "object",
+            "required": [
+                "code",
+                "kind",
+                "name"
+            ],
+            "properties": {
+                "bands": {
+                    "description": "A board's matching edge bands, by code.",
+                    "type": "array",
+                    "maxItems": 20,
+                    "items": {
+                        "type": "string",
+                        "maxLength": 32
+                    },
+                    "example": [
+                        "PVC04-SONOMA",
+                        "PVC2-SONOMA"
+                    ]
+                },
+                "code": {
+                    "description": "Unique regardless of case; it never changes once created.",
+                    "type": "string",
+                    "maxLength": 32,
+                    "example": "LDSP16-SONOMA"
+                },
+                "decor": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "example": "Дуб сонома"
+                },
+                "formats": {
+                    "description": "A board's sheet formats.",
+                    "type": "array",
+                    "maxItems": 20,
+                    "items": {
+                        "$ref": "#/definitions/api.SheetFormatRequest"
+                    }
+                },
+                "grain": {
+                    "description": "A board whose decor has a grain direction (along the sheet's length).",
+                    "type": "boolean",
+                    "example": true
+                },
+                "kind": {
+                    "type": "string",
+                    "enum": [
+                        "board",
+                        "band",
+                        "fitting"
+                    ],
+                    "example": "board"
+                },
+                "name": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "example": "ЛДСП 16 мм Дуб сонома"
+                },
+                "reorder_point": {
+                    "description": "Buy when what is available falls below it, in the material's unit (whole sheets, metres, whole pieces).",
+                    "type": "number",
+                    "maximum": 1000000,
+                    "minimum": 0,
+                    "example": 10
+                },
+                "thickness_mm": {
+                    "description": "A board's or an edge band's thickness in mm (0.4, 2, 16); absent for a fitting.",
+                    "type": "number",
+                    "maximum": 200,
+                    "minimum": 0,
+                    "example": 16
+                },
+                "trim": {
+                    "$ref": "#/definitions/api.TrimRequest"
+                },
+                "width_mm": {
+                    "description": "An edge band's width in mm; absent otherwise.",
+                    "type": "integer",
+                    "maximum": 200,
+                    "minimum": 0,
+                    "example": 0
+                }
+            }
+        },
         "api.OrderItemRequest": {
             "type": "object",
             "required": [
@@ -4392,6 +6113,16 @@ const docTemplate = `{
                     "type": "string",
                     "maxLength": 2000,
                     "example": "цвет: дуб сонома"
+                },
+                "options": {
+                    "description": "A board per decor slot of the product, by decor or board code, e.g. {\"корпус\": \"Дуб сонома\"}; each slot's default otherwise.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "корпус": "Дуб сонома"
+                    }
                 },
                 "qty": {
                     "type": "integer",
@@ -4428,17 +6159,39 @@ const docTemplate = `{
             "type": "object",
             "required": [
                 "length_mm",
-                "material",
                 "name",
                 "qty",
-                "thickness_mm",
                 "width_mm"
             ],
             "properties": {
+                "board": {
+                    "description": "The code of the part's board.",
+                    "type": "string",
+                    "maxLength": 32,
+                    "example": "LDSP16-WHITE"
+                },
+                "edges": {
+                    "description": "The band of each side: l1, l2 along the length, w1, w2 along the width; each empty, an edge band's code, match (the board's first matching band) or match:T (its matching band T mm thick).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/api.EdgesRequest"
+                        }
+                    ]
+                },
                 "edging": {
                     "type": "string",
                     "maxLength": 200,
                     "example": "ПВХ 2 мм, 1 сторона"
+                },
+                "grain": {
+                    "description": "The decor's grain on the part: along its length, its width, or none; length on a board with grain when absent, else none.",
+                    "type": "string",
+                    "enum": [
+                        "length",
+                        "width",
+                        "none"
+                    ],
+                    "example": "length"
                 },
                 "length_mm": {
                     "type": "integer",
@@ -4447,9 +6200,10 @@ const docTemplate = `{
                     "example": 2200
                 },
                 "material": {
+                    "description": "A board by its code or name, when neither board nor slot is given; the board's name when absent.",
                     "type": "string",
                     "maxLength": 200,
-                    "example": "ЛДСП 16 мм"
+                    "example": "ЛДСП 16 мм Белый"
                 },
                 "name": {
                     "type": "string",
@@ -4462,10 +6216,17 @@ const docTemplate = `{
                     "minimum": 1,
                     "example": 2
                 },
+                "slot": {
+                    "description": "A decor slot of the product (slots[].name), whose board the ordered item chooses.",
+                    "type": "string",
+                    "maxLength": 200,
+                    "example": "корпус"
+                },
                 "thickness_mm": {
+                    "description": "The board's thickness when absent; when given, it must be the board's.",
                     "type": "integer",
                     "maximum": 10000,
-                    "minimum": 1,
+                    "minimum": 0,
                     "example": 16
                 },
                 "width_mm": {
@@ -4584,6 +6345,14 @@ const docTemplate = `{
                 "sku"
             ],
             "properties": {
+                "fittings": {
+                    "description": "The fittings one unit needs.",
+                    "type": "array",
+                    "maxItems": 100,
+                    "items": {
+                        "$ref": "#/definitions/api.FittingRequest"
+                    }
+                },
                 "kind": {
                     "type": "string",
                     "enum": [
@@ -4614,6 +6383,14 @@ const docTemplate = `{
                     "type": "string",
                     "maxLength": 64,
                     "example": "SHK-KUPE-1600"
+                },
+                "slots": {
+                    "description": "The product's decor slots (корпус, фасад, задняя стенка).",
+                    "type": "array",
+                    "maxItems": 20,
+                    "items": {
+                        "$ref": "#/definitions/api.SlotRequest"
+                    }
                 }
             }
         },
@@ -4623,6 +6400,12 @@ const docTemplate = `{
                 "seq"
             ],
             "properties": {
+                "item_id": {
+                    "description": "The item whose unit it is, needed when several items of the order have a unit of that number.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 53
+                },
                 "minutes": {
                     "description": "The minutes spent, when known.",
                     "type": "number",
@@ -4649,6 +6432,44 @@ const docTemplate = `{
                     "type": "integer",
                     "minimum": 1,
                     "example": 20
+                },
+                "unit": {
+                    "description": "Only this unit (n of its item's quantity): the master names the unit finished instead of tsekh choosing.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 3
+                }
+            }
+        },
+        "api.RecutList": {
+            "type": "object",
+            "required": [
+                "boards"
+            ],
+            "properties": {
+                "boards": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.RecutBoard"
+                    }
+                }
+            }
+        },
+        "api.RejectionList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/sales.Rejection"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
                 }
             }
         },
@@ -4762,6 +6583,112 @@ const docTemplate = `{
                 }
             }
         },
+        "api.ScanRequest": {
+            "type": "object",
+            "required": [
+                "code",
+                "step"
+            ],
+            "properties": {
+                "code": {
+                    "description": "The code on the part's or unit's label, as the scanner reads it (case and blanks around it do not matter).",
+                    "type": "string",
+                    "maxLength": 40,
+                    "minLength": 1,
+                    "example": "P12-5"
+                },
+                "prod_order_id": {
+                    "description": "The production order the station works on, when it says: a code of another order's part is refused (422, field code).",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 12
+                },
+                "step": {
+                    "description": "The route step (seq) the part or unit went through.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 3
+                }
+            }
+        },
+        "api.ScrapReasons": {
+            "type": "object",
+            "required": [
+                "reasons"
+            ],
+            "properties": {
+                "reasons": {
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "chipped",
+                        "wrong_size",
+                        "drilling_error"
+                    ]
+                }
+            }
+        },
+        "api.ScrapRequest": {
+            "type": "object",
+            "required": [
+                "reason"
+            ],
+            "properties": {
+                "code": {
+                    "description": "The code on the spoilt part's label (or give part_id instead).",
+                    "type": "string",
+                    "maxLength": 40,
+                    "example": "P12-1"
+                },
+                "note": {
+                    "description": "Free text.",
+                    "type": "string",
+                    "maxLength": 1000,
+                    "example": "присадка не с той стороны"
+                },
+                "part_id": {
+                    "description": "The part's id, from GET /api/v1/production-orders/{id}/parts, instead of its code.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 41
+                },
+                "reason": {
+                    "description": "Why: one of the factory's reasons (FLOOR_SCRAP_REASONS, listed at GET /api/v1/floor/scrap-reasons).",
+                    "type": "string",
+                    "maxLength": 40,
+                    "example": "drilling_error"
+                },
+                "step": {
+                    "description": "The route step (seq) it was spoilt at; by default the step it is at.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 3
+                }
+            }
+        },
+        "api.SheetFormatRequest": {
+            "type": "object",
+            "required": [
+                "length_mm",
+                "width_mm"
+            ],
+            "properties": {
+                "length_mm": {
+                    "type": "integer",
+                    "maximum": 10000,
+                    "minimum": 1,
+                    "example": 2800
+                },
+                "width_mm": {
+                    "type": "integer",
+                    "maximum": 10000,
+                    "minimum": 1,
+                    "example": 2070
+                }
+            }
+        },
         "api.ShipmentLineRequest": {
             "type": "object",
             "required": [
@@ -4830,6 +6757,16 @@ const docTemplate = `{
                     "type": "string",
                     "maxLength": 2000,
                     "example": "цвет: дуб сонома"
+                },
+                "options": {
+                    "description": "A board per decor slot of the product, by decor or board code, e.g. {\"корпус\": \"Дуб сонома\"}; each slot's default otherwise.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "корпус": "Дуб сонома"
+                    }
                 },
                 "qty": {
                     "type": "integer",
@@ -4904,12 +6841,18 @@ const docTemplate = `{
                     "type": "number",
                     "example": 25980
                 },
+                "tsekh_version": {
+                    "description": "The order's tsekh version the delivery was built on: the last version the shop heard (a callback's version, or this webhook's answer).\nA delivery that changes what the office changed after it is refused (409) or merged (SHOP_CONFLICTS=shop). Without it, every change\nthe office made counts.",
+                    "type": "integer",
+                    "minimum": 0,
+                    "example": 3
+                },
                 "updated_at": {
-                    "description": "When the shop last changed the order (RFC 3339): a later delivery with a later updated_at changes the order.",
+                    "description": "When the shop last changed the order (RFC 3339, up to nanoseconds, kept and compared as sent): a later delivery with a later updated_at changes the order.",
                     "type": "string",
                     "format": "date-time",
                     "maxLength": 40,
-                    "example": "2026-12-02T10:15:00Z"
+                    "example": "2026-12-02T10:15:00.1239Z"
                 },
                 "version": {
                     "description": "The shop's version of the order: a later delivery with a greater version changes the order. Takes precedence over updated_at.",
@@ -4922,7 +6865,8 @@ const docTemplate = `{
         "api.ShopWebhookResponse": {
             "type": "object",
             "required": [
-                "order_id"
+                "order_id",
+                "version"
             ],
             "properties": {
                 "changed": {
@@ -4938,6 +6882,59 @@ const docTemplate = `{
                     "description": "true: the delivery differed but was not newer than the last one applied; it was ignored.",
                     "type": "boolean",
                     "example": false
+                },
+                "version": {
+                    "description": "The order's tsekh version now: send it as tsekh_version with the order's next delivery.",
+                    "type": "integer",
+                    "example": 3
+                }
+            }
+        },
+        "api.ShortageList": {
+            "type": "object",
+            "required": [
+                "items"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/stock.Shortage"
+                    }
+                }
+            }
+        },
+        "api.SlotRequest": {
+            "type": "object",
+            "required": [
+                "boards",
+                "name"
+            ],
+            "properties": {
+                "boards": {
+                    "description": "The codes of the boards an item may choose.",
+                    "type": "array",
+                    "maxItems": 50,
+                    "minItems": 1,
+                    "items": {
+                        "type": "string",
+                        "maxLength": 32
+                    },
+                    "example": [
+                        "LDSP16-WHITE",
+                        "LDSP16-SONOMA"
+                    ]
+                },
+                "default": {
+                    "description": "The board of an item that chooses none; the first of boards when absent.",
+                    "type": "string",
+                    "maxLength": 32,
+                    "example": "LDSP16-WHITE"
+                },
+                "name": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "example": "корпус"
                 }
             }
         },
@@ -4950,6 +6947,89 @@ const docTemplate = `{
                 "status": {
                     "type": "string",
                     "example": "ok"
+                }
+            }
+        },
+        "api.StockCountRequest": {
+            "type": "object",
+            "required": [
+                "lines",
+                "reason"
+            ],
+            "properties": {
+                "lines": {
+                    "description": "What was counted of each material: on hand becomes it.",
+                    "type": "array",
+                    "maxItems": 200,
+                    "minItems": 1,
+                    "items": {
+                        "$ref": "#/definitions/api.StockLineRequest"
+                    }
+                },
+                "reason": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "example": "инвентаризация на конец месяца"
+                }
+            }
+        },
+        "api.StockLineRequest": {
+            "type": "object",
+            "required": [
+                "code",
+                "qty"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "maxLength": 32,
+                    "example": "LDSP16-SONOMA"
+                },
+                "qty": {
+                    "type": "number",
+                    "maximum": 1000000,
+                    "minimum": 0,
+                    "example": 20
+                }
+            }
+        },
+        "api.StockList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/stock.Level"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
+        "api.StockReceiptRequest": {
+            "type": "object",
+            "required": [
+                "lines"
+            ],
+            "properties": {
+                "lines": {
+                    "type": "array",
+                    "maxItems": 200,
+                    "minItems": 1,
+                    "items": {
+                        "$ref": "#/definitions/api.StockLineRequest"
+                    }
+                },
+                "note": {
+                    "description": "Free text: the supplier, the delivery note.",
+                    "type": "string",
+                    "maxLength": 2000,
+                    "example": "накладная 1542 от ООО «Плита»"
                 }
             }
         },
@@ -4968,6 +7048,35 @@ const docTemplate = `{
                 },
                 "next_cursor": {
                     "type": "string"
+                }
+            }
+        },
+        "api.TrimRequest": {
+            "type": "object",
+            "properties": {
+                "l1": {
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": 0,
+                    "example": 10
+                },
+                "l2": {
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": 0,
+                    "example": 10
+                },
+                "w1": {
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": 0,
+                    "example": 10
+                },
+                "w2": {
+                    "type": "integer",
+                    "maximum": 100,
+                    "minimum": 0,
+                    "example": 10
                 }
             }
         },
@@ -5250,6 +7359,134 @@ const docTemplate = `{
                 }
             }
         },
+        "catalog.Edges": {
+            "type": "object",
+            "required": [
+                "l1",
+                "l2",
+                "w1",
+                "w2"
+            ],
+            "properties": {
+                "l1": {
+                    "type": "string",
+                    "example": "match:2"
+                },
+                "l2": {
+                    "type": "string",
+                    "example": ""
+                },
+                "w1": {
+                    "type": "string",
+                    "example": "match:0.4"
+                },
+                "w2": {
+                    "type": "string",
+                    "example": ""
+                }
+            }
+        },
+        "catalog.Material": {
+            "type": "object",
+            "required": [
+                "bands",
+                "code",
+                "decor",
+                "formats",
+                "grain",
+                "id",
+                "kind",
+                "name",
+                "reorder_point",
+                "thickness_mm",
+                "trim",
+                "unit",
+                "width_mm"
+            ],
+            "properties": {
+                "bands": {
+                    "description": "Bands are a board's matching edge bands, by code: a part's side banded\n\"match\" (or \"match:2\", of that thickness) takes one of them.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "PVC04-SONOMA",
+                        "PVC2-SONOMA"
+                    ]
+                },
+                "code": {
+                    "description": "Code is unique regardless of case, and never changes: parts, stock and\nlabels name the material by it.",
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "formats": {
+                    "description": "Formats are the sheet formats a board is bought in.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/catalog.SheetFormat"
+                    }
+                },
+                "grain": {
+                    "description": "Grain: a board whose decor has a grain direction, along the sheet's length.",
+                    "type": "boolean",
+                    "example": true
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "kind": {
+                    "type": "string",
+                    "enum": [
+                        "board",
+                        "band",
+                        "fitting"
+                    ],
+                    "example": "board"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "ЛДСП 16 мм Дуб сонома"
+                },
+                "reorder_point": {
+                    "description": "ReorderPoint: when what is available falls below it, buy (in the unit).",
+                    "type": "number",
+                    "example": 10
+                },
+                "thickness_mm": {
+                    "description": "ThicknessMM: a board's or an edge band's thickness (0.4, 2 …); 0 for a fitting.",
+                    "type": "number",
+                    "example": 16
+                },
+                "trim": {
+                    "description": "Trim is what is cut off each edge of a board's sheet before parts are cut.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/catalog.Trim"
+                        }
+                    ]
+                },
+                "unit": {
+                    "description": "Unit is what it is counted in: sheet (boards), m (edge bands), pcs (fittings).",
+                    "type": "string",
+                    "enum": [
+                        "sheet",
+                        "m",
+                        "pcs"
+                    ],
+                    "example": "sheet"
+                },
+                "width_mm": {
+                    "description": "WidthMM: an edge band's width; 0 otherwise.",
+                    "type": "integer",
+                    "example": 0
+                }
+            }
+        },
         "catalog.Operation": {
             "type": "object",
             "required": [
@@ -5280,22 +7517,51 @@ const docTemplate = `{
         "catalog.Part": {
             "type": "object",
             "required": [
+                "board",
+                "edges",
                 "edging",
+                "grain",
                 "length_mm",
                 "material",
                 "name",
                 "qty",
+                "slot",
                 "thickness_mm",
                 "width_mm"
             ],
             "properties": {
+                "board": {
+                    "description": "Board is the code of the part's board; empty when a slot chooses it.",
+                    "type": "string",
+                    "example": "LDSP16-WHITE"
+                },
+                "edges": {
+                    "description": "Edges are the edge bands of its sides.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/catalog.Edges"
+                        }
+                    ]
+                },
                 "edging": {
+                    "description": "Edging describes the banding as text.",
                     "type": "string"
+                },
+                "grain": {
+                    "description": "Grain: along the part's length, its width, or none.",
+                    "type": "string",
+                    "enum": [
+                        "length",
+                        "width",
+                        "none"
+                    ],
+                    "example": "length"
                 },
                 "length_mm": {
                     "type": "integer"
                 },
                 "material": {
+                    "description": "Material is the board's name as text (for a slot, its default\nboard's), as before parts named boards.",
                     "type": "string"
                 },
                 "name": {
@@ -5303,6 +7569,11 @@ const docTemplate = `{
                 },
                 "qty": {
                     "type": "integer"
+                },
+                "slot": {
+                    "description": "Slot is the decor slot whose board the ordered item chooses; empty\nwhen the part names its board.",
+                    "type": "string",
+                    "example": "корпус"
                 },
                 "thickness_mm": {
                     "type": "integer"
@@ -5315,14 +7586,23 @@ const docTemplate = `{
         "catalog.Product": {
             "type": "object",
             "required": [
+                "fittings",
                 "id",
                 "kind",
                 "name",
                 "parts",
                 "route_id",
-                "sku"
+                "sku",
+                "slots"
             ],
             "properties": {
+                "fittings": {
+                    "description": "Fittings are the fittings one unit needs.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/catalog.ProductFitting"
+                    }
+                },
                 "id": {
                     "type": "integer"
                 },
@@ -5343,6 +7623,30 @@ const docTemplate = `{
                 },
                 "sku": {
                     "type": "string"
+                },
+                "slots": {
+                    "description": "Slots are the product's decor slots (корпус, фасад, задняя стенка):\nan ordered item chooses a board for each among those allowed.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/catalog.Slot"
+                    }
+                }
+            }
+        },
+        "catalog.ProductFitting": {
+            "type": "object",
+            "required": [
+                "code",
+                "qty"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "HINGE-110"
+                },
+                "qty": {
+                    "type": "integer",
+                    "example": 4
                 }
             }
         },
@@ -5369,6 +7673,80 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/catalog.Operation"
                     }
+                }
+            }
+        },
+        "catalog.SheetFormat": {
+            "type": "object",
+            "required": [
+                "length_mm",
+                "width_mm"
+            ],
+            "properties": {
+                "length_mm": {
+                    "type": "integer",
+                    "example": 2800
+                },
+                "width_mm": {
+                    "type": "integer",
+                    "example": 2070
+                }
+            }
+        },
+        "catalog.Slot": {
+            "type": "object",
+            "required": [
+                "boards",
+                "default",
+                "name"
+            ],
+            "properties": {
+                "boards": {
+                    "description": "Boards are the codes of the boards an item may choose.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "LDSP16-WHITE",
+                        "LDSP16-SONOMA"
+                    ]
+                },
+                "default": {
+                    "description": "Default is the board of an item that chooses none.",
+                    "type": "string",
+                    "example": "LDSP16-WHITE"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "корпус"
+                }
+            }
+        },
+        "catalog.Trim": {
+            "type": "object",
+            "required": [
+                "l1",
+                "l2",
+                "w1",
+                "w2"
+            ],
+            "properties": {
+                "l1": {
+                    "type": "integer",
+                    "example": 10
+                },
+                "l2": {
+                    "type": "integer",
+                    "example": 10
+                },
+                "w1": {
+                    "type": "integer",
+                    "example": 10
+                },
+                "w2": {
+                    "type": "integer",
+                    "example": 10
                 }
             }
         },
@@ -5820,6 +8198,7 @@ const docTemplate = `{
                 "item_id",
                 "late",
                 "note",
+                "options",
                 "order_id",
                 "product_name",
                 "qty",
@@ -5849,6 +8228,13 @@ const docTemplate = `{
                 },
                 "note": {
                     "type": "string"
+                },
+                "options": {
+                    "description": "Options are the item's choices of board per decor slot, by code.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
                 },
                 "order_id": {
                     "type": "integer"
@@ -5909,21 +8295,101 @@ const docTemplate = `{
                 }
             }
         },
+        "plan.CutBand": {
+            "type": "object",
+            "required": [
+                "band",
+                "decor",
+                "metres",
+                "name",
+                "sides",
+                "thickness_mm",
+                "width_mm"
+            ],
+            "properties": {
+                "band": {
+                    "type": "string",
+                    "example": "PVC2-SONOMA"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "metres": {
+                    "type": "number",
+                    "example": 12.4
+                },
+                "name": {
+                    "type": "string",
+                    "example": "Кромка ПВХ 2×19 Дуб сонома"
+                },
+                "sides": {
+                    "description": "Sides is the number of banded sides; Metres their band, with the overhang.",
+                    "type": "integer"
+                },
+                "thickness_mm": {
+                    "type": "number",
+                    "example": 2
+                },
+                "width_mm": {
+                    "type": "integer",
+                    "example": 19
+                }
+            }
+        },
+        "plan.CutFitting": {
+            "type": "object",
+            "required": [
+                "code",
+                "name",
+                "prod_order_id",
+                "qty"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "HINGE-110"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "Петля накладная 110°"
+                },
+                "prod_order_id": {
+                    "type": "integer"
+                },
+                "qty": {
+                    "type": "integer"
+                }
+            }
+        },
         "plan.CutMaterial": {
             "type": "object",
             "required": [
                 "area_m2",
+                "board",
+                "decor",
                 "material",
                 "parts",
                 "qty",
+                "sheets",
                 "thickness_mm"
             ],
             "properties": {
                 "area_m2": {
                     "type": "number"
                 },
+                "board": {
+                    "description": "Board is the board's code, Decor its decor, Material its name.",
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
                 "material": {
-                    "type": "string"
+                    "type": "string",
+                    "example": "ЛДСП 16 мм Дуб сонома"
                 },
                 "parts": {
                     "type": "array",
@@ -5935,8 +8401,13 @@ const docTemplate = `{
                     "description": "Qty is the number of physical parts; AreaM2 their area in m².",
                     "type": "integer"
                 },
-                "thickness_mm": {
+                "sheets": {
+                    "description": "Sheets estimates the sheets needed: the area ÷ the board's largest\nusable format (trims cut off), rounded up; 0 when it has no format.",
                     "type": "integer"
+                },
+                "thickness_mm": {
+                    "type": "integer",
+                    "example": 16
                 }
             }
         },
@@ -5947,8 +8418,7 @@ const docTemplate = `{
                 "order_id",
                 "prod_order_id",
                 "qty",
-                "sku",
-                "unit"
+                "sku"
             ],
             "properties": {
                 "item_id": {
@@ -5966,26 +8436,36 @@ const docTemplate = `{
                 },
                 "sku": {
                     "type": "string"
-                },
-                "unit": {
-                    "description": "1 to the item's quantity",
-                    "type": "integer"
                 }
             }
         },
         "plan.CutPart": {
             "type": "object",
             "required": [
+                "edges",
                 "edging",
+                "grain",
                 "length_mm",
                 "name",
                 "origins",
                 "qty",
+                "where",
                 "width_mm"
             ],
             "properties": {
+                "edges": {
+                    "$ref": "#/definitions/catalog.Edges"
+                },
                 "edging": {
                     "type": "string"
+                },
+                "grain": {
+                    "type": "string",
+                    "enum": [
+                        "length",
+                        "width",
+                        "none"
+                    ]
                 },
                 "length_mm": {
                     "type": "integer"
@@ -6002,6 +8482,11 @@ const docTemplate = `{
                 "qty": {
                     "type": "integer"
                 },
+                "where": {
+                    "description": "Where summarises where the parts go, by sales order: \"№5 ×4, №9 ×2\".",
+                    "type": "string",
+                    "example": "№5 ×4, №9 ×2"
+                },
                 "width_mm": {
                     "type": "integer"
                 }
@@ -6010,11 +8495,32 @@ const docTemplate = `{
         "plan.CuttingList": {
             "type": "object",
             "required": [
+                "bands",
+                "edge_overhang_mm",
+                "fittings",
                 "materials",
                 "prod_orders"
             ],
             "properties": {
+                "bands": {
+                    "description": "Bands are the edge-band metres per band: each banded side's length\nplus EdgeOverhangMM, for every part.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.CutBand"
+                    }
+                },
+                "edge_overhang_mm": {
+                    "type": "integer",
+                    "example": 30
+                },
+                "fittings": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.CutFitting"
+                    }
+                },
                 "materials": {
+                    "description": "Materials are the parts by board, in board code order.",
                     "type": "array",
                     "items": {
                         "$ref": "#/definitions/plan.CutMaterial"
@@ -6047,7 +8553,7 @@ const docTemplate = `{
                     "format": "date"
                 },
                 "load_min": {
-                    "description": "planned minutes of live production orders",
+                    "description": "minutes of the operations not done of launched and in-progress orders, where they are planned",
                     "type": "number"
                 },
                 "overload": {
@@ -6059,10 +8565,157 @@ const docTemplate = `{
                 }
             }
         },
+        "plan.FloorPart": {
+            "type": "object",
+            "required": [
+                "at_seq",
+                "board",
+                "code",
+                "customer",
+                "decor",
+                "edges",
+                "edging",
+                "grain",
+                "id",
+                "item_id",
+                "length_mm",
+                "line",
+                "material",
+                "name",
+                "order_id",
+                "recut_code",
+                "recut_of",
+                "scrap",
+                "sku",
+                "state",
+                "status",
+                "steps",
+                "thickness_mm",
+                "unit",
+                "unit_code",
+                "width_mm"
+            ],
+            "properties": {
+                "at_seq": {
+                    "description": "AtSeq is the first of its steps not done (null when through them all, or scrapped).",
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "board": {
+                    "description": "Board is the code of the board it is cut from, Decor the board's\ndecor, as the item's choices resolved them at launch; Grain and Edges\n(each side's edge band code, \"\" for none) as its product line says.",
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "code": {
+                    "description": "Code is the part's printable code, unique in the database, from\nlaunch: what its label's barcode carries and a scan names.",
+                    "type": "string",
+                    "example": "P12-5"
+                },
+                "customer": {
+                    "type": "string"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "edges": {
+                    "$ref": "#/definitions/catalog.Edges"
+                },
+                "edging": {
+                    "type": "string"
+                },
+                "grain": {
+                    "type": "string",
+                    "enum": [
+                        "length",
+                        "width",
+                        "none"
+                    ],
+                    "example": "length"
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "item_id": {
+                    "type": "integer"
+                },
+                "length_mm": {
+                    "type": "integer"
+                },
+                "line": {
+                    "type": "integer"
+                },
+                "material": {
+                    "type": "string"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "order_id": {
+                    "description": "the sales order",
+                    "type": "integer"
+                },
+                "recut_code": {
+                    "description": "RecutCode is the code of the part cut again in its place, once scrapped.",
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "recut_of": {
+                    "description": "RecutOf is the scrapped part this one is cut again in place of.",
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "scrap": {
+                    "$ref": "#/definitions/plan.Scrap"
+                },
+                "sku": {
+                    "type": "string"
+                },
+                "state": {
+                    "description": "State is pending, in_progress or done over its part-scope steps, or scrapped.",
+                    "type": "string",
+                    "enum": [
+                        "pending",
+                        "in_progress",
+                        "done",
+                        "scrapped"
+                    ]
+                },
+                "status": {
+                    "description": "Status is live, or scrapped once the floor spoilt it (see Scrap).",
+                    "type": "string",
+                    "enum": [
+                        "live",
+                        "scrapped"
+                    ]
+                },
+                "steps": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.PartStep"
+                    }
+                },
+                "thickness_mm": {
+                    "type": "integer"
+                },
+                "unit": {
+                    "type": "integer"
+                },
+                "unit_code": {
+                    "type": "string",
+                    "example": "U12-1"
+                },
+                "width_mm": {
+                    "type": "integer"
+                }
+            }
+        },
         "plan.Operation": {
             "type": "object",
             "required": [
                 "completed_at",
+                "completed_by",
+                "completed_by_id",
                 "id",
                 "item_id",
                 "minutes",
@@ -6084,6 +8737,15 @@ const docTemplate = `{
                 "completed_at": {
                     "type": "string",
                     "format": "date-time",
+                    "x-nullable": true
+                },
+                "completed_by": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "completed_by_id": {
+                    "description": "CompletedByID and CompletedBy are who completed it (null: the system, or not known).",
+                    "type": "integer",
                     "x-nullable": true
                 },
                 "id": {
@@ -6254,20 +8916,54 @@ const docTemplate = `{
         "plan.Part": {
             "type": "object",
             "required": [
+                "board",
+                "code",
+                "decor",
+                "edges",
                 "edging",
+                "grain",
                 "id",
                 "item_id",
                 "length_mm",
                 "line",
                 "material",
                 "name",
+                "recut_of",
+                "scrap",
+                "status",
                 "thickness_mm",
                 "unit",
                 "width_mm"
             ],
             "properties": {
+                "board": {
+                    "description": "Board is the code of the board it is cut from, Decor the board's\ndecor, as the item's choices resolved them at launch; Grain and Edges\n(each side's edge band code, \"\" for none) as its product line says.",
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "code": {
+                    "description": "Code is the part's printable code, unique in the database, from\nlaunch: what its label's barcode carries and a scan names.",
+                    "type": "string",
+                    "example": "P12-5"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "edges": {
+                    "$ref": "#/definitions/catalog.Edges"
+                },
                 "edging": {
                     "type": "string"
+                },
+                "grain": {
+                    "type": "string",
+                    "enum": [
+                        "length",
+                        "width",
+                        "none"
+                    ],
+                    "example": "length"
                 },
                 "id": {
                     "type": "integer"
@@ -6287,6 +8983,22 @@ const docTemplate = `{
                 "name": {
                     "type": "string"
                 },
+                "recut_of": {
+                    "description": "RecutOf is the scrapped part this one is cut again in place of.",
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "scrap": {
+                    "$ref": "#/definitions/plan.Scrap"
+                },
+                "status": {
+                    "description": "Status is live, or scrapped once the floor spoilt it (see Scrap).",
+                    "type": "string",
+                    "enum": [
+                        "live",
+                        "scrapped"
+                    ]
+                },
                 "thickness_mm": {
                     "type": "integer"
                 },
@@ -6295,6 +9007,56 @@ const docTemplate = `{
                 },
                 "width_mm": {
                     "type": "integer"
+                }
+            }
+        },
+        "plan.PartStep": {
+            "type": "object",
+            "required": [
+                "completed_at",
+                "completed_by",
+                "completed_by_id",
+                "name",
+                "operation_id",
+                "seq",
+                "started_at",
+                "status"
+            ],
+            "properties": {
+                "completed_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "completed_by": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "completed_by_id": {
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "name": {
+                    "type": "string"
+                },
+                "operation_id": {
+                    "type": "integer"
+                },
+                "seq": {
+                    "type": "integer"
+                },
+                "started_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "pending",
+                        "in_progress",
+                        "done"
+                    ]
                 }
             }
         },
@@ -6322,6 +9084,7 @@ const docTemplate = `{
                 "late",
                 "made_qty",
                 "note",
+                "options",
                 "order_id",
                 "ordered_qty",
                 "product_id",
@@ -6356,6 +9119,13 @@ const docTemplate = `{
                 "note": {
                     "description": "the customer's note on the item",
                     "type": "string"
+                },
+                "options": {
+                    "description": "Options are the item's choices of board per decor slot, by code.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
                 },
                 "order_id": {
                     "type": "integer"
@@ -6412,6 +9182,7 @@ const docTemplate = `{
                 "priority",
                 "progress",
                 "route",
+                "short",
                 "started_at",
                 "status"
             ],
@@ -6512,6 +9283,16 @@ const docTemplate = `{
                 "route": {
                     "$ref": "#/definitions/plan.RouteRef"
                 },
+                "short": {
+                    "description": "Short names the materials of which less was available than its\nlaunch reserved (the stock module's stock.reserved says so): it was\nlaunched all the same.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "LDSP16-SONOMA"
+                    ]
+                },
                 "started_at": {
                     "type": "string",
                     "format": "date-time",
@@ -6556,6 +9337,7 @@ const docTemplate = `{
                 "priority",
                 "progress",
                 "route",
+                "short",
                 "started_at",
                 "status"
             ],
@@ -6668,6 +9450,16 @@ const docTemplate = `{
                 "route": {
                     "$ref": "#/definitions/plan.RouteRef"
                 },
+                "short": {
+                    "description": "Short names the materials of which less was available than its\nlaunch reserved (the stock module's stock.reserved says so): it was\nlaunched all the same.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "LDSP16-SONOMA"
+                    ]
+                },
                 "started_at": {
                     "type": "string",
                     "format": "date-time",
@@ -6750,6 +9542,100 @@ const docTemplate = `{
                 }
             }
         },
+        "plan.Recut": {
+            "type": "object",
+            "required": [
+                "code",
+                "edging",
+                "item_id",
+                "length_mm",
+                "name",
+                "note",
+                "part_id",
+                "prod_order_id",
+                "reason",
+                "recut_of",
+                "unit",
+                "width_mm"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "P12-5.1"
+                },
+                "edging": {
+                    "type": "string"
+                },
+                "item_id": {
+                    "type": "integer"
+                },
+                "length_mm": {
+                    "type": "integer"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "note": {
+                    "type": "string"
+                },
+                "part_id": {
+                    "type": "integer"
+                },
+                "prod_order_id": {
+                    "type": "integer"
+                },
+                "reason": {
+                    "description": "why it was scrapped",
+                    "type": "string"
+                },
+                "recut_of": {
+                    "description": "the scrapped part's code",
+                    "type": "string"
+                },
+                "unit": {
+                    "type": "integer"
+                },
+                "width_mm": {
+                    "type": "integer"
+                }
+            }
+        },
+        "plan.RecutBoard": {
+            "type": "object",
+            "required": [
+                "board",
+                "decor",
+                "material",
+                "parts",
+                "qty",
+                "thickness_mm"
+            ],
+            "properties": {
+                "board": {
+                    "description": "its code in the materials catalogue; \"\" before materials existed",
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "decor": {
+                    "type": "string"
+                },
+                "material": {
+                    "type": "string"
+                },
+                "parts": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Recut"
+                    }
+                },
+                "qty": {
+                    "type": "integer"
+                },
+                "thickness_mm": {
+                    "type": "integer"
+                }
+            }
+        },
         "plan.ReplanSummary": {
             "type": "object",
             "required": [
@@ -6778,6 +9664,107 @@ const docTemplate = `{
                 "replanned": {
                     "description": "Replanned is the number of unfinished production orders placed again.",
                     "type": "integer"
+                }
+            }
+        },
+        "plan.Requirement": {
+            "type": "object",
+            "required": [
+                "area_m2",
+                "backlog",
+                "code",
+                "decor",
+                "kind",
+                "launched",
+                "name",
+                "qty",
+                "unit"
+            ],
+            "properties": {
+                "area_m2": {
+                    "description": "AreaM2 is the boards' parts' area.",
+                    "type": "number",
+                    "example": 9.6
+                },
+                "backlog": {
+                    "type": "number",
+                    "example": 1
+                },
+                "code": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "kind": {
+                    "type": "string",
+                    "enum": [
+                        "board",
+                        "band",
+                        "fitting"
+                    ],
+                    "example": "board"
+                },
+                "launched": {
+                    "description": "Launched is what the launched production orders selected need (not\nyet cut); Backlog what the backlog's items selected need.",
+                    "type": "number",
+                    "example": 2
+                },
+                "name": {
+                    "type": "string",
+                    "example": "ЛДСП 16 мм Дуб сонома"
+                },
+                "qty": {
+                    "description": "Qty is the whole need: Launched + Backlog (for boards, the sheets of\ntheir summed area).",
+                    "type": "number",
+                    "example": 3
+                },
+                "unit": {
+                    "type": "string",
+                    "enum": [
+                        "sheet",
+                        "m",
+                        "pcs"
+                    ],
+                    "example": "sheet"
+                }
+            }
+        },
+        "plan.Requirements": {
+            "type": "object",
+            "required": [
+                "backlog_items",
+                "materials",
+                "prod_orders"
+            ],
+            "properties": {
+                "backlog_items": {
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    }
+                },
+                "from": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "materials": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Requirement"
+                    }
+                },
+                "prod_orders": {
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    }
+                },
+                "to": {
+                    "type": "string",
+                    "format": "date"
                 }
             }
         },
@@ -6838,6 +9825,63 @@ const docTemplate = `{
                 }
             }
         },
+        "plan.ScanResult": {
+            "type": "object",
+            "required": [
+                "code",
+                "kind",
+                "next_seq",
+                "operation",
+                "prod_order_id",
+                "prod_order_status",
+                "repeated",
+                "unit_made"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "P12-5"
+                },
+                "kind": {
+                    "description": "Kind is part for a part's code, unit for a unit's.",
+                    "type": "string",
+                    "enum": [
+                        "part",
+                        "unit"
+                    ]
+                },
+                "next_seq": {
+                    "description": "NextSeq is the part's (or unit's) next step not done; null when none is left.",
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "operation": {
+                    "$ref": "#/definitions/plan.Operation"
+                },
+                "prod_order_id": {
+                    "type": "integer"
+                },
+                "prod_order_status": {
+                    "description": "Status is the production order's state after the scan.",
+                    "type": "string",
+                    "enum": [
+                        "launched",
+                        "in_progress",
+                        "done",
+                        "cancelled",
+                        "closed"
+                    ]
+                },
+                "repeated": {
+                    "description": "Repeated is true when the step was done already: the same scan twice\nis one report, and nothing changed.",
+                    "type": "boolean"
+                },
+                "unit_made": {
+                    "description": "UnitMade is true when the unit is made (every operation of it done).",
+                    "type": "boolean"
+                }
+            }
+        },
         "plan.ScheduleView": {
             "type": "object",
             "required": [
@@ -6865,6 +9909,61 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/plan.CenterSchedule"
                     }
+                }
+            }
+        },
+        "plan.Scrap": {
+            "type": "object",
+            "required": [
+                "scrap_note",
+                "scrap_reason",
+                "scrap_seq",
+                "scrapped_at",
+                "scrapped_by",
+                "scrapped_by_id"
+            ],
+            "properties": {
+                "scrap_note": {
+                    "description": "free text",
+                    "type": "string"
+                },
+                "scrap_reason": {
+                    "description": "one of the factory's reasons (FLOOR_SCRAP_REASONS)",
+                    "type": "string"
+                },
+                "scrap_seq": {
+                    "description": "ScrapSeq is the route step it was spoilt at.",
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "scrapped_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "scrapped_by": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "scrapped_by_id": {
+                    "description": "ScrappedByID and ScrappedBy are who reported it.",
+                    "type": "integer",
+                    "x-nullable": true
+                }
+            }
+        },
+        "plan.ScrapResult": {
+            "type": "object",
+            "required": [
+                "recut",
+                "scrapped"
+            ],
+            "properties": {
+                "recut": {
+                    "$ref": "#/definitions/plan.FloorPart"
+                },
+                "scrapped": {
+                    "$ref": "#/definitions/plan.FloorPart"
                 }
             }
         },
@@ -6977,6 +10076,7 @@ const docTemplate = `{
                 "line_total",
                 "made_qty",
                 "note",
+                "options",
                 "prod_order_id",
                 "product_id",
                 "qty",
@@ -7007,6 +10107,13 @@ const docTemplate = `{
                 },
                 "note": {
                     "type": "string"
+                },
+                "options": {
+                    "description": "Options are the item's choices of board per decor slot of its product, by board code.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
                 },
                 "prod_order_id": {
                     "description": "ProdOrderID is the production order making the item, once launched.",
@@ -7050,6 +10157,8 @@ const docTemplate = `{
         "sales.Order": {
             "type": "object",
             "required": [
+                "attention",
+                "cancel_reason",
                 "created_at",
                 "crm_order_id",
                 "currency",
@@ -7062,6 +10171,7 @@ const docTemplate = `{
                 "items",
                 "late",
                 "note",
+                "ready_to_ship",
                 "shipments",
                 "source",
                 "source_updated_at",
@@ -7069,9 +10179,18 @@ const docTemplate = `{
                 "status",
                 "sync_id",
                 "total",
-                "updated_at"
+                "updated_at",
+                "version"
             ],
             "properties": {
+                "attention": {
+                    "description": "Attention, when not empty, asks a manager to look at the order: a\nshop delivery was merged around the office's changes (SHOP_CONFLICTS=shop).",
+                    "type": "string"
+                },
+                "cancel_reason": {
+                    "description": "CancelReason is why the order was cancelled (\"\" unless cancelled).",
+                    "type": "string"
+                },
                 "created_at": {
                     "type": "string",
                     "format": "date-time"
@@ -7123,6 +10242,10 @@ const docTemplate = `{
                     "description": "Note is free text about the whole order.",
                     "type": "string"
                 },
+                "ready_to_ship": {
+                    "description": "ReadyToShip is true while everything left to ship is made.",
+                    "type": "boolean"
+                },
                 "shipments": {
                     "description": "Shipments are what has left the factory, oldest first.",
                     "type": "array",
@@ -7167,6 +10290,138 @@ const docTemplate = `{
                     "type": "number",
                     "x-nullable": true,
                     "example": 25980
+                },
+                "updated_at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "version": {
+                    "description": "Version is tsekh's own version of the order: 1 when received, and one\nmore with every journalled change from any side (a manager's change,\nthe shop's or the CRM's re-delivery, production, a cancellation, a\nshipment). Every shop callback carries it; the shop sends the last it\nsaw as tsekh_version, so that its delivery cannot silently undo the\noffice's changes.",
+                    "type": "integer",
+                    "example": 4
+                }
+            }
+        },
+        "sales.Rejection": {
+            "type": "object",
+            "required": [
+                "body",
+                "closed_at",
+                "created_at",
+                "crm_order_id",
+                "deliveries",
+                "detail",
+                "dismiss_reason",
+                "errors",
+                "id",
+                "order_id",
+                "outcome",
+                "reasons",
+                "retries",
+                "source",
+                "status",
+                "sync_id",
+                "updated_at"
+            ],
+            "properties": {
+                "body": {
+                    "description": "Body is the delivery or row as received (the last refused one).",
+                    "type": "object"
+                },
+                "closed_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "created_at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "crm_order_id": {
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "deliveries": {
+                    "description": "Deliveries counts the refused deliveries of it; Retries, the managers' retries.",
+                    "type": "integer",
+                    "example": 1
+                },
+                "detail": {
+                    "description": "Detail is the refusal as the sender was told it.",
+                    "type": "string",
+                    "example": "the order names unknown products"
+                },
+                "dismiss_reason": {
+                    "type": "string"
+                },
+                "errors": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/apperr.FieldError"
+                    }
+                },
+                "id": {
+                    "type": "integer",
+                    "example": 7
+                },
+                "order_id": {
+                    "description": "OrderID is the order it made or found once resolved; Outcome, what became of it.",
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "outcome": {
+                    "type": "string",
+                    "enum": [
+                        "",
+                        "created",
+                        "repeated",
+                        "changed",
+                        "stale"
+                    ]
+                },
+                "reasons": {
+                    "description": "Kinds of reason, and every reason at once with the field it names.",
+                    "type": "array",
+                    "items": {
+                        "type": "string",
+                        "enum": [
+                            "unknown_sku",
+                            "unknown_decor",
+                            "in_production",
+                            "conflict",
+                            "invalid"
+                        ]
+                    },
+                    "example": [
+                        "unknown_sku"
+                    ]
+                },
+                "retries": {
+                    "type": "integer",
+                    "example": 0
+                },
+                "source": {
+                    "type": "string",
+                    "enum": [
+                        "shop",
+                        "crm"
+                    ],
+                    "example": "shop"
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "open",
+                        "resolved",
+                        "dismissed"
+                    ],
+                    "example": "open"
+                },
+                "sync_id": {
+                    "description": "The shop order's sync_id (\"shop-\" + its id), or the CRM row's number.",
+                    "type": "string",
+                    "x-nullable": true,
+                    "example": "shop-7826d8468b3d"
                 },
                 "updated_at": {
                     "type": "string",
@@ -7228,6 +10483,163 @@ const docTemplate = `{
                     "type": "string"
                 }
             }
+        },
+        "stock.Level": {
+            "type": "object",
+            "required": [
+                "available",
+                "code",
+                "decor",
+                "kind",
+                "name",
+                "on_hand",
+                "reorder_point",
+                "reserved",
+                "unit"
+            ],
+            "properties": {
+                "available": {
+                    "type": "number",
+                    "example": 7
+                },
+                "code": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "kind": {
+                    "type": "string",
+                    "enum": [
+                        "board",
+                        "band",
+                        "fitting"
+                    ],
+                    "example": "board"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "ЛДСП 16 мм Дуб сонома"
+                },
+                "on_hand": {
+                    "description": "OnHand is what is on the shelf; Reserved what live production orders\nstill need of it; Available the difference (negative when they need\nmore than is there).",
+                    "type": "number",
+                    "example": 12
+                },
+                "reorder_point": {
+                    "type": "number",
+                    "example": 10
+                },
+                "reserved": {
+                    "type": "number",
+                    "example": 5
+                },
+                "unit": {
+                    "type": "string",
+                    "enum": [
+                        "sheet",
+                        "m",
+                        "pcs"
+                    ],
+                    "example": "sheet"
+                }
+            }
+        },
+        "stock.Receipt": {
+            "type": "object",
+            "required": [
+                "document_id",
+                "lines"
+            ],
+            "properties": {
+                "document_id": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "lines": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/stock.Level"
+                    }
+                }
+            }
+        },
+        "stock.Shortage": {
+            "type": "object",
+            "required": [
+                "available",
+                "backlog",
+                "code",
+                "decor",
+                "kind",
+                "name",
+                "on_hand",
+                "reorder_point",
+                "reserved",
+                "to_buy",
+                "unit"
+            ],
+            "properties": {
+                "available": {
+                    "type": "number",
+                    "example": 7
+                },
+                "backlog": {
+                    "description": "Backlog is what the items waiting in the backlog need.",
+                    "type": "number",
+                    "example": 4
+                },
+                "code": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "kind": {
+                    "type": "string",
+                    "enum": [
+                        "board",
+                        "band",
+                        "fitting"
+                    ],
+                    "example": "board"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "ЛДСП 16 мм Дуб сонома"
+                },
+                "on_hand": {
+                    "description": "OnHand is what is on the shelf; Reserved what live production orders\nstill need of it; Available the difference (negative when they need\nmore than is there).",
+                    "type": "number",
+                    "example": 12
+                },
+                "reorder_point": {
+                    "type": "number",
+                    "example": 10
+                },
+                "reserved": {
+                    "type": "number",
+                    "example": 5
+                },
+                "to_buy": {
+                    "description": "ToBuy = Backlog + ReorderPoint - Available, rounded up to whole\nsheets and pieces; only materials with something to buy are listed.",
+                    "type": "number",
+                    "example": 7
+                },
+                "unit": {
+                    "type": "string",
+                    "enum": [
+                        "sheet",
+                        "m",
+                        "pcs"
+                    ],
+                    "example": "sheet"
+                }
+            }
         }
     },
     "securityDefinitions": {
@@ -7258,6 +10670,10 @@ const docTemplate = `{
         {
             "description": "The caller, users and API tokens.",
             "name": "auth"
+        },
+        {
+            "description": "Stock per material, receipts, counts, requirements and shortages.",
+            "name": "stock"
         },
         {
             "description": "Health and readiness.",
