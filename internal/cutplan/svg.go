@@ -74,13 +74,13 @@ func sheetSVG(p Plan, sh Sheet) string {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="DejaVu Sans, Arial, sans-serif">`, W, H, W, H)
 	b.WriteString(`<defs><pattern id="trim" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#eee"/><line x1="0" y1="0" x2="0" y2="6" stroke="#bbb" stroke-width="2"/></pattern></defs>`)
 	fmt.Fprintf(&b, `<rect width="%.0f" height="%.0f" fill="#fff"/>`, W, H)
-	what := "лист " + sh.Format
+	what := fmt.Sprintf("лист %g × %g мм", sh.LengthMM, sh.WidthMM)
 	if sh.OffcutID != nil {
-		what = fmt.Sprintf("деловой остаток №%d", *sh.OffcutID)
+		what = fmt.Sprintf("деловой остаток №%d, %g × %g мм", *sh.OffcutID, sh.LengthMM, sh.WidthMM)
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="22" font-size="16" font-weight="bold">Раскрой №%d, лист %d из %d: %s %s, %g мм</text>`, margin, p.ID, sh.N, max(p.Sheets, sh.N), esc(sh.Board), esc(sh.Decor), sh.ThicknessMM)
-	fmt.Fprintf(&b, `<text x="%.0f" y="42" font-size="12">%s, %g × %g мм; деталей %d; выход %.1f %%; отход %.2f м²; пропил %.1f мм; этапов %d</text>`,
-		margin, esc(what), sh.LengthMM, sh.WidthMM, len(sh.Parts), sh.Yield*100, sh.WasteM2, p.KerfMM, sh.Stages)
+	fmt.Fprintf(&b, `<text x="%.0f" y="42" font-size="12">%s; деталей %d; выход %.1f %%; отход %.2f м²; пропил %.1f мм; этапов %d</text>`,
+		margin, esc(what), len(sh.Parts), sh.Yield*100, sh.WasteM2, p.KerfMM, sh.Stages)
 	// the sheet, with its trims hatched
 	fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="url(#trim)" stroke="#333" stroke-width="1.5"/>`, X(0), Y(sh.WidthMM), wpx, hpx)
 	u := sh.Usable
@@ -93,7 +93,7 @@ func sheetSVG(p Plan, sh Sheet) string {
 		x, y, w, h := X(pt.X), Y(pt.Y+pt.DY), pt.DX*k, pt.DY*k
 		fmt.Fprintf(&b, `<g><title>%s %s, %d × %d мм, ПЗ №%d</title>`, esc(pt.Code), esc(pt.Name), pt.LengthMM, pt.WidthMM, pt.ProdOrderID)
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#cfe0f5" stroke="#1d4f91" stroke-width="1"/>`, x, y, w, h)
-		fs := math.Max(7, math.Min(12, math.Min(w/9, h/4)))
+		fs := math.Max(7, math.Min(16, math.Min(w/11, h/4)))
 		cx, cy := x+w/2, y+h/2
 		r := math.Min(9, math.Min(w, h)/2-1)
 		if r >= 4 {
@@ -128,8 +128,14 @@ func sheetSVG(p Plan, sh Sheet) string {
 			x1 = X(c.Pos + kerf/2)
 			x2 = x1
 		}
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#c0392b" stroke-width="1"/>`, x1, y1, x2, y2)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="8" fill="#c0392b">%d</text>`, x1+2, y1-2, i+1)
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#c0392b" stroke-width="1.5"/>`, x1, y1, x2, y2)
+		// the cut's number where it starts, on a white tag
+		tx, ty := x1+3, y1-3
+		if c.Direction != "along_length" {
+			tx, ty = x1+3, y1-4
+		}
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%d" height="12" fill="#fff" stroke="#c0392b" stroke-width="0.5"/><text x="%.1f" y="%.1f" font-size="10" fill="#c0392b">%d</text>`,
+			tx-1, ty-10, 7*len(fmt.Sprint(i+1))+3, tx+1, ty, i+1)
 	}
 	// grain and the legend
 	ly := head + hpx + 16
@@ -137,7 +143,7 @@ func sheetSVG(p Plan, sh Sheet) string {
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#555" stroke-width="1.5"/><path d="M%.0f %.0f l-6 -4 v8 z" fill="#555"/><text x="%.0f" y="%.0f" font-size="11">текстура</text>`,
 			margin, ly-4, margin+60, ly-4, margin+60, ly-4, margin+66, ly)
 	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11">синие: детали (в кружке — порядок выхода с пилы, ↻ — повёрнута); зелёные: деловой остаток; красные: резы по порядку; серая штриховка: обпил</text>`, margin+120, ly)
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11">голубые: детали (в кружке — порядок выхода с пилы, ↻ — повёрнута); зелёные: деловой остаток; красные: резы с их номером по порядку; серая штриховка: обпил</text>`, margin+140, ly)
 	b.WriteString(`</svg>`)
 	return b.String()
 }
