@@ -233,6 +233,8 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		po := launch(t, env, map[string]any{"items": ids})
 		parts := prodOrderParts(t, env, po.ID)
 		require.NotEmpty(t, parts)
+		estimate := boardNeeds(t, env, po.ID)
+		require.Nil(t, estimate["LDSP16-WHITE"].PlannedSheets, "no plan yet: the area estimate")
 
 		t.Run("ErrInvalid", func(t *testing.T) {
 			events := env.Count("events")
@@ -268,6 +270,14 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		// The same input gives the same plan.
 		again := createCutPlan(t, env, po.ID)
 		require.Equal(t, sheetsJSON(t, p), sheetsJSON(t, again))
+
+		// Requirements count the plan's sheets now.
+		needs := boardNeeds(t, env, po.ID)
+		for _, b := range p.Boards {
+			require.NotNil(t, needs[b.Board].PlannedSheets, b.Board)
+			require.Equal(t, b.Sheets, *needs[b.Board].PlannedSheets, b.Board)
+			require.EqualValues(t, b.Sheets, needs[b.Board].Launched, b.Board)
+		}
 
 		var got cutPlan
 		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", p.ID), nil).JSON(t, &got)
@@ -364,6 +374,26 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 			require.Nil(t, s.OffcutID)
 		}
 	})
+}
+
+type boardNeed struct {
+	Code          string
+	Launched      float64
+	Qty           float64
+	PlannedSheets *int `json:"planned_sheets"`
+}
+
+func boardNeeds(t *testing.T, env *apptest.Env, id int64) map[string]boardNeed {
+	t.Helper()
+	r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/materials/requirements?prod_orders=%d", id), nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var rs struct{ Materials []boardNeed }
+	r.JSON(t, &rs)
+	out := map[string]boardNeed{}
+	for _, m := range rs.Materials {
+		out[m.Code] = m
+	}
+	return out
 }
 
 func sheetsJSON(t *testing.T, p cutPlan) string {

@@ -57,6 +57,9 @@ type Service struct {
 	// edgeOverhang is what each banded side's band runs past the part, in
 	// mm (EDGE_OVERHANG_MM).
 	edgeOverhang int
+	// plannedSheets, when set, tells requirements what cutting plans lay
+	// out (SetPlannedSheets).
+	plannedSheets PlannedSheets
 }
 
 // NewService returns the plan service over db, planning in UTC until
