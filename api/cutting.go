@@ -45,7 +45,7 @@ func (s *server) getCuttingList(c echo.Context) error {
 //
 //	@Summary		The cutting list of several production orders, summed
 //	@ID			getCuttingLists
-//	@Description	As GET /api/v1/production-orders/{id}/cutting-list, for the production orders ids names (at most 100), summed per material and thickness: identical parts of different orders and items are one line with all their origins.
+//	@Description	As GET /api/v1/production-orders/{id}/cutting-list, for the production orders ids names (at most 200), summed per board: identical parts of different orders and items are one line with all their origins.
 //	@Description	422 naming ids when it is missing, malformed or names production orders that do not exist.
 //	@Tags			plan
 //	@Produce		json

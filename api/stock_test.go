@@ -100,6 +100,12 @@ func TestStock_ShortagesAfterReceiptAndLaunch(t *testing.T) {
 		require.EqualValues(t, po.ID, reserved[0].Payload["prod_order_id"])
 		require.Contains(t, fmt.Sprint(reserved[0].Payload["short"]), "LDSP16-SONOMA")
 		require.Nil(t, reserved[0].Actor, "the system's work")
+		var got struct{ Short []string }
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", po.ID), nil).JSON(t, &got)
+		require.Contains(t, got.Short, "LDSP16-SONOMA", "the production order says what it was launched short of")
+		require.Contains(t, got.Short, "CONFIRMAT", "none on hand")
+		require.NotContains(t, got.Short, "LDSP16-WHITE", "5 sheets on hand cover 2")
+		require.NotContains(t, got.Short, "PVC2-WHITE", "100.5 m on hand cover it")
 
 		// Another wardrobe waits in the backlog: 2 more white sheets, 1 sonoma.
 		receive(t, env, line{"SHK-KUPE-1600", 1})
@@ -249,5 +255,112 @@ func TestStock_InvariantsUnderConcurrency(t *testing.T) {
 		require.NoError(t, env.App.DB.Raw(`SELECT coalesce(sum(needed - consumed), 0) FROM stock_reservations WHERE NOT released AND prod_order_id IN (`+
 			strings.Join(cancelled, ",")+`)`).Scan(&left).Error)
 		require.Zero(t, math.Abs(left), "a cancelled order leaves nothing reserved")
+	})
+}
+
+// The floor's reports use up what was reserved: boards at cutting (the
+// first step), bands at banding (the second), fittings at assembly.
+func TestStock_ConsumedAsTheFloorReports(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		env.Admin(http.MethodPost, "/api/v1/stock/receipts", map[string]any{"lines": []map[string]any{
+			{"code": "LDSP16-WHITE", "qty": 4}, {"code": "PVC2-WHITE", "qty": 50}, {"code": "CONFIRMAT", "qty": 100}}})
+		_, ids := receive(t, env, line{"TMB-PRIK-450", 1})
+		po := launch(t, env, map[string]any{"items": ids})
+		env.Dispatch()
+		report := func(seq, qty int) {
+			t.Helper()
+			r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/progress", po.ID), map[string]any{"seq": seq, "qty": qty})
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			env.Dispatch()
+		}
+		s := stockOf(t, env)
+		require.Equal(t, 1.0, s["LDSP16-WHITE"].Reserved)
+		bands := s["PVC2-WHITE"].Reserved
+		require.InDelta(t, 2.88, bands, 1e-9, "the sides' front edges, 2 × (500 + 30) mm, and the top all round, 2 × 480 + 2 × 430 mm")
+
+		report(1, 3) // half the parts cut: the white sheet is started, so used up
+		s = stockOf(t, env)
+		require.Equal(t, 3.0, s["LDSP16-WHITE"].OnHand)
+		require.Zero(t, s["LDSP16-WHITE"].Reserved)
+		require.Equal(t, 50.0, s["PVC2-WHITE"].OnHand, "nothing banded yet")
+		require.Len(t, catalogEventsOf(t, env, "stock.consumed"), 1)
+
+		report(1, 3)
+		report(2, 3) // half banded: half the band
+		s = stockOf(t, env)
+		require.InDelta(t, 50-bands/2, s["PVC2-WHITE"].OnHand, 1e-6)
+		require.InDelta(t, bands/2, s["PVC2-WHITE"].Reserved, 1e-6)
+		report(2, 3)
+		report(3, 6)
+		require.Equal(t, 100.0, stockOf(t, env)["CONFIRMAT"].OnHand, "not assembled yet")
+		report(4, 1)
+		s = stockOf(t, env)
+		require.Equal(t, 92.0, s["CONFIRMAT"].OnHand, "8 confirmats per nightstand")
+		require.InDelta(t, 50-bands, s["PVC2-WHITE"].OnHand, 1e-6)
+		require.Zero(t, s["PVC2-WHITE"].Reserved)
+	})
+}
+
+// What a week's due work needs: the launched production orders with an
+// item due in the week (their parts not yet cut) and the backlog's items
+// due in it, by the boards their options chose; work due later is left out.
+func TestMaterials_RequirementsOfAWeek(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		order := func(due string, sku string, options map[string]string) []int64 {
+			_, ids := receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Иван"}, "due_date": due,
+				"items": []map[string]any{{"sku": sku, "qty": 1, "options": options}}})
+			return ids
+		}
+		a := order("2026-12-08", "TMB-PRIK-450", map[string]string{"корпус": "Дуб сонома"})
+		order("2026-12-20", "TMB-PRIK-450", nil)
+		c := order("2026-12-09", "SHK-KUPE-1600", nil)
+		po := launch(t, env, map[string]any{"items": c})
+
+		var req struct {
+			ProdOrders   []int64 `json:"prod_orders"`
+			BacklogItems []int64 `json:"backlog_items"`
+			Materials    []struct {
+				Code                   string
+				Unit                   string
+				Qty, Launched, Backlog float64
+			}
+		}
+		r := env.Admin(http.MethodGet, "/api/v1/materials/requirements?from=2026-12-07&to=2026-12-13", nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		r.JSON(t, &req)
+		require.Equal(t, []int64{po.ID}, req.ProdOrders)
+		require.Equal(t, a, req.BacklogItems, "the item due on the 20th is not this week's")
+		got := map[string][3]float64{}
+		for _, m := range req.Materials {
+			got[m.Code] = [3]float64{m.Launched, m.Backlog, m.Qty}
+		}
+		require.Equal(t, [3]float64{2, 0, 2}, got["LDSP16-WHITE"], "the wardrobe's white body; the nightstand chose sonoma")
+		require.Equal(t, [3]float64{1, 1, 1}, got["LDSP16-SONOMA"], "the doors 3.40 m² and the nightstand 1.49 m² fit one sheet")
+		require.Equal(t, [3]float64{24, 8, 32}, got["CONFIRMAT"])
+		require.Equal(t, [3]float64{0, 4.33, 4.33}, got["PVC2-SONOMA"], "1060 + 1820 + 1452 mm")
+
+		// Cut parts are no longer needed; the production order named is needed whole.
+		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/progress", po.ID), map[string]any{"seq": 1, "qty": 13})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		env.Admin(http.MethodGet, "/api/v1/materials/requirements?from=2026-12-07&to=2026-12-13", nil).JSON(t, &req)
+		for _, m := range req.Materials {
+			if m.Code == "LDSP16-WHITE" {
+				require.Zero(t, m.Launched, "cut already")
+			}
+		}
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/materials/requirements?prod_orders=%d", po.ID), nil).JSON(t, &req)
+		require.Empty(t, req.BacklogItems)
+		for _, m := range req.Materials {
+			if m.Code == "LDSP16-WHITE" {
+				require.Equal(t, 2.0, m.Qty)
+			}
+		}
+		rows := readCSVSep(t, env, fmt.Sprintf("/api/v1/materials/requirements?prod_orders=%d", po.ID), apptest.AdminToken, ';')
+		require.Equal(t, "Код", rows[0][0])
+
+		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/materials/requirements", nil), http.StatusUnprocessableEntity, "from")
+		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/materials/requirements?from=2026-12-13&to=2026-12-07", nil), http.StatusUnprocessableEntity, "to")
+		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/materials/requirements?prod_orders=999999", nil), http.StatusUnprocessableEntity, "prod_orders")
+		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/materials/requirements?prod_orders=x", nil), http.StatusUnprocessableEntity, "prod_orders")
 	})
 }

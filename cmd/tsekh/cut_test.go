@@ -85,6 +85,24 @@ func TestRun_Cut(t *testing.T) {
 		require.Equal(t, 2, plan.Totals.Parts)
 		require.False(t, plan.Sheets[0].Parts[0].Turned)
 	})
+	t.Run("OptimiserLayout", func(t *testing.T) {
+		t.Parallel()
+		// the cutting list's ?layout=optimiser, boards told apart by code and thickness
+		file := cutFile(t, "optimiser.csv", "\uFEFFid;board;decor;thickness_mm;name;length_mm;width_mm;qty;grain;edge_l1;edge_l2;edge_w1;edge_w2;where\n"+
+			"LDSP16-SONOMA-1;LDSP16-SONOMA;Дуб сонома;16;Боковина;2200;600;2;length;PVC2-SONOMA;;;;№5 ×2\n"+
+			"LDSP16-SONOMA-2;LDSP16-SONOMA;Дуб сонома;16;Полка;780;560;4;length;PVC04-SONOMA;;;;№5 ×4\n"+
+			"HDF3-WHITE-1;HDF3-WHITE;Белый;3;Задняя стенка;2090;1190;1;none;;;;;№5 ×1\n")
+		_, _, err := runCut(t, file)
+		require.ErrorContains(t, err, "LDSP16-SONOMA/16")
+		plan, _, err := runCut(t, "--material", "LDSP16-SONOMA/16", file)
+		require.NoError(t, err)
+		require.Equal(t, 6, plan.Totals.Parts)
+		for _, s := range plan.Sheets {
+			for _, pl := range s.Parts {
+				require.False(t, pl.Turned, "the grain runs along the sheet")
+			}
+		}
+	})
 	t.Run("ErrPartTooLarge", func(t *testing.T) {
 		t.Parallel()
 		file := cutFile(t, "big.csv", "name;length;width;qty\nСтолешница;3000;600;1\n")

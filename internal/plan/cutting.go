@@ -15,7 +15,7 @@ import (
 )
 
 // MaxCuttingListOrders is the most production orders one cutting list sums.
-const MaxCuttingListOrders = 100
+const MaxCuttingListOrders = 200
 
 // DefaultEdgeOverhangMM is what a band runs past each end of a banded side
 // unless EDGE_OVERHANG_MM says otherwise.

@@ -47,6 +47,10 @@ type ProdOrder struct {
 	Items      []ProdItem `json:"items" gorm:"foreignKey:ProdOrderID"`
 	PartsCount int        `json:"parts_count"`
 	OpsCount   int        `json:"ops_count"`
+	// Short names the materials of which less was available than its
+	// launch reserved (the stock module's stock.reserved says so): it was
+	// launched all the same.
+	Short catalog.StringList `json:"short" gorm:"column:short" example:"LDSP16-SONOMA"`
 	// ETA is the day it is promised for: the planned ETA, or the planner's.
 	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date"`
 	// PlannedETA is the day the schedule computed, at launch or at the last re-plan.

@@ -156,8 +156,11 @@ func consume(ctx context.Context, tx *gorm.DB, prodOrderID int64, step int, done
 			}
 			payload.Lines = append(payload.Lines, contracts.StockLine{Code: r.Code, Qty: qty, OnHand: lv.OnHand, Reserve: lv.Reserved})
 		}
-		err := tx.WithContext(ctx).Model(&reservation{}).Where("prod_order_id = ? AND code = ?", r.ProdOrderID, r.Code).
-			Updates(map[string]any{"done": r.Done, "consumed": r.Consumed}).Error
+		set := map[string]any{"done": r.Done}
+		if qty > 0 {
+			set["consumed"] = r.Consumed
+		}
+		err := tx.WithContext(ctx).Model(&reservation{}).Where("prod_order_id = ? AND code = ?", r.ProdOrderID, r.Code).Updates(set).Error
 		if err != nil {
 			return err
 		}
