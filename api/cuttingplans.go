@@ -18,7 +18,7 @@ const MIMETextHTML = "text/html"
 // CuttingPlanRequest is the body of POST /api/v1/cutting-plans.
 type CuttingPlanRequest struct {
 	// The production orders whose uncut parts to lay out.
-	ProdOrders []int64 `json:"prod_orders" validate:"required,min=1,max=100" example:"12,13"`
+	ProdOrders []int64 `json:"prod_orders" validate:"required,min=1,max=200" example:"12,13"`
 }
 
 // CuttingPlanList is a page of cutting plans.
@@ -50,6 +50,34 @@ func (s *server) createCuttingPlan(c echo.Context) error {
 		return err
 	}
 	p, err := s.CutPlans.Create(c.Request().Context(), req.ProdOrders)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, p)
+}
+
+// rebuildCuttingPlan godoc
+//
+//	@Summary		Rebuild a cutting plan (admin, planner)
+//	@ID			rebuildCuttingPlan
+//	@Description	Lays the plan's production orders out again as they now are (a stale plan's: parts cut otherwise, released, to be cut again) and stores the new plan with cutting_plan.created naming the plan it replaces; the offcuts the old plan reserved are free for the new one, and none of the old plan's sheets can be reported cut any more. 409 when it is replaced already; 422 as for createCuttingPlan (nothing stored).
+//	@Tags			cutting
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id	path		int	true	"cutting plan id"	minimum(1) example(1)
+//	@Success		201	{object}	cutplan.Plan
+//	@Failure		401	{object}	Problem
+//	@Failure		403	{object}	Problem
+//	@Failure		404	{object}	Problem
+//	@Failure		409	{object}	Problem
+//	@Failure		422	{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/cutting-plans/{id}/rebuild [post]
+func (s *server) rebuildCuttingPlan(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := s.CutPlans.Rebuild(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}

@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"gorm.io/gorm"
+
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
 )
 
 type cutRect struct {
@@ -354,25 +358,82 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		require.False(t, got.Stale, "%v", got.Why)
 		require.Equal(t, 1, got.Cut)
 
-		// The next plan, of another wardrobe, cuts the offcuts of that board first.
+		// Rebuilt, the stale twin gives way to a plan of what is left to cut.
+		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/rebuild", again.ID), nil)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		var rebuilt cutPlan
+		r.JSON(t, &rebuilt)
+		require.Equal(t, len(parts)-len(sh.Parts), rebuilt.Parts, "the parts not cut yet")
+		require.False(t, rebuilt.Stale)
+		var left []launchedPart
+		for _, pt := range parts {
+			if !slices.ContainsFunc(sh.Parts, func(c cutSheetPart) bool { return c.PartID == pt.ID }) {
+				left = append(left, pt)
+			}
+		}
+		checkCutPlan(t, rebuilt, left)
+		rebuiltEv := catalogEvents(t, env, "cutting_plan.created", "cutting_plans", rebuilt.ID)
+		require.Len(t, rebuiltEv, 1)
+		require.EqualValues(t, again.ID, rebuiltEv[0].Payload["replaces"])
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", again.ID), nil).JSON(t, &got)
+		require.True(t, got.Stale)
+		require.Contains(t, got.Why[0], "replaced")
+		requireProblem(t, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/rebuild", again.ID), nil), http.StatusConflict)
+		requireProblem(t, env.Do(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/sheets/1/cut", again.ID), nil, master), http.StatusConflict)
+		// The rebuilt plan takes the offcuts of the cut sheet; the third plan below none of them.
+		rebuiltOffcuts := 0
+		for _, s := range rebuilt.SheetList {
+			if s.OffcutID != nil {
+				rebuiltOffcuts++
+			}
+		}
+		require.Positive(t, rebuiltOffcuts, "the cut sheet's offcut is used by the rebuilt plan")
+
+		// They are reserved: the next plan, of another wardrobe, does not take them again.
 		_, ids2 := receive(t, env, line{"SHK-KUPE-1600", 1})
 		po2 := launch(t, env, map[string]any{"items": ids2})
 		parts2 := prodOrderParts(t, env, po2.ID)
+		events := env.Count("events")
 		next := createCutPlan(t, env, po2.ID)
 		checkCutPlan(t, next, parts2)
-		usedOffcuts := 0
 		for _, s := range next.SheetList {
-			if s.OffcutID != nil {
-				usedOffcuts++
-				require.Equal(t, sh.Board, s.Board)
-			}
-		}
-		require.Positive(t, usedOffcuts, "an offcut of sheet %d is used", n)
-		// They are reserved: a plan made meanwhile does not take them again.
-		third := createCutPlan(t, env, po2.ID)
-		for _, s := range third.SheetList {
 			require.Nil(t, s.OffcutID)
 		}
+		require.Equal(t, events+1, env.Count("events"), "cutting_plan.created, nothing else")
+	})
+}
+
+// A part larger than every format of its board, and a kerf or trims that
+// leave no usable sheet, are 422 problems naming the part or the setting;
+// nothing is stored.
+func TestCuttingPlans_ErrCannotLayOut(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		_, ids := receive(t, env, line{"SHK-KUPE-1600", 1})
+		po := launch(t, env, map[string]any{"items": ids})
+		var doors []string // the sonoma doors, as fields
+		for _, pt := range prodOrderParts(t, env, po.ID) {
+			if pt.Board == "LDSP16-SONOMA" {
+				doors = append(doors, fmt.Sprintf("prod_orders[0].parts[%d]", pt.ID))
+			}
+		}
+		require.Len(t, doors, 2)
+		// The sonoma board is now bought only in sheets too short for the doors, even turned.
+		require.NoError(t, dbtest.Fixture(env.App.DB, func(tx *gorm.DB) error {
+			return tx.Exec(`UPDATE catalog_materials SET formats = '[{"length_mm":2000,"width_mm":1000}]' WHERE code = 'LDSP16-SONOMA'`).Error
+		}))
+		events := env.Count("events")
+		p := requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID}}),
+			http.StatusUnprocessableEntity, doors...)
+		require.Contains(t, p.Errors[0].Message, "Дверь-купе")
+		// Trims that eat the whole sheet.
+		require.NoError(t, dbtest.Fixture(env.App.DB, func(tx *gorm.DB) error {
+			return tx.Exec(`UPDATE catalog_materials SET formats = '[{"length_mm":2800,"width_mm":150}]', trim_l1_mm = 80, trim_l2_mm = 80 WHERE code = 'LDSP16-SONOMA'`).Error
+		}))
+		requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID}}),
+			http.StatusUnprocessableEntity, "boards[LDSP16-SONOMA].formats[0]")
+		require.Equal(t, events, env.Count("events"), "nothing written")
+		require.Zero(t, env.Count("cutting_plans"))
+		require.Zero(t, env.Count("cutting_sheets"))
 	})
 }
 

@@ -184,6 +184,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/cutting-plans", s.createCuttingPlan, authed(auth.RolePlanner)...)
 	v1.GET("/cutting-plans", s.listCuttingPlans, authed()...)
 	v1.GET("/cutting-plans/:id", s.getCuttingPlan, authed()...)
+	v1.POST("/cutting-plans/:id/rebuild", s.rebuildCuttingPlan, authed(auth.RolePlanner)...)
 	v1.GET("/cutting-plans/:id/sheets/:n", s.getCuttingSheet, authed()...)
 	v1.POST("/cutting-plans/:id/sheets/:n/cut", s.cutCuttingSheet, authed(auth.RolePlanner, auth.RoleMaster)...)
 	v1.GET("/materials/:id", s.getMaterial, authed()...)

@@ -6,7 +6,7 @@ import "github.com/tsekh/tsekh/internal/events"
 // orders, and their sheets reported cut.
 var (
 	CuttingPlanCreated = events.Declare[CuttingPlanPayload]("cutting_plan.created", "cutting", "cutting_plans",
-		"A cutting plan was laid out for production orders: their uncut parts, board by board, on sheets and offcuts in stock.")
+		"A cutting plan was laid out for production orders: their uncut parts, board by board, on sheets and offcuts in stock; or rebuilt from a stale one, which it replaces.")
 	CuttingSheetCut = events.Declare[CuttingSheetCutPayload]("cutting_plan.sheet_cut", "cutting", "cutting_plans",
 		"A sheet of a cutting plan was reported cut: its parts went through the cutting step, the offcut it was cut from is used up, the offcuts it left are kept.")
 )
@@ -18,6 +18,8 @@ type CuttingPlanPayload struct {
 	Boards     []CuttingBoardTotals `json:"boards" jsonschema_description:"per board: sheets, parts, yield, waste"`
 	// OffcutsUsed are the offcuts in stock the plan cuts from.
 	OffcutsUsed []int64 `json:"offcuts_used" jsonschema_description:"the offcuts in stock the plan cuts parts from"`
+	// Replaces is the stale plan it was rebuilt from.
+	Replaces *int64 `json:"replaces,omitempty" jsonschema_description:"the plan it was rebuilt from, which no longer counts"`
 }
 
 // CuttingBoardTotals sums up a plan's sheets of one board.

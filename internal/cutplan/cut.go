@@ -61,6 +61,17 @@ func (s *Service) CutSheet(ctx context.Context, planID int64, n int) (Sheet, err
 		if r.CutAt != nil {
 			return apperr.Conflict("sheet %d of cutting plan %d is cut already", n, planID)
 		}
+		var replaced Plan
+		q := tx.Select("id", "replaced_by")
+		if database.DialectOf(tx) == database.Postgres {
+			q = q.Clauses(clause.Locking{Strength: "UPDATE"}) // against a rebuild meanwhile
+		}
+		if err := q.First(&replaced, planID).Error; err != nil {
+			return err
+		}
+		if replaced.ReplacedBy != nil {
+			return apperr.Conflict("cutting plan %d is replaced by plan %d: cut the sheets of that one", planID, *replaced.ReplacedBy)
+		}
 		sh, err := r.sheet()
 		if err != nil {
 			return err

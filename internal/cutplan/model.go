@@ -50,6 +50,8 @@ type Plan struct {
 	Sheets    int       `json:"sheets" example:"4"`
 	Parts     int       `json:"parts" example:"52"`
 	CreatedAt time.Time `json:"created_at" format:"date-time"`
+	// ReplacedBy is the plan rebuilt from this one, once it is.
+	ReplacedBy *int64 `json:"replaced_by,omitempty" extensions:"x-nullable" example:"2"`
 	// Cut is how many of its sheets are reported cut.
 	Cut int `json:"cut" gorm:"-" example:"1"`
 	// Stale: the production orders changed since the plan was made (parts

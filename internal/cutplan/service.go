@@ -59,6 +59,28 @@ type boardGroup struct {
 // formats, or the setting that leaves no usable sheet; nothing is stored
 // then.
 func (s *Service) Create(ctx context.Context, ids []int64) (Plan, error) {
+	return s.create(ctx, ids, nil)
+}
+
+// Rebuild lays the production orders of plan id out again, as they now are
+// (a stale plan's), and stores the new plan with cutting_plan.created; the
+// old one is replaced by it: the offcuts its uncut sheets reserved are free
+// for the new one, and none of its sheets can be reported cut any more. It
+// returns ENOTFOUND for an unknown plan, ECONFLICT for one replaced
+// already, and EINVALID as Create does (an order with nothing left to cut,
+// cancelled, …); nothing is stored then.
+func (s *Service) Rebuild(ctx context.Context, id int64) (Plan, error) {
+	old, err := s.get(ctx, s.db, id, false)
+	if err != nil {
+		return Plan{}, err
+	}
+	if old.ReplacedBy != nil {
+		return Plan{}, apperr.Conflict("cutting plan %d is replaced by plan %d already", id, *old.ReplacedBy)
+	}
+	return s.create(ctx, old.ProdOrders, &old.ID)
+}
+
+func (s *Service) create(ctx context.Context, ids []int64, replaces *int64) (Plan, error) {
 	parts, err := s.plan.PartsToCut(ctx, ids)
 	if err != nil {
 		return Plan{}, err
@@ -74,7 +96,7 @@ func (s *Service) Create(ctx context.Context, ids []int64) (Plan, error) {
 	var sheets []Sheet
 	var used []int64
 	for _, g := range groups {
-		offcuts, err := availableOffcuts(ctx, db, g.board.Code)
+		offcuts, err := availableOffcuts(ctx, db, g.board.Code, replaces)
 		if err != nil {
 			return Plan{}, err
 		}
@@ -109,6 +131,21 @@ func (s *Service) Create(ctx context.Context, ids []int64) (Plan, error) {
 		if err := tx.Omit("ID", "CreatedAt").Create(&p).Error; err != nil {
 			return err
 		}
+		if replaces != nil {
+			res := tx.Model(&Plan{}).Where("id = ? AND replaced_by IS NULL", *replaces).Update("replaced_by", p.ID)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected != 1 {
+				return apperr.Conflict("cutting plan %d was replaced meanwhile", *replaces)
+			}
+			// what it reserved and does not cut any more is back in stock
+			err := tx.Model(&Offcut{}).Where("status = ? AND reserved_by = ?", OffcutReserved, *replaces).
+				Updates(map[string]any{"status": OffcutAvailable, "reserved_by": nil}).Error
+			if err != nil {
+				return err
+			}
+		}
 		for _, id := range used {
 			res := tx.Model(&Offcut{}).Where("id = ? AND status = ?", id, OffcutAvailable).
 				Updates(map[string]any{"status": OffcutReserved, "reserved_by": p.ID})
@@ -132,7 +169,7 @@ func (s *Service) Create(ctx context.Context, ids []int64) (Plan, error) {
 				return err
 			}
 		}
-		payload := contracts.CuttingPlanPayload{PlanID: p.ID, ProdOrders: ids, OffcutsUsed: used}
+		payload := contracts.CuttingPlanPayload{PlanID: p.ID, ProdOrders: ids, OffcutsUsed: used, Replaces: replaces}
 		if payload.OffcutsUsed == nil {
 			payload.OffcutsUsed = []int64{}
 		}
@@ -196,9 +233,17 @@ func partField(p plan.SawPart, ids []int64) string {
 	return fmt.Sprintf("prod_orders[%d].parts[%d]", slices.Index(ids, p.ProdOrderID), p.ID)
 }
 
-func availableOffcuts(ctx context.Context, db *gorm.DB, board string) ([]Offcut, error) {
+// availableOffcuts are the board's offcuts in stock, those the plan being
+// replaced reserved among them.
+func availableOffcuts(ctx context.Context, db *gorm.DB, board string, replaces *int64) ([]Offcut, error) {
 	var out []Offcut
-	err := db.WithContext(ctx).Where("board = ? AND status = ?", board, OffcutAvailable).Order("id").Find(&out).Error
+	q := db.WithContext(ctx).Where("board = ?", board)
+	if replaces != nil {
+		q = q.Where("status = ? OR (status = ? AND reserved_by = ?)", OffcutAvailable, OffcutReserved, *replaces)
+	} else {
+		q = q.Where("status = ?", OffcutAvailable)
+	}
+	err := q.Order("id").Find(&out).Error
 	return out, err
 }
 
@@ -399,6 +444,9 @@ func (s *Service) describe(ctx context.Context, db *gorm.DB, p *Plan, withSheets
 		case !cutOn[id] && !uncut[id]:
 			p.Why = append(p.Why, fmt.Sprintf("part %s %q of production order %d no longer waits for this plan (cut elsewhere, released or its order cancelled or closed)", pt.Code, pt.Name, pt.ProdOrderID))
 		}
+	}
+	if p.ReplacedBy != nil {
+		p.Why = append([]string{fmt.Sprintf("replaced by cutting plan %d", *p.ReplacedBy)}, p.Why...)
 	}
 	if len(p.Why) > 20 {
 		p.Why = append(p.Why[:20], fmt.Sprintf("and %d more", len(p.Why)-20))

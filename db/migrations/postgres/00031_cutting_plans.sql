@@ -15,6 +15,7 @@ CREATE TABLE cutting_plans (
     boards        text    NOT NULL DEFAULT '[]',
     sheets        integer NOT NULL,
     parts         integer NOT NULL,
+    replaced_by   bigint,
     created_at    timestamptz NOT NULL DEFAULT now()
 );
 
