@@ -93,7 +93,7 @@ func (s *server) rebuildCuttingPlan(c echo.Context) error {
 //	@Produce	json
 //	@Security	BearerAuth
 //	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
-//	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9zdG9jayIsImlkIjoxfQ)
+//	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9jdXR0aW5nLXBsYW5zIiwiaWQiOjF9)
 //	@Success	200		{object}	CuttingPlanList
 //	@Failure	400		{object}	Problem
 //	@Failure	401		{object}	Problem

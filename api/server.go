@@ -22,6 +22,8 @@
 //	@tag.description			The caller, users and API tokens.
 //	@tag.name					stock
 //	@tag.description			Stock per material, receipts, counts, requirements and shortages.
+//	@tag.name					cutting
+//	@tag.description			Cutting plans: production orders' parts laid out on sheets and offcuts, drawn for the saw, reported cut.
 //	@tag.name					operations
 //	@tag.description			Health and readiness.
 //	@securityDefinitions.apikey	BearerAuth
