@@ -245,6 +245,7 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 			requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{}}), http.StatusUnprocessableEntity, "prod_orders")
 			requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID, 99999}}), http.StatusUnprocessableEntity, "prod_orders[1]")
 			requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID, po.ID}}), http.StatusUnprocessableEntity, "prod_orders[1]")
+			require.Equal(t, events, env.Count("events"), "nothing written")
 			_, other := receive(t, env, line{"SHK-KUPE-1600", 1})
 			cancelled := launch(t, env, map[string]any{"items": other})
 			require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/cancel", cancelled.ID), nil).Status)
