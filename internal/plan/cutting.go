@@ -177,13 +177,27 @@ const partRowColumns = "prod_order_id, item_id, name, material, board, decor, th
 // partRows sums the physical parts of the production orders per item and
 // identical part; where narrows them further (with its args).
 func partRows(ctx context.Context, db *gorm.DB, ids []int64, where string, args ...any) ([]partRow, error) {
-	var rows []partRow
 	q := db.WithContext(ctx).Model(&Part{}).Select(partRowColumns+", count(*) AS n").Where("prod_order_id IN ?", ids)
 	if where != "" {
 		q = q.Where(where, args...)
 	}
-	err := q.Group(partRowColumns).Scan(&rows).Error
-	return rows, err
+	// Scanned by hand: a week's list is tens of thousands of rows, and
+	// reflection would cost more than the query.
+	rs, err := q.Group(partRowColumns).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rs.Close() }()
+	var rows []partRow
+	for rs.Next() {
+		var r partRow
+		if err := rs.Scan(&r.ProdOrderID, &r.ItemID, &r.Name, &r.Material, &r.Board, &r.Decor, &r.ThicknessMM, &r.LengthMM, &r.WidthMM,
+			&r.Grain, &r.EdgeL1, &r.EdgeL2, &r.EdgeW1, &r.EdgeW2, &r.Edging, &r.N); err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	return rows, rs.Err()
 }
 
 // bandMetres adds the band of each banded side of n parts to metres (and
