@@ -22,6 +22,8 @@
 //	@tag.description			The caller, users and API tokens.
 //	@tag.name					stock
 //	@tag.description			Stock per material, receipts, counts, requirements and shortages.
+//	@tag.name					cutting
+//	@tag.description			Cutting plans: production orders' parts laid out on sheets and offcuts, drawn for the saw, reported cut.
 //	@tag.name					operations
 //	@tag.description			Health and readiness.
 //	@securityDefinitions.apikey	BearerAuth
@@ -50,6 +52,7 @@ import (
 	_ "github.com/tsekh/tsekh/docs" // the generated OpenAPI document
 	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/cutplan"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
@@ -69,6 +72,7 @@ type Deps struct {
 	Stock    *stock.Service
 	Sales    *sales.Service
 	Plan     *plan.Service
+	CutPlans *cutplan.Service
 	Journal  *events.Journal
 	Registry *events.Registry
 	// Metrics is served at /metrics to administrators (bearer token); nil:
@@ -179,6 +183,12 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/stock", s.listStock, authed()...)
 	v1.POST("/stock/receipts", s.receiveStock, authed(auth.RolePlanner)...)
 	v1.POST("/stock/counts", s.countStock, authed(auth.RolePlanner)...)
+	v1.POST("/cutting-plans", s.createCuttingPlan, authed(auth.RolePlanner)...)
+	v1.GET("/cutting-plans", s.listCuttingPlans, authed()...)
+	v1.GET("/cutting-plans/:id", s.getCuttingPlan, authed()...)
+	v1.POST("/cutting-plans/:id/rebuild", s.rebuildCuttingPlan, authed(auth.RolePlanner)...)
+	v1.GET("/cutting-plans/:id/sheets/:n", s.getCuttingSheet, authed()...)
+	v1.POST("/cutting-plans/:id/sheets/:n/cut", s.cutCuttingSheet, authed(auth.RolePlanner, auth.RoleMaster)...)
 	v1.GET("/materials/:id", s.getMaterial, authed()...)
 	v1.PUT("/materials/:id", s.updateMaterial, authed(auth.RolePlanner)...)
 

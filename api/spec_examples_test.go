@@ -51,7 +51,8 @@ func TestSpec_ParameterExamplesSucceed(t *testing.T) {
 	env := apptest.New(t, database.SQLite, withShopSecret)
 	_, ids := receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Петров"}, "items": []map[string]any{{"sku": "TMB-PRIK-450", "qty": 1}, {"sku": "TMB-PRIK-450", "qty": 1}}})
 	launch(t, env, map[string]any{"items": ids[:1]})
-	launch(t, env, map[string]any{"items": ids[1:]})
+	po := launch(t, env, map[string]any{"items": ids[1:]})
+	createCutPlan(t, env, po.ID) // cutting plan 1
 	// A refused delivery kept in the intake inbox: rejection 1.
 	require.Equal(t, http.StatusUnprocessableEntity, deliver(env, shopBody("spec-refused", `{"sku": "NO-SUCH-SKU", "qty": 1}`), time.Now()).Status)
 

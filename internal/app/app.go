@@ -19,6 +19,7 @@ import (
 	"github.com/tsekh/tsekh/api"
 	"github.com/tsekh/tsekh/internal/auth"
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/cutplan"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/maintenance"
 	"github.com/tsekh/tsekh/internal/plan"
@@ -54,6 +55,7 @@ type App struct {
 	Sales   *sales.Service
 	Plan    *plan.Service
 	Stock   *stock.Service
+	CutPlan *cutplan.Service
 
 	runner   *events.Runner
 	relay    *relay.Relay
@@ -134,6 +136,9 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Plan.SetEdgeOverhang(cfg.EdgeOverhangMM)
 	a.Stock = stock.NewService(db)
 	a.Plan.SetScrapReasons(cfg.FloorScrapReasons)
+	a.CutPlan = cutplan.NewService(db, a.Plan, cutplan.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages,
+		MinOffcutMM: cfg.CuttingMinOffcutMM, TimeBudget: cfg.CuttingTimeBudget})
+	a.Plan.SetPlannedSheets(a.CutPlan.PlannedSheets)
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
 	}
@@ -177,7 +182,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 // subscribers, as cfg wires them. The registry declares every module's types
 // before it subscribes anyone, so their order does not matter.
 func (a *App) eventModules(cfg config.Config) []events.Module {
-	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan, a.Stock}
+	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan, a.Stock, a.CutPlan}
 	if cfg.ShopCallbackURL != "" {
 		cb := sales.ShopCallback(cfg.ShopCallbackURL, cfg.ShopWebhookSecret, nil)
 		cb.Concurrency = cfg.ShopCallbackConc
@@ -199,7 +204,7 @@ func (a *App) HTTP() *echo.Echo {
 		metrics = a.Metrics
 	}
 	return api.New(api.Deps{
-		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan, Stock: a.Stock,
+		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan, Stock: a.Stock, CutPlans: a.CutPlan,
 		Journal: a.Journal, Registry: a.Registry, Metrics: metrics, Logger: a.Logger,
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret, AsyncAPI: a.asyncAPI,
 		RequestTimeout: a.Config.HTTPRequestTimeout,

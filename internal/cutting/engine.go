@@ -234,12 +234,16 @@ type solution struct {
 	sheets []sheetLayout
 }
 
-// cost orders solutions: less sheet area, then fewer sheets, then the
-// least-filled sheet emptier (closer to being saved).
+// cost orders solutions: less area of new sheets, then fewer new sheets,
+// then more of the parts on offcuts in stock, then the least-filled new
+// sheet emptier (closer to being saved). Offcuts cost nothing: they are
+// cut before new sheets whenever parts fit them, and what they leave is
+// kept again.
 type cost struct {
-	area   int64
-	sheets int
-	least  int64
+	area     int64
+	sheets   int
+	onOffcut int64
+	least    int64
 }
 
 func (c cost) less(d cost) bool {
@@ -249,13 +253,21 @@ func (c cost) less(d cost) bool {
 	if c.sheets != d.sheets {
 		return c.sheets < d.sheets
 	}
+	if c.onOffcut != d.onOffcut {
+		return c.onOffcut > d.onOffcut
+	}
 	return c.least < d.least
 }
 
 func (e *engine) cost(s *solution) cost {
-	c := cost{sheets: len(s.sheets), least: -1}
+	c := cost{least: -1}
 	for _, sh := range s.sheets {
+		if e.formats[sh.format].offcut {
+			c.onOffcut += sh.used
+			continue
+		}
 		c.area += e.formats[sh.format].area
+		c.sheets++
 		if c.least < 0 || sh.used < c.least {
 			c.least = sh.used
 		}

@@ -59,6 +59,9 @@ type Service struct {
 	edgeOverhang int
 	// scrapReasons are the reasons the factory keeps for scrap (FLOOR_SCRAP_REASONS).
 	scrapReasons []string
+	// plannedSheets, when set, tells requirements what cutting plans lay
+	// out (SetPlannedSheets).
+	plannedSheets PlannedSheets
 }
 
 // NewService returns the plan service over db, planning in UTC until

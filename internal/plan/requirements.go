@@ -35,6 +35,10 @@ type Requirement struct {
 	Backlog  float64 `json:"backlog" example:"1"`
 	// AreaM2 is the boards' parts' area.
 	AreaM2 float64 `json:"area_m2" example:"9.6"`
+	// PlannedSheets: the new sheets cutting plans take for the launched
+	// parts they lay out (Launched and Qty count them, the area estimate
+	// the rest); absent where no plan lays out any.
+	PlannedSheets *int `json:"planned_sheets,omitempty" example:"2" extensions:"x-nullable"`
 }
 
 // Requirements is what production orders or a period of due dates need.
@@ -146,8 +150,55 @@ func (s *Service) liveAndBacklog(ctx context.Context, db *gorm.DB, ids []int64, 
 		r.BacklogItems = append(r.BacklogItems, b.ItemID)
 	}
 	r.Materials, err = s.requirements(ctx, db, rows, fittings, bRows, bFittings)
-	return r, err
+	if err != nil || len(ids) == 0 || s.plannedSheets == nil {
+		return r, err
+	}
+	planned, err := s.plannedSheets(ctx, ids)
+	if err != nil {
+		return r, err
+	}
+	all, err := catalog.AllMaterials(ctx, db)
+	if err != nil {
+		return r, err
+	}
+	launched := map[string]float64{}
+	for code, a := range s.needsOf(rows, nil).area {
+		launched[strings.ToLower(code)] += a
+	}
+	for i, m := range r.Materials {
+		p, ok := planned[strings.ToLower(m.Code)]
+		if !ok || m.Kind != catalog.KindBoard {
+			continue
+		}
+		// the plan's sheets for the parts it lays out, the area estimate
+		// for the rest
+		board := all[strings.ToLower(m.Code)]
+		rest := math.Max(launched[strings.ToLower(m.Code)]-p.AreaM2, 0)
+		m.Launched = float64(p.Sheets) + sheets(rest, board)
+		m.Qty = float64(p.Sheets) + sheets(math.Max(m.AreaM2-p.AreaM2, 0), board)
+		m.PlannedSheets = &p.Sheets
+		r.Materials[i] = m
+	}
+	return r, nil
 }
+
+// PlannedBoard is what cutting plans say of one board for some production
+// orders: the new sheets their uncut sheets take, and the parts' area they
+// lay out.
+type PlannedBoard struct {
+	Sheets int
+	AreaM2 float64
+}
+
+// PlannedSheets returns, per board code in lower case, what the cutting
+// plans of the production orders lay out of their uncut parts.
+type PlannedSheets func(ctx context.Context, prodOrders []int64) (map[string]PlannedBoard, error)
+
+// SetPlannedSheets makes requirements of launched production orders count
+// boards in the sheets their cutting plans take, where a plan lays their
+// parts out, and by the area estimate otherwise. Call it before the
+// service is used.
+func (s *Service) SetPlannedSheets(f PlannedSheets) { s.plannedSheets = f }
 
 // fittingsOf sums the production orders' fittings per code; live only
 // leaves out those of completed, cancelled and closed orders.

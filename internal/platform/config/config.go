@@ -56,8 +56,15 @@ type Config struct {
 	StreamMaxClients    int           `env:"EVENTS_STREAM_MAX_CLIENTS" envDefault:"100"`
 	StreamHeartbeat     time.Duration `env:"EVENTS_STREAM_HEARTBEAT" envDefault:"15s"`
 	EdgeOverhangMM      int           `env:"EDGE_OVERHANG_MM" envDefault:"30"`
-	LogFormat           string        `env:"LOG_FORMAT" envDefault:"text"`
-	LogLevel            string        `env:"LOG_LEVEL" envDefault:"info"`
+	// The panel saw's settings for cutting plans: kerf, stages (0: any
+	// number), the smallest offcut kept (both sides), the optimiser's time
+	// budget per board.
+	CuttingKerfMM      float64       `env:"CUTTING_KERF_MM" envDefault:"4.4"`
+	CuttingStages      int           `env:"CUTTING_STAGES" envDefault:"3"`
+	CuttingMinOffcutMM int           `env:"CUTTING_MIN_OFFCUT_MM" envDefault:"300"`
+	CuttingTimeBudget  time.Duration `env:"CUTTING_TIME_BUDGET" envDefault:"10s"`
+	LogFormat          string        `env:"LOG_FORMAT" envDefault:"text"`
+	LogLevel           string        `env:"LOG_LEVEL" envDefault:"info"`
 }
 
 // Load reads the configuration through getenv and validates it.
@@ -132,6 +139,18 @@ func (c Config) Validate() error {
 	}
 	if c.EdgeOverhangMM < 0 || c.EdgeOverhangMM > 500 {
 		errs = append(errs, errors.New("EDGE_OVERHANG_MM must be between 0 and 500"))
+	}
+	if c.CuttingKerfMM < 0 || c.CuttingKerfMM > 20 {
+		errs = append(errs, errors.New("CUTTING_KERF_MM must be between 0 and 20"))
+	}
+	if c.CuttingStages < 0 || c.CuttingStages > 20 {
+		errs = append(errs, errors.New("CUTTING_STAGES must be between 0 (any number) and 20"))
+	}
+	if c.CuttingMinOffcutMM < 0 || c.CuttingMinOffcutMM > 10000 {
+		errs = append(errs, errors.New("CUTTING_MIN_OFFCUT_MM must be between 0 and 10000"))
+	}
+	if c.CuttingTimeBudget < 100*time.Millisecond || c.CuttingTimeBudget > 10*time.Minute {
+		errs = append(errs, errors.New("CUTTING_TIME_BUDGET must be between 100ms and 10m"))
 	}
 	if c.NATSRelayConc < 1 || c.NATSRelayConc > 256 {
 		errs = append(errs, errors.New("NATS_RELAY_CONCURRENCY must be between 1 and 256"))

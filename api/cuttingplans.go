@@ -1,0 +1,269 @@
+package api
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tsekh/tsekh/internal/cutplan"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+)
+
+// MIMETextHTML is the media type of a cutting plan's printable document.
+const MIMETextHTML = "text/html"
+
+// CuttingPlanRequest is the body of POST /api/v1/cutting-plans.
+type CuttingPlanRequest struct {
+	// The production orders whose uncut parts to lay out.
+	ProdOrders []int64 `json:"prod_orders" validate:"required,min=1,max=200" example:"12,13"`
+}
+
+// CuttingPlanList is a page of cutting plans.
+type CuttingPlanList = List[cutplan.Plan]
+
+// createCuttingPlan godoc
+//
+//	@Summary		Lay out production orders' parts on sheets (admin, planner)
+//	@ID			createCuttingPlan
+//	@Description	Every part of the production orders whose cutting step is not done, board by board (code, decor, thickness), laid out by the guillotine optimiser on the board's offcuts in stock (first; the plan reserves them) and its sheet formats, with the saw's kerf (CUTTING_KERF_MM), stages (CUTTING_STAGES) and the board's trims; grain kept; offcuts of at least CUTTING_MIN_OFFCUT_MM on both sides kept. Stored with cutting_plan.created; the answer is the plan with its sheets (see getCuttingPlan). Deterministic: the same parts and stock give the same plan.
+//	@Description	422, nothing stored: prod_orders empty or repeated; prod_orders[i] unknown, cancelled, done, closed or with nothing left to cut; prod_orders[i].parts[part id] a part that fits on no format of its board (turned too when its grain allows), or whose board is unknown or has no formats; CUTTING_KERF_MM or boards[code].trim that leave no usable sheet.
+//	@Tags			cutting
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			body	body		CuttingPlanRequest	true	"the production orders"
+//	@Success		201		{object}	cutplan.Plan
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		409		{object}	Problem	"an offcut was taken by another plan meanwhile"
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/cutting-plans [post]
+func (s *server) createCuttingPlan(c echo.Context) error {
+	var req CuttingPlanRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	p, err := s.CutPlans.Create(c.Request().Context(), req.ProdOrders)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, p)
+}
+
+// rebuildCuttingPlan godoc
+//
+//	@Summary		Rebuild a cutting plan (admin, planner)
+//	@ID			rebuildCuttingPlan
+//	@Description	Lays the plan's production orders out again as they now are (a stale plan's: parts cut otherwise, released, to be cut again) and stores the new plan with cutting_plan.created naming the plan it replaces; the offcuts the old plan reserved are free for the new one, and none of the old plan's sheets can be reported cut any more. 409 when it is replaced already; 422 as for createCuttingPlan (nothing stored).
+//	@Tags			cutting
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id	path		int	true	"cutting plan id"	minimum(1) example(1)
+//	@Success		201	{object}	cutplan.Plan
+//	@Failure		401	{object}	Problem
+//	@Failure		403	{object}	Problem
+//	@Failure		404	{object}	Problem
+//	@Failure		409	{object}	Problem
+//	@Failure		422	{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/cutting-plans/{id}/rebuild [post]
+func (s *server) rebuildCuttingPlan(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := s.CutPlans.Rebuild(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, p)
+}
+
+// listCuttingPlans godoc
+//
+//	@Summary	Cutting plans
+//	@ID			listCuttingPlans
+//	@Description	The plans in the order they were made, each with its totals per board (sheets, offcuts used, parts, yield = parts' area ÷ sheets' area, waste m²), how many sheets are cut, and stale (with why) when its production orders changed since: build a new plan for them then.
+//	@Tags		cutting
+//	@Produce	json
+//	@Security	BearerAuth
+//	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9jdXR0aW5nLXBsYW5zIiwiaWQiOjF9)
+//	@Success	200		{object}	CuttingPlanList
+//	@Failure	400		{object}	Problem
+//	@Failure	401		{object}	Problem
+//	@Failure	422		{object}	Problem
+//	@Router		/api/v1/cutting-plans [get]
+func (s *server) listCuttingPlans(c echo.Context) error {
+	pr, err := pageOf(c)
+	if err != nil {
+		return err
+	}
+	ps, next, err := s.CutPlans.Plans(c.Request().Context(), pr)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, pageList(c, ps, next))
+}
+
+// getCuttingPlan godoc
+//
+//	@Summary	A cutting plan with its sheets
+//	@ID			getCuttingPlan
+//	@Description	The plan, its totals per board, and sheet_list: per sheet its board, format or offcut, the parts (part id and code, production order, size, position, turned, the order the saw frees them in), the cuts in saw order (stage, direction, position, the piece crossed), yield, waste and the offcuts it leaves; cut_at once reported cut.
+//	@Description	With `Accept: text/html` the whole plan as one printable page for the saw: the totals, then every sheet drawn to scale on a page of its own. With `Accept: text/csv` the placements, one row per part.
+//	@Tags		cutting
+//	@Produce	json
+//	@Produce	text/html
+//	@Produce	text/csv
+//	@Security	BearerAuth
+//	@Param		id	path		int	true	"cutting plan id"	minimum(1) example(1)
+//	@Success	200	{object}	cutplan.Plan
+//	@Failure	401	{object}	Problem
+//	@Failure	404	{object}	Problem
+//	@Failure	406	{object}	Problem	"the Accept header allows none of the media types it answers in"
+//	@Failure	422	{object}	Problem
+//	@Router		/api/v1/cutting-plans/{id} [get]
+func (s *server) getCuttingPlan(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := s.CutPlans.Get(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	switch preferredOf(c, echo.MIMEApplicationJSON, MIMETextHTML, MIMETextCSV) {
+	case MIMETextHTML:
+		var b bytes.Buffer
+		if err := cutplan.RenderPlan(&b, p); err != nil {
+			return err
+		}
+		return c.Blob(http.StatusOK, MIMETextHTML+"; charset=utf-8", b.Bytes())
+	case MIMETextCSV:
+		var rows [][]string
+		for _, sh := range p.SheetList {
+			rows = append(rows, placementRows(sh)...)
+		}
+		return writeCSVRows(c, fmt.Sprintf("cutting-plan-%d.csv", p.ID), placementHeader, rows)
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+var placementHeader = []string{"sheet", "board", "format", "cut_order", "part_id", "code", "name", "prod_order_id", "length_mm", "width_mm", "x_mm", "y_mm", "turned"}
+
+func placementRows(sh cutplan.Sheet) [][]string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	var rows [][]string
+	for _, p := range sh.Parts {
+		rows = append(rows, []string{strconv.Itoa(sh.N), sh.Board, sh.Format, strconv.Itoa(p.CutOrder), strconv.FormatInt(p.PartID, 10), p.Code, p.Name,
+			strconv.FormatInt(p.ProdOrderID, 10), strconv.Itoa(p.LengthMM), strconv.Itoa(p.WidthMM), f(p.X), f(p.Y), strconv.FormatBool(p.Turned)})
+	}
+	return rows
+}
+
+// preferredOf is the media type the request prefers among offers (the
+// first when it says nothing).
+func preferredOf(c echo.Context, offers ...string) string {
+	if m, ok := c.Get(mediaKey).(string); ok {
+		return m
+	}
+	m, _ := preferred(c.Request().Header.Values(echo.HeaderAccept), offers)
+	return m
+}
+
+func sheetNumber(c echo.Context) (int, error) {
+	n, err := strconv.Atoi(c.Param("n"))
+	if err != nil || n <= 0 || n > 1_000_000 {
+		return 0, apperr.Invalid("invalid path", apperr.Field("n", "must be a sheet number from 1"))
+	}
+	return n, nil
+}
+
+// getCuttingSheet godoc
+//
+//	@Summary	One sheet of a cutting plan (JSON, SVG, CSV)
+//	@ID			getCuttingSheet
+//	@Description	The sheet as in getCuttingPlan's sheet_list. With `Accept: image/svg+xml` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order; the grain direction. With `Accept: text/csv` its placements.
+//	@Tags		cutting
+//	@Produce	json
+//	@Produce	image/svg+xml
+//	@Produce	text/csv
+//	@Security	BearerAuth
+//	@Param		id	path		int	true	"cutting plan id"	minimum(1) example(1)
+//	@Param		n	path		int	true	"sheet number"	minimum(1) maximum(1000000) example(1)
+//	@Success	200	{object}	cutplan.Sheet
+//	@Failure	401	{object}	Problem
+//	@Failure	404	{object}	Problem
+//	@Failure	406	{object}	Problem	"the Accept header allows none of the media types it answers in"
+//	@Failure	422	{object}	Problem
+//	@Router		/api/v1/cutting-plans/{id}/sheets/{n} [get]
+func (s *server) getCuttingSheet(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	n, err := sheetNumber(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	sh, err := s.CutPlans.Sheet(ctx, id, n)
+	if err != nil {
+		return err
+	}
+	switch preferredOf(c, echo.MIMEApplicationJSON, MIMEImageSVG, MIMETextCSV) {
+	case MIMEImageSVG:
+		p, err := s.CutPlans.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		p.SheetList = nil
+		var b bytes.Buffer
+		if err := cutplan.RenderSheet(&b, p, sh); err != nil {
+			return err
+		}
+		return c.Blob(http.StatusOK, MIMEImageSVG+"; charset=utf-8", b.Bytes())
+	case MIMETextCSV:
+		return writeCSVRows(c, fmt.Sprintf("cutting-plan-%d-sheet-%d.csv", id, n), placementHeader, placementRows(sh))
+	}
+	return c.JSON(http.StatusOK, sh)
+}
+
+// cutCuttingSheet godoc
+//
+//	@Summary		Report a sheet cut (admin, master, planner)
+//	@ID			cutCuttingSheet
+//	@Description	In one transaction: the sheet's parts complete the route's cutting step (prod_order.progress_reported per production order, which starts it, and from which stock uses up the board), the offcut it was, if any, is used up, the offcuts it leaves are kept in stock of its board for the next plans, and cutting_plan.sheet_cut is written. 409 when it is cut already or a part of it no longer waits for the saw (the plan is stale: build a new one).
+//	@Tags			cutting
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id	path		int	true	"cutting plan id"	minimum(1) example(1)
+//	@Param			n	path		int	true	"sheet number"	minimum(1) maximum(1000000) example(1)
+//	@Success		200	{object}	cutplan.Sheet
+//	@Failure		401	{object}	Problem
+//	@Failure		403	{object}	Problem
+//	@Failure		404	{object}	Problem
+//	@Failure		409	{object}	Problem
+//	@Failure		422	{object}	Problem
+//	@Router			/api/v1/cutting-plans/{id}/sheets/{n}/cut [post]
+func (s *server) cutCuttingSheet(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	n, err := sheetNumber(c)
+	if err != nil {
+		return err
+	}
+	sh, err := s.CutPlans.CutSheet(c.Request().Context(), id, n)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, sh)
+}

@@ -1,0 +1,469 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
+)
+
+type cutRect struct {
+	X  float64 `json:"x_mm"`
+	Y  float64 `json:"y_mm"`
+	DX float64 `json:"dx_mm"`
+	DY float64 `json:"dy_mm"`
+}
+
+type cutSheetPart struct {
+	PartID      int64  `json:"part_id"`
+	Name        string `json:"name"`
+	ProdOrderID int64  `json:"prod_order_id"`
+	LengthMM    int    `json:"length_mm"`
+	WidthMM     int    `json:"width_mm"`
+	cutRect
+	Turned   bool `json:"turned"`
+	CutOrder int  `json:"cut_order"`
+}
+
+type cutSheet struct {
+	N        int
+	Board    string
+	Grain    bool
+	Format   string
+	OffcutID *int64  `json:"offcut_id"`
+	LengthMM float64 `json:"length_mm"`
+	WidthMM  float64 `json:"width_mm"`
+	Usable   cutRect
+	Stages   int
+	Parts    []cutSheetPart
+	Cuts     []struct {
+		Stage     int
+		Direction string
+		Pos       float64 `json:"pos_mm"`
+		Piece     cutRect
+	}
+	Offcuts []cutRect
+	CutAt   *string `json:"cut_at"`
+}
+
+type cutPlan struct {
+	ID         int64
+	ProdOrders []int64 `json:"prod_orders"`
+	KerfMM     float64 `json:"kerf_mm"`
+	Stages     int
+	Sheets     int
+	Parts      int
+	Cut        int
+	Stale      bool
+	Why        []string
+	Boards     []struct {
+		Board       string
+		Sheets      int
+		OffcutsUsed int `json:"offcuts_used"`
+		Parts       int
+		Yield       float64
+		WasteM2     float64 `json:"waste_m2"`
+	}
+	SheetList []cutSheet `json:"sheet_list"`
+}
+
+type launchedPart struct {
+	ID       int64
+	Name     string
+	Board    string
+	Grain    string
+	LengthMM int `json:"length_mm"`
+	WidthMM  int `json:"width_mm"`
+}
+
+func prodOrderParts(t *testing.T, env *apptest.Env, id int64) []launchedPart {
+	t.Helper()
+	var d struct{ Parts []launchedPart }
+	r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", id), nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	r.JSON(t, &d)
+	return d.Parts
+}
+
+func createCutPlan(t *testing.T, env *apptest.Env, ids ...int64) cutPlan {
+	t.Helper()
+	r := env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": ids})
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	var p cutPlan
+	r.JSON(t, &p)
+	return p
+}
+
+// checkCutPlan is the checker of a stored plan, independent of the
+// optimiser: every part of the orders placed exactly once at its size,
+// inside its sheet's usable area, no two parts closer than the kerf, never
+// turned against the grain, and the layout cuttable by guillotine cuts in
+// the stages the sheet claims.
+func checkCutPlan(t *testing.T, p cutPlan, parts []launchedPart) {
+	t.Helper()
+	want := map[int64]launchedPart{}
+	for _, pt := range parts {
+		want[pt.ID] = pt
+	}
+	seen := map[int64]bool{}
+	const eps = 0.05
+	for _, sh := range p.SheetList {
+		u := sh.Usable
+		require.GreaterOrEqual(t, u.X, -eps)
+		require.LessOrEqual(t, u.X+u.DX, sh.LengthMM+eps)
+		require.LessOrEqual(t, u.Y+u.DY, sh.WidthMM+eps)
+		for i, a := range sh.Parts {
+			lp, ok := want[a.PartID]
+			require.True(t, ok, "part %d is not a part of the orders", a.PartID)
+			require.False(t, seen[a.PartID], "part %d placed twice", a.PartID)
+			seen[a.PartID] = true
+			l, w := float64(lp.LengthMM), float64(lp.WidthMM)
+			if a.Turned {
+				l, w = w, l
+			}
+			require.InDelta(t, l, a.DX, eps, "part %d's length along the sheet", a.PartID)
+			require.InDelta(t, w, a.DY, eps, "part %d's width across the sheet", a.PartID)
+			if sh.Grain {
+				switch lp.Grain {
+				case "length":
+					require.False(t, a.Turned, "part %d turned against the grain", a.PartID)
+				case "width":
+					require.True(t, a.Turned, "part %d's grain runs along its width", a.PartID)
+				}
+			}
+			require.True(t, a.X >= u.X-eps && a.Y >= u.Y-eps && a.X+a.DX <= u.X+u.DX+eps && a.Y+a.DY <= u.Y+u.DY+eps, "part %d inside the trims", a.PartID)
+			for _, b := range sh.Parts[i+1:] {
+				apart := a.X+a.DX+p.KerfMM <= b.X+eps || b.X+b.DX+p.KerfMM <= a.X+eps || a.Y+a.DY+p.KerfMM <= b.Y+eps || b.Y+b.DY+p.KerfMM <= a.Y+eps
+				require.True(t, apart, "parts %d and %d overlap or lie closer than the kerf", a.PartID, b.PartID)
+			}
+		}
+		rs := make([]cutRect, len(sh.Parts))
+		for i, a := range sh.Parts {
+			rs[i] = a.cutRect
+		}
+		need := guillotineStages(u, rs, p.KerfMM)
+		require.Less(t, need, 1000, "sheet %d is not cuttable by guillotine cuts", sh.N)
+		require.LessOrEqual(t, need, sh.Stages, "sheet %d claims fewer stages than it takes", sh.N)
+		if p.Stages > 0 {
+			require.LessOrEqual(t, need, p.Stages, "sheet %d takes more stages than the saw makes", sh.N)
+		}
+	}
+	require.Len(t, seen, len(want), "every part placed")
+}
+
+// guillotineStages is the fewest stages of guillotine cuts that free
+// every part from region, the first cuts of either direction; 1000 and
+// more when no guillotine split frees them.
+func guillotineStages(region cutRect, rs []cutRect, kerf float64) int {
+	return min(stagesAcross(region, rs, kerf, true), stagesAcross(region, rs, kerf, false))
+}
+
+// stagesAcross counts the stages when this stage's cuts are lines x = c
+// (acrossX) or y = c.
+func stagesAcross(region cutRect, rs []cutRect, kerf float64, acrossX bool) int {
+	const eps = 0.05
+	if len(rs) == 0 {
+		return 0
+	}
+	if len(rs) == 1 && math.Abs(rs[0].X-region.X) < eps && math.Abs(rs[0].Y-region.Y) < eps &&
+		math.Abs(rs[0].DX-region.DX) < eps && math.Abs(rs[0].DY-region.DY) < eps {
+		return 0
+	}
+	lo := func(r cutRect) float64 {
+		if acrossX {
+			return r.X
+		}
+		return r.Y
+	}
+	hi := func(r cutRect) float64 {
+		if acrossX {
+			return r.X + r.DX
+		}
+		return r.Y + r.DY
+	}
+	sorted := append([]cutRect(nil), rs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return lo(sorted[i]) < lo(sorted[j]) })
+	// strips: runs of parts no blade passes between
+	var strips [][]cutRect
+	var ends []float64
+	for _, r := range sorted {
+		if n := len(strips); n > 0 && lo(r) < ends[n-1]+kerf-eps {
+			strips[n-1] = append(strips[n-1], r)
+			ends[n-1] = math.Max(ends[n-1], hi(r))
+			continue
+		}
+		strips = append(strips, []cutRect{r})
+		ends = append(ends, hi(r))
+	}
+	if len(strips) == 1 && math.Abs(lo(strips[0][0])-lo(region)) < eps && math.Abs(ends[0]-hi(region)) < eps {
+		// no cut this way at this stage: the piece passes on to the next
+		if other := stagesAcross(region, rs, kerf, !acrossX); other < 1000 {
+			return 1 + other
+		}
+		return 1000
+	}
+	worst := 0
+	for i, strip := range strips {
+		sub := region
+		if acrossX {
+			sub.X, sub.DX = lo(strip[0]), ends[i]-lo(strip[0])
+		} else {
+			sub.Y, sub.DY = lo(strip[0]), ends[i]-lo(strip[0])
+		}
+		worst = max(worst, stagesAcross(sub, strip, kerf, !acrossX))
+	}
+	return min(1+worst, 1000)
+}
+
+// Cutting plans through the API: laid out, stored, checked; the same
+// input gives the same plan; bad input is a 422 naming what is wrong and
+// stores nothing; a sheet reported cut moves its parts through the cutting
+// step, keeps its offcuts, and the next plan cuts from them first; a plan
+// whose parts were cut elsewhere says it is stale.
+func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		_, ids := receive(t, env, line{"SHK-KUPE-1600", 2})
+		po := launch(t, env, map[string]any{"items": ids})
+		parts := prodOrderParts(t, env, po.ID)
+		require.NotEmpty(t, parts)
+		estimate := boardNeeds(t, env, po.ID)
+		require.Nil(t, estimate["LDSP16-WHITE"].PlannedSheets, "no plan yet: the area estimate")
+
+		t.Run("ErrInvalid", func(t *testing.T) {
+			events := env.Count("events")
+			requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{}}), http.StatusUnprocessableEntity, "prod_orders")
+			requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID, 99999}}), http.StatusUnprocessableEntity, "prod_orders[1]")
+			requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID, po.ID}}), http.StatusUnprocessableEntity, "prod_orders[1]")
+			require.Equal(t, events, env.Count("events"), "nothing written")
+			_, other := receive(t, env, line{"SHK-KUPE-1600", 1})
+			cancelled := launch(t, env, map[string]any{"items": other})
+			require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/cancel", cancelled.ID), nil).Status)
+			events = env.Count("events")
+			p := requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID, cancelled.ID}}), http.StatusUnprocessableEntity, "prod_orders[1]")
+			require.Contains(t, p.Errors[0].Message, "cancelled")
+			require.Equal(t, events, env.Count("events"), "nothing written")
+			require.Zero(t, env.Count("cutting_plans"))
+		})
+
+		p := createCutPlan(t, env, po.ID)
+		require.Positive(t, p.ID)
+		require.Equal(t, len(parts), p.Parts)
+		require.NotEmpty(t, p.Boards)
+		require.Len(t, p.SheetList, p.Sheets)
+		require.False(t, p.Stale)
+		require.InDelta(t, 4.4, p.KerfMM, 1e-9)
+		for _, b := range p.Boards {
+			require.Greater(t, b.Yield, 0.0)
+			require.LessOrEqual(t, b.Yield, 1.0)
+		}
+		checkCutPlan(t, p, parts)
+		created := catalogEvents(t, env, "cutting_plan.created", "cutting_plans", p.ID)
+		require.Len(t, created, 1)
+		require.Equal(t, "Администратор", created[0].Actor.Name)
+
+		// The same input gives the same plan.
+		again := createCutPlan(t, env, po.ID)
+		require.Equal(t, sheetsJSON(t, p), sheetsJSON(t, again))
+
+		// Requirements count the plan's sheets now.
+		needs := boardNeeds(t, env, po.ID)
+		for _, b := range p.Boards {
+			require.NotNil(t, needs[b.Board].PlannedSheets, b.Board)
+			require.Equal(t, b.Sheets, *needs[b.Board].PlannedSheets, b.Board)
+			require.EqualValues(t, b.Sheets, needs[b.Board].Launched, b.Board)
+		}
+
+		var got cutPlan
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", p.ID), nil).JSON(t, &got)
+		require.Equal(t, sheetsJSON(t, p), sheetsJSON(t, got))
+		var list struct{ Items []cutPlan }
+		env.Admin(http.MethodGet, "/api/v1/cutting-plans?limit=1", nil).JSON(t, &list)
+		require.Len(t, list.Items, 1)
+		require.Equal(t, p.ID, list.Items[0].ID)
+
+		// The saw operator's views.
+		r := env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/sheets/1", p.ID), nil, apptest.AdminToken, "Accept", "image/svg+xml")
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Contains(t, r.Header.Get("Content-Type"), "image/svg+xml")
+		require.Contains(t, string(r.Body), p.SheetList[0].Parts[0].Name)
+		r = env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", p.ID), nil, apptest.AdminToken, "Accept", "text/csv")
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, len(parts)+1, strings.Count(strings.TrimSpace(string(r.Body)), "\n")+1)
+		r = env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", p.ID), nil, apptest.AdminToken, "Accept", "text/html")
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, p.Sheets, strings.Count(string(r.Body), "<svg "))
+		requireProblem(t, env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/sheets/%d", p.ID, p.Sheets+1), nil), http.StatusNotFound)
+
+		// Report a sheet that leaves offcuts cut, as the master.
+		n := 0
+		for _, sh := range p.SheetList {
+			for _, o := range sh.Offcuts {
+				// a plinth (1568 × 100 mm of the white board) fits it
+				if sh.OffcutID == nil && sh.Board == "LDSP16-WHITE" && math.Max(o.DX, o.DY) >= 1568 && math.Min(o.DX, o.DY) >= 100 && n == 0 {
+					n = sh.N
+				}
+			}
+		}
+		require.NotZero(t, n, "some white sheet leaves an offcut a plinth fits")
+		sh := p.SheetList[n-1]
+		master := env.UserToken("Мастер участка", "master")
+		r = env.Do(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/sheets/%d/cut", p.ID, n), nil, master)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		var cut cutSheet
+		r.JSON(t, &cut)
+		require.NotNil(t, cut.CutAt)
+		sheetCut := catalogEvents(t, env, "cutting_plan.sheet_cut", "cutting_plans", p.ID)
+		require.Len(t, sheetCut, 1)
+		require.Equal(t, "Мастер участка", sheetCut[0].Actor.Name)
+		require.Len(t, sheetCut[0].Payload["parts"], len(sh.Parts))
+		require.Len(t, sheetCut[0].Payload["offcuts_kept"], len(sh.Offcuts))
+		progress := eventsOf(t, env, "prod_order.progress_reported", po.ID)
+		require.Len(t, progress, 1)
+		require.EqualValues(t, len(sh.Parts), progress[0].Payload["qty"])
+		require.EqualValues(t, 1, progress[0].Payload["seq"], "the cutting step")
+		require.Len(t, eventsOf(t, env, "prod_order.started", po.ID), 1)
+		doneOps := 0
+		var detail struct {
+			Operations []struct {
+				Seq    int
+				Status string
+			}
+		}
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", po.ID), nil).JSON(t, &detail)
+		for _, op := range detail.Operations {
+			if op.Seq == 1 && op.Status == "done" {
+				doneOps++
+			}
+		}
+		require.Equal(t, len(sh.Parts), doneOps)
+		requireProblem(t, env.Do(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/sheets/%d/cut", p.ID, n), nil, master), http.StatusConflict)
+		viewer := env.UserToken("Наблюдатель", "viewer")
+		requireProblem(t, env.Do(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/sheets/%d/cut", p.ID, 1), nil, viewer), http.StatusForbidden)
+
+		// The twin plan's parts on that sheet are cut now: it is stale; the first is not.
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", again.ID), nil).JSON(t, &got)
+		require.True(t, got.Stale)
+		require.NotEmpty(t, got.Why)
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", p.ID), nil).JSON(t, &got)
+		require.False(t, got.Stale, "%v", got.Why)
+		require.Equal(t, 1, got.Cut)
+
+		// Rebuilt, the stale twin gives way to a plan of what is left to cut.
+		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/rebuild", again.ID), nil)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		var rebuilt cutPlan
+		r.JSON(t, &rebuilt)
+		require.Equal(t, len(parts)-len(sh.Parts), rebuilt.Parts, "the parts not cut yet")
+		require.False(t, rebuilt.Stale)
+		var left []launchedPart
+		for _, pt := range parts {
+			if !slices.ContainsFunc(sh.Parts, func(c cutSheetPart) bool { return c.PartID == pt.ID }) {
+				left = append(left, pt)
+			}
+		}
+		checkCutPlan(t, rebuilt, left)
+		rebuiltEv := catalogEvents(t, env, "cutting_plan.created", "cutting_plans", rebuilt.ID)
+		require.Len(t, rebuiltEv, 1)
+		require.EqualValues(t, again.ID, rebuiltEv[0].Payload["replaces"])
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", again.ID), nil).JSON(t, &got)
+		require.True(t, got.Stale)
+		require.Contains(t, got.Why[0], "replaced")
+		requireProblem(t, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/rebuild", again.ID), nil), http.StatusConflict)
+		requireProblem(t, env.Do(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/sheets/1/cut", again.ID), nil, master), http.StatusConflict)
+		// The rebuilt plan takes the offcuts of the cut sheet; the third plan below none of them.
+		rebuiltOffcuts := 0
+		for _, s := range rebuilt.SheetList {
+			if s.OffcutID != nil {
+				rebuiltOffcuts++
+			}
+		}
+		require.Positive(t, rebuiltOffcuts, "the cut sheet's offcut is used by the rebuilt plan")
+
+		// They are reserved: the next plan, of another wardrobe, does not take them again.
+		_, ids2 := receive(t, env, line{"SHK-KUPE-1600", 1})
+		po2 := launch(t, env, map[string]any{"items": ids2})
+		parts2 := prodOrderParts(t, env, po2.ID)
+		events := env.Count("events")
+		next := createCutPlan(t, env, po2.ID)
+		checkCutPlan(t, next, parts2)
+		for _, s := range next.SheetList {
+			require.Nil(t, s.OffcutID)
+		}
+		require.Equal(t, events+1, env.Count("events"), "cutting_plan.created, nothing else")
+	})
+}
+
+// A part larger than every format of its board, and a kerf or trims that
+// leave no usable sheet, are 422 problems naming the part or the setting;
+// nothing is stored.
+func TestCuttingPlans_ErrCannotLayOut(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		_, ids := receive(t, env, line{"SHK-KUPE-1600", 1})
+		po := launch(t, env, map[string]any{"items": ids})
+		var doors []string // the sonoma doors, as fields
+		for _, pt := range prodOrderParts(t, env, po.ID) {
+			if pt.Board == "LDSP16-SONOMA" {
+				doors = append(doors, fmt.Sprintf("prod_orders[0].parts[%d]", pt.ID))
+			}
+		}
+		require.Len(t, doors, 2)
+		// The sonoma board is now bought only in sheets too short for the doors, even turned.
+		require.NoError(t, dbtest.Fixture(env.App.DB, func(tx *gorm.DB) error {
+			return tx.Exec(`UPDATE catalog_materials SET formats = '[{"length_mm":2000,"width_mm":1000}]' WHERE code = 'LDSP16-SONOMA'`).Error
+		}))
+		events := env.Count("events")
+		p := requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID}}),
+			http.StatusUnprocessableEntity, doors...)
+		require.Contains(t, p.Errors[0].Message, "Дверь-купе")
+		// Trims that eat the whole sheet.
+		require.NoError(t, dbtest.Fixture(env.App.DB, func(tx *gorm.DB) error {
+			return tx.Exec(`UPDATE catalog_materials SET formats = '[{"length_mm":2800,"width_mm":150}]', trim_l1_mm = 80, trim_l2_mm = 80 WHERE code = 'LDSP16-SONOMA'`).Error
+		}))
+		requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID}}),
+			http.StatusUnprocessableEntity, "boards[LDSP16-SONOMA].formats[0]")
+		require.Equal(t, events, env.Count("events"), "nothing written")
+		require.Zero(t, env.Count("cutting_plans"))
+		require.Zero(t, env.Count("cutting_sheets"))
+	})
+}
+
+type boardNeed struct {
+	Code          string
+	Launched      float64
+	Qty           float64
+	PlannedSheets *int `json:"planned_sheets"`
+}
+
+func boardNeeds(t *testing.T, env *apptest.Env, id int64) map[string]boardNeed {
+	t.Helper()
+	r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/materials/requirements?prod_orders=%d", id), nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var rs struct{ Materials []boardNeed }
+	r.JSON(t, &rs)
+	out := map[string]boardNeed{}
+	for _, m := range rs.Materials {
+		out[m.Code] = m
+	}
+	return out
+}
+
+func sheetsJSON(t *testing.T, p cutPlan) string {
+	t.Helper()
+	for i := range p.SheetList {
+		p.SheetList[i].CutAt = nil
+	}
+	b, err := json.Marshal(p.SheetList)
+	require.NoError(t, err)
+	return string(b)
+}
