@@ -21,6 +21,431 @@ const docTemplate = `{
     "host": "{{.Host}}",
     "basePath": "{{.BasePath}}",
     "paths": {
+        "/api/v1/cutting-plans": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The plans in the order they were made, each with its totals per board (sheets, offcuts used, parts, yield = parts' area ÷ sheets' area, waste m²), how many sheets are cut, and stale (with why) when its production orders changed since: build a new plan for them then.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "cutting"
+                ],
+                "summary": "Cutting plans",
+                "operationId": "listCuttingPlans",
+                "parameters": [
+                    {
+                        "maximum": 500,
+                        "minimum": 1,
+                        "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 1000,
+                        "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9jdXR0aW5nLXBsYW5zIiwiaWQiOjF9",
+                        "pattern": "^[A-Za-z0-9_-]+$",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.CuttingPlanList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every part of the production orders whose cutting step is not done, board by board (code, decor, thickness), laid out by the guillotine optimiser on the board's offcuts in stock (first; the plan reserves them) and its sheet formats, with the saw's kerf (CUTTING_KERF_MM), stages (CUTTING_STAGES) and the board's trims; grain kept; offcuts of at least CUTTING_MIN_OFFCUT_MM on both sides kept. Stored with cutting_plan.created; the answer is the plan with its sheets (see getCuttingPlan). Deterministic: the same parts and stock give the same plan.\n422, nothing stored: prod_orders empty or repeated; prod_orders[i] unknown, cancelled, done, closed or with nothing left to cut; prod_orders[i].parts[part id] a part that fits on no format of its board (turned too when its grain allows), or whose board is unknown or has no formats; CUTTING_KERF_MM or boards[code].trim that leave no usable sheet.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "cutting"
+                ],
+                "summary": "Lay out production orders' parts on sheets (admin, planner)",
+                "operationId": "createCuttingPlan",
+                "parameters": [
+                    {
+                        "description": "the production orders",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.CuttingPlanRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/cutplan.Plan"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "an offcut was taken by another plan meanwhile",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/cutting-plans/{id}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The plan, its totals per board, and sheet_list: per sheet its board, format or offcut, the parts (part id and code, production order, size, position, turned, the order the saw frees them in), the cuts in saw order (stage, direction, position, the piece crossed), yield, waste and the offcuts it leaves; cut_at once reported cut.\nWith ` + "`" + `Accept: text/html` + "`" + ` the whole plan as one printable page for the saw: the totals, then every sheet drawn to scale on a page of its own. With ` + "`" + `Accept: text/csv` + "`" + ` the placements, one row per part.",
+                "produces": [
+                    "application/json",
+                    "text/html",
+                    "text/csv"
+                ],
+                "tags": [
+                    "cutting"
+                ],
+                "summary": "A cutting plan with its sheets",
+                "operationId": "getCuttingPlan",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "cutting plan id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/cutplan.Plan"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/cutting-plans/{id}/rebuild": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Lays the plan's production orders out again as they now are (a stale plan's: parts cut otherwise, released, to be cut again) and stores the new plan with cutting_plan.created naming the plan it replaces; the offcuts the old plan reserved are free for the new one, and none of the old plan's sheets can be reported cut any more. 409 when it is replaced already; 422 as for createCuttingPlan (nothing stored).",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "cutting"
+                ],
+                "summary": "Rebuild a cutting plan (admin, planner)",
+                "operationId": "rebuildCuttingPlan",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "cutting plan id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/cutplan.Plan"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "Conflict",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/cutting-plans/{id}/sheets/{n}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The sheet as in getCuttingPlan's sheet_list. With ` + "`" + `Accept: image/svg+xml` + "`" + ` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order; the grain direction. With ` + "`" + `Accept: text/csv` + "`" + ` its placements.",
+                "produces": [
+                    "application/json",
+                    "image/svg+xml",
+                    "text/csv"
+                ],
+                "tags": [
+                    "cutting"
+                ],
+                "summary": "One sheet of a cutting plan (JSON, SVG, CSV)",
+                "operationId": "getCuttingSheet",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "cutting plan id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "maximum": 1000000,
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "sheet number",
+                        "name": "n",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/cutplan.Sheet"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/cutting-plans/{id}/sheets/{n}/cut": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "In one transaction: the sheet's parts complete the route's cutting step (prod_order.progress_reported per production order, which starts it, and from which stock uses up the board), the offcut it was, if any, is used up, the offcuts it leaves are kept in stock of its board for the next plans, and cutting_plan.sheet_cut is written. 409 when it is cut already or a part of it no longer waits for the saw (the plan is stale: build a new one).",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "cutting"
+                ],
+                "summary": "Report a sheet cut (admin, master, planner)",
+                "operationId": "cutCuttingSheet",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "cutting plan id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "maximum": 1000000,
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "sheet number",
+                        "name": "n",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/cutplan.Sheet"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "Conflict",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/event-types": {
             "get": {
                 "security": [
@@ -5829,6 +6254,45 @@ const docTemplate = `{
                 }
             }
         },
+        "api.CuttingPlanList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/cutplan.Plan"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
+        "api.CuttingPlanRequest": {
+            "type": "object",
+            "required": [
+                "prod_orders"
+            ],
+            "properties": {
+                "prod_orders": {
+                    "description": "The production orders whose uncut parts to lay out.",
+                    "type": "array",
+                    "maxItems": 200,
+                    "minItems": 1,
+                    "items": {
+                        "type": "integer"
+                    },
+                    "example": [
+                        12,
+                        13
+                    ]
+                }
+            }
+        },
         "api.DismissRequest": {
             "type": "object",
             "required": [
@@ -7787,6 +8251,402 @@ const docTemplate = `{
                 }
             }
         },
+        "cutplan.BoardTotals": {
+            "type": "object",
+            "required": [
+                "board",
+                "decor",
+                "grain",
+                "name",
+                "offcuts_left",
+                "offcuts_m2",
+                "offcuts_used",
+                "parts",
+                "parts_m2",
+                "sheets",
+                "sheets_m2",
+                "thickness_mm",
+                "waste_m2",
+                "yield"
+            ],
+            "properties": {
+                "board": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "grain": {
+                    "type": "boolean",
+                    "example": true
+                },
+                "name": {
+                    "type": "string",
+                    "example": "ЛДСП 16 мм Дуб сонома"
+                },
+                "offcuts_left": {
+                    "type": "integer",
+                    "example": 2
+                },
+                "offcuts_m2": {
+                    "type": "number",
+                    "example": 0.6
+                },
+                "offcuts_used": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "parts": {
+                    "type": "integer",
+                    "example": 40
+                },
+                "parts_m2": {
+                    "type": "number",
+                    "example": 14.2
+                },
+                "sheets": {
+                    "type": "integer",
+                    "example": 3
+                },
+                "sheets_m2": {
+                    "type": "number",
+                    "example": 17.39
+                },
+                "thickness_mm": {
+                    "type": "number",
+                    "example": 16
+                },
+                "waste_m2": {
+                    "description": "WasteM2 is the sheets' area neither in parts nor in offcuts kept.",
+                    "type": "number",
+                    "example": 2.5
+                },
+                "yield": {
+                    "description": "Yield is the parts' area ÷ the sheets' area.",
+                    "type": "number",
+                    "example": 0.8166
+                }
+            }
+        },
+        "cutplan.Plan": {
+            "type": "object",
+            "required": [
+                "boards",
+                "created_at",
+                "cut",
+                "id",
+                "kerf_mm",
+                "min_offcut_mm",
+                "parts",
+                "prod_orders",
+                "sheets",
+                "stages",
+                "stale"
+            ],
+            "properties": {
+                "boards": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/cutplan.BoardTotals"
+                    }
+                },
+                "created_at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "cut": {
+                    "description": "Cut is how many of its sheets are reported cut.",
+                    "type": "integer",
+                    "example": 1
+                },
+                "id": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "kerf_mm": {
+                    "type": "number",
+                    "example": 4.4
+                },
+                "min_offcut_mm": {
+                    "type": "integer",
+                    "example": 300
+                },
+                "parts": {
+                    "type": "integer",
+                    "example": 52
+                },
+                "prod_orders": {
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    },
+                    "example": [
+                        12,
+                        13
+                    ]
+                },
+                "replaced_by": {
+                    "description": "ReplacedBy is the plan rebuilt from this one, once it is.",
+                    "type": "integer",
+                    "x-nullable": true,
+                    "example": 2
+                },
+                "sheet_list": {
+                    "description": "SheetList is the plan's sheets, in the detail only.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/cutplan.Sheet"
+                    }
+                },
+                "sheets": {
+                    "description": "Sheets is how many sheets (new and offcuts) the plan cuts, Parts how many physical parts.",
+                    "type": "integer",
+                    "example": 4
+                },
+                "stages": {
+                    "type": "integer",
+                    "example": 3
+                },
+                "stale": {
+                    "description": "Stale: the production orders changed since the plan was made (parts\ncut elsewhere, released, cancelled, sent back to be cut again); Why\nsays what. Build a new plan for them.",
+                    "type": "boolean"
+                },
+                "why": {
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                }
+            }
+        },
+        "cutplan.Sheet": {
+            "type": "object",
+            "required": [
+                "board",
+                "cuts",
+                "decor",
+                "format",
+                "grain",
+                "length_mm",
+                "n",
+                "offcuts",
+                "parts",
+                "stages",
+                "thickness_mm",
+                "usable",
+                "waste_m2",
+                "width_mm",
+                "yield"
+            ],
+            "properties": {
+                "board": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "cut_at": {
+                    "description": "CutAt is when it was reported cut.",
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "cuts": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/cutting.Cut"
+                    }
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "format": {
+                    "description": "Format names it: \"2800 × 2070\" or \"offcut #7\".",
+                    "type": "string",
+                    "example": "2800 × 2070"
+                },
+                "grain": {
+                    "type": "boolean",
+                    "example": true
+                },
+                "length_mm": {
+                    "type": "number",
+                    "example": 2800
+                },
+                "n": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "offcut_id": {
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "offcuts": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/cutting.Rect"
+                    }
+                },
+                "parts": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/cutplan.SheetPart"
+                    }
+                },
+                "stages": {
+                    "type": "integer",
+                    "example": 3
+                },
+                "thickness_mm": {
+                    "type": "number",
+                    "example": 16
+                },
+                "usable": {
+                    "description": "Usable is what lies inside the trims.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/cutting.Rect"
+                        }
+                    ]
+                },
+                "waste_m2": {
+                    "type": "number",
+                    "example": 0.9
+                },
+                "width_mm": {
+                    "type": "number",
+                    "example": 2070
+                },
+                "yield": {
+                    "type": "number",
+                    "example": 0.81
+                }
+            }
+        },
+        "cutplan.SheetPart": {
+            "type": "object",
+            "required": [
+                "code",
+                "cut_order",
+                "dx_mm",
+                "dy_mm",
+                "item_id",
+                "length_mm",
+                "name",
+                "part_id",
+                "prod_order_id",
+                "turned",
+                "width_mm",
+                "x_mm",
+                "y_mm"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "P501"
+                },
+                "cut_order": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "dx_mm": {
+                    "type": "number",
+                    "example": 2000
+                },
+                "dy_mm": {
+                    "type": "number",
+                    "example": 580
+                },
+                "item_id": {
+                    "type": "integer",
+                    "example": 40
+                },
+                "length_mm": {
+                    "type": "integer",
+                    "example": 2000
+                },
+                "name": {
+                    "type": "string",
+                    "example": "Боковина"
+                },
+                "part_id": {
+                    "type": "integer",
+                    "example": 501
+                },
+                "prod_order_id": {
+                    "type": "integer",
+                    "example": 12
+                },
+                "turned": {
+                    "type": "boolean",
+                    "example": false
+                },
+                "width_mm": {
+                    "type": "integer",
+                    "example": 580
+                },
+                "x_mm": {
+                    "type": "number",
+                    "example": 10
+                },
+                "y_mm": {
+                    "type": "number",
+                    "example": 10
+                }
+            }
+        },
+        "cutting.Cut": {
+            "type": "object",
+            "required": [
+                "direction",
+                "piece",
+                "pos_mm",
+                "stage"
+            ],
+            "properties": {
+                "direction": {
+                    "type": "string"
+                },
+                "piece": {
+                    "description": "the piece the cut crosses, whole",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/cutting.Rect"
+                        }
+                    ]
+                },
+                "pos_mm": {
+                    "type": "number"
+                },
+                "stage": {
+                    "type": "integer"
+                }
+            }
+        },
+        "cutting.Rect": {
+            "type": "object",
+            "required": [
+                "dx_mm",
+                "dy_mm",
+                "x_mm",
+                "y_mm"
+            ],
+            "properties": {
+                "dx_mm": {
+                    "type": "number"
+                },
+                "dy_mm": {
+                    "type": "number"
+                },
+                "x_mm": {
+                    "type": "number"
+                },
+                "y_mm": {
+                    "type": "number"
+                }
+            }
+        },
         "events.Actor": {
             "type": "object",
             "required": [
@@ -9716,6 +10576,12 @@ const docTemplate = `{
                     "type": "string",
                     "example": "ЛДСП 16 мм Дуб сонома"
                 },
+                "planned_sheets": {
+                    "description": "PlannedSheets: the new sheets cutting plans take for the launched\nparts they lay out (Launched and Qty count them, the area estimate\nthe rest); absent where no plan lays out any.",
+                    "type": "integer",
+                    "x-nullable": true,
+                    "example": 2
+                },
                 "qty": {
                     "description": "Qty is the whole need: Launched + Backlog (for boards, the sheets of\ntheir summed area).",
                     "type": "number",
@@ -10674,6 +11540,10 @@ const docTemplate = `{
         {
             "description": "Stock per material, receipts, counts, requirements and shortages.",
             "name": "stock"
+        },
+        {
+            "description": "Cutting plans: production orders' parts laid out on sheets and offcuts, drawn for the saw, reported cut.",
+            "name": "cutting"
         },
         {
             "description": "Health and readiness.",
