@@ -137,6 +137,7 @@ func TestMaterials_ProductParts(t *testing.T) {
 			}, slots, []map[string]any{{"code": "LDSP16-WHITE", "qty": 2}, {"code": "HINGE-110", "qty": 0}})),
 				http.StatusUnprocessableEntity, "parts[0].board", "parts[1].length_mm", "parts[2].slot", "parts[4].thickness_mm",
 				"parts[4].grain", "parts[5].board", "parts[3].edges.w2", "fittings[0].code", "fittings[1].qty")
+			require.Equal(t, events, env.Count("events"), "nothing written")
 			// A band narrower than the part is thick: PLY18 is 18 mm, the white band 19 mm, a 12 mm band is too narrow.
 			r := env.Admin(http.MethodPost, "/api/v1/materials", map[string]any{"kind": "band", "code": "PVC-12", "name": "Кромка 12 мм", "thickness_mm": 0.4, "width_mm": 12})
 			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -168,7 +169,7 @@ func (s *server) getRequirements(c echo.Context) error {
 	}
 	from, f1 := input.Date("from", c.QueryParam("from"))
 	to, f2 := input.Date("to", c.QueryParam("to"))
-	if f := append(f1, f2...); len(f) > 0 {
+	if f := slices.Concat(f1, f2); len(f) > 0 {
 		return apperr.Invalid("invalid query", f...)
 	}
 	r, err := s.Plan.Requirements(ctx, ids, from, to)

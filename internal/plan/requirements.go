@@ -278,10 +278,9 @@ func backlogRows(ctx context.Context, db *gorm.DB, backlog []BacklogItem) ([]par
 // needs sums part rows and fittings per material code: boards by area,
 // bands in metres, fittings in pieces.
 type needs struct {
-	area    map[string]float64
-	metres  map[string]float64
-	pieces  map[string]float64
-	ordered []string
+	area   map[string]float64
+	metres map[string]float64
+	pieces map[string]float64
 }
 
 func (s *Service) needsOf(rows []partRow, fittings map[string]int) needs {
