@@ -35,17 +35,17 @@ lint-api: ## lint docs/: OpenAPI with Redocly (redocly.yaml) and Spectral (.spec
 	$(NPX) -y $(SPECTRAL_CLI) lint --ruleset .spectral.yaml --fail-severity=warn docs/swagger.json docs/swagger.yaml
 	CI=true SUPPRESS_NO_CONFIG_WARNING=1 $(NPX) -y -p $(ASYNCAPI_NODE) -p $(ASYNCAPI_CLI) -- asyncapi validate docs/asyncapi.json
 
-docs: ## regenerate docs/ (OpenAPI from the swag annotations, AsyncAPI from the event contracts) and README's event types
+docs: ## regenerate docs/ (OpenAPI from the swag annotations, AsyncAPI from the event contracts) and the table of event types in docs/journal.md
 	$(SWAG) init --generalInfo server.go --dir ./api,./internal --output ./docs \
 		--outputTypes go,json,yaml --parseInternal --requiredByDefault
 	$(GO) run ./scripts/openapifix docs
 	$(GO) run ./cmd/tsekh asyncapi > docs/asyncapi.json.tmp && mv docs/asyncapi.json.tmp docs/asyncapi.json
-	$(GO) run ./cmd/tsekh asyncapi --readme README.md > README.md.tmp && mv README.md.tmp README.md
+	$(GO) run ./cmd/tsekh asyncapi --readme docs/journal.md > docs/journal.md.tmp && mv docs/journal.md.tmp docs/journal.md
 
 build: ## build a static binary into bin/
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/tsekh
 
-bench: ## measure the outbox on the PostgreSQL at DATABASE_URL (README: Performance)
+bench: ## measure the outbox on the PostgreSQL at DATABASE_URL (docs/performance.md)
 	$(GO) run ./cmd/tsekh bench $(BENCH_FLAGS)
 
 fmt: ## format all Go sources

@@ -11,7 +11,7 @@ import (
 	"github.com/tsekh/tsekh/internal/app/apptest"
 )
 
-// No change without its event (SPEC, Events rule 9): the changes that once
+// No change without its event (docs/outbox.md, "Delivery guarantees": no change without its event): the changes that once
 // wrote nothing to the journal, each with its event naming who made it.
 // (On PostgreSQL every test is also checked transaction by transaction:
 // internal/platform/dbtest, journal.go.)

@@ -12,7 +12,7 @@ import (
 )
 
 // `make docs` writes what `tsekh asyncapi` prints: the committed document,
-// and README.md with its table of event types, both as committed.
+// and docs/journal.md with its table of event types, both as committed.
 func TestRun_AsyncAPI(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
@@ -22,8 +22,8 @@ func TestRun_AsyncAPI(t *testing.T) {
 	require.Equal(t, string(committed), out.String(), "run make docs")
 
 	out.Reset()
-	require.NoError(t, run(context.Background(), []string{"asyncapi", "--readme", "../../README.md"}, env(nil), &out, io.Discard))
-	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, run(context.Background(), []string{"asyncapi", "--readme", "../../docs/journal.md"}, env(nil), &out, io.Discard))
+	readme, err := os.ReadFile("../../docs/journal.md")
 	require.NoError(t, err)
 	require.Equal(t, string(readme), out.String(), "run make docs")
 

@@ -23,7 +23,7 @@ to subscriber (alone, beside a slow outside subscriber, and while another
 session holds a snapshot), a deep page of the journal, and the delay from
 commit to 50 clients of the journal's SSE stream. Prints a progress
 line and a summary on stderr, and one JSON object on stdout. The defaults are
-the sizes the targets in README.md are stated for; smaller sizes make a quick
+the sizes the targets in docs/performance.md are stated for; smaller sizes make a quick
 run, and --only runs some of the steps.`
 
 func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -23,7 +23,7 @@ its parts (position, size, turned), the cuts in the saw's order, the waste and
 the offcuts kept, and the totals. Needs no database.
 
 FILE (or - for standard input) is JSON or CSV; see "Cutting optimiser" in
-README.md. JSON: {"formats":[{"length_mm":2800,"width_mm":2070,"count":0}],
+docs/planning.md. JSON: {"formats":[{"length_mm":2800,"width_mm":2070,"count":0}],
 "kerf_mm":4.4,"trims_mm":{"left":10,"right":10,"bottom":10,"top":10},
 "stages":3,"min_offcut":{"length_mm":300,"width_mm":300},
 "parts":[{"name":"Боковина","length_mm":2200,"width_mm":600,"qty":2,"grain":"length"}]}.

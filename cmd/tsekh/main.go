@@ -5,12 +5,12 @@
 //	tsekh seed --demo             load the demo catalog
 //	tsekh dispatch --once         one dispatcher pass, for an external cron
 //	tsekh import crm FILE.json    import CRM orders from a file
-//	tsekh bench                   measure the outbox on PostgreSQL (see README.md)
+//	tsekh bench                   measure the outbox on PostgreSQL (see docs/performance.md)
 //	tsekh subscribers ...         list, replay to or retire subscribers
 //	tsekh asyncapi                print the AsyncAPI document of the events
 //	tsekh cut FILE                lay a cutting list out on sheets (no database)
 //
-// Settings come from the environment; see README.md.
+// Settings come from the environment; see docs/operating.md.
 package main
 
 import (
@@ -76,7 +76,7 @@ Usage:
   tsekh cut [flags] FILE        lay a cutting list (JSON or CSV) out on sheets, print the plan (no database)
 
 Settings come from the environment (DATABASE_URL, HTTP_ADDR, DISPATCH_INTERVAL, ...);
-see README.md. "tsekh COMMAND --help" describes a command.
+see docs/operating.md. "tsekh COMMAND --help" describes a command.
 `
 
 // run is the whole program, with its inputs made explicit for tests.

@@ -44,7 +44,7 @@ func TestContracts_CommittedSchemasAreCurrent(t *testing.T) {
 	require.NoError(t, err)
 	msg := "docs/asyncapi.json is not what the event contracts generate: run make docs and commit it."
 	if len(c.Breaking) > 0 {
-		msg += "\nBREAKING changes (within a type only new optional fields are allowed; make a new type name instead, README \"Events\"):\n  " +
+		msg += "\nBREAKING changes (within a type only new optional fields are allowed; make a new type name instead, docs/journal.md, \"Events\"):\n  " +
 			strings.Join(c.Breaking, "\n  ")
 	}
 	if len(c.Additive) > 0 {
@@ -53,16 +53,16 @@ func TestContracts_CommittedSchemasAreCurrent(t *testing.T) {
 	t.Fatal(msg)
 }
 
-// README's table of event types is generated from the same contracts.
-func TestREADME_EventsTableIsCurrent(t *testing.T) {
+// The table of event types in docs/journal.md is generated from the same contracts.
+func TestDocs_EventsTableIsCurrent(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/journal.md")
 	require.NoError(t, err)
 	types, err := app.EventTypes()
 	require.NoError(t, err)
 	want, err := app.ReplaceEventsTable(string(readme), app.EventsTable(types))
 	require.NoError(t, err)
-	require.Equal(t, want, string(readme), "README.md's table of event types is stale: run make docs")
+	require.Equal(t, want, string(readme), "docs/journal.md's table of event types is stale: run make docs")
 	require.Contains(t, string(readme), "/asyncapi.json")
 }
 

@@ -16,7 +16,7 @@ type Changes struct {
 	Additive []string
 	// Breaking changes do not: a removed type or field, a field made
 	// required or no longer required, a changed type, format or pattern.
-	// Such a change is a new event type name instead (README, "Events").
+	// Such a change is a new event type name instead (docs/journal.md, "Events").
 	Breaking []string
 }
 

@@ -7,5 +7,5 @@
 // import graph: it imports only internal/events.
 //
 // Evolution: within a type, changes are additive only (a new optional field,
-// tagged omitempty); anything else is a new type name (README, "Events").
+// tagged omitempty); anything else is a new type name (docs/journal.md, "Events").
 package contracts

@@ -3,7 +3,7 @@ package contracts
 // Unjournaled declares, once for the whole service, the tables (and columns)
 // whose changes need no event: everything else in the schema is a module's
 // owned data, and a transaction that changes it writes at least one event
-// naming its actor (SPEC, Events rule 9). The test suite enforces this on
+// naming its actor (docs/outbox.md, "Delivery guarantees": no change without its event). The test suite enforces this on
 // PostgreSQL for every transaction it runs (internal/platform/dbtest): a new
 // table is owned data until it is declared here, with the reason.
 var Unjournaled = map[string]Exemption{

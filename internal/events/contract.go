@@ -211,7 +211,7 @@ func shapeOf(s *jsonschema.Schema) string {
 	return b.String()
 }
 
-// Shape is the payload as the README shows it, fields in their declared
+// Shape is the payload as docs/journal.md shows it, fields in their declared
 // order and optional ones marked with "?": {"order_id", "sync_id"?}. It is
 // empty for a type declared without a contract.
 func (t Type) Shape() string { return t.shape }

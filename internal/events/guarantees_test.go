@@ -1,6 +1,6 @@
 package events_test
 
-// Tests that try hard to break the delivery rules of SPEC §3 inside one
+// Tests that try hard to break the delivery rules (docs/outbox.md, "Delivery guarantees") inside one
 // process: retries, panics and hangs, per-object order under concurrent
 // writers with injected failures, held deliveries, leases of dead
 // dispatchers, graceful stop and wake-ups. crash_test.go does the same with

@@ -31,7 +31,7 @@ type Entry struct {
 	ProcessedAt   *time.Time      `json:"processed_at" extensions:"x-nullable" format:"date-time"`
 	Status        string          `json:"status" enums:"pending,processed,failed"`
 	Deliveries    []Delivery      `json:"deliveries"`
-	// Cause, correlation and trace (see the README's "Tracing and causes").
+	// Cause, correlation and trace (see docs/journal.md, "Tracing and causes").
 	CausedBy      *int64  `json:"caused_by" extensions:"x-nullable" example:"131"`                             // the event whose handling wrote it; null for a request's, a command's or the scheduler's
 	CorrelationID *string `json:"correlation_id" extensions:"x-nullable" example:"NZ3QWRKPM5ZJ7DO7GRNXO6GHKS"` // the request's X-Request-Id (or a command's id) that set it going
 	TraceID       *string `json:"trace_id" extensions:"x-nullable" example:"4bf92f3577b34da6a3ce929d0e0e4736"`

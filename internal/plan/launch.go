@@ -341,7 +341,7 @@ func chooseRoute(ctx context.Context, tx *gorm.DB, in Launch, backlog []BacklogI
 }
 
 // launchSize is how many physical parts and operations a launch makes,
-// counted from the quantities (SPEC §2): parts = Σ item qty × the product's
+// counted from the quantities (docs/planning.md): parts = Σ item qty × the product's
 // parts per unit; operations = parts × the route's part-scope operations +
 // units × its item-scope operations. The counts stop at math.MaxInt64
 // instead of overflowing.

@@ -12,7 +12,7 @@ import (
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
-// The signed example in README.md and the webhook's OpenAPI description.
+// The signed example in docs/sales.md and the webhook's OpenAPI description.
 const (
 	docSecret    = "demo-shop-secret-at-least-32-bytes"
 	docTimestamp = 1795000000

@@ -22,7 +22,7 @@ import (
 const MinShopWebhookSecret = 32
 
 // Config is every setting of the service. Each field's `env` tag names its
-// variable; README.md documents them all.
+// variable; docs/operating.md documents them all.
 type Config struct {
 	DatabaseURL         string        `env:"DATABASE_URL" secret:"password"`
 	SQLitePath          string        `env:"SQLITE_PATH" envDefault:"tsekh.db"`

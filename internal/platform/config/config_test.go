@@ -164,14 +164,14 @@ func TestLoad_BoundedWaits(t *testing.T) {
 	require.ErrorContains(t, err, "DB_MAX_CONNS: cannot parse")
 }
 
-// Every setting has its line in README's configuration table.
-func TestREADME_EverySettingDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../../README.md")
+// Every setting has its line in the configuration table of docs/operating.md.
+func TestDocs_EverySettingDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../../../docs/operating.md")
 	require.NoError(t, err)
 	var b bytes.Buffer
 	config.Config{}.Print(&b)
 	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
 		name := strings.Fields(line)[0]
-		require.Contains(t, string(readme), "| `"+name+"` |", "README.md's configuration table lacks %s", name)
+		require.Contains(t, string(readme), "| `"+name+"` |", "docs/operating.md's configuration table lacks %s", name)
 	}
 }

@@ -141,7 +141,7 @@ func CheckEvents(t testing.TB, opts database.Options) {
 		t.Errorf("dbtest: events that drift from their contracts (internal/contracts):\n%v", err)
 	}
 	if err := checkJournal(ctx, db); err != nil {
-		t.Errorf("dbtest: changes with no event (SPEC, Events rule 9):\n%v", err)
+		t.Errorf("dbtest: changes with no event (docs/outbox.md, Delivery guarantees: no change without its event):\n%v", err)
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
-// The journal check (SPEC, Events rule 9): on PostgreSQL, every test schema
+// The journal check (docs/outbox.md, "Delivery guarantees": no change without its event): on PostgreSQL, every test schema
 // New and Options prepare gets, after its migrations, test-only triggers that
 // record the transaction id (pg_current_xact_id) of every statement that
 // changed rows, per table, and of every event written. They live in a
