@@ -118,19 +118,29 @@ func (b Board) label() string {
 	return name
 }
 
-// edgesText is the part's edge bands side by side ("l1 PVC2-WHITE, w1 …"),
-// or the product line's text when no band is named.
+// edgesText is the part's edge bands, each with the sides it goes on
+// ("PVC2-SONOMA l1 l2, PVC04-SONOMA w1"), or the product line's text when no
+// band is named.
 func (b Board) edgesText() string {
-	var sides []string
+	var bands []string
+	sides := map[string][]string{}
 	for _, sd := range b.Edges.Sides() {
-		if sd.Band != "" {
-			sides = append(sides, sd.Side+" "+sd.Band)
+		if sd.Band == "" {
+			continue
 		}
+		if _, ok := sides[sd.Band]; !ok {
+			bands = append(bands, sd.Band)
+		}
+		sides[sd.Band] = append(sides[sd.Band], sd.Side)
 	}
-	if len(sides) == 0 {
+	if len(bands) == 0 {
 		return b.Edging
 	}
-	return strings.Join(sides, ", ")
+	out := make([]string, len(bands))
+	for i, band := range bands {
+		out[i] = band + " " + strings.Join(sides[band], " ")
+	}
+	return strings.Join(out, ", ")
 }
 
 // Part states on the shop floor, over its part-scope steps.
