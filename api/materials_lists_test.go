@@ -44,7 +44,14 @@ type fullCuttingList struct {
 // their metres (checked by hand) and the fittings.
 func TestMaterials_DecorReachesTheSaw(t *testing.T) {
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
-		events := env.Count("events")
+		// The shop's refused deliveries are kept in the intake inbox (and
+		// the shop's user made with the first); nothing else is written.
+		other := func() int64 {
+			var n int64
+			require.NoError(t, env.App.DB.Raw("SELECT count(*) FROM events WHERE type NOT LIKE 'intake.%' AND aggregate_type <> 'auth_users'").Scan(&n).Error)
+			return n
+		}
+		events := other()
 		for _, c := range []struct{ options, field string }{
 			{`{"корпус": "Венге"}`, "items[0].options.корпус"},
 			{`{"крышка": "Белый"}`, "items[0].options.крышка"},
@@ -57,7 +64,14 @@ func TestMaterials_DecorReachesTheSaw(t *testing.T) {
 				"items": []map[string]any{{"sku": "TMB-PRIK-450", "qty": 1, "options": map[string]string{"корпус": "Венге"}}}}),
 				http.StatusUnprocessableEntity, "items[0].options.корпус")
 		}
-		require.Equal(t, events, env.Count("events"), "nothing written")
+		require.Equal(t, events, other(), "no order written")
+		var kept struct {
+			N       int64
+			Reasons string
+		}
+		require.NoError(t, env.App.DB.Raw("SELECT count(*) AS n, max(reasons) AS reasons FROM sales_intake_rejections WHERE status = 'open'").Scan(&kept).Error)
+		require.EqualValues(t, 1, kept.N, "the refused shop order is kept once in the inbox")
+		require.Contains(t, kept.Reasons, "unknown_decor")
 
 		r := deliver(env, shopBody("opt-1", `{"sku": "TMB-PRIK-450", "qty": 2, "options": {"Корпус": "дуб сонома", "фасад": "LDSP16-SHIMO"}}`), time.Now())
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
