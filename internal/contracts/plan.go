@@ -84,6 +84,11 @@ type ProdOrderItemsReleasedPayload struct {
 	PartsCount  int     `json:"parts_count" jsonschema_description:"its physical parts now"`
 	OpsCount    int     `json:"ops_count" jsonschema_description:"its operations now"`
 	ETA         string  `json:"eta" jsonschema:"format=date" jsonschema_description:"its ETA now: the end of its last operation left, unless a planner gave one"`
+	// Materials are what it still needs of each material, counted as its
+	// launch counted them (prod_order.launched): what its reservations
+	// come down to. Absent (null) in events written before it was; empty
+	// when it needs nothing.
+	Materials []MaterialNeed `json:"materials" jsonschema_description:"what it still needs of each material, and the route step that uses it up, counted as at launch"`
 }
 
 // ProdOrderNeedsAttentionPayload is the payload of prod_order.needs_attention.
