@@ -16,14 +16,14 @@ import (
 
 // RegisterEvents declares the stock module's event types and subscribes it
 // to the plan's: a launch reserves what the production order needs, the
-// floor's reports use it up, a cancel, close or completion releases the
-// rest.
+// floor's reports use it up, items leaving it bring it down to what it
+// still needs, a cancel, close or completion releases the rest.
 func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.StockReceived, contracts.StockCounted, contracts.StockReserved, contracts.StockConsumed, contracts.StockReleased)
 	r.Subscribe(events.Subscriber{
-		Name:        "stock.reservations",
-		Types:       events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderProgressReported, contracts.OperationCompleted, contracts.ProdOrderCancelled, contracts.ProdOrderClosed, contracts.ProdOrderCompleted,
-			contracts.ProdOrderItemsReleased),
+		Name: "stock.reservations",
+		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderProgressReported, contracts.OperationCompleted,
+			contracts.ProdOrderItemsReleased, contracts.ProdOrderCancelled, contracts.ProdOrderClosed, contracts.ProdOrderCompleted),
 		Description: "Reserves what a launched production order needs of each material (even beyond what is available, saying so), uses it up as the floor reports its route steps (boards at cutting, bands at banding, fittings at assembly), lets go of what items that left it needed, and releases the rest when it is cancelled, closed or completed.",
 		HandleTx:    s.follow,
 	})
