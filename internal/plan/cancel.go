@@ -144,7 +144,7 @@ func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, ord
 	}
 	return events.Add(ctx, tx, contracts.ProdOrderItemsReleased.New(o.ID, contracts.ProdOrderItemsReleasedPayload{
 		ProdOrderID: o.ID, OrderID: orderID, Items: items, Remaining: remaining, PartsCount: int(parts), OpsCount: int(ops), ETA: eta.String(),
-		Materials: needs}))
+		Materials: &needs}))
 }
 
 // flag marks a production order on which work has started for the

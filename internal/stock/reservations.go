@@ -228,7 +228,7 @@ func shrink(ctx context.Context, tx *gorm.DB, p contracts.ProdOrderItemsReleased
 		return err
 	}
 	still := map[string]contracts.MaterialNeed{}
-	for _, m := range p.Materials {
+	for _, m := range *p.Materials {
 		still[strings.ToLower(m.Code)] = m
 	}
 	var doc Document
