@@ -258,6 +258,73 @@ func TestStock_InvariantsUnderConcurrency(t *testing.T) {
 	})
 }
 
+// Items of a cancelled sales order leave a production order on which no
+// work has started and that keeps its other items: its reservations come
+// down to what the item left needs, exactly, with stock.released for the
+// difference (the system's work); the cancelled order's materials are no
+// longer reserved at all.
+func TestStock_ItemsReleasedShrinkTheReservation(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		env.Admin(http.MethodPost, "/api/v1/stock/receipts", map[string]any{"lines": []map[string]any{
+			{"code": "LDSP16-WHITE", "qty": 10}, {"code": "CONFIRMAT", "qty": 100}}})
+		cancelledID, cancelled := receive(t, env, line{"SHK-KUPE-1600", 1})
+		_, kept := receive(t, env, line{"TMB-PRIK-450", 1})
+		// Launched together, and cancelled before sales hears of the launch.
+		po := launch(t, env, map[string]any{"items": []int64{cancelled[0], kept[0]}})
+		r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/orders/%d/cancel", cancelledID), cancelBody)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		env.Dispatch()
+		require.Equal(t, "launched", prodOrderOf(t, env, po.ID).Status)
+		require.Len(t, eventsOf(t, env, "prod_order.items_released", po.ID), 1)
+
+		// What the item left needs, as the plan computes it.
+		var req struct {
+			Materials []struct {
+				Code string
+				Qty  float64
+			}
+		}
+		r = env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/materials/requirements?prod_orders=%d", po.ID), nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		r.JSON(t, &req)
+		want := map[string]float64{}
+		for _, m := range req.Materials {
+			want[m.Code] += m.Qty
+		}
+		require.Equal(t, 1.0, want["LDSP16-WHITE"], "the nightstand's white body")
+		require.Equal(t, 8.0, want["CONFIRMAT"], "the nightstand's confirmats")
+		require.Equal(t, 1.0, want["LDSP16-SONOMA"], "the nightstand's front: the wardrobe's doors are gone")
+
+		s := stockOf(t, env)
+		for code, l := range s {
+			require.InDelta(t, want[code], l.Reserved, 1e-6, "%s: reserved = what the item left needs", code)
+			require.InDelta(t, l.OnHand-l.Reserved, l.Available, 1e-6, "%s: available = on hand − reserved", code)
+		}
+		require.Equal(t, 9.0, s["LDSP16-WHITE"].Available)
+		var left []struct {
+			Code string
+			Qty  float64
+		}
+		require.NoError(t, env.App.DB.Raw(`SELECT code, needed - consumed AS qty FROM stock_reservations WHERE NOT released AND prod_order_id = ?`, po.ID).Scan(&left).Error)
+		for _, l := range left {
+			require.InDelta(t, want[l.Code], l.Qty, 1e-6, "%s: the order's reservation", l.Code)
+		}
+		released := catalogEventsOf(t, env, "stock.released")
+		require.Len(t, released, 1)
+		require.EqualValues(t, po.ID, released[0].Payload["prod_order_id"])
+		require.Contains(t, fmt.Sprint(released[0].Payload["lines"]), "KUPE-ROLLERS", "the wardrobe's fittings")
+		require.Nil(t, released[0].Actor, "the system's work")
+
+		// Cancelling the production order then releases the rest.
+		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/cancel", po.ID), nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		env.Dispatch()
+		for code, l := range stockOf(t, env) {
+			require.Zero(t, l.Reserved, "%s: nothing reserved once it is cancelled", code)
+		}
+	})
+}
+
 // The floor's reports use up what was reserved: boards at cutting (the
 // first step), bands at banding (the second), fittings at assembly.
 func TestStock_ConsumedAsTheFloorReports(t *testing.T) {

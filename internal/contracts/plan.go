@@ -13,7 +13,7 @@ var (
 	ProdOrderCancelled = events.Declare[ProdOrderPayload]("prod_order.cancelled", "plan", "plan_prod_orders",
 		"A production order was cancelled before any work started; its items are back in the planning backlog (unless their sales order was cancelled).")
 	ProdOrderItemsReleased = events.Declare[ProdOrderItemsReleasedPayload]("prod_order.items_released", "plan", "plan_prod_orders",
-		"Items of a cancelled sales order left a production order on which no work had started; its other items stay, with its parts and operations counts and ETA recomputed.")
+		"Items of a cancelled sales order left a production order on which no work had started; its other items stay, with its parts and operations counts, ETA and what it still needs of each material recomputed.")
 	ProdOrderNeedsAttention = events.Declare[ProdOrderNeedsAttentionPayload]("prod_order.needs_attention", "plan", "plan_prod_orders",
 		"A production order is flagged for the planner (needs_attention, with the reason) and kept as it is: a sales order was cancelled whose items it makes and work on it had started, or a sales order changed items it makes after they were launched.")
 )
@@ -84,6 +84,11 @@ type ProdOrderItemsReleasedPayload struct {
 	PartsCount  int     `json:"parts_count" jsonschema_description:"its physical parts now"`
 	OpsCount    int     `json:"ops_count" jsonschema_description:"its operations now"`
 	ETA         string  `json:"eta" jsonschema:"format=date" jsonschema_description:"its ETA now: the end of its last operation left, unless a planner gave one"`
+	// Materials are what it still needs of each material, counted as its
+	// launch counted them (prod_order.launched): what its reservations
+	// come down to. Absent (nil) from events written before it was; an
+	// empty list when it needs nothing.
+	Materials *[]MaterialNeed `json:"materials,omitempty" jsonschema_description:"what it still needs of each material, and the route step that uses it up, counted as at launch (absent from events written before it was)"`
 }
 
 // ProdOrderNeedsAttentionPayload is the payload of prod_order.needs_attention.

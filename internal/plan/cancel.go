@@ -88,9 +88,10 @@ func (s *Service) cancelEmptied(ctx context.Context, tx *gorm.DB, o ProdOrder) e
 }
 
 // removeItems takes items out of a production order on which no work has
-// started: their operations and parts go, the counts follow, and the
-// planned ETA becomes the end of the last operation left (the promised ETA
-// follows it unless a planner gave one).
+// started: their operations, parts and fittings go, the counts follow, and
+// the planned ETA becomes the end of the last operation left (the promised
+// ETA follows it unless a planner gave one); the event says what the order
+// still needs of each material, for its reservations to come down to it.
 func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, orderID int64, items []int64) error {
 	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&Operation{}).Error; err != nil {
 		return err
@@ -99,6 +100,9 @@ func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, ord
 		return err
 	}
 	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&Unit{}).Error; err != nil {
+		return err
+	}
+	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&Fitting{}).Error; err != nil {
 		return err
 	}
 	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&ProdItem{}).Error; err != nil {
@@ -134,8 +138,13 @@ func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, ord
 			remaining = append(remaining, it.ItemID)
 		}
 	}
+	needs, err := s.orderNeeds(ctx, tx, o)
+	if err != nil {
+		return err
+	}
 	return events.Add(ctx, tx, contracts.ProdOrderItemsReleased.New(o.ID, contracts.ProdOrderItemsReleasedPayload{
-		ProdOrderID: o.ID, OrderID: orderID, Items: items, Remaining: remaining, PartsCount: int(parts), OpsCount: int(ops), ETA: eta.String()}))
+		ProdOrderID: o.ID, OrderID: orderID, Items: items, Remaining: remaining, PartsCount: int(parts), OpsCount: int(ops), ETA: eta.String(),
+		Materials: &needs}))
 }
 
 // flag marks a production order on which work has started for the

@@ -375,6 +375,22 @@ func kindOrder(k string) int { return slices.Index(catalog.MaterialKinds, k) }
 // done already (the launch has no operation for them), and need nothing
 // for those steps: the reservation is what the order will really use.
 func (s *Service) launchNeeds(ctx context.Context, tx *gorm.DB, x *exploded, backlog []BacklogItem, products map[string]catalog.Product, route catalog.Route) ([]contracts.MaterialNeed, error) {
+	perUnit := map[int64]map[string]int{}
+	for _, b := range backlog {
+		for _, f := range products[b.SKU].Fittings {
+			if perUnit[b.ItemID] == nil {
+				perUnit[b.ItemID] = map[string]int{}
+			}
+			perUnit[b.ItemID][f.Code] += f.Qty
+		}
+	}
+	return s.needsAlong(ctx, tx, x, perUnit, route)
+}
+
+// needsAlong is what the parts and operations of x need of each material
+// along the route (see launchNeeds), given the fittings of a unit of each
+// item.
+func (s *Service) needsAlong(ctx context.Context, tx *gorm.DB, x *exploded, perUnit map[int64]map[string]int, route catalog.Route) ([]contracts.MaterialNeed, error) {
 	var partSteps, itemSteps []int
 	for _, op := range route.Operations {
 		if op.Scope == catalog.ScopePart {
@@ -406,10 +422,10 @@ func (s *Service) launchNeeds(ctx context.Context, tx *gorm.DB, x *exploded, bac
 		rows = append(rows, partRow{LengthMM: p.LengthMM, WidthMM: p.WidthMM, EdgeL1: p.Edges.L1, EdgeL2: p.Edges.L2, EdgeW1: p.Edges.W1, EdgeW2: p.Edges.W2, N: 1})
 	}
 	fittings := map[string]int{}
-	for _, b := range backlog {
-		units := x.unitsAt(b.ItemID, assembly)
-		for _, f := range products[b.SKU].Fittings {
-			fittings[f.Code] += f.Qty * units
+	for item, fs := range perUnit {
+		units := x.unitsAt(item, assembly)
+		for code, qty := range fs {
+			fittings[code] += qty * units
 		}
 	}
 	reqs, err := s.requirements(ctx, tx, rows, fittings, nil, nil)
@@ -461,4 +477,66 @@ func (x *exploded) unitsAt(item int64, seq int) int {
 		}
 	}
 	return n
+}
+
+// orderNeeds is what the production order still needs of each material,
+// counted from its parts, operations and fittings as they are stored, the
+// way its launch counted it (launchNeeds): after items left it, what its
+// reservations are to come down to. The route is the catalogue's, or, when
+// it is gone, the steps the order's operations go through.
+func (s *Service) orderNeeds(ctx context.Context, tx *gorm.DB, o ProdOrder) ([]contracts.MaterialNeed, error) {
+	var x exploded
+	if err := tx.WithContext(ctx).Where("prod_order_id = ?", o.ID).Order("id").Find(&x.parts).Error; err != nil {
+		return nil, err
+	}
+	err := tx.WithContext(ctx).Select("id, item_id, unit, part_id, seq, scope").Where("prod_order_id = ?", o.ID).Order("id").Find(&x.ops).Error
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[int64]int, len(x.parts))
+	for i, p := range x.parts {
+		index[p.ID] = i
+	}
+	x.opPart = make([]int, len(x.ops))
+	for k, op := range x.ops {
+		x.opPart[k] = -1
+		if op.PartID != nil {
+			if i, ok := index[*op.PartID]; ok {
+				x.opPart[k] = i
+			}
+		}
+	}
+	route, err := catalog.RouteByID(ctx, tx, o.Route.ID)
+	if apperr.Code(err) == apperr.ENOTFOUND {
+		route, err = catalog.Route{ID: o.Route.ID, Name: o.Route.Name}, nil
+		seen := map[int]bool{}
+		for _, op := range x.ops {
+			if !seen[op.Seq] {
+				seen[op.Seq] = true
+				route.Operations = append(route.Operations, catalog.Operation{Seq: op.Seq, Scope: op.Scope})
+			}
+		}
+		slices.SortFunc(route.Operations, func(a, b catalog.Operation) int { return cmp.Compare(a.Seq, b.Seq) })
+	}
+	if err != nil {
+		return nil, err
+	}
+	qty := map[int64]int{}
+	for _, it := range o.Items {
+		qty[it.ItemID] = it.Qty
+	}
+	var fittings []Fitting
+	if err := tx.WithContext(ctx).Where("prod_order_id = ?", o.ID).Find(&fittings).Error; err != nil {
+		return nil, err
+	}
+	perUnit := map[int64]map[string]int{}
+	for _, f := range fittings {
+		if n := qty[f.ItemID]; n > 0 {
+			if perUnit[f.ItemID] == nil {
+				perUnit[f.ItemID] = map[string]int{}
+			}
+			perUnit[f.ItemID][f.Code] += f.Qty / n
+		}
+	}
+	return s.needsAlong(ctx, tx, &x, perUnit, route)
 }

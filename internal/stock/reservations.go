@@ -16,14 +16,15 @@ import (
 
 // RegisterEvents declares the stock module's event types and subscribes it
 // to the plan's: a launch reserves what the production order needs, the
-// floor's reports use it up, a cancel, close or completion releases the
-// rest.
+// floor's reports use it up, items leaving it bring it down to what it
+// still needs, a cancel, close or completion releases the rest.
 func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.StockReceived, contracts.StockCounted, contracts.StockReserved, contracts.StockConsumed, contracts.StockReleased)
 	r.Subscribe(events.Subscriber{
-		Name:        "stock.reservations",
-		Types:       events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderProgressReported, contracts.OperationCompleted, contracts.ProdOrderCancelled, contracts.ProdOrderClosed, contracts.ProdOrderCompleted),
-		Description: "Reserves what a launched production order needs of each material (even beyond what is available, saying so), uses it up as the floor reports its route steps (boards at cutting, bands at banding, fittings at assembly), and releases the rest when it is cancelled, closed or completed.",
+		Name: "stock.reservations",
+		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderProgressReported, contracts.OperationCompleted,
+			contracts.ProdOrderItemsReleased, contracts.ProdOrderCancelled, contracts.ProdOrderClosed, contracts.ProdOrderCompleted),
+		Description: "Reserves what a launched production order needs of each material (even beyond what is available, saying so), uses it up as the floor reports its route steps (boards at cutting, bands at banding, fittings at assembly), lets go of what items that left it needed, and releases the rest when it is cancelled, closed or completed.",
 		HandleTx:    s.follow,
 	})
 }
@@ -60,6 +61,12 @@ func (s *Service) follow(ctx context.Context, tx *gorm.DB, ev events.Event) erro
 			return err
 		}
 		return release(ctx, tx, p.ProdOrderID)
+	case contracts.ProdOrderItemsReleased.Name():
+		p, err := contracts.ProdOrderItemsReleased.Decode(ev)
+		if err != nil {
+			return err
+		}
+		return shrink(ctx, tx, p)
 	case contracts.ProdOrderClosed.Name():
 		p, err := contracts.ProdOrderClosed.Decode(ev)
 		if err != nil {
@@ -202,6 +209,66 @@ func release(ctx context.Context, tx *gorm.DB, prodOrderID int64) error {
 	}
 	if len(payload.Lines) == 0 {
 		payload.Lines = []contracts.StockLine{}
+	}
+	return events.Add(ctx, tx, contracts.StockReleased.New(doc.ID, payload))
+}
+
+// shrink brings the production order's reservations down to what it still
+// needs after items left it (p.Materials, as the plan counts them): the
+// difference is released; a need never grows here, nor below what was used
+// up. An event written before it said what the order still needs changes
+// nothing.
+func shrink(ctx context.Context, tx *gorm.DB, p contracts.ProdOrderItemsReleasedPayload) error {
+	if p.Materials == nil {
+		return nil
+	}
+	var rs []reservation
+	err := tx.WithContext(ctx).Where("prod_order_id = ? AND NOT released", p.ProdOrderID).Order("code").Find(&rs).Error
+	if err != nil || len(rs) == 0 {
+		return err
+	}
+	still := map[string]contracts.MaterialNeed{}
+	for _, m := range *p.Materials {
+		still[strings.ToLower(m.Code)] = m
+	}
+	var doc Document
+	payload := contracts.StockPayload{ProdOrderID: &p.ProdOrderID}
+	for _, r := range rs {
+		m, ok := still[strings.ToLower(r.Code)]
+		needed, total := 0.0, 0
+		if ok {
+			needed, total = m.Qty, m.Total
+		}
+		needed = clean(math.Max(math.Min(needed, r.Needed), r.Consumed))
+		qty := clean(r.Needed - needed)
+		if qty <= 0 && total == r.Total {
+			continue
+		}
+		err = tx.WithContext(ctx).Model(&reservation{}).Where("prod_order_id = ? AND code = ?", r.ProdOrderID, r.Code).
+			Updates(map[string]any{"needed": needed, "total": total, "done": min(r.Done, total)}).Error
+		if err != nil {
+			return err
+		}
+		if qty <= 0 {
+			continue
+		}
+		if doc.ID == 0 {
+			if doc, err = reservationDoc(ctx, tx, p.ProdOrderID); err != nil {
+				return err
+			}
+			payload.DocumentID = doc.ID
+		}
+		lv, err := lockLevel(ctx, tx, r.Code)
+		if err != nil {
+			return err
+		}
+		if err := moveStock(ctx, tx, doc.ID, r.Code, MoveRelease, qty, &lv); err != nil {
+			return err
+		}
+		payload.Lines = append(payload.Lines, contracts.StockLine{Code: r.Code, Qty: qty, OnHand: lv.OnHand, Reserve: lv.Reserved})
+	}
+	if len(payload.Lines) == 0 {
+		return nil
 	}
 	return events.Add(ctx, tx, contracts.StockReleased.New(doc.ID, payload))
 }
