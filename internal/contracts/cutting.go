@@ -20,6 +20,19 @@ type CuttingPlanPayload struct {
 	OffcutsUsed []int64 `json:"offcuts_used" jsonschema_description:"the offcuts in stock the plan cuts parts from"`
 	// Replaces is the stale plan it was rebuilt from.
 	Replaces *int64 `json:"replaces,omitempty" jsonschema_description:"the plan it was rebuilt from, which no longer counts"`
+	// NewSheets are the new sheets (not offcuts) the plan cuts, per
+	// production order and board: each sheet counts for the first
+	// production order with a part on it, which the sheet is charged to
+	// when it is cut.
+	NewSheets []CuttingOrderSheets `json:"new_sheets" jsonschema_description:"the new sheets (not offcuts) the plan cuts, per production order and board; a sheet counts for the first production order with a part on it"`
+}
+
+// CuttingOrderSheets is how many new sheets of a board a cutting plan cuts
+// for one production order.
+type CuttingOrderSheets struct {
+	ProdOrderID int64  `json:"prod_order_id" jsonschema_description:"the production order"`
+	Board       string `json:"board" jsonschema_description:"the board's code"`
+	Sheets      int    `json:"sheets" jsonschema:"minimum=0" jsonschema_description:"the new sheets charged to it"`
 }
 
 // CuttingBoardTotals sums up a plan's sheets of one board.
@@ -34,12 +47,15 @@ type CuttingBoardTotals struct {
 
 // CuttingSheetCutPayload is the payload of cutting_plan.sheet_cut.
 type CuttingSheetCutPayload struct {
-	PlanID     int64   `json:"plan_id" jsonschema_description:"the cutting plan"`
-	Sheet      int     `json:"sheet" jsonschema_description:"the sheet's number in the plan, from 1"`
-	Board      string  `json:"board" jsonschema_description:"the board's code"`
-	OffcutID   *int64  `json:"offcut_id,omitempty" jsonschema_description:"the offcut the sheet is, when it is one; absent for a new sheet"`
+	PlanID   int64  `json:"plan_id" jsonschema_description:"the cutting plan"`
+	Sheet    int    `json:"sheet" jsonschema_description:"the sheet's number in the plan, from 1"`
+	Board    string `json:"board" jsonschema_description:"the board's code"`
+	OffcutID *int64 `json:"offcut_id,omitempty" jsonschema_description:"the offcut the sheet is, when it is one; absent for a new sheet"`
+	// NewSheet: a new sheet of the board was used (not an offcut); it is
+	// charged to the first of ProdOrders.
+	NewSheet   bool    `json:"new_sheet" jsonschema_description:"a new sheet of the board was used up (not an offcut), charged to the first of prod_orders"`
 	Parts      []int64 `json:"parts" jsonschema_description:"the physical parts cut"`
-	ProdOrders []int64 `json:"prod_orders" jsonschema_description:"their production orders"`
+	ProdOrders []int64 `json:"prod_orders" jsonschema_description:"their production orders, the first one's part first on the sheet"`
 	// OffcutsKept are the offcuts the sheet left, now in stock.
 	OffcutsKept []int64 `json:"offcuts_kept" jsonschema_description:"the offcuts the sheet left, kept in stock"`
 }

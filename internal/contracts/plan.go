@@ -73,6 +73,10 @@ type ProdOrderProgressPayload struct {
 	Minutes     *float64 `json:"minutes,omitempty" jsonschema:"minimum=0" jsonschema_description:"the minutes spent, when reported"`
 	Done        int      `json:"done" jsonschema:"minimum=0" jsonschema_description:"the step's parts (or units) done after the report"`
 	Total       int      `json:"total" jsonschema:"minimum=0" jsonschema_description:"the step's parts (or units) in all"`
+	// SheetCut: the parts were cut as a cutting plan's sheet, which uses
+	// up its board (cutting_plan.sheet_cut); stock consumes no board by
+	// the area estimate for this report.
+	SheetCut bool `json:"sheet_cut,omitempty" jsonschema_description:"the parts were cut as a cutting plan's sheet, which itself uses up the board (cutting_plan.sheet_cut)"`
 }
 
 // ProdOrderItemsReleasedPayload is the payload of prod_order.items_released.

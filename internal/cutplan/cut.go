@@ -45,8 +45,11 @@ func sheetRowOf(ctx context.Context, db *gorm.DB, planID int64, n int, lock bool
 
 // CutSheet reports sheet n of the plan cut, in one transaction with its
 // events: its parts go through the route's cutting step (the plan module
-// completes their operations and reports the progress, from which stock
-// uses up the board), the offcut it was, if any, is used up, and the
+// completes their operations and reports the progress, marked sheet_cut so
+// that stock uses up no board by the area estimate for it), a new sheet of
+// the board is used up (stock consumes it from the reservation of the first
+// production order with a part on the sheet), the offcut it was, if any, is
+// used up, and the
 // offcuts it leaves are kept in stock of its board for the next plans
 // (cutting_plan.sheet_cut). It returns ENOTFOUND for an unknown plan or
 // sheet, ECONFLICT when the sheet is cut already or a part of it no longer
@@ -76,7 +79,7 @@ func (s *Service) CutSheet(ctx context.Context, planID int64, n int) (Sheet, err
 		if err != nil {
 			return err
 		}
-		payload := contracts.CuttingSheetCutPayload{PlanID: planID, Sheet: n, Board: sh.Board, OffcutID: sh.OffcutID, Parts: []int64{}, ProdOrders: []int64{}, OffcutsKept: []int64{}}
+		payload := contracts.CuttingSheetCutPayload{PlanID: planID, Sheet: n, Board: sh.Board, OffcutID: sh.OffcutID, NewSheet: sh.OffcutID == nil, Parts: []int64{}, ProdOrders: []int64{}, OffcutsKept: []int64{}}
 		seen := map[int64]bool{}
 		for _, p := range sh.Parts {
 			payload.Parts = append(payload.Parts, p.PartID)

@@ -173,6 +173,7 @@ func (s *Service) create(ctx context.Context, ids []int64, replaces *int64) (Pla
 		if payload.OffcutsUsed == nil {
 			payload.OffcutsUsed = []int64{}
 		}
+		payload.NewSheets = newSheets(sheets)
 		for _, b := range p.Boards {
 			payload.Boards = append(payload.Boards, contracts.CuttingBoardTotals{Board: b.Board, Sheets: b.Sheets, Offcuts: b.OffcutsUsed, Parts: b.Parts, Yield: b.Yield, WasteM2: b.WasteM2})
 		}
@@ -459,4 +460,32 @@ func (s *Service) describe(ctx context.Context, db *gorm.DB, p *Plan, withSheets
 	}
 	p.Stale = len(p.Why) > 0
 	return nil
+}
+
+// newSheets counts the new sheets (not offcuts) per production order and
+// board, each for the first production order with a part on it (the one
+// cutting_plan.sheet_cut charges it to), in board and order id order.
+func newSheets(sheets []Sheet) []contracts.CuttingOrderSheets {
+	type key struct {
+		board string
+		order int64
+	}
+	count := map[key]int{}
+	for _, sh := range sheets {
+		if sh.OffcutID != nil || len(sh.Parts) == 0 {
+			continue
+		}
+		count[key{sh.Board, sh.Parts[0].ProdOrderID}]++
+	}
+	out := make([]contracts.CuttingOrderSheets, 0, len(count))
+	for k, n := range count {
+		out = append(out, contracts.CuttingOrderSheets{ProdOrderID: k.order, Board: k.board, Sheets: n})
+	}
+	slices.SortFunc(out, func(a, b contracts.CuttingOrderSheets) int {
+		if c := strings.Compare(a.Board, b.Board); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ProdOrderID, b.ProdOrderID)
+	})
+	return out
 }

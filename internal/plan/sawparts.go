@@ -152,7 +152,9 @@ func (s *Service) UncutParts(ctx context.Context, partIDs []int64) (map[int64]bo
 // CompleteCuttingTx reports the parts cut, in the caller's transaction:
 // each part's cutting-step operation is completed as a progress report of
 // that step would complete it (the order starts, and is done when nothing is
-// left), with one prod_order.progress_reported per production order. It
+// left), with one prod_order.progress_reported per production order, marked
+// sheet_cut (the parts are a cutting plan's sheet, whose board stock uses up
+// from cutting_plan.sheet_cut, not by the area estimate). It
 // returns ECONFLICT for a part already cut or whose order is cancelled,
 // done or closed, ENOTFOUND for a part that does not exist.
 func (s *Service) CompleteCuttingTx(ctx context.Context, tx *gorm.DB, partIDs []int64) error {
@@ -228,7 +230,7 @@ func (s *Service) CompleteCuttingTx(ctx context.Context, tx *gorm.DB, partIDs []
 		}
 		now := stepOf(after, step)
 		payload := contracts.ProdOrderProgressPayload{ProdOrderID: orderID, Items: o.ItemIDs(), Seq: step, Operation: now.name, Scope: now.scope,
-			Qty: len(done), Done: now.done, Total: now.total}
+			Qty: len(done), Done: now.done, Total: now.total, SheetCut: true}
 		if err := events.Add(ctx, tx, contracts.ProdOrderProgressReported.New(orderID, payload)); err != nil {
 			return err
 		}

@@ -17,14 +17,18 @@ import (
 // RegisterEvents declares the stock module's event types and subscribes it
 // to the plan's: a launch reserves what the production order needs, the
 // floor's reports use it up, items leaving it bring it down to what it
-// still needs, a cancel, close or completion releases the rest.
+// still needs, a cancel, close or completion releases the rest; and to the
+// cutting module's: a cutting plan sets the board reservations of its
+// production orders to its sheets, a sheet reported cut uses up one sheet of
+// its board.
 func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.StockReceived, contracts.StockCounted, contracts.StockReserved, contracts.StockConsumed, contracts.StockReleased)
 	r.Subscribe(events.Subscriber{
 		Name: "stock.reservations",
 		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderProgressReported, contracts.OperationCompleted,
-			contracts.ProdOrderItemsReleased, contracts.ProdOrderCancelled, contracts.ProdOrderClosed, contracts.ProdOrderCompleted),
-		Description: "Reserves what a launched production order needs of each material (even beyond what is available, saying so), uses it up as the floor reports its route steps (boards at cutting, bands at banding, fittings at assembly), lets go of what items that left it needed, and releases the rest when it is cancelled, closed or completed.",
+			contracts.ProdOrderItemsReleased, contracts.ProdOrderCancelled, contracts.ProdOrderClosed, contracts.ProdOrderCompleted,
+			contracts.CuttingPlanCreated, contracts.CuttingSheetCut),
+		Description: "Reserves what a launched production order needs of each material (even beyond what is available, saying so), uses it up as the floor reports its route steps (boards at cutting, bands at banding, fittings at assembly), lets go of what items that left it needed, and releases the rest when it is cancelled, closed or completed. A cutting plan sets its production orders' board reservations to the new sheets it cuts for them; a sheet reported cut uses up one sheet of its board (none for an offcut), and the parts cut on it use up no board by the area estimate.",
 		HandleTx:    s.follow,
 	})
 }
@@ -42,13 +46,13 @@ func (s *Service) follow(ctx context.Context, tx *gorm.DB, ev events.Event) erro
 		if err != nil {
 			return err
 		}
-		return consume(ctx, tx, p.ProdOrderID, p.Seq, func(int) int { return p.Done })
+		return consume(ctx, tx, p.ProdOrderID, p.Seq, p.SheetCut, func(int) int { return p.Done })
 	case contracts.OperationCompleted.Name():
 		p, err := contracts.OperationCompleted.Decode(ev)
 		if err != nil {
 			return err
 		}
-		return consume(ctx, tx, p.ProdOrderID, p.Seq, func(done int) int { return done + 1 })
+		return consume(ctx, tx, p.ProdOrderID, p.Seq, false, func(done int) int { return done + 1 })
 	case contracts.ProdOrderCancelled.Name():
 		p, err := contracts.ProdOrderCancelled.Decode(ev)
 		if err != nil {
@@ -73,8 +77,29 @@ func (s *Service) follow(ctx context.Context, tx *gorm.DB, ev events.Event) erro
 			return err
 		}
 		return release(ctx, tx, p.ProdOrderID)
+	case contracts.CuttingPlanCreated.Name():
+		p, err := contracts.CuttingPlanCreated.Decode(ev)
+		if err != nil {
+			return err
+		}
+		return followPlan(actorCtx(ctx, ev), tx, p)
+	case contracts.CuttingSheetCut.Name():
+		p, err := contracts.CuttingSheetCut.Decode(ev)
+		if err != nil {
+			return err
+		}
+		return consumeSheet(actorCtx(ctx, ev), tx, p)
 	}
 	return nil
+}
+
+// actorCtx returns ctx carrying the actor of ev, if it has one: the stock
+// events that follow a user's cutting plan or sheet name that user.
+func actorCtx(ctx context.Context, ev events.Event) context.Context {
+	if ev.Actor != nil {
+		return events.WithActor(ctx, *ev.Actor)
+	}
+	return ctx
 }
 
 // reservationDoc returns the production order's reservation document,
@@ -128,8 +153,10 @@ func reserve(ctx context.Context, tx *gorm.DB, p contracts.ProdOrderLaunchedPayl
 // consume uses up the reservations of the production order's route step as
 // far as the step is done (done returns how many of its parts or units are
 // done, given how many were): boards and fittings in whole sheets and
-// pieces, rounded up, bands in metres.
-func consume(ctx context.Context, tx *gorm.DB, prodOrderID int64, step int, done func(int) int) error {
+// pieces, rounded up, bands in metres. With sheetCut (the parts were cut as
+// a cutting plan's sheet, which uses up its board itself) no board is used
+// up, only counted done.
+func consume(ctx context.Context, tx *gorm.DB, prodOrderID int64, step int, sheetCut bool, done func(int) int) error {
 	var rs []reservation
 	err := tx.WithContext(ctx).Where("prod_order_id = ? AND step = ? AND NOT released", prodOrderID, step).Order("code").Find(&rs).Error
 	if err != nil || len(rs) == 0 {
@@ -151,6 +178,9 @@ func consume(ctx context.Context, tx *gorm.DB, prodOrderID int64, step int, done
 		}
 		target = math.Min(target, r.Needed)
 		qty := clean(target - r.Consumed)
+		if sheetCut && r.Kind == catalog.KindBoard {
+			qty = 0
+		}
 		r.Done = d
 		if qty > 0 {
 			r.Consumed = clean(r.Consumed + qty)
