@@ -3046,7 +3046,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Takes the items out of the planning backlog and, in one transaction, writes the production order, its physical parts (part quantity × item quantity) and operations (a part-scope route operation per physical part, an item-scope one per unit) with their planned slots, and prod_order.launched {\"prod_order_id\", \"items\", \"route\", \"parts_count\", \"ops_count\", \"eta\"}.\nThe ETA is computed by a forward finite-capacity schedule from now, in the factory's time zone and each work centre's shift (see the README, \"Planning\"), unless eta is given. priority places the order after the live orders of equal or higher priority; the live orders of lower priority are re-planned after it, and those whose ETA moves get prod_order.rescheduled (as POST /api/v1/plan/replan).\n422 when an item is not in the backlog (unknown, not yet received by planning, or its sales order was cancelled), the items' routes differ, the route does not fit the products, the launch is too large (over 5,000 physical parts or 20,000 operations, counted from the quantities before anything is built), or a work centre it needs has no working day within three years (the detail names it); 409 when an item is in a live production order already (also to the loser of two launches racing for the same item).",
+                "description": "Takes the items out of the planning backlog and, in one transaction, writes the production order, its physical parts (part quantity × item quantity) and operations (a part-scope route operation per physical part, an item-scope one per unit) with their planned slots, and prod_order.launched {\"prod_order_id\", \"items\", \"route\", \"parts_count\", \"ops_count\", \"eta\"}.\nThe ETA is computed by a forward finite-capacity schedule from now, in the factory's time zone and each work centre's shift (see docs/planning.md), unless eta is given. priority places the order after the live orders of equal or higher priority; the live orders of lower priority are re-planned after it, and those whose ETA moves get prod_order.rescheduled (as POST /api/v1/plan/replan).\n422 when an item is not in the backlog (unknown, not yet received by planning, or its sales order was cancelled), the items' routes differ, the route does not fit the products, the launch is too large (over 5,000 physical parts or 20,000 operations, counted from the quantities before anything is built), or a work centre it needs has no working day within three years (the detail names it); 409 when an item is in a live production order already (also to the loser of two launches racing for the same item).",
                 "consumes": [
                     "application/json"
                 ],
@@ -8757,7 +8757,7 @@ const docTemplate = `{
                     "example": "sales_orders"
                 },
                 "caused_by": {
-                    "description": "Cause, correlation and trace (see the README's \"Tracing and causes\").",
+                    "description": "Cause, correlation and trace (see docs/journal.md, \"Tracing and causes\").",
                     "type": "integer",
                     "x-nullable": true,
                     "example": 131
