@@ -246,7 +246,7 @@ func TestShopPartner_RefusedOrderKeptAndRetried(t *testing.T) {
 		var routes struct{ Items []struct{ ID int64 } }
 		env.Admin(http.MethodGet, "/api/v1/routes", nil).JSON(t, &routes)
 		pr := env.Admin(http.MethodPost, "/api/v1/products", map[string]any{"sku": "NEW-SOFA", "name": "Диван новый", "kind": "upholstered",
-			"route_id": routes.Items[1].ID, "parts": []map[string]any{{"name": "Каркас", "material": "Брус", "length_mm": 2000, "width_mm": 900, "thickness_mm": 40, "qty": 1}}})
+			"route_id": routes.Items[1].ID, "parts": []map[string]any{{"name": "Каркас", "board": "PLY18", "length_mm": 2000, "width_mm": 900, "qty": 1}}})
 		require.Equal(t, http.StatusCreated, pr.Status, "%s", pr.Body)
 
 		// Retried twice: one order, one order.received.
