@@ -175,6 +175,11 @@ func TestChanges_ShopRedeliveryChangesOptions(t *testing.T) {
 		env.Dispatch()
 		require.Equal(t, map[string]string{"корпус": "LDSP16-SHIMO"}, backlogOptions(t, env, id)[item])
 
+		// An older delivery with the old decor: stale, ignored.
+		a = shopAnswerOf(t, deliver(env, body(`{"корпус": "Дуб сонома"}`, 2), time.Now()), http.StatusOK)
+		require.True(t, a.Stale != nil && *a.Stale, "%+v", a)
+		require.Equal(t, map[string]string{"корпус": "LDSP16-SHIMO"}, itemOptionsOf(t, env, id)[item])
+
 		// Again: a replay. A decor the slot does not allow: 422 naming it, the order unchanged.
 		require.Equal(t, shopAnswer{OrderID: id}, shopAnswerOf(t, deliver(env, body(`{"корпус": "Ясень шимо"}`, 3), time.Now()), http.StatusOK))
 		requireProblemType(t, deliver(env, body(`{"корпус": "Венге"}`, 4), time.Now()), http.StatusUnprocessableEntity, "invalid", "items[0].options.корпус")
