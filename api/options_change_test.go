@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/sales"
 )
 
 // backlogOptions are the options of the order's backlog rows, by item.
@@ -190,5 +191,35 @@ func TestChanges_ShopRedeliveryChangesOptions(t *testing.T) {
 		require.True(t, a.Changed != nil && *a.Changed, "%+v", a)
 		require.Empty(t, itemOptionsOf(t, env, id)[item])
 		require.Len(t, changeEvents(t, env, id), 2)
+	})
+}
+
+// A CRM row that differs only in an item's decor is a change; the same
+// decor by its code is not.
+func TestChanges_CRMRowChangesOptions(t *testing.T) {
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		imp := func(options string, version int) sales.ImportReport {
+			t.Helper()
+			row := fmt.Sprintf(`{"crm_order_id": 601, "customer": {"name": "ООО Мебель-Сити"}, "items": [{"sku": "TMB-PRIK-450", "qty": 1, "options": %s}], "version": %d}`,
+				options, version)
+			r := env.Admin(http.MethodPost, "/api/v1/imports/crm/orders", `{"orders": [`+row+`]}`)
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			var rep sales.ImportReport
+			r.JSON(t, &rep)
+			return rep
+		}
+		rep := imp(`{"корпус": "Дуб сонома"}`, 1)
+		require.Equal(t, 1, rep.Created)
+		id := *rep.Rows[0].OrderID
+		item := salesOrderOf(t, env, id).Items[0].ID
+		require.Equal(t, "exists", imp(`{"корпус": "LDSP16-SONOMA"}`, 2).Rows[0].Result)
+		require.Equal(t, "changed", imp(`{"корпус": "Ясень шимо"}`, 3).Rows[0].Result)
+		require.Equal(t, map[string]string{"корпус": "LDSP16-SHIMO"}, itemOptionsOf(t, env, id)[item])
+		evs := changeEvents(t, env, id)
+		require.Len(t, evs, 1)
+		require.Equal(t, "crm", evs[0].Payload["via"])
+		require.Equal(t, []any{map[string]any{"field": "options", "before": `{"корпус":"LDSP16-SONOMA"}`, "after": `{"корпус":"LDSP16-SHIMO"}`}},
+			evs[0].Payload["items"].([]any)[0].(map[string]any)["fields"])
+		require.Equal(t, "exists", imp(`{"корпус": "Ясень шимо"}`, 3).Rows[0].Result)
 	})
 }
