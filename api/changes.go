@@ -22,7 +22,7 @@ type ChangeOrderRequest struct {
 	DueDate nullable `json:"due_date" validate:"optional" swaggertype:"string" format:"date" extensions:"x-nullable" example:"2026-12-27"`
 	// The order's note; null or "" clears it. Tabs and line breaks are allowed.
 	Note nullable `json:"note" validate:"optional" swaggertype:"string" maxLength:"2000" extensions:"x-nullable" example:"звонить за час"`
-	// Items to change ({"id", "qty"?, "note"?}), remove ({"id", "remove": true}) or add ({"sku", "qty", "note"?}).
+	// Items to change ({"id", "qty"?, "note"?, "options"?}), remove ({"id", "remove": true}) or add ({"sku", "qty", "note"?, "options"?}).
 	Items []ChangeItemRequest `json:"items" validate:"optional,max=200"`
 }
 
@@ -44,6 +44,9 @@ type ChangeItemRequest struct {
 	Qty *int `json:"qty" validate:"optional" minimum:"1" maximum:"10000" example:"2"`
 	// The item's note; null or "" clears it.
 	Note nullable `json:"note" validate:"optional" swaggertype:"string" maxLength:"2000" extensions:"x-nullable" example:"цвет: венге"`
+	// A board per decor slot of the product, by decor or board code, e.g. {"корпус": "Дуб сонома"}, in place of the item's choices
+	// ({}: each slot's default); left out or null: unchanged.
+	Options map[string]string `json:"options" validate:"optional,max=20" example:"корпус:Дуб сонома"`
 	// true removes the item from the order (with its id, nothing else).
 	Remove bool `json:"remove" validate:"optional" example:"false"`
 }
@@ -122,7 +125,7 @@ func (r ChangeOrderRequest) toEdit() (sales.Edit, error) {
 	}
 	e.Note = r.Note.ptr()
 	for _, it := range r.Items {
-		e.Items = append(e.Items, sales.ItemEdit{ID: it.ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note.ptr(), Remove: it.Remove})
+		e.Items = append(e.Items, sales.ItemEdit{ID: it.ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note.ptr(), Remove: it.Remove, Options: it.Options})
 	}
 	if len(fields) > 0 {
 		if err := e.Validate(); err != nil {
@@ -138,8 +141,11 @@ func (r ChangeOrderRequest) toEdit() (sales.Edit, error) {
 //	@Summary		Change an order (manager)
 //	@ID				changeOrder
 //	@Description	A JSON merge of what changes: a member left out stays as it is; `null` (or `""`) clears an optional text or the due date
-//	@Description	(`{"due_date": null}`); the customer's name cannot be cleared. Items: `{"id", "qty"?, "note"?}` changes an item,
-//	@Description	`{"id", "remove": true}` removes it, `{"sku", "qty", "note"?}` adds one; an item's SKU does not change (remove it and add another).
+//	@Description	(`{"due_date": null}`); the customer's name cannot be cleared. Items: `{"id", "qty"?, "note"?, "options"?}` changes an item,
+//	@Description	`{"id", "remove": true}` removes it, `{"sku", "qty", "note"?, "options"?}` adds one; an item's SKU does not change (remove it and add another).
+//	@Description	An item's `options` (a board per decor slot, by decor or board code: `{"корпус": "Дуб сонома"}`) replace its choices as a whole
+//	@Description	(`{}`: each slot's default); they are compared by the boards' codes, and a choice its product does not have is 422 naming
+//	@Description	`items[i].options.<slot>`.
 //	@Description
 //	@Description	Contacts, the due date and the note change while the order is not cancelled or shipped. Items change or are removed
 //	@Description	while production has not taken them up (item status new), and are added while the order is received or in production;

@@ -112,8 +112,8 @@ type OrderChangedPayload struct {
 // FieldChange is one field that changed, with its value before and after
 // ("" when it had or has none).
 type FieldChange struct {
-	Field  string `json:"field" jsonschema:"enum=customer.name,enum=customer.phone,enum=customer.email,enum=due_date,enum=note,enum=delivery_address,enum=delivery_date,enum=currency,enum=total,enum=unit_price,enum=line_total" jsonschema_description:"the field"`
-	Before string `json:"before" jsonschema_description:"its value before; dates as YYYY-MM-DD, amounts as decimal text"`
+	Field  string `json:"field" jsonschema:"enum=customer.name,enum=customer.phone,enum=customer.email,enum=due_date,enum=note,enum=delivery_address,enum=delivery_date,enum=currency,enum=total,enum=unit_price,enum=line_total,enum=options" jsonschema_description:"the field"`
+	Before string `json:"before" jsonschema_description:"its value before; dates as YYYY-MM-DD, amounts as decimal text, an item's options as a JSON object of board codes by decor slot"`
 	After  string `json:"after" jsonschema_description:"its value after"`
 }
 
@@ -123,7 +123,7 @@ type ItemChange struct {
 	SKU    string        `json:"sku" jsonschema_description:"the product's SKU"`
 	Change string        `json:"change" jsonschema:"enum=added,enum=removed,enum=changed" jsonschema_description:"added: a new item; removed: the item is no longer ordered; changed: its quantity or other fields changed"`
 	Qty    *QtyChange    `json:"qty,omitempty" jsonschema_description:"its quantity before and after, when it changed (added: before 0; removed: after 0)"`
-	Fields []FieldChange `json:"fields,omitempty" jsonschema_description:"its other fields that changed: note, unit_price, line_total"`
+	Fields []FieldChange `json:"fields,omitempty" jsonschema_description:"its other fields that changed: note, unit_price, line_total, options (its choices of board per decor slot)"`
 }
 
 // QtyChange is an item's quantity before and after a change.

@@ -2,12 +2,14 @@ package plan
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -76,12 +78,19 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 	var prodIDs []int64
 	for _, ch := range p.Items {
 		note := noteChange(ch)
+		opts, err := optionsChange(ch)
+		if err != nil {
+			return err
+		}
 		var res *gorm.DB
 		switch {
 		case ch.Change == "added" && ch.Qty != nil:
 			row := BacklogItem{ItemID: ch.ItemID, OrderID: p.OrderID, SKU: ch.SKU, Qty: ch.Qty.After, DueDate: due, ReceivedAt: ev.CreatedAt, EventID: ev.ID}
 			if note != nil {
 				row.Note = note.After
+			}
+			if opts != nil {
+				row.Options = opts.after
 			}
 			if row.Customer, err = customerOf(tx, p.OrderID); err != nil {
 				return err
@@ -92,8 +101,11 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 			continue
 		case ch.Change == "removed":
 			res = tx.Where("item_id = ?", ch.ItemID).Delete(&BacklogItem{})
-		case ch.Qty != nil || note != nil:
+		case ch.Qty != nil || note != nil || opts != nil:
 			set := map[string]any{}
+			if opts != nil {
+				set["options"] = opts.after // the next launch cuts the new decor
+			}
 			if ch.Qty != nil {
 				set["qty"] = ch.Qty.After
 			}
@@ -128,6 +140,9 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 			if note != nil && ch.Change != "removed" {
 				whats = append(whats, fmt.Sprintf("changed note %q → %q", note.Before, note.After))
 			}
+			if opts != nil && ch.Change != "removed" {
+				whats = append(whats, fmt.Sprintf("changed decors %s → %s", orNone(opts.before), orNone(opts.after)))
+			}
 			if len(mark) > 0 {
 				err := tx.Model(&ProdItem{}).Where("prod_order_id = ? AND item_id = ?", it.ProdOrderID, it.ItemID).Updates(mark).Error
 				if err != nil {
@@ -158,7 +173,6 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 	return nil
 }
 
-// noteChange is the change of the item's note, nil when it did not change.
 // customerOf is the customer's name the plan keeps for the sales order's
 // items, from its backlog rows or its production orders' items.
 func customerOf(tx *gorm.DB, orderID int64) (string, error) {
@@ -171,6 +185,7 @@ SELECT customer FROM plan_prod_order_items WHERE order_id = ? LIMIT 1`, orderID,
 	return names[0], nil
 }
 
+// noteChange is the change of the item's note, nil when it did not change.
 func noteChange(ch contracts.ItemChange) *contracts.FieldChange {
 	for i, f := range ch.Fields {
 		if f.Field == "note" {
@@ -178,4 +193,43 @@ func noteChange(ch contracts.ItemChange) *contracts.FieldChange {
 		}
 	}
 	return nil
+}
+
+// optionsDiff is the change of an item's choices of board per decor slot.
+type optionsDiff struct {
+	before, after catalog.Options
+}
+
+// optionsChange is the change of the item's options (order.changed's field
+// "options", JSON objects of board codes by slot, "" for none), nil when
+// they did not change.
+func optionsChange(ch contracts.ItemChange) (*optionsDiff, error) {
+	for _, f := range ch.Fields {
+		if f.Field != "options" {
+			continue
+		}
+		d := &optionsDiff{before: catalog.Options{}, after: catalog.Options{}}
+		for _, v := range []struct {
+			text string
+			to   *catalog.Options
+		}{{f.Before, &d.before}, {f.After, &d.after}} {
+			if v.text == "" {
+				continue
+			}
+			if err := json.Unmarshal([]byte(v.text), (*map[string]string)(v.to)); err != nil {
+				return nil, fmt.Errorf("plan: order.changed options of item %d: %w", ch.ItemID, err)
+			}
+		}
+		return d, nil
+	}
+	return nil, nil
+}
+
+// orNone writes an item's options for a planner to read.
+func orNone(o catalog.Options) string {
+	if len(o) == 0 {
+		return "(the slots' defaults)"
+	}
+	b, _ := json.Marshal(map[string]string(o))
+	return string(b)
 }

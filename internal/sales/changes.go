@@ -42,6 +42,8 @@ type Edit struct {
 	DeliveryDate    *database.Date
 	Currency        *string
 	Total           *Amount
+
+	optionsResolved bool // resolveOptions has run over Items
 }
 
 // ItemEdit changes, removes or adds one item: with ID, the order's item ID
@@ -55,6 +57,12 @@ type ItemEdit struct {
 	Note      *string
 	UnitPrice *Amount
 	LineTotal *Amount
+	// Options, when not nil, are the item's choices of board per decor
+	// slot, by decor or board code, in place of those it has ({}: each
+	// slot's default).
+	Options map[string]string
+
+	options catalog.Options // Options resolved to board codes (resolveOptions)
 }
 
 // Validate trims and checks an edit's own fields (not its item ids or SKUs,
@@ -110,8 +118,8 @@ func (e *Edit) Validate() error {
 				fields = append(fields, apperr.Field(at("qty"), "is required for a new item"))
 			}
 		}
-		if it.Remove && (it.Qty != nil || it.Note != nil) {
-			fields = append(fields, apperr.Field(at("remove"), "removes the item: send no qty or note with it"))
+		if it.Remove && (it.Qty != nil || it.Note != nil || it.Options != nil) {
+			fields = append(fields, apperr.Field(at("remove"), "removes the item: send no qty, note or options with it"))
 		}
 		if it.Qty != nil && (*it.Qty < 1 || *it.Qty > 10000) {
 			fields = append(fields, apperr.Field(at("qty"), "must be a whole number from 1 to 10000"))
@@ -211,7 +219,7 @@ type editPlan struct {
 	columns  []string // of sales_orders, "name = ?"
 	args     []any
 	updates  []Item    // the items' new values
-	touched  []int64   // of updates, those whose quantity or note changes (not only prices): production must not have them
+	touched  []int64   // of updates, those whose quantity, note or options change (not only prices): production must not have them
 	removes  []Item    // as they were
 	adds     []NewItem // aligned with Edit.Items; SKU "" where not an addition
 	added    int
@@ -276,7 +284,8 @@ func diffEdit(o Order, e Edit) (editPlan, error) {
 	p.adds = make([]NewItem, len(e.Items))
 	for i, ie := range e.Items {
 		if ie.ID == 0 {
-			p.adds[i] = NewItem{SKU: ie.SKU, Qty: ptrValue(ie.Qty), Note: ptrValue(ie.Note), UnitPrice: ptrValue(ie.UnitPrice), LineTotal: ptrValue(ie.LineTotal)}
+			p.adds[i] = NewItem{SKU: ie.SKU, Qty: ptrValue(ie.Qty), Note: ptrValue(ie.Note), UnitPrice: ptrValue(ie.UnitPrice), LineTotal: ptrValue(ie.LineTotal),
+				Options: ie.options}
 			p.added++
 			continue
 		}
@@ -310,10 +319,14 @@ func diffEdit(o Order, e Edit) (editPlan, error) {
 			ch.Fields = append(ch.Fields, contracts.FieldChange{Field: "line_total", Before: string(it.LineTotal), After: string(*ie.LineTotal)})
 			next.LineTotal = *ie.LineTotal
 		}
+		if ie.Options != nil && !sameOptions(ie.options, it.Options) {
+			ch.Fields = append(ch.Fields, contracts.FieldChange{Field: "options", Before: optionsText(it.Options), After: optionsText(ie.options)})
+			next.Options = ie.options
+		}
 		if ch.Qty != nil || len(ch.Fields) > 0 {
 			p.payload.Items = append(p.payload.Items, ch)
 			p.updates = append(p.updates, next)
-			if next.Qty != it.Qty || next.Note != it.Note {
+			if next.Qty != it.Qty || next.Note != it.Note || !sameOptions(next.Options, it.Options) {
 				p.touched = append(p.touched, it.ID)
 			}
 		}
@@ -322,6 +335,69 @@ func diffEdit(o Order, e Edit) (editPlan, error) {
 		return p, apperr.Invalid("the change names items the order does not have", fields...)
 	}
 	return p, nil
+}
+
+// resolveOptions resolves, once, the options of e's items that send them
+// (see itemOptions) to board codes, by the product of the order's item or
+// of the SKU added: EINVALID naming items[i].options.<slot> for a choice
+// the product does not have. Items of ids not of the order, or of unknown
+// SKUs, are left to diffEdit and productsOf.
+func resolveOptions(ctx context.Context, tx *gorm.DB, o Order, e *Edit) error {
+	if e.optionsResolved {
+		return nil
+	}
+	lines := make([]NewItem, len(e.Items))
+	some := false
+	for i, ie := range e.Items {
+		if ie.Options == nil || ie.Remove {
+			continue
+		}
+		some = true
+		sku := ie.SKU
+		if ie.ID != 0 {
+			sku = itemSKU(o, ie.ID)
+		}
+		lines[i] = NewItem{SKU: sku, Options: ie.Options}
+	}
+	if some {
+		out, err := itemOptions(ctx, tx, lines, "items")
+		if err != nil {
+			return err
+		}
+		for i := range e.Items {
+			if e.Items[i].Options != nil {
+				e.Items[i].options = out[i]
+				if e.Items[i].options == nil {
+					e.Items[i].options = catalog.Options{}
+				}
+			}
+		}
+	}
+	e.optionsResolved = true
+	return nil
+}
+
+// sameOptions tells whether two items' choices, by board code, are the same.
+func sameOptions(a, b catalog.Options) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !strings.EqualFold(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// optionsText is an item's choices as order.changed gives them: a JSON
+// object of board codes by slot ({"корпус":"LDSP16-SONOMA"}), "" for none.
+func optionsText(o catalog.Options) string {
+	if len(o) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(map[string]string(o))
+	return string(b)
 }
 
 func ptrValue[T any](p *T) T {
@@ -382,6 +458,9 @@ func checkEdit(o Order, p editPlan) error {
 // order's state follows, order.status_changed. When nothing differs it
 // writes nothing and returns changed false.
 func applyEdit(ctx context.Context, tx *gorm.DB, o Order, e Edit, via string) (Order, bool, error) {
+	if err := resolveOptions(ctx, tx, o, &e); err != nil {
+		return o, false, err
+	}
 	p, err := diffEdit(o, e)
 	if err != nil {
 		return o, false, err
@@ -411,8 +490,8 @@ func applyEdit(ctx context.Context, tx *gorm.DB, o Order, e Edit, via string) (O
 		}
 	}
 	for _, it := range p.updates {
-		q := "UPDATE sales_order_items SET qty = ?, note = ?, unit_price = ?, line_total = ? WHERE id = ?"
-		args := []any{it.Qty, it.Note, string(it.UnitPrice), string(it.LineTotal), it.ID}
+		q := "UPDATE sales_order_items SET qty = ?, note = ?, unit_price = ?, line_total = ?, options = ? WHERE id = ?"
+		args := []any{it.Qty, it.Note, string(it.UnitPrice), string(it.LineTotal), it.Options, it.ID}
 		if p.isTouched(it.ID) {
 			q, args = q+" AND status = ?", append(args, ItemNew)
 		}
@@ -430,13 +509,13 @@ func applyEdit(ctx context.Context, tx *gorm.DB, o Order, e Edit, via string) (O
 			continue
 		}
 		it := Item{OrderID: o.ID, ProductID: products[a.SKU].ID, SKU: a.SKU, Qty: a.Qty, Note: a.Note, Status: ItemNew,
-			UnitPrice: a.UnitPrice, LineTotal: a.LineTotal}
+			UnitPrice: a.UnitPrice, LineTotal: a.LineTotal, Options: catalog.Options(a.Options)}
 		if err := tx.Omit("ID").Create(&it).Error; err != nil {
 			return o, false, err
 		}
 		ch := contracts.ItemChange{ItemID: it.ID, SKU: it.SKU, Change: "added", Qty: &contracts.QtyChange{Before: 0, After: it.Qty}}
 		for _, f := range []contracts.FieldChange{{Field: "note", After: it.Note}, {Field: "unit_price", After: string(it.UnitPrice)},
-			{Field: "line_total", After: string(it.LineTotal)}} {
+			{Field: "line_total", After: string(it.LineTotal)}, {Field: "options", After: optionsText(it.Options)}} {
 			if f.After != "" {
 				ch.Fields = append(ch.Fields, f)
 			}
@@ -579,6 +658,9 @@ func redeliver(ctx context.Context, tx *gorm.DB, id int64, in NewOrder, via, mod
 		return o, OutcomeRepeated, nil
 	}
 	e := intakeEdit(o, in)
+	if err := resolveOptions(ctx, tx, o, &e); err != nil {
+		return o, "", err
+	}
 	p, err := diffEdit(o, e)
 	if err != nil {
 		return o, "", err
@@ -650,12 +732,16 @@ func formatMark(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // customer, due date and the shop's fields, and its lines matched to the
 // order's items by SKU, in order (the second line of a SKU is the second
 // item of that SKU): a line without an item is added, an item without a
-// line is removed.
+// line is removed. Each line's options replace its item's.
 func intakeEdit(o Order, in NewOrder) Edit {
 	e := Edit{CustomerName: &in.Customer.Name, CustomerPhone: &in.Customer.Phone, CustomerEmail: &in.Customer.Email,
 		DueDate: &in.DueDate, DeliveryAddress: &in.DeliveryAddress, DeliveryDate: &in.DeliveryDate, Currency: &in.Currency, Total: &in.Total}
 	used := make([]bool, len(o.Items))
 	for _, l := range in.Items {
+		options := l.Options // the delivery says them all: none sent, each slot's default
+		if options == nil {
+			options = map[string]string{}
+		}
 		j := -1
 		for k, it := range o.Items {
 			if !used[k] && it.SKU == l.SKU {
@@ -664,11 +750,11 @@ func intakeEdit(o Order, in NewOrder) Edit {
 			}
 		}
 		if j < 0 {
-			e.Items = append(e.Items, ItemEdit{SKU: l.SKU, Qty: &l.Qty, Note: &l.Note, UnitPrice: &l.UnitPrice, LineTotal: &l.LineTotal})
+			e.Items = append(e.Items, ItemEdit{SKU: l.SKU, Qty: &l.Qty, Note: &l.Note, UnitPrice: &l.UnitPrice, LineTotal: &l.LineTotal, Options: options})
 			continue
 		}
 		used[j] = true
-		e.Items = append(e.Items, ItemEdit{ID: o.Items[j].ID, Qty: &l.Qty, Note: &l.Note, UnitPrice: &l.UnitPrice, LineTotal: &l.LineTotal})
+		e.Items = append(e.Items, ItemEdit{ID: o.Items[j].ID, Qty: &l.Qty, Note: &l.Note, UnitPrice: &l.UnitPrice, LineTotal: &l.LineTotal, Options: options})
 	}
 	for k, it := range o.Items {
 		if !used[k] {
@@ -685,6 +771,7 @@ func contentHash(in NewOrder) string {
 	type line struct {
 		SKU, Note, UnitPrice, LineTotal string
 		Qty                             int
+		Options                         map[string]string `json:",omitempty"` // omitted when none, as before options were hashed
 	}
 	c := struct {
 		Customer                                         Customer
@@ -694,7 +781,8 @@ func contentHash(in NewOrder) string {
 	}{Customer: in.Customer, DueDate: in.DueDate.String(), DeliveryAddress: in.DeliveryAddress, DeliveryDate: in.DeliveryDate.String(),
 		Currency: in.Currency, Total: in.Total.canonical()}
 	for _, it := range in.Items {
-		c.Items = append(c.Items, line{SKU: it.SKU, Qty: it.Qty, Note: it.Note, UnitPrice: it.UnitPrice.canonical(), LineTotal: it.LineTotal.canonical()})
+		c.Items = append(c.Items, line{SKU: it.SKU, Qty: it.Qty, Note: it.Note, UnitPrice: it.UnitPrice.canonical(), LineTotal: it.LineTotal.canonical(),
+			Options: it.Options})
 	}
 	b, _ := json.Marshal(c)
 	h := sha256.Sum256(b)
