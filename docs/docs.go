@@ -2266,7 +2266,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "A JSON merge of what changes: a member left out stays as it is; ` + "`" + `null` + "`" + ` (or ` + "`" + `\"\"` + "`" + `) clears an optional text or the due date\n(` + "`" + `{\"due_date\": null}` + "`" + `); the customer's name cannot be cleared. Items: ` + "`" + `{\"id\", \"qty\"?, \"note\"?}` + "`" + ` changes an item,\n` + "`" + `{\"id\", \"remove\": true}` + "`" + ` removes it, ` + "`" + `{\"sku\", \"qty\", \"note\"?}` + "`" + ` adds one; an item's SKU does not change (remove it and add another).\n\nContacts, the due date and the note change while the order is not cancelled or shipped. Items change or are removed\nwhile production has not taken them up (item status new), and are added while the order is received or in production;\notherwise 409, naming the items in production. An order keeps at least one item (422: cancel it instead).\nValidation as for POST /api/v1/orders: 422 naming the fields at fault (an unknown SKU, an item id not of the order).\n\nA change writes order.changed (what changed, before and after, per field and per item) and, when the order's state follows\n(ready once its last item not made is removed), order.status_changed; the plan's backlog follows. A request that alters nothing\nanswers ` + "`" + `\"changed\": false` + "`" + ` and writes nothing. An item launched by the planner just before sales heard of it can still change\nhere: the plan then flags its production order for the planner (needs_attention), never making the old quantity silently.",
+                "description": "A JSON merge of what changes: a member left out stays as it is; ` + "`" + `null` + "`" + ` (or ` + "`" + `\"\"` + "`" + `) clears an optional text or the due date\n(` + "`" + `{\"due_date\": null}` + "`" + `); the customer's name cannot be cleared. Items: ` + "`" + `{\"id\", \"qty\"?, \"note\"?, \"options\"?}` + "`" + ` changes an item,\n` + "`" + `{\"id\", \"remove\": true}` + "`" + ` removes it, ` + "`" + `{\"sku\", \"qty\", \"note\"?, \"options\"?}` + "`" + ` adds one; an item's SKU does not change (remove it and add another).\nAn item's ` + "`" + `options` + "`" + ` (a board per decor slot, by decor or board code: ` + "`" + `{\"корпус\": \"Дуб сонома\"}` + "`" + `) replace its choices as a whole\n(` + "`" + `{}` + "`" + `: each slot's default); they are compared by the boards' codes, and a choice its product does not have is 422 naming\n` + "`" + `items[i].options.\u003cslot\u003e` + "`" + `.\n\nContacts, the due date and the note change while the order is not cancelled or shipped. Items change or are removed\nwhile production has not taken them up (item status new), and are added while the order is received or in production;\notherwise 409, naming the items in production. An order keeps at least one item (422: cancel it instead).\nValidation as for POST /api/v1/orders: 422 naming the fields at fault (an unknown SKU, an item id not of the order).\n\nA change writes order.changed (what changed, before and after, per field and per item) and, when the order's state follows\n(ready once its last item not made is removed), order.status_changed; the plan's backlog follows. A request that alters nothing\nanswers ` + "`" + `\"changed\": false` + "`" + ` and writes nothing. An item launched by the planner just before sales heard of it can still change\nhere: the plan then flags its production order for the planner (needs_attention), never making the old quantity silently.",
                 "consumes": [
                     "application/json"
                 ],
@@ -6074,6 +6074,16 @@ const docTemplate = `{
                     "x-nullable": true,
                     "example": "цвет: венге"
                 },
+                "options": {
+                    "description": "A board per decor slot of the product, by decor or board code, e.g. {\"корпус\": \"Дуб сонома\"}, in place of the item's choices\n({}: each slot's default); left out or null: unchanged.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "корпус": "Дуб сонома"
+                    }
+                },
                 "qty": {
                     "description": "The new quantity; required for an item to add.",
                     "type": "integer",
@@ -6113,7 +6123,7 @@ const docTemplate = `{
                     "example": "2026-12-27"
                 },
                 "items": {
-                    "description": "Items to change ({\"id\", \"qty\"?, \"note\"?}), remove ({\"id\", \"remove\": true}) or add ({\"sku\", \"qty\", \"note\"?}).",
+                    "description": "Items to change ({\"id\", \"qty\"?, \"note\"?, \"options\"?}), remove ({\"id\", \"remove\": true}) or add ({\"sku\", \"qty\", \"note\"?, \"options\"?}).",
                     "type": "array",
                     "maxItems": 200,
                     "items": {
