@@ -218,7 +218,7 @@ func (s *server) listScrapReasons(c echo.Context) error {
 //	@Security		BearerAuth
 //	@Param			id		path		int		true	"production order id"	minimum(1) example(1)
 //	@Param			layout	query		string	false	"label (58 × 40 mm, one per page; default) or a4 (sheets of 3 × 7)"	Enums(label, a4)	example(label)
-//	@Success		200		{file}		file	"the labels"
+//	@Success		200		{string}	string	"the labels, a PDF"
 //	@Failure		400		{object}	Problem
 //	@Failure		401		{object}	Problem
 //	@Failure		404		{object}	Problem

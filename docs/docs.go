@@ -3619,9 +3619,9 @@ const docTemplate = `{
                 ],
                 "responses": {
                     "200": {
-                        "description": "the labels",
+                        "description": "the labels, a PDF",
                         "schema": {
-                            "type": "file"
+                            "type": "string"
                         }
                     },
                     "400": {
