@@ -46,11 +46,12 @@ VALUES (?, ?, ?, 1, 'SHK-KUPE-1600', 1, ?, now(), 1)`, o, o, o, due).Error; err 
 			for p := range parts {
 				board := boards[(o+p)%3]
 				band := "PVC2-" + strings.TrimPrefix(board, "LDSP16-")
-				values = append(values, "(?, ?, 1, ?, ?, 'ЛДСП', ?, 'Дуб', 'length', ?, ?, 16, ?, '', ?, '')")
-				args = append(args, o, o, p%13+1, fmt.Sprintf("Деталь %d", p%13), board, 300+(p%13)*100, 200+(p%7)*50, band, band)
+				values = append(values, "(?, ?, 1, ?, ?, 'ЛДСП', ?, 'Дуб', 'length', ?, ?, 16, ?, '', ?, '', ?)")
+				args = append(args, o, o, p%13+1, fmt.Sprintf("Деталь %d", p%13), board, 300+(p%13)*100, 200+(p%7)*50, band, band,
+					fmt.Sprintf("P%d-%d", o, p+1))
 			}
 			err := tx.Exec(`INSERT INTO plan_parts (prod_order_id, item_id, unit, seq, name, material, board, decor, grain, length_mm, width_mm, thickness_mm,
-edge_l1, edge_l2, edge_w1, edging) VALUES `+strings.Join(values, ", "), args...).Error
+edge_l1, edge_l2, edge_w1, edging, code) VALUES `+strings.Join(values, ", "), args...).Error
 			if err != nil {
 				return err
 			}
