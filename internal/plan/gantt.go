@@ -114,87 +114,150 @@ func barStyleOf(b OrderBar) ganttStyle {
 // RenderGantt writes the view as an SVG document. It depends on nothing but
 // the view: today is v.Today.
 func RenderGantt(w io.Writer, v ScheduleView) error {
-	days := v.days()
-	dayW := math.Max(16, math.Min(64, 1120/float64(len(days))))
-	chartR := ganttLabelW + dayW*float64(len(days))
-	width := chartR + ganttRightPad
-
-	type placed struct {
-		bar      OrderBar
-		x0, x1   float64 // the bar
-		row      int
-		label    string
-		size     float64 // its font size
-		inside   bool    // the label is on the bar
-		lx       float64 // where the label starts
-		ex0, ex1 float64 // the bar and its label
+	g := layoutGantt(v)
+	var b bytes.Buffer
+	g.writeHeader(&b)
+	g.writeDaysAxis(&b)
+	y := ganttHeaderH
+	for i := range v.WorkCenters {
+		y = g.writeLane(&b, i, y)
 	}
-	lanes := make([][]placed, len(v.WorkCenters))
-	rows := make([]int, len(v.WorkCenters))
+	g.writeToday(&b)
+	g.writeLegend(&b)
+	fmt.Fprintf(&b, "</svg>\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// gantt is a chart laid out: where every bar, label and legend item goes,
+// and how large the chart is. layoutGantt makes it; its write methods draw
+// it, top to bottom.
+type gantt struct {
+	v             ScheduleView
+	days          []time.Time
+	dayW          float64 // a day's width
+	chartR        float64 // the right edge of the days
+	width, height float64
+	lanes         [][]placedBar // per work centre, its bars
+	rows          []int         // per work centre, its rows of bars
+	lanesBottom   float64
+	dueBars       map[int64]dueMarker
+	today         int  // the column of v.Today
+	todayIn       bool // whether v.Today is in the view
+	legend        []legendItem
+	legendAt      []legendPos
+}
+
+// placedBar is a bar on the chart, with its label.
+type placedBar struct {
+	bar      OrderBar
+	x0, x1   float64 // the bar
+	row      int
+	label    string
+	size     float64 // its font size
+	inside   bool    // the label is on the bar
+	lx       float64 // where the label starts
+	ex0, ex1 float64 // the bar and its label
+}
+
+// legendItem is a mark the chart has, as the legend shows it.
+type legendItem struct {
+	style ganttStyle
+	shape string // "rect", "line" or "due"
+	text  string
+}
+
+type legendPos struct{ x, y float64 }
+
+// layoutGantt places the view's bars, their labels and the legend.
+func layoutGantt(v ScheduleView) *gantt {
+	g := &gantt{v: v, days: v.days()}
+	g.dayW = math.Max(16, math.Min(64, 1120/float64(len(g.days))))
+	g.chartR = ganttLabelW + g.dayW*float64(len(g.days))
+	g.width = g.chartR + ganttRightPad
+
+	g.lanes = make([][]placedBar, len(v.WorkCenters))
+	g.rows = make([]int, len(v.WorkCenters))
 	for i, cs := range v.WorkCenters {
 		for _, b := range cs.Orders {
-			p := placed{bar: b}
-			p.x0 = dayX(v, days, dayW, b.StartDay.Time, b.StartMin, float64(cs.CapacityMinPerDay))
-			p.x1 = dayX(v, days, dayW, b.EndDay.Time, b.EndMin, float64(cs.CapacityMinPerDay))
-			p.x1 = math.Max(p.x1, p.x0+3)
-			p.ex0, p.ex1 = p.x0, p.x1
-			p.label, p.inside, p.size = placeLabel(barLabels(b), p.x0, p.x1, chartR)
-			switch {
-			case p.inside:
-				p.lx = p.x0 + ganttTextPad
-			case p.label != "" && p.x1+ganttTextPad+textWidth(p.label, p.size) <= chartR:
-				p.lx = p.x1 + ganttTextPad
-				p.ex1 = p.lx + textWidth(p.label, p.size) + ganttTextPad
-			case p.label != "":
-				p.lx = p.x0 - ganttTextPad - textWidth(p.label, p.size)
-				p.ex0 = p.lx - ganttTextPad
-			}
-			lanes[i] = append(lanes[i], p)
+			g.lanes[i] = append(g.lanes[i], g.placeBar(cs, b))
 		}
-		// Rows: each bar, with its label, on the first row free from its start.
-		sort.SliceStable(lanes[i], func(a, b int) bool { return lanes[i][a].ex0 < lanes[i][b].ex0 })
-		var ends []float64
-		for k := range lanes[i] {
-			p := &lanes[i][k]
-			row := 0
-			for row < len(ends) && ends[row] > p.ex0+0.5 {
-				row++
-			}
-			if row == len(ends) {
-				ends = append(ends, 0)
-			}
-			ends[row] = p.ex1
-			p.row = row
-		}
-		rows[i] = max(1, len(ends))
+		g.rows[i] = stackRows(g.lanes[i])
 	}
 	height := ganttHeaderH
 	for i := range v.WorkCenters {
-		height += float64(rows[i])*ganttRowH + 2*ganttLanePad
+		height += float64(g.rows[i])*ganttRowH + 2*ganttLanePad
 	}
-	lanesBottom := height
+	g.lanesBottom = height
 
-	// The legend: only the marks the chart has, in a fixed order.
-	type legendItem struct {
-		style ganttStyle
-		shape string // "rect", "line" or "due"
-		text  string
+	g.dueBars = dueMarkers(v)
+	g.today, g.todayIn = todayIndex(v)
+	g.legend = g.legendItems()
+	g.layoutLegend()
+	return g
+}
+
+// placeBar places bar b of lane cs and its label: on the bar when it fits,
+// else beside it, right or left.
+func (g *gantt) placeBar(cs CenterSchedule, b OrderBar) placedBar {
+	v, days, dayW, chartR := g.v, g.days, g.dayW, g.chartR
+	p := placedBar{bar: b}
+	p.x0 = dayX(v, days, dayW, b.StartDay.Time, b.StartMin, float64(cs.CapacityMinPerDay))
+	p.x1 = dayX(v, days, dayW, b.EndDay.Time, b.EndMin, float64(cs.CapacityMinPerDay))
+	p.x1 = math.Max(p.x1, p.x0+3)
+	p.ex0, p.ex1 = p.x0, p.x1
+	p.label, p.inside, p.size = placeLabel(barLabels(b), p.x0, p.x1, chartR)
+	switch {
+	case p.inside:
+		p.lx = p.x0 + ganttTextPad
+	case p.label != "" && p.x1+ganttTextPad+textWidth(p.label, p.size) <= chartR:
+		p.lx = p.x1 + ganttTextPad
+		p.ex1 = p.lx + textWidth(p.label, p.size) + ganttTextPad
+	case p.label != "":
+		p.lx = p.x0 - ganttTextPad - textWidth(p.label, p.size)
+		p.ex0 = p.lx - ganttTextPad
 	}
+	return p
+}
+
+// stackRows sorts a lane's bars by where they start and gives each, with
+// its label, the first row free from its start; it returns the lane's rows
+// (at least one).
+func stackRows(lane []placedBar) int {
+	sort.SliceStable(lane, func(a, b int) bool { return lane[a].ex0 < lane[b].ex0 })
+	var ends []float64
+	for k := range lane {
+		p := &lane[k]
+		row := 0
+		for row < len(ends) && ends[row] > p.ex0+0.5 {
+			row++
+		}
+		if row == len(ends) {
+			ends = append(ends, 0)
+		}
+		ends[row] = p.ex1
+		p.row = row
+	}
+	return max(1, len(ends))
+}
+
+// legendItems are the legend's items: only the marks the chart has, in a
+// fixed order.
+func (g *gantt) legendItems() []legendItem {
 	var legend []legendItem
 	usedStatus := map[string]bool{}
 	anyLate, anyDue, anyDueLate, anyOff, anyOver := false, false, false, false, false
-	for i, cs := range v.WorkCenters {
+	for i, cs := range g.v.WorkCenters {
 		for _, d := range cs.Days {
 			anyOver = anyOver || d.Overload
 			anyOff = anyOff || (!d.Overload && !d.Working)
 		}
-		for _, p := range lanes[i] {
+		for _, p := range g.lanes[i] {
 			usedStatus[statusStyle(p.bar.Status).label] = true
 			anyLate = anyLate || p.bar.Late
 		}
 	}
-	dueBars := dueMarkers(v)
-	for _, b := range dueBars {
+	for _, b := range g.dueBars {
 		anyDue = anyDue || !b.Late
 		anyDueLate = anyDueLate || b.Late
 	}
@@ -215,8 +278,7 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 	if anyDueLate {
 		legend = append(legend, legendItem{styleDueLate, "due", "срок заказа, не успевает"})
 	}
-	k, inRange := todayIndex(v)
-	if inRange {
+	if g.todayIn {
 		legend = append(legend, legendItem{styleToday, "line", "сегодня"})
 	}
 	if anyOff {
@@ -225,29 +287,41 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 	if anyOver {
 		legend = append(legend, legendItem{styleOverload, "rect", "перегрузка: запланировано больше мощности участка"})
 	}
-	// Lay the legend out in rows as wide as the chart.
-	type legendPos struct{ x, y float64 }
-	pos := make([]legendPos, len(legend))
-	lx, ly := 8.0, lanesBottom+22
-	for i, it := range legend {
+	return legend
+}
+
+// layoutLegend lays the legend out under the lanes, in rows as wide as the
+// chart, and sets the chart's height to hold it.
+func (g *gantt) layoutLegend() {
+	pos := make([]legendPos, len(g.legend))
+	lx, ly := 8.0, g.lanesBottom+22
+	for i, it := range g.legend {
 		w := 22 + textWidth(it.text, 11) + 18
-		if lx+w > width && lx > 8 {
+		if lx+w > g.width && lx > 8 {
 			lx, ly = 8, ly+20
 		}
 		pos[i] = legendPos{lx, ly}
 		lx += w
 	}
-	height = ly + 14
+	g.legendAt = pos
+	g.height = ly + 14
+}
 
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="DejaVu Sans, Arial, Helvetica, sans-serif" font-size="12">`+"\n", width, height, width, height)
+// writeHeader writes the document's start, its background and its title.
+func (g *gantt) writeHeader(b *bytes.Buffer) {
+	v, width, height := g.v, g.width, g.height
+	fmt.Fprintf(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="DejaVu Sans, Arial, Helvetica, sans-serif" font-size="12">`+"\n", width, height, width, height)
 	title := fmt.Sprintf("Загрузка участков %s – %s", v.From.Format("02.01.2006"), v.To.Format("02.01.2006"))
-	fmt.Fprintf(&b, "<title>%s</title>\n", esc(title))
-	fmt.Fprintf(&b, `<rect x="0" y="0" width="%.0f" height="%.0f" fill="#ffffff"/>`+"\n", width, height)
-	fmt.Fprintf(&b, `<text x="8" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", esc(title))
+	fmt.Fprintf(b, "<title>%s</title>\n", esc(title))
+	fmt.Fprintf(b, `<rect x="0" y="0" width="%.0f" height="%.0f" fill="#ffffff"/>`+"\n", width, height)
+	fmt.Fprintf(b, `<text x="8" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", esc(title))
+}
 
-	// The days axis: the month where it starts, the day, the weekday.
+// writeDaysAxis writes the days axis: the month where it starts, the day,
+// the weekday.
+func (g *gantt) writeDaysAxis(b *bytes.Buffer) {
+	days, dayW := g.days, g.dayW
 	for k, d := range days {
 		x := ganttLabelW + float64(k)*dayW
 		month := monthRU[d.Month()-1] + " " + d.Format("2006")
@@ -258,105 +332,140 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 			left = int(next.Sub(d).Hours() / 24)
 		}
 		if (k == 0 || d.Day() == 1) && (d.Day() == 1 || textWidth(month, 10)+6 <= float64(left)*dayW) {
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" font-size="10" fill="#555">%s</text>`+"\n", x+2, ganttHeaderH-34, esc(month))
+			fmt.Fprintf(b, `<text x="%.1f" y="%.0f" font-size="10" fill="#555">%s</text>`+"\n", x+2, ganttHeaderH-34, esc(month))
 		}
 		label := d.Format("02.01")
 		if dayW < 34 {
 			label = d.Format("02")
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle" font-size="10" fill="#555">%s</text>`+"\n", x+dayW/2, ganttHeaderH-18, esc(label))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle" font-size="9" fill="#888">%s</text>`+"\n", x+dayW/2, ganttHeaderH-6, weekdayRU[d.Weekday()])
+		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" text-anchor="middle" font-size="10" fill="#555">%s</text>`+"\n", x+dayW/2, ganttHeaderH-18, esc(label))
+		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" text-anchor="middle" font-size="9" fill="#888">%s</text>`+"\n", x+dayW/2, ganttHeaderH-6, weekdayRU[d.Weekday()])
 	}
+}
 
-	y := ganttHeaderH
-	for i, cs := range v.WorkCenters {
-		h := float64(rows[i])*ganttRowH + 2*ganttLanePad
-		fmt.Fprintf(&b, `<g class="lane" data-work-center-id="%d">`+"\n", cs.ID)
-		fill := "#f7f7f7"
-		if i%2 == 1 {
-			fill = "#ffffff"
-		}
-		fmt.Fprintf(&b, `<rect x="0" y="%.1f" width="%.0f" height="%.1f" fill="%s" stroke="#ddd"/>`+"\n", y, width, h, fill)
-		fmt.Fprintf(&b, `<text x="8" y="%.1f" font-weight="bold">%s</text>`+"\n", y+h/2-2, esc(cs.Code))
-		fmt.Fprintf(&b, `<text x="8" y="%.1f" font-size="10" fill="#555">%s</text>`+"\n", y+h/2+11, esc(truncate(cs.Name, 40)))
-		for k, d := range cs.Days {
-			x := ganttLabelW + float64(k)*dayW
-			switch {
-			case d.Overload:
-				fmt.Fprintf(&b, `<rect class="overload" data-date="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" %s><title>%s</title></rect>`+"\n",
-					d.Date, x, y, dayW, h, styleOverload.attrs(), esc(overloadTitle(cs, d)))
-			case !d.Working:
-				fmt.Fprintf(&b, `<rect class="day-off" data-date="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" %s><title>%s</title></rect>`+"\n",
-					d.Date, x, y, dayW, h, styleDayOff.attrs(), esc(fmt.Sprintf("%s, %s: выходной", cs.Code, ruDate(d.Date))))
-			}
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e4e4e4"/>`+"\n", x, y, x, y+h)
-		}
-		barY := func(p placed) float64 { return y + ganttLanePad + float64(p.row)*ganttRowH + 2 }
-		const barH = ganttRowH - 4
-		for _, p := range lanes[i] {
-			fmt.Fprintf(&b, `<g class="order" data-prod-order-id="%d"><title>%s</title>`, p.bar.ProdOrderID, esc(barTitle(cs, p.bar)))
-			fmt.Fprintf(&b, `<rect class="bar" data-prod-order-id="%d" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" %s/></g>`+"\n",
-				p.bar.ProdOrderID, p.x0, barY(p), p.x1-p.x0, barH, barStyleOf(p.bar).attrs())
-		}
-		// The due dates of the orders whose last bar in the view is on this
-		// lane, over the bars, under the labels.
-		for _, p := range lanes[i] {
-			d, ok := dueBars[p.bar.ProdOrderID]
-			if !ok || d.center != cs.ID {
-				continue
-			}
-			x := dueX(v, dayW, d.DueDate.Time)
-			by := barY(p) - 2
-			style := styleDue
-			if d.Late {
-				style = styleDueLate
-			}
-			fmt.Fprintf(&b, `<g class="due" data-prod-order-id="%d" data-date="%s" data-x="%.1f"><title>%s</title>`, p.bar.ProdOrderID, d.DueDate, x, esc(dueTitle(d.OrderBar)))
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, x, by, x, by+ganttRowH, style.attrs())
-			fmt.Fprintf(&b, `<path d="M%.1f %.1f l-5 -6 h10 z" %s/></g>`+"\n", x, by+6, style.attrs())
-		}
-		for _, p := range lanes[i] {
-			if p.label == "" {
-				continue
-			}
-			// A label beside its bar has a white halo, to stay readable
-			// over a due date's marker.
-			color, halo := "#1f1f1f", ` stroke="#ffffff" stroke-width="3" stroke-linejoin="round" paint-order="stroke"`
-			if p.inside {
-				color, halo = statusStyle(p.bar.Status).text, ""
-			}
-			fmt.Fprintf(&b, `<g class="order-label" data-prod-order-id="%d"><title>%s</title>`, p.bar.ProdOrderID, esc(barTitle(cs, p.bar)))
-			fmt.Fprintf(&b, `<text class="label" x="%.1f" y="%.1f" font-size="%g" fill="%s"%s>%s</text></g>`+"\n", p.lx, barY(p)+barH-4.5, p.size, color, halo, esc(p.label))
-		}
-		fmt.Fprintf(&b, "</g>\n")
-		y += h
+// writeLane writes work centre i's lane, whose top is y, and returns the
+// top of the next: its background and name, its days off and overloaded
+// days, its bars, the due dates on it and the bars' labels.
+func (g *gantt) writeLane(b *bytes.Buffer, i int, y float64) float64 {
+	cs := g.v.WorkCenters[i]
+	h := float64(g.rows[i])*ganttRowH + 2*ganttLanePad
+	fmt.Fprintf(b, `<g class="lane" data-work-center-id="%d">`+"\n", cs.ID)
+	fill := "#f7f7f7"
+	if i%2 == 1 {
+		fill = "#ffffff"
 	}
+	fmt.Fprintf(b, `<rect x="0" y="%.1f" width="%.0f" height="%.1f" fill="%s" stroke="#ddd"/>`+"\n", y, g.width, h, fill)
+	fmt.Fprintf(b, `<text x="8" y="%.1f" font-weight="bold">%s</text>`+"\n", y+h/2-2, esc(cs.Code))
+	fmt.Fprintf(b, `<text x="8" y="%.1f" font-size="10" fill="#555">%s</text>`+"\n", y+h/2+11, esc(truncate(cs.Name, 40)))
+	g.writeLaneDays(b, cs, y, h)
+	barY := func(p placedBar) float64 { return y + ganttLanePad + float64(p.row)*ganttRowH + 2 }
+	g.writeBars(b, i, barY)
+	g.writeDueDates(b, i, barY)
+	g.writeLabels(b, i, barY)
+	fmt.Fprintf(b, "</g>\n")
+	return y + h
+}
 
-	if inRange {
+// ganttBarH is a bar's height.
+const ganttBarH = ganttRowH - 4
+
+// writeLaneDays writes lane cs's overloaded days and days off, and the
+// lines between its days.
+func (g *gantt) writeLaneDays(b *bytes.Buffer, cs CenterSchedule, y, h float64) {
+	dayW := g.dayW
+	for k, d := range cs.Days {
 		x := ganttLabelW + float64(k)*dayW
-		fmt.Fprintf(&b, `<g class="today" data-date="%s" data-x="%.1f"><title>%s</title>`, v.Today, x, esc("Сегодня, "+ruDate(v.Today)))
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, x, ganttHeaderH-56, x, lanesBottom, styleToday.attrs())
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" font-weight="bold" fill="%s">сегодня</text></g>`+"\n", x+3, ganttHeaderH-48, ganttTodayColor)
+		switch {
+		case d.Overload:
+			fmt.Fprintf(b, `<rect class="overload" data-date="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" %s><title>%s</title></rect>`+"\n",
+				d.Date, x, y, dayW, h, styleOverload.attrs(), esc(overloadTitle(cs, d)))
+		case !d.Working:
+			fmt.Fprintf(b, `<rect class="day-off" data-date="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" %s><title>%s</title></rect>`+"\n",
+				d.Date, x, y, dayW, h, styleDayOff.attrs(), esc(fmt.Sprintf("%s, %s: выходной", cs.Code, ruDate(d.Date))))
+		}
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e4e4e4"/>`+"\n", x, y, x, y+h)
 	}
+}
 
-	fmt.Fprintf(&b, `<g class="legend">`+"\n")
-	for i, it := range legend {
-		x, y := pos[i].x, pos[i].y
-		fmt.Fprintf(&b, `<g class="legend-item">`)
+// writeBars writes lane i's bars, each with its tooltip; barY is a bar's top.
+func (g *gantt) writeBars(b *bytes.Buffer, i int, barY func(placedBar) float64) {
+	cs := g.v.WorkCenters[i]
+	for _, p := range g.lanes[i] {
+		fmt.Fprintf(b, `<g class="order" data-prod-order-id="%d"><title>%s</title>`, p.bar.ProdOrderID, esc(barTitle(cs, p.bar)))
+		fmt.Fprintf(b, `<rect class="bar" data-prod-order-id="%d" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3" %s/></g>`+"\n",
+			p.bar.ProdOrderID, p.x0, barY(p), p.x1-p.x0, ganttBarH, barStyleOf(p.bar).attrs())
+	}
+}
+
+// writeDueDates writes the due dates of the orders whose last bar in the
+// view is on lane i, over the bars, under the labels.
+func (g *gantt) writeDueDates(b *bytes.Buffer, i int, barY func(placedBar) float64) {
+	cs := g.v.WorkCenters[i]
+	for _, p := range g.lanes[i] {
+		d, ok := g.dueBars[p.bar.ProdOrderID]
+		if !ok || d.center != cs.ID {
+			continue
+		}
+		x := dueX(g.v, g.dayW, d.DueDate.Time)
+		by := barY(p) - 2
+		style := styleDue
+		if d.Late {
+			style = styleDueLate
+		}
+		fmt.Fprintf(b, `<g class="due" data-prod-order-id="%d" data-date="%s" data-x="%.1f"><title>%s</title>`, p.bar.ProdOrderID, d.DueDate, x, esc(dueTitle(d.OrderBar)))
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, x, by, x, by+ganttRowH, style.attrs())
+		fmt.Fprintf(b, `<path d="M%.1f %.1f l-5 -6 h10 z" %s/></g>`+"\n", x, by+6, style.attrs())
+	}
+}
+
+// writeLabels writes the labels of lane i's bars.
+func (g *gantt) writeLabels(b *bytes.Buffer, i int, barY func(placedBar) float64) {
+	cs := g.v.WorkCenters[i]
+	for _, p := range g.lanes[i] {
+		if p.label == "" {
+			continue
+		}
+		// A label beside its bar has a white halo, to stay readable
+		// over a due date's marker.
+		color, halo := "#1f1f1f", ` stroke="#ffffff" stroke-width="3" stroke-linejoin="round" paint-order="stroke"`
+		if p.inside {
+			color, halo = statusStyle(p.bar.Status).text, ""
+		}
+		fmt.Fprintf(b, `<g class="order-label" data-prod-order-id="%d"><title>%s</title>`, p.bar.ProdOrderID, esc(barTitle(cs, p.bar)))
+		fmt.Fprintf(b, `<text class="label" x="%.1f" y="%.1f" font-size="%g" fill="%s"%s>%s</text></g>`+"\n", p.lx, barY(p)+ganttBarH-4.5, p.size, color, halo, esc(p.label))
+	}
+}
+
+// writeToday writes today's line, when today is in the view.
+func (g *gantt) writeToday(b *bytes.Buffer) {
+	if !g.todayIn {
+		return
+	}
+	v := g.v
+	x := ganttLabelW + float64(g.today)*g.dayW
+	fmt.Fprintf(b, `<g class="today" data-date="%s" data-x="%.1f"><title>%s</title>`, v.Today, x, esc("Сегодня, "+ruDate(v.Today)))
+	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, x, ganttHeaderH-56, x, g.lanesBottom, styleToday.attrs())
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="10" font-weight="bold" fill="%s">сегодня</text></g>`+"\n", x+3, ganttHeaderH-48, ganttTodayColor)
+}
+
+// writeLegend writes the legend where layoutLegend placed its items.
+func (g *gantt) writeLegend(b *bytes.Buffer) {
+	fmt.Fprintf(b, `<g class="legend">`+"\n")
+	for i, it := range g.legend {
+		x, y := g.legendAt[i].x, g.legendAt[i].y
+		fmt.Fprintf(b, `<g class="legend-item">`)
 		switch it.shape {
 		case "line":
-			fmt.Fprintf(&b, `<line class="swatch" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, x+7, y-11, x+7, y+3, it.style.attrs())
+			fmt.Fprintf(b, `<line class="swatch" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, x+7, y-11, x+7, y+3, it.style.attrs())
 		case "due":
-			fmt.Fprintf(&b, `<path class="swatch" d="M%.1f %.1f l-5 -6 h10 z" %s/>`, x+7, y-3, it.style.attrs())
-			fmt.Fprintf(&b, `<line class="swatch" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, x+7, y-9, x+7, y+3, it.style.attrs())
+			fmt.Fprintf(b, `<path class="swatch" d="M%.1f %.1f l-5 -6 h10 z" %s/>`, x+7, y-3, it.style.attrs())
+			fmt.Fprintf(b, `<line class="swatch" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, x+7, y-9, x+7, y+3, it.style.attrs())
 		default:
-			fmt.Fprintf(&b, `<rect class="swatch" x="%.1f" y="%.1f" width="16" height="12" rx="2" %s/>`, x, y-10, it.style.attrs())
+			fmt.Fprintf(b, `<rect class="swatch" x="%.1f" y="%.1f" width="16" height="12" rx="2" %s/>`, x, y-10, it.style.attrs())
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11">%s</text></g>`+"\n", x+22, y, esc(it.text))
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="11">%s</text></g>`+"\n", x+22, y, esc(it.text))
 	}
-	fmt.Fprintf(&b, "</g>\n</svg>\n")
-	_, err := w.Write(b.Bytes())
-	return err
+	fmt.Fprintf(b, "</g>\n")
 }
 
 // placeLabel chooses a bar's label (from labels, longest first, as
