@@ -220,7 +220,7 @@ func (a *App) MetricsHTTP() http.Handler { return api.MetricsHandler(a.Metrics) 
 // cancelled; WaitDispatcher waits for it to finish the pass in hand.
 func (a *App) StartDispatcher(ctx context.Context) error {
 	opt := events.RunnerOptions{Interval: a.Config.DispatchInterval, OnWake: a.Stream.Wake}
-	if database.DialectOf(a.DB) == database.Postgres {
+	if database.NotifiesCommits(a.DB) {
 		opt.ListenURL = a.Config.DatabaseURL
 	} else {
 		// No NOTIFY on SQLite: HTTP writes wake the dispatcher at once, and a
@@ -263,7 +263,7 @@ func (a *App) WakeDispatcher() {
 // otherwise), until ctx is cancelled. On SQLite it does nothing: the HTTP
 // layer's writes wake the stream, and it polls every second.
 func (a *App) ListenForStream(ctx context.Context) {
-	if a.runner != nil || database.DialectOf(a.DB) != database.Postgres {
+	if a.runner != nil || !database.NotifiesCommits(a.DB) {
 		return
 	}
 	go events.ListenForCommits(ctx, a.Config.DatabaseURL, a.Stream.Wake, a.Logger)
@@ -276,7 +276,7 @@ func (a *App) ListenForStream(ctx context.Context) {
 // given, creates one; the token it made (or "") is returned to be shown once.
 func (a *App) Bootstrap(ctx context.Context) (newToken string, err error) {
 	fresh := false
-	if database.DialectOf(a.DB) == database.SQLite {
+	if database.Embedded(a.DB) {
 		has, err := a.Auth.HasUsers(ctx)
 		if err != nil {
 			return "", err

@@ -160,10 +160,8 @@ func EnsureUserIn(ctx context.Context, tx *gorm.DB, name, role string) (User, er
 	if !slices.Contains(Roles, role) {
 		return User{}, apperr.Invalid("the user is not valid", apperr.Field("role", "must be one of %s", strings.Join(Roles, ", ")))
 	}
-	if database.DialectOf(tx) == database.Postgres {
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", "auth.user:"+role+":"+name).Error; err != nil {
-			return User{}, err
-		}
+	if err := database.LockName(tx, "auth.user:"+role+":"+name); err != nil {
+		return User{}, err
 	}
 	var u User
 	err := tx.Where("name = ? AND role = ?", name, role).Order("id").First(&u).Error

@@ -244,10 +244,8 @@ AND (last_used_at IS NULL OR last_used_at < `+database.NowPlus(db, -lastUsedReso
 func (s *Service) EnsureAdmin(ctx context.Context, secret string) (User, error) {
 	var admin User
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if database.DialectOf(tx) == database.Postgres {
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext('auth.bootstrap'))").Error; err != nil {
-				return err
-			}
+		if err := database.LockName(tx, "auth.bootstrap"); err != nil {
+			return err
 		}
 		err := tx.Where("name = ? AND role = ?", AdminName, RoleAdmin).Order("id").First(&admin).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {

@@ -72,12 +72,10 @@ func userByID(tx *gorm.DB, id int64, forUpdate bool) (User, error) {
 func (s *Service) DeactivateUser(ctx context.Context, id int64, by User) (User, error) {
 	var u User
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if database.DialectOf(tx) == database.Postgres {
-			// Two administrators deactivating each other at once must not
-			// leave none: deactivations take turns.
-			if err := tx.Exec("SELECT pg_advisory_xact_lock(hashtext('auth.deactivate'))").Error; err != nil {
-				return err
-			}
+		// Two administrators deactivating each other at once must not
+		// leave none: deactivations take turns.
+		if err := database.LockName(tx, "auth.deactivate"); err != nil {
+			return err
 		}
 		var err error
 		if u, err = userByID(tx, id, true); err != nil || u.DeactivatedAt != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
@@ -26,8 +25,8 @@ func (s *Service) Sheet(ctx context.Context, planID int64, n int) (Sheet, error)
 func sheetRowOf(ctx context.Context, db *gorm.DB, planID int64, n int, lock bool) (sheetRow, error) {
 	var r sheetRow
 	q := db.WithContext(ctx)
-	if lock && database.DialectOf(db) == database.Postgres {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	if lock {
+		q = database.ForUpdate(q)
 	}
 	err := q.Where("plan_id = ? AND n = ?", planID, n).First(&r).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -65,10 +64,7 @@ func (s *Service) CutSheet(ctx context.Context, planID int64, n int) (Sheet, err
 			return apperr.Conflict("sheet %d of cutting plan %d is cut already", n, planID)
 		}
 		var replaced Plan
-		q := tx.Select("id", "replaced_by")
-		if database.DialectOf(tx) == database.Postgres {
-			q = q.Clauses(clause.Locking{Strength: "UPDATE"}) // against a rebuild meanwhile
-		}
+		q := database.ForUpdate(tx.Select("id", "replaced_by")) // against a rebuild meanwhile
 		if err := q.First(&replaced, planID).Error; err != nil {
 			return err
 		}

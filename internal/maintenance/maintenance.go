@@ -12,8 +12,6 @@ package maintenance
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -180,38 +178,19 @@ func (m *Maintainer) count(outcome string) {
 // lock on a connection kept out of the pool until unlock; on SQLite the
 // process's own exclusion (RunOnce's mutex) is the lock.
 func (m *Maintainer) lock(ctx context.Context) (unlock func(), ok bool, err error) {
-	if database.DialectOf(m.db) != database.Postgres {
-		return func() {}, true, nil
-	}
-	pool, err := m.db.DB()
-	if err != nil {
-		return nil, false, err
-	}
-	conn, err := pool.Conn(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	err = conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1, hashtext(current_schema()))", lockClass).Scan(&ok)
+	l, ok, err := database.TryLockSchema(ctx, m.db, lockClass)
 	if err != nil || !ok {
-		_ = conn.Close()
 		return nil, false, err
 	}
-	return func() { m.unlock(conn) }, true, nil
+	return func() { m.unlock(l) }, true, nil
 }
 
-// unlock releases the advisory lock and gives the connection back. When
-// the release cannot be confirmed, the connection is closed instead: the
-// session's end releases the lock, and a pooled session must never keep it.
-func (m *Maintainer) unlock(conn *sql.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var released bool
-	err := conn.QueryRowContext(ctx, "SELECT pg_advisory_unlock($1, hashtext(current_schema()))", lockClass).Scan(&released)
-	if err != nil || !released {
+// unlock releases the lock. When the release cannot be confirmed, its
+// connection is closed instead (see database.SchemaLock.Release).
+func (m *Maintainer) unlock(l *database.SchemaLock) {
+	if err := l.Release(); err != nil {
 		m.opt.Logger.Warn("maintenance: the lock's release failed; closing its connection", "err", err)
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
-	_ = conn.Close()
 }
 
 // Start runs the tasks as a gocron job, at once and then every Interval,

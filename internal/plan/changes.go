@@ -45,10 +45,8 @@ func (s *Service) orderChanged(ctx context.Context, tx *gorm.DB, ev events.Event
 	// launch that had read an item's old quantity could commit after this
 	// changed the backlog, and its production order would make the old
 	// quantity with nobody told.
-	if database.DialectOf(tx) == database.Postgres {
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", launchLock).Error; err != nil {
-			return err
-		}
+	if err := database.LockKey(tx, launchLock); err != nil {
+		return err
 	}
 	due, _ := database.ParseDate(p.DueDate) // absent: no due date
 	for _, f := range p.Fields {

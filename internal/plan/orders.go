@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
@@ -339,8 +338,8 @@ func prodOrderDetail(ctx context.Context, db *gorm.DB, id int64) (ProdOrderDetai
 func prodOrder(ctx context.Context, db *gorm.DB, id int64, lock bool) (ProdOrder, error) {
 	var o ProdOrder
 	q := withItems(db.WithContext(ctx))
-	if lock && database.DialectOf(db) == database.Postgres {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	if lock {
+		q = database.ForUpdate(q)
 	}
 	err := q.First(&o, id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {

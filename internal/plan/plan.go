@@ -102,12 +102,8 @@ func (s *Service) clockIn(ctx context.Context, db *gorm.DB) (clock, error) {
 	if s.now != nil {
 		now = s.now()
 	} else {
-		q := "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
-		if database.DialectOf(db) == database.Postgres {
-			q = `SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
-		}
 		var v string
-		if err := db.WithContext(ctx).Raw(q).Scan(&v).Error; err != nil {
+		if err := db.WithContext(ctx).Raw("SELECT " + database.NowText(db)).Scan(&v).Error; err != nil {
 			return clock{}, err
 		}
 		t, err := time.Parse(time.RFC3339Nano, v)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/contracts"
@@ -174,10 +173,7 @@ func (s *Service) SetPriority(ctx context.Context, id int64, priority int) (Prio
 // lockPlan takes the lock that serialises whatever places work in the plan
 // (launches, re-plans), on PostgreSQL; SQLite runs one writer at a time.
 func lockPlan(tx *gorm.DB) error {
-	if database.DialectOf(tx) != database.Postgres {
-		return nil
-	}
-	return tx.Exec("SELECT pg_advisory_xact_lock(?)", launchLock).Error
+	return database.LockKey(tx, launchLock)
 }
 
 // replan places again, in priority and then launch order, the unfinished
@@ -277,11 +273,8 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 // that the condition on plan_prod_orders selects, in id order, and returns
 // their ids.
 func lockLive(ctx context.Context, tx *gorm.DB, where string, args ...any) ([]int64, error) {
-	q := tx.WithContext(ctx).Model(&ProdOrder{}).Where("plan_prod_orders.status IN ?", []string{StatusLaunched, StatusInProgress}).
-		Where(where, args...).Order("id")
-	if database.DialectOf(tx) == database.Postgres {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
+	q := database.ForUpdate(tx.WithContext(ctx).Model(&ProdOrder{}).Where("plan_prod_orders.status IN ?", []string{StatusLaunched, StatusInProgress}).
+		Where(where, args...).Order("id"))
 	var ids []int64
 	err := q.Pluck("id", &ids).Error
 	return ids, err
@@ -341,31 +334,23 @@ type slotChange struct {
 // slotBatch is the operations per UPDATE of their slots.
 const slotBatch = 200
 
+// slotKey and slotColumns are the columns storeSlots writes, in the order
+// of its arguments.
+var (
+	slotKey     = database.Column{Name: "id", Type: "bigint"}
+	slotColumns = []database.Column{{Name: "start_day", Type: "date"}, {Name: "start_min", Type: "double precision"},
+		{Name: "end_day", Type: "date"}, {Name: "end_min", Type: "double precision"}}
+)
+
 // storeSlots writes the operations' new slots, a batch per statement.
 func storeSlots(tx *gorm.DB, changes []slotChange) error {
-	pg := database.DialectOf(tx) == database.Postgres
 	for len(changes) > 0 {
 		n := min(len(changes), slotBatch)
-		var q []byte
 		args := make([]any, 0, n*5)
-		for i, c := range changes[:n] {
-			if i > 0 {
-				q = append(q, ',')
-			}
-			if pg {
-				q = append(q, "(?::bigint, ?::date, ?::double precision, ?::date, ?::double precision)"...)
-			} else {
-				q = append(q, "(?, ?, ?, ?, ?)"...)
-			}
+		for _, c := range changes[:n] {
 			args = append(args, c.id, database.DateOf(c.slot.Start.Day), c.slot.Start.Min, database.DateOf(c.slot.End.Day), c.slot.End.Min)
 		}
-		sql := "UPDATE plan_operations SET start_day = v.sd, start_min = v.sm, end_day = v.ed, end_min = v.em FROM (VALUES " + string(q) +
-			") AS v(id, sd, sm, ed, em) WHERE plan_operations.id = v.id"
-		if !pg {
-			// SQLite names a VALUES table's columns column1, column2, …
-			sql = "UPDATE plan_operations SET start_day = v.column2, start_min = v.column3, end_day = v.column4, end_min = v.column5 FROM (VALUES " +
-				string(q) + ") AS v WHERE plan_operations.id = v.column1"
-		}
+		sql := database.UpdateFromValues(tx, "plan_operations", slotKey, slotColumns, n)
 		if err := tx.Exec(sql, args...).Error; err != nil {
 			return err
 		}

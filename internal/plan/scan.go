@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
@@ -169,10 +168,7 @@ func deref(p *int) int {
 // here, so that a scan sees what the one before it did.
 func lockedOrder(ctx context.Context, tx *gorm.DB, id int64) (ProdOrder, error) {
 	var o ProdOrder
-	q := withItems(tx.WithContext(ctx))
-	if database.DialectOf(tx) == database.Postgres {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
+	q := database.ForUpdate(withItems(tx.WithContext(ctx)))
 	err := q.First(&o, id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return o, apperr.NotFound("production order %d does not exist", id)

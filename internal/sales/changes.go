@@ -174,20 +174,17 @@ func (s *Service) ChangeOrder(ctx context.Context, id int64, e Edit) (o Order, c
 // shipment and sales following production take turns instead of
 // deadlocking.
 func lockOrder(ctx context.Context, tx *gorm.DB, id int64) error {
-	if database.DialectOf(tx) != database.Postgres {
-		return nil
-	}
 	db := tx.WithContext(ctx)
-	if err := db.Exec("SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id).Error; err != nil {
+	if err := database.LockRows(db, "SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id); err != nil {
 		return err
 	}
-	return db.Exec("SELECT id FROM sales_order_items WHERE order_id = ? ORDER BY id FOR UPDATE", id).Error
+	return database.LockRows(db, "SELECT id FROM sales_order_items WHERE order_id = ? ORDER BY id FOR UPDATE", id)
 }
 
 // lockOrdersOf takes, before items change, the locks of their orders in the
 // package's lock order: the orders by id, each its row and then its items.
 func lockOrdersOf(ctx context.Context, tx *gorm.DB, items []int64) error {
-	if database.DialectOf(tx) != database.Postgres || len(items) == 0 {
+	if !database.LocksRows(tx) || len(items) == 0 {
 		return nil
 	}
 	var orderIDs []int64

@@ -162,14 +162,7 @@ func (s *Service) ExpireIdempotencyKeys(ctx context.Context, ttl time.Duration) 
 
 func (s *Service) expireIdempotencyKeys(ctx context.Context, ttl time.Duration, batch int) (int64, error) {
 	db := s.db.WithContext(ctx)
-	q := `DELETE FROM sales_idempotency_keys WHERE (user_id, key) IN (
-SELECT user_id, key FROM sales_idempotency_keys WHERE created_at < ` + database.NowPlus(db, -ttl) + `
-ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED)`
-	if database.DialectOf(db) == database.SQLite {
-		q = `DELETE FROM sales_idempotency_keys WHERE rowid IN (
-SELECT rowid FROM sales_idempotency_keys WHERE created_at < ` + database.NowPlus(db, -ttl) + `
-ORDER BY created_at LIMIT ?)`
-	}
+	q := database.DeleteBatch(db, "sales_idempotency_keys", "(user_id, key)", "created_at < "+database.NowPlus(db, -ttl), "created_at")
 	var total int64
 	for {
 		if err := ctx.Err(); err != nil {

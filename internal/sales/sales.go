@@ -409,9 +409,6 @@ const intakeKeyLock = 0x73616c65 // "sale"
 // (PostgreSQL takes the sequence's value before it meets the conflict). On
 // SQLite the one connection serialises them already.
 func lockIntakeKey(ctx context.Context, tx *gorm.DB, uniqueBy string, in NewOrder) error {
-	if database.DialectOf(tx) != database.Postgres {
-		return nil
-	}
 	key := uniqueBy + ":"
 	switch {
 	case uniqueBy == "sync_id" && in.SyncID != nil:
@@ -421,7 +418,7 @@ func lockIntakeKey(ctx context.Context, tx *gorm.DB, uniqueBy string, in NewOrde
 	default:
 		return fmt.Errorf("sales: no %s to lock", uniqueBy)
 	}
-	return tx.WithContext(ctx).Exec("SELECT pg_advisory_xact_lock(?, hashtext(?))", intakeKeyLock, key).Error
+	return database.LockClassName(tx.WithContext(ctx), intakeKeyLock, key)
 }
 
 // orderIDByKey returns the id of the order with in's sync_id or

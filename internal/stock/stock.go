@@ -260,10 +260,7 @@ func lockLevel(ctx context.Context, tx *gorm.DB, code string) (level, error) {
 		return level{}, err
 	}
 	var lv level
-	q := tx.WithContext(ctx)
-	if database.DialectOf(tx) == database.Postgres {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
+	q := database.ForUpdate(tx.WithContext(ctx))
 	err := q.Where("code = ?", code).First(&lv).Error
 	return lv, err
 }

@@ -112,15 +112,11 @@ func strictValue(v any) any {
 // returns one error per event that does not match, joined; a missing events
 // table is no error (a database the test never migrated).
 func CheckJournal(ctx context.Context, db *gorm.DB) error {
-	exists := "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'events'"
-	if database.DialectOf(db) == database.Postgres {
-		exists = "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'events'"
-	}
-	var n int
-	if err := db.WithContext(ctx).Raw(exists).Scan(&n).Error; err != nil {
+	exists, err := database.TableExists(ctx, db, "events")
+	if err != nil {
 		return fmt.Errorf("contractstest: %w", err)
 	}
-	if n == 0 {
+	if !exists {
 		return nil
 	}
 	rows, err := db.WithContext(ctx).Raw("SELECT id, type, payload FROM events ORDER BY id").Rows()

@@ -1,0 +1,146 @@
+package database_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/dbtest"
+)
+
+// DeleteBatch deletes at most a batch, the first rows by its order among
+// those its condition keeps, on both dialects.
+func TestDeleteBatch(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		require.NoError(t, db.Exec("CREATE TABLE t_keys (a integer NOT NULL, b text NOT NULL, n integer NOT NULL, PRIMARY KEY (a, b))").Error)
+		for i := 1; i <= 7; i++ {
+			require.NoError(t, db.Exec("INSERT INTO t_keys (a, b, n) VALUES (?, ?, ?)", i%2, string(rune('a'+i)), 10-i).Error)
+		}
+		q := database.DeleteBatch(db, "t_keys", "(a, b)", "n < ?", "n")
+		res := db.Exec(q, 8, 2) // n 3..7 match; the two smallest go
+		require.NoError(t, res.Error)
+		require.EqualValues(t, 2, res.RowsAffected)
+		var left []int
+		require.NoError(t, db.Raw("SELECT n FROM t_keys ORDER BY n").Scan(&left).Error)
+		require.Equal(t, []int{5, 6, 7, 8, 9}, left)
+	})
+}
+
+// UpdateFromValues gives each row of the table the values of the row of
+// the same key, and leaves the others alone.
+func TestUpdateFromValues(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		require.NoError(t, db.Exec("CREATE TABLE t_slots (id bigint PRIMARY KEY, day date, x double precision, note text)").Error)
+		for i := 1; i <= 3; i++ {
+			require.NoError(t, db.Exec("INSERT INTO t_slots (id, day, x, note) VALUES (?, ?, ?, ?)", i, "2026-01-01", 0.5, "old").Error)
+		}
+		q := database.UpdateFromValues(db, "t_slots", database.Column{Name: "id", Type: "bigint"},
+			[]database.Column{{Name: "day", Type: "date"}, {Name: "x", Type: "double precision"}, {Name: "note", Type: "text"}}, 2)
+		day, _ := database.ParseDate("2026-11-15")
+		require.NoError(t, db.Exec(q, 3, day, 1.25, "three", 1, day, 7.0, "one").Error)
+		type row struct {
+			ID   int64
+			Day  database.Date
+			X    float64
+			Note string
+		}
+		var rows []row
+		require.NoError(t, db.Raw("SELECT id, day, x, note FROM t_slots ORDER BY id").Scan(&rows).Error)
+		require.Len(t, rows, 3)
+		require.Equal(t, []string{"2026-11-15", "2026-01-01", "2026-11-15"}, []string{rows[0].Day.String(), rows[1].Day.String(), rows[2].Day.String()})
+		require.Equal(t, []float64{7, 0.5, 1.25}, []float64{rows[0].X, rows[1].X, rows[2].X})
+		require.Equal(t, []string{"one", "old", "three"}, []string{rows[0].Note, rows[1].Note, rows[2].Note})
+	})
+}
+
+// NowText reads as RFC 3339 time, the database clock's (this machine's).
+func TestNowText(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		var v string
+		require.NoError(t, db.Raw("SELECT "+database.NowText(db)).Scan(&v).Error)
+		at, err := time.Parse(time.RFC3339Nano, v)
+		require.NoError(t, err, v)
+		require.Equal(t, time.UTC, at.Location())
+		require.WithinDuration(t, time.Now(), at, time.Minute)
+	})
+}
+
+func TestTableExists(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		ok, err := database.TableExists(ctx, db, "events")
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = database.TableExists(ctx, db, "no_such_table")
+		require.NoError(t, err)
+		require.False(t, ok)
+	})
+}
+
+// The lock helpers lock on PostgreSQL (a second transaction cannot take what
+// the first holds) and do nothing, without error, on SQLite.
+func TestLocks(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		require.NoError(t, db.Exec("CREATE TABLE t_rows (id bigint PRIMARY KEY)").Error)
+		require.NoError(t, db.Exec("INSERT INTO t_rows (id) VALUES (1), (2)").Error)
+		pg := database.LocksRows(db)
+		require.Equal(t, database.DialectOf(db) == database.Postgres, pg)
+
+		tx := db.WithContext(ctx).Begin()
+		require.NoError(t, tx.Error)
+		defer tx.Rollback()
+		var ids []int64
+		require.NoError(t, database.ForUpdate(tx.Table("t_rows").Where("id = 1")).Pluck("id", &ids).Error)
+		require.Equal(t, []int64{1}, ids)
+		require.NoError(t, database.LockRows(tx, "SELECT id FROM t_rows WHERE id = 2 FOR UPDATE"))
+		require.NoError(t, database.LockKey(tx, 0x7465737401))
+		require.NoError(t, database.LockName(tx, "test.name"))
+		require.NoError(t, database.LockClassName(tx, 0x74657374, "test.key"))
+		if !pg {
+			return
+		}
+		// Another session finds each of them taken.
+		other := db.WithContext(ctx) // the pool's other connections
+		for _, q := range []string{
+			"SELECT id FROM t_rows WHERE id = 1 FOR UPDATE NOWAIT",
+			"SELECT id FROM t_rows WHERE id = 2 FOR UPDATE NOWAIT",
+		} {
+			err := other.Transaction(func(o *gorm.DB) error { return o.Exec(q).Error })
+			require.Error(t, err, q)
+		}
+		for _, q := range []string{
+			"SELECT pg_try_advisory_xact_lock(499918271489)",
+			"SELECT pg_try_advisory_xact_lock(hashtext('test.name'))",
+			"SELECT pg_try_advisory_xact_lock(1952805748, hashtext('test.key'))",
+		} {
+			var got bool
+			require.NoError(t, other.Transaction(func(o *gorm.DB) error { return o.Raw(q).Scan(&got).Error }))
+			require.False(t, got, q)
+		}
+	})
+}
+
+// A schema lock is one holder's at a time, until Release.
+func TestTryLockSchema(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		l, ok, err := database.TryLockSchema(ctx, db, 0x74657374)
+		require.NoError(t, err)
+		require.True(t, ok)
+		if database.DialectOf(db) == database.Postgres {
+			_, ok, err = database.TryLockSchema(ctx, db, 0x74657374)
+			require.NoError(t, err)
+			require.False(t, ok, "taken twice")
+		}
+		require.NoError(t, l.Release())
+		l, ok, err = database.TryLockSchema(ctx, db, 0x74657374)
+		require.NoError(t, err)
+		require.True(t, ok, "not released")
+		require.NoError(t, l.Release())
+	})
+}
