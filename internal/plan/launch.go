@@ -111,7 +111,11 @@ func (in *Launch) validate() error {
 	return nil
 }
 
-// launch does LaunchProdOrder's work inside tx and returns the new order's id.
+// launch does LaunchProdOrder's work inside tx and returns the new order's
+// id: under the plan lock, it reads the items and what they are made of,
+// builds their parts and operations, plans them, stores the production
+// order, takes its items out of the backlog, writes prod_order.launched,
+// and plans the lower-priority work again after it.
 func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, error) {
 	if err := lockPlan(tx); err != nil {
 		return 0, err
@@ -124,9 +128,53 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if !in.ETA.IsZero() && in.ETA.Before(today) {
 		return 0, apperr.Invalid("the launch is not valid", apperr.Field("eta", "must not be before today, %s", today.Format(time.DateOnly)))
 	}
-	backlog, err := s.takeable(ctx, tx, in.Items)
-	if err != nil {
+	l := &launching{in: in, now: now}
+	if err := s.readLaunch(ctx, tx, l); err != nil {
 		return 0, err
+	}
+	if err := l.build(ctx, tx); err != nil {
+		return 0, err
+	}
+	if err := s.scheduleLaunch(ctx, tx, l); err != nil {
+		return 0, err
+	}
+	if err := l.store(ctx, tx); err != nil {
+		return 0, err
+	}
+	if err := l.takeFromBacklog(tx); err != nil {
+		return 0, err
+	}
+	if err := s.announceLaunch(ctx, tx, l); err != nil {
+		return 0, err
+	}
+	// Live work of lower priority moves after the new order.
+	_, err = s.replan(ctx, tx, now, l.centers, "plan_prod_orders.priority < ? AND plan_prod_orders.id <> ?", in.Priority, l.order.ID)
+	return l.order.ID, err
+}
+
+// launching is a launch in hand: what launch's steps read, build and plan,
+// each for the steps after it.
+type launching struct {
+	in       Launch
+	now      clock
+	backlog  []BacklogItem // the items, in the order asked
+	products map[string]catalog.Product
+	route    catalog.Route
+	x        exploded            // the parts and operations to make
+	carry    map[int64][]carried // units carried over from earlier orders
+	centers  map[int64]catalog.WorkCenter
+	plan     Plan // the work planned before the new order, then its own
+	lead     int  // the tasks of plan before the new order's
+	eta      database.Date
+	order    ProdOrder
+}
+
+// readLaunch reads the items' backlog rows, their products and the route
+// they take, and refuses a launch too large from its counts.
+func (s *Service) readLaunch(ctx context.Context, tx *gorm.DB, l *launching) error {
+	backlog, err := s.takeable(ctx, tx, l.in.Items)
+	if err != nil {
+		return err
 	}
 	skus := make([]string, 0, len(backlog))
 	for _, b := range backlog {
@@ -134,42 +182,56 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	}
 	products, err := catalog.ProductSpecs(ctx, tx, skus)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	route, err := chooseRoute(ctx, tx, in, backlog, products)
+	route, err := chooseRoute(ctx, tx, l.in, backlog, products)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	// Refuse a launch that is too large from its counts, before a part is
 	// built: what the catalog and the sales limits allow reaches billions of
 	// parts, and memory must be bounded by the launch limits, not the input.
 	size := sizeOf(backlog, products, route)
 	if size.parts > MaxLaunchParts || size.ops > MaxLaunchOps {
-		return 0, apperr.Invalid("the launch is too large", apperr.Field("items",
+		return apperr.Invalid("the launch is too large", apperr.Field("items",
 			"make %s parts and %s operations; one launch may make at most %d parts and %d operations: launch fewer items",
 			countText(size.parts), countText(size.ops), MaxLaunchParts, MaxLaunchOps))
 	}
-	x := explode(backlog, products, route)
-	if err := cutFromBoards(ctx, tx, x.parts, backlog, products); err != nil {
-		return 0, err
+	l.backlog, l.products, l.route = backlog, products, route
+	return nil
+}
+
+// build explodes the items into parts and operations, cuts the parts from
+// boards, and carries over the units earlier orders left for them.
+func (l *launching) build(ctx context.Context, tx *gorm.DB) error {
+	l.x = explode(l.backlog, l.products, l.route)
+	if err := cutFromBoards(ctx, tx, l.x.parts, l.backlog, l.products); err != nil {
+		return err
 	}
-	carry, err := carriedUnits(ctx, tx, backlog)
+	carry, err := carriedUnits(ctx, tx, l.backlog)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	x.carryOver(carry)
+	l.carry = carry
+	l.x.carryOver(carry)
+	return nil
+}
+
+// scheduleLaunch plans the new order's operations after the live work of
+// equal or higher priority (the lower-priority work is re-planned after it
+// by launch), and takes its ETA from the last of them.
+func (s *Service) scheduleLaunch(ctx context.Context, tx *gorm.DB, l *launching) error {
 	centers, err := catalog.AllWorkCenters(ctx, tx)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	// The new order plans after the work of equal or higher priority; the
-	// lower-priority work is re-planned after it below.
-	problem, err := s.problem(ctx, tx, now, centers, "plan_prod_orders.priority >= ?", in.Priority)
+	l.centers = centers
+	problem, err := s.problem(ctx, tx, l.now, centers, "plan_prod_orders.priority >= ?", l.in.Priority)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	lead := len(problem.Tasks) // overdue work goes first; its slots are not stored
-	for _, t := range x.tasks {
+	for _, t := range l.x.tasks {
 		for i := range t.After {
 			t.After[i] += lead
 		}
@@ -177,21 +239,29 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	}
 	plan, err := Schedule(problem)
 	if err != nil {
-		return 0, scheduleError(err, centers)
+		return scheduleError(err, centers)
 	}
 	eta := database.DateOf(plan.ETA)
-	if len(x.tasks) > 0 {
+	if len(l.x.tasks) > 0 {
 		eta = database.DateOf(slices.MaxFunc(plan.Slots[lead:], func(a, b Slot) int { return a.End.Day.Compare(b.End.Day) }).End.Day)
 	}
+	l.plan, l.lead, l.eta = plan, lead, eta
+	return nil
+}
 
-	o := ProdOrder{Status: StatusLaunched, Route: RouteRef{ID: route.ID, Name: route.Name},
-		PartsCount: x.partsCount, OpsCount: len(x.ops), ETA: eta, PlannedETA: eta, Priority: in.Priority}
+// store writes the production order, its items, fittings, parts, units and
+// operations in their planned slots, and marks the units carried over.
+func (l *launching) store(ctx context.Context, tx *gorm.DB) error {
+	in, x, backlog, products := l.in, &l.x, l.backlog, l.products
+	o := ProdOrder{Status: StatusLaunched, Route: RouteRef{ID: l.route.ID, Name: l.route.Name},
+		PartsCount: x.partsCount, OpsCount: len(x.ops), ETA: l.eta, PlannedETA: l.eta, Priority: in.Priority}
 	if !in.ETA.IsZero() {
 		o.ETA, o.ETAGiven = in.ETA, true
 	}
 	if err := tx.Omit("Items", "CreatedAt", "StartedAt", "CompletedAt", "CancelledAt").Create(&o).Error; err != nil {
-		return 0, err
+		return err
 	}
+	l.order = o
 	items := make([]ProdItem, len(backlog))
 	for i, b := range backlog {
 		items[i] = ProdItem{ProdOrderID: o.ID, ItemID: b.ItemID, OrderID: b.OrderID, ProductID: products[b.SKU].ID,
@@ -199,23 +269,23 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 			Options: b.Options}
 	}
 	if err := tx.Create(&items).Error; err != nil {
-		return 0, err
+		return err
 	}
 	if err := saveFittings(ctx, tx, o.ID, backlog, products); err != nil {
-		return 0, err
+		return err
 	}
 	for i := range x.parts {
 		x.parts[i].ProdOrderID = o.ID
 		x.parts[i].Code, x.parts[i].Status = partCode(o.ID, i+1), PartLive
 	}
 	if err := createUnits(tx, o.ID, x.parts, x.ops); err != nil {
-		return 0, err
+		return err
 	}
 	if err := x.storeParts(tx, o.ID); err != nil {
-		return 0, err
+		return err
 	}
-	if err := markCarried(tx, o.ID, carry); err != nil {
-		return 0, err
+	if err := markCarried(tx, o.ID, l.carry); err != nil {
+		return err
 	}
 	for i := range x.ops {
 		op := &x.ops[i]
@@ -223,35 +293,42 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 		if p := x.opPart[i]; p >= 0 {
 			op.PartID = &x.parts[p].ID
 		}
-		sl := plan.Slots[lead+i]
+		sl := l.plan.Slots[l.lead+i]
 		op.StartDay, op.StartMin = database.DateOf(sl.Start.Day), sl.Start.Min
 		op.EndDay, op.EndMin = database.DateOf(sl.End.Day), sl.End.Min
 	}
 	if len(x.ops) > 0 {
 		if err := tx.Omit("ID", "StartedAt", "CompletedAt").CreateInBatches(&x.ops, insertBatch).Error; err != nil {
-			return 0, err
+			return err
 		}
 	}
-	res := tx.Where("item_id IN ?", in.Items).Delete(&BacklogItem{})
+	return nil
+}
+
+// takeFromBacklog deletes the items' backlog rows: ECONFLICT when one left
+// the backlog meanwhile.
+func (l *launching) takeFromBacklog(tx *gorm.DB) error {
+	res := tx.Where("item_id IN ?", l.in.Items).Delete(&BacklogItem{})
 	if res.Error != nil {
-		return 0, res.Error
+		return res.Error
 	}
-	if res.RowsAffected != int64(len(in.Items)) {
-		return 0, apperr.Conflict("an item left the backlog while it was being launched; try again")
+	if res.RowsAffected != int64(len(l.in.Items)) {
+		return apperr.Conflict("an item left the backlog while it was being launched; try again")
 	}
-	needs, err := s.launchNeeds(ctx, tx, &x, backlog, products, route)
+	return nil
+}
+
+// announceLaunch writes prod_order.launched, with the materials the order
+// needs.
+func (s *Service) announceLaunch(ctx context.Context, tx *gorm.DB, l *launching) error {
+	o, x := l.order, &l.x
+	needs, err := s.launchNeeds(ctx, tx, x, l.backlog, l.products, l.route)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	err = events.Add(ctx, tx, contracts.ProdOrderLaunched.New(o.ID, contracts.ProdOrderLaunchedPayload{ProdOrderID: o.ID, Items: in.Items,
-		Route: route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String(), Materials: needs,
-		CarriedUnits: len(carry), CarriedParts: x.carriedParts()}))
-	if err != nil {
-		return 0, err
-	}
-	// Live work of lower priority moves after the new order.
-	_, err = s.replan(ctx, tx, now, centers, "plan_prod_orders.priority < ? AND plan_prod_orders.id <> ?", in.Priority, o.ID)
-	return o.ID, err
+	return events.Add(ctx, tx, contracts.ProdOrderLaunched.New(o.ID, contracts.ProdOrderLaunchedPayload{ProdOrderID: o.ID, Items: l.in.Items,
+		Route: l.route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String(), Materials: needs,
+		CarriedUnits: len(l.carry), CarriedParts: x.carriedParts()}))
 }
 
 // takeable returns the items' backlog rows in the order asked, or the error
