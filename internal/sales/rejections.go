@@ -495,23 +495,3 @@ WHERE id = ? AND status = ?`, RejectionDismissed, reason, id, RejectionOpen)
 	}
 	return s.Rejection(ctx, id)
 }
-
-// ReceiveShopDelivery reads an authentic webhook delivery's body (its
-// signature checked by the caller) and receives it as ReceiveShopOrder
-// does. A delivery refused for its content (unknown SKU, an invalid field,
-// items in production, a conflict with the office's changes) is refused
-// with every reason at once and, when it names its order and at least one
-// item, kept in the intake inbox (intake.rejected); a body that is not a
-// JSON object is refused and not kept.
-func (s *Service) ReceiveShopDelivery(ctx context.Context, body []byte, as ActorIn) (Order, Outcome, error) {
-	in, err := ParseShopOrder(body)
-	if err == nil {
-		var o Order
-		var out Outcome
-		if o, out, err = s.ReceiveShopOrder(ctx, in, as); err == nil {
-			return o, out, nil
-		}
-	}
-	in.Source = SourceShop
-	return Order{}, "", s.refuse(ctx, SourceShop, in, body, err, as)
-}

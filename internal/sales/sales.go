@@ -397,47 +397,6 @@ func productsOf(ctx context.Context, tx *gorm.DB, items []NewItem, field string)
 	return products, nil
 }
 
-// intakeKeyLock is the first key of the PostgreSQL advisory locks that
-// serialise the deliveries of one shop order or CRM row (the second is a
-// hash of the key's value).
-const intakeKeyLock = 0x73616c65 // "sale"
-
-// lockIntakeKey serialises, until tx ends, the transactions that receive
-// the order of one key (sync_id or crm_order_id): the first looks the order
-// up, finds none and inserts it; the others wait and then find it, so that
-// none of them spends an order number on an insert that cannot succeed
-// (PostgreSQL takes the sequence's value before it meets the conflict). On
-// SQLite the one connection serialises them already.
-func lockIntakeKey(ctx context.Context, tx *gorm.DB, uniqueBy string, in NewOrder) error {
-	key := uniqueBy + ":"
-	switch {
-	case uniqueBy == "sync_id" && in.SyncID != nil:
-		key += *in.SyncID
-	case uniqueBy == "crm_order_id" && in.CRMOrderID != nil:
-		key += fmt.Sprint(*in.CRMOrderID)
-	default:
-		return fmt.Errorf("sales: no %s to lock", uniqueBy)
-	}
-	return database.LockClassName(tx.WithContext(ctx), intakeKeyLock, key)
-}
-
-// orderIDByKey returns the id of the order with in's sync_id or
-// crm_order_id, 0 when there is none.
-func orderIDByKey(ctx context.Context, tx *gorm.DB, uniqueBy string, in NewOrder) (int64, error) {
-	var key any
-	switch uniqueBy {
-	case "sync_id":
-		key = in.SyncID
-	case "crm_order_id":
-		key = in.CRMOrderID
-	default:
-		return 0, fmt.Errorf("sales: no unique key %q", uniqueBy)
-	}
-	var id int64
-	err := tx.WithContext(ctx).Raw("SELECT id FROM sales_orders WHERE "+uniqueBy+" = ?", key).Scan(&id).Error
-	return id, err
-}
-
 // insertOrderRow inserts the order row and returns its id; with uniqueBy it
 // returns 0 when an order with that key exists (ON CONFLICT DO NOTHING, which
 // PostgreSQL and SQLite both speak). It is the one place where an order's

@@ -2,7 +2,6 @@ package sales
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,25 +157,4 @@ func shopOrderID(raw json.RawMessage) (string, error) {
 		}
 	}
 	return id, nil
-}
-
-// ReceiveShopOrder stores an order from the shop webhook once per sync_id:
-// the first delivery creates the order and its order.received event
-// (OutcomeCreated). A later one, even at the same instant, finds it: the
-// same content is OutcomeRepeated and writes nothing; other content is a
-// change when it is newer (OutcomeChanged, order.changed), ignored when it
-// is not (OutcomeStale), and ECONFLICT when it carries neither version nor
-// updated_at or the order cannot take the change (see redeliver). It
-// returns EINVALID for unknown SKUs.
-//
-// as, when not nil, gives the shop's user inside the delivery's transaction
-// (creating it on the first delivery), and the events name them; otherwise
-// the actor comes from ctx. A refused delivery so leaves nothing behind, not
-// even the shop's user.
-func (s *Service) ReceiveShopOrder(ctx context.Context, in NewOrder, as ActorIn) (Order, Outcome, error) {
-	if in.SyncID == nil || !strings.HasPrefix(*in.SyncID, SyncIDPrefix) {
-		return Order{}, "", apperr.Invalid("the shop order is not valid", apperr.Field("id", "is required"))
-	}
-	in.Source = SourceShop
-	return s.receiveOnce(ctx, in, "sync_id", ViaShop, as)
 }
