@@ -80,6 +80,35 @@ func (s *Service) Schedule(ctx context.Context, from, to database.Date) (Schedul
 	if err != nil {
 		return ScheduleView{}, err
 	}
+	from, to, err = scheduleRange(today, from, to)
+	if err != nil {
+		return ScheduleView{}, err
+	}
+	wcs, err := catalog.AllWorkCenters(ctx, s.db)
+	if err != nil {
+		return ScheduleView{}, err
+	}
+	zone := s.zone
+	if zone == nil {
+		zone = time.UTC
+	}
+	ops, err := s.scheduledOps(ctx, from, to, zone)
+	if err != nil {
+		return ScheduleView{}, err
+	}
+	centers := centersOf(wcs)
+	view, index := emptyView(from, to, today, wcs, centers)
+	bars := loadView(&view, index, ops, centers, zone)
+	if err := s.describeBars(ctx, bars); err != nil {
+		return ScheduleView{}, err
+	}
+	finishView(&view, index, bars)
+	return view, nil
+}
+
+// scheduleRange fills in a zero from (today) and a zero to (from plus two
+// weeks), and checks the range.
+func scheduleRange(today time.Time, from, to database.Date) (database.Date, database.Date, error) {
 	if from.IsZero() {
 		from = database.DateOf(today)
 	}
@@ -89,38 +118,41 @@ func (s *Service) Schedule(ctx context.Context, from, to database.Date) (Schedul
 	days := int(to.Sub(from.Time).Hours()/24) + 1
 	switch {
 	case days < 1:
-		return ScheduleView{}, apperr.Invalid("invalid query", apperr.Field("to", "must not be before from"))
+		return from, to, apperr.Invalid("invalid query", apperr.Field("to", "must not be before from"))
 	case days > MaxScheduleDays:
-		return ScheduleView{}, apperr.Invalid("invalid query", apperr.Field("to", "must be at most %d days after from", MaxScheduleDays-1))
+		return from, to, apperr.Invalid("invalid query", apperr.Field("to", "must be at most %d days after from", MaxScheduleDays-1))
 	}
-	wcs, err := catalog.AllWorkCenters(ctx, s.db)
-	if err != nil {
-		return ScheduleView{}, err
-	}
-	var ops []struct {
-		Operation
-		OrderStatus string
-	}
-	zone := s.zone
-	if zone == nil {
-		zone = time.UTC
-	}
-	// Done operations are drawn when they were done, the others where they
-	// are planned: both kinds that may fall in the days asked for.
+	return from, to, nil
+}
+
+// scheduledOp is an operation with its production order's state.
+type scheduledOp struct {
+	Operation
+	OrderStatus string
+}
+
+// scheduledOps reads the operations of the production orders not cancelled
+// that may fall in the days from..to, in id order: done operations are drawn
+// when they were done, the others where they are planned.
+func (s *Service) scheduledOps(ctx context.Context, from, to database.Date, zone *time.Location) ([]scheduledOp, error) {
+	var ops []scheduledOp
 	fromInstant := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, zone).Add(-24 * time.Hour)
-	err = s.db.WithContext(ctx).Model(&Operation{}).
+	err := s.db.WithContext(ctx).Model(&Operation{}).
 		Select("plan_operations.*, plan_prod_orders.status AS order_status").
 		Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
 		Where("plan_prod_orders.status <> ?", StatusCancelled).
 		Where("(plan_operations.start_day <= ? AND plan_operations.end_day >= ?) OR (plan_operations.status = ? AND plan_operations.completed_at >= ?)",
 			to, from, OpDone, database.TimeArg(s.db, fromInstant)).
 		Order("plan_operations.id").Scan(&ops).Error
-	if err != nil {
-		return ScheduleView{}, err
-	}
-	centers := centersOf(wcs)
-	view := ScheduleView{From: from, To: to, Today: database.DateOf(today), WorkCenters: []CenterSchedule{}}
-	index := map[int64]int{}
+	return ops, err
+}
+
+// emptyView is the view of the days from..to with a lane per work centre,
+// in id order, its days' capacities and no load yet; index gives a work
+// centre's lane.
+func emptyView(from, to database.Date, today time.Time, wcs map[int64]catalog.WorkCenter, centers map[int64]Center) (view ScheduleView, index map[int64]int) {
+	view = ScheduleView{From: from, To: to, Today: database.DateOf(today), WorkCenters: []CenterSchedule{}}
+	index = map[int64]int{}
 	ids := make([]int64, 0, len(wcs))
 	for id := range wcs {
 		ids = append(ids, id)
@@ -139,6 +171,14 @@ func (s *Service) Schedule(ctx context.Context, from, to database.Date) (Schedul
 		index[id] = len(view.WorkCenters)
 		view.WorkCenters = append(view.WorkCenters, cs)
 	}
+	return view, index
+}
+
+// loadView adds the operations in the view's days to their lanes: the work
+// left to each day's load, and each to the bar of its production order on
+// its work centre, which it returns by work centre and production order.
+func loadView(view *ScheduleView, index map[int64]int, ops []scheduledOp, centers map[int64]Center, zone *time.Location) map[[2]int64]*OrderBar {
+	from, to := view.From, view.To
 	bars := map[[2]int64]*OrderBar{}
 	for _, op := range ops {
 		i, ok := index[op.WorkCenterID]
@@ -181,9 +221,12 @@ func (s *Service) Schedule(ctx context.Context, from, to database.Date) (Schedul
 			b.OpsDone++
 		}
 	}
-	if err := s.describeBars(ctx, bars); err != nil {
-		return ScheduleView{}, err
-	}
+	return bars
+}
+
+// finishView puts the bars on their lanes, in production order id order,
+// and rounds each day's load and tells whether it is over the capacity.
+func finishView(view *ScheduleView, index map[int64]int, bars map[[2]int64]*OrderBar) {
 	for key, b := range bars {
 		cs := &view.WorkCenters[index[key[0]]]
 		cs.Orders = append(cs.Orders, *b)
@@ -197,7 +240,6 @@ func (s *Service) Schedule(ctx context.Context, from, to database.Date) (Schedul
 			d.Overload = d.LoadMin > d.CapacityMin+epsilon
 		}
 	}
-	return view, nil
 }
 
 // describeBars fills in what each bar's production order makes, from its
