@@ -80,29 +80,46 @@ func (s *Service) Rebuild(ctx context.Context, id int64) (Plan, error) {
 	return s.create(ctx, old.ProdOrders, &old.ID)
 }
 
+// create lays out the cut of the production orders' parts and stores it as
+// a new cutting plan (replacing the plan replaces, when not nil).
 func (s *Service) create(ctx context.Context, ids []int64, replaces *int64) (Plan, error) {
-	parts, err := s.plan.PartsToCut(ctx, ids)
+	// The layout is worked out before the transaction, which only stores
+	// it: the offcuts it cuts are reserved there only if still available.
+	p, sheets, used, err := s.layOut(ctx, ids, replaces)
 	if err != nil {
 		return Plan{}, err
 	}
-	// The layout is worked out before the transaction, which only stores
-	// it: the offcuts it cuts are reserved there only if still available.
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return storePlan(ctx, tx, &p, sheets, used, replaces)
+	})
+	if err != nil {
+		return Plan{}, err
+	}
+	return s.get(ctx, s.db, p.ID, true)
+}
+
+// layOut works out the cut of the production orders' parts, board by board,
+// on new sheets and the available offcuts (with those of the plan replaces):
+// the plan's totals, its sheets and the offcuts it cuts.
+func (s *Service) layOut(ctx context.Context, ids []int64, replaces *int64) (p Plan, sheets []Sheet, used []int64, err error) {
+	parts, err := s.plan.PartsToCut(ctx, ids)
+	if err != nil {
+		return Plan{}, nil, nil, err
+	}
 	db := s.db.WithContext(ctx)
 	groups, err := boardsOf(ctx, db, parts, ids)
 	if err != nil {
-		return Plan{}, err
+		return Plan{}, nil, nil, err
 	}
-	p := Plan{ProdOrders: ids, KerfMM: s.set.KerfMM, Stages: s.set.Stages, MinOffcutMM: s.set.MinOffcutMM, Boards: BoardList{}}
-	var sheets []Sheet
-	var used []int64
+	p = Plan{ProdOrders: ids, KerfMM: s.set.KerfMM, Stages: s.set.Stages, MinOffcutMM: s.set.MinOffcutMM, Boards: BoardList{}}
 	for _, g := range groups {
 		offcuts, err := availableOffcuts(ctx, db, g.board.Code, replaces)
 		if err != nil {
-			return Plan{}, err
+			return Plan{}, nil, nil, err
 		}
 		cp, err := s.optimise(g, offcuts, ids)
 		if err != nil {
-			return Plan{}, err
+			return Plan{}, nil, nil, err
 		}
 		bt := BoardTotals{Board: g.board.Code, Name: g.board.Name, Decor: g.board.Decor, ThicknessMM: g.board.ThicknessMM, Grain: g.board.Grain,
 			Sheets: cp.Totals.Sheets, Parts: cp.Totals.Parts, SheetsM2: cp.Totals.SheetsM2, PartsM2: cp.Totals.PartsM2, Yield: cp.Totals.Yield,
@@ -127,62 +144,64 @@ func (s *Service) create(ctx context.Context, ids []int64, replaces *int64) (Pla
 		p.Sheets += bt.Sheets
 		p.Parts += bt.Parts
 	}
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Omit("ID", "CreatedAt").Create(&p).Error; err != nil {
+	return p, sheets, used, nil
+}
+
+// storePlan stores the plan laid out and its sheets, marks the plan it
+// replaces, reserves the offcuts it cuts (ECONFLICT when one was taken
+// meanwhile) and writes cutting.plan_created, inside tx.
+func storePlan(ctx context.Context, tx *gorm.DB, p *Plan, sheets []Sheet, used []int64, replaces *int64) error {
+	ids := p.ProdOrders
+	if err := tx.Omit("ID", "CreatedAt").Create(p).Error; err != nil {
+		return err
+	}
+	if replaces != nil {
+		res := tx.Model(&Plan{}).Where("id = ? AND replaced_by IS NULL", *replaces).Update("replaced_by", p.ID)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return apperr.Conflict("cutting plan %d was replaced meanwhile", *replaces)
+		}
+		// what it reserved and does not cut any more is back in stock
+		err := tx.Model(&Offcut{}).Where("status = ? AND reserved_by = ?", OffcutReserved, *replaces).
+			Updates(map[string]any{"status": OffcutAvailable, "reserved_by": nil}).Error
+		if err != nil {
 			return err
 		}
-		if replaces != nil {
-			res := tx.Model(&Plan{}).Where("id = ? AND replaced_by IS NULL", *replaces).Update("replaced_by", p.ID)
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected != 1 {
-				return apperr.Conflict("cutting plan %d was replaced meanwhile", *replaces)
-			}
-			// what it reserved and does not cut any more is back in stock
-			err := tx.Model(&Offcut{}).Where("status = ? AND reserved_by = ?", OffcutReserved, *replaces).
-				Updates(map[string]any{"status": OffcutAvailable, "reserved_by": nil}).Error
-			if err != nil {
-				return err
-			}
-		}
-		for _, id := range used {
-			res := tx.Model(&Offcut{}).Where("id = ? AND status = ?", id, OffcutAvailable).
-				Updates(map[string]any{"status": OffcutReserved, "reserved_by": p.ID})
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected != 1 {
-				return apperr.Conflict("offcut %d was taken by another plan meanwhile: try again", id)
-			}
-		}
-		for _, sh := range sheets {
-			b, err := json.Marshal(sh)
-			if err != nil {
-				return err
-			}
-			var off *int64
-			if sh.OffcutID != nil {
-				off = sh.OffcutID
-			}
-			if err := tx.Create(&sheetRow{PlanID: p.ID, N: sh.N, Board: sh.Board, OffcutID: off, Layout: string(b)}).Error; err != nil {
-				return err
-			}
-		}
-		payload := contracts.CuttingPlanPayload{PlanID: p.ID, ProdOrders: ids, OffcutsUsed: used, Replaces: replaces}
-		if payload.OffcutsUsed == nil {
-			payload.OffcutsUsed = []int64{}
-		}
-		payload.NewSheets = newSheets(sheets)
-		for _, b := range p.Boards {
-			payload.Boards = append(payload.Boards, contracts.CuttingBoardTotals{Board: b.Board, Sheets: b.Sheets, Offcuts: b.OffcutsUsed, Parts: b.Parts, Yield: b.Yield, WasteM2: b.WasteM2})
-		}
-		return events.Add(ctx, tx, contracts.CuttingPlanCreated.New(p.ID, payload))
-	})
-	if err != nil {
-		return Plan{}, err
 	}
-	return s.get(ctx, s.db, p.ID, true)
+	for _, id := range used {
+		res := tx.Model(&Offcut{}).Where("id = ? AND status = ?", id, OffcutAvailable).
+			Updates(map[string]any{"status": OffcutReserved, "reserved_by": p.ID})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return apperr.Conflict("offcut %d was taken by another plan meanwhile: try again", id)
+		}
+	}
+	for _, sh := range sheets {
+		b, err := json.Marshal(sh)
+		if err != nil {
+			return err
+		}
+		var off *int64
+		if sh.OffcutID != nil {
+			off = sh.OffcutID
+		}
+		if err := tx.Create(&sheetRow{PlanID: p.ID, N: sh.N, Board: sh.Board, OffcutID: off, Layout: string(b)}).Error; err != nil {
+			return err
+		}
+	}
+	payload := contracts.CuttingPlanPayload{PlanID: p.ID, ProdOrders: ids, OffcutsUsed: used, Replaces: replaces}
+	if payload.OffcutsUsed == nil {
+		payload.OffcutsUsed = []int64{}
+	}
+	payload.NewSheets = newSheets(sheets)
+	for _, b := range p.Boards {
+		payload.Boards = append(payload.Boards, contracts.CuttingBoardTotals{Board: b.Board, Sheets: b.Sheets, Offcuts: b.OffcutsUsed, Parts: b.Parts, Yield: b.Yield, WasteM2: b.WasteM2})
+	}
+	return events.Add(ctx, tx, contracts.CuttingPlanCreated.New(p.ID, payload))
 }
 
 // boardsOf groups the parts by board, in board code order, with the boards
