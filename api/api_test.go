@@ -50,6 +50,7 @@ func requireProblem(t *testing.T, r apptest.Response, status int, fields ...stri
 }
 
 func TestOrders_Create(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		t.Run("OK", func(t *testing.T) {
 			r := env.Admin(http.MethodPost, "/api/v1/orders", validOrder)
@@ -175,6 +176,7 @@ func TestOrders_Create(t *testing.T) {
 // An order and its event commit together: a failure after the order row, or
 // in the event's insert, leaves neither.
 func TestOrders_CreateIsAtomic(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, table, column, value string }{
 		{"FailAfterOrderRow", "sales_order_items", "", ""},
 		{"FailInEventInsert", "events", "type", "order.received"},
@@ -195,6 +197,7 @@ func TestOrders_CreateIsAtomic(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		t.Run("Me", func(t *testing.T) {
 			me := env.Admin(http.MethodGet, "/api/v1/me", nil).Map(t)
@@ -233,6 +236,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestHTTP_Hygiene(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		r := env.Admin(http.MethodGet, "/api/v1/no-such-thing", nil)
 		requireProblem(t, r, http.StatusNotFound)
@@ -257,6 +261,7 @@ func TestHTTP_Hygiene(t *testing.T) {
 }
 
 func TestCatalog_Products(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		var list struct {
 			Items []struct {
@@ -359,6 +364,7 @@ func TestEvents_JournalPaginationUnderWrites(t *testing.T) {
 }
 
 func TestEvents_TypesAndSubscribers(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		var types struct {
 			Items []struct {
@@ -399,6 +405,7 @@ func TestEvents_TypesAndSubscribers(t *testing.T) {
 // Every route the app serves is in the generated OpenAPI document, with the
 // same methods, so that docs/ cannot fall behind the handlers.
 func TestSpec_EveryRouteDocumented(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../docs/swagger.json")
 	require.NoError(t, err)
 	var spec struct {
@@ -425,6 +432,7 @@ func TestSpec_EveryRouteDocumented(t *testing.T) {
 // operation has an id, a summary and a description, uses only declared tags,
 // and answers its errors with the Problem schema.
 func TestSpec_OperationsAreComplete(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../docs/swagger.json")
 	require.NoError(t, err)
 	var spec struct {
@@ -481,6 +489,7 @@ func TestSpec_OperationsAreComplete(t *testing.T) {
 // and no schemes, so Swagger UI calls the origin that serves it, whatever
 // port or proxy that is.
 func TestSpec_SecurityAndOrigin(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../docs/swagger.json")
 	require.NoError(t, err)
 	var spec struct {

@@ -116,6 +116,7 @@ func requireUnauthorized(t *testing.T, env *apptest.Env, token, why string) {
 }
 
 func TestUsers_ListAndShowWithoutSecrets(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		before := time.Now().Add(-time.Minute)
 		olga := createUser(t, env, "Ольга", "planner")
@@ -196,6 +197,7 @@ func TestUsers_ListAndShowWithoutSecrets(t *testing.T) {
 
 // last_used_at costs one write per token and minute, not one per request.
 func TestTokens_LastUsedIsWrittenAtMostOnceAMinute(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		u := createUser(t, env, "Ольга", "planner")
 		tok := issueToken(t, env, u.ID, nil)
@@ -223,6 +225,7 @@ func TestTokens_LastUsedIsWrittenAtMostOnceAMinute(t *testing.T) {
 }
 
 func TestTokens_Expire(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		u := createUser(t, env, "Интеграция", "manager")
 		t.Run("OK", func(t *testing.T) {
@@ -255,6 +258,7 @@ func TestTokens_Expire(t *testing.T) {
 }
 
 func TestTokens_Revoke(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		u := createUser(t, env, "Ольга", "planner")
 		other := createUser(t, env, "Пётр", "viewer")
@@ -309,6 +313,7 @@ func requireNoSecrets(t *testing.T, evs []journalEntry, secrets ...string) {
 }
 
 func TestUsers_Deactivate(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		u := createUser(t, env, "Менеджер Анна", "manager")
 		t1 := issueToken(t, env, u.ID, map[string]any{"name": "one"})
@@ -354,6 +359,7 @@ func TestUsers_Deactivate(t *testing.T) {
 }
 
 func TestUsers_DeactivateErrConflict(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
 		admin, err := env.App.Auth.EnsureAdmin(ctx, apptest.AdminToken)
@@ -385,6 +391,7 @@ func TestUsers_DeactivateErrConflict(t *testing.T) {
 // A changed BOOTSTRAP_ADMIN_TOKEN retires the token of the old one; a
 // revoked bootstrap token does not come back with a restart.
 func TestAuth_BootstrapTokenRotation(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		ctx := context.Background()
 		const newToken = "rotated-admin-token-9876543210"
@@ -435,6 +442,7 @@ func TestAuth_BootstrapTokenRotation(t *testing.T) {
 }
 
 func TestAuth_ForbiddenNamesTheRoles(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		planner := env.UserToken("Ольга", "planner")
 		viewer := env.UserToken("Пётр", "viewer")

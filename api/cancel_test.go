@@ -65,6 +65,7 @@ func itemIDsOf(o prodOrder) []int64 {
 // Sales follows the plan's events; once it has heard of a launch, a
 // cancellation is refused naming the launched items.
 func TestCancel_ReachesProduction(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		cancelledID, cancelled := receive(t, env, line{"SHK-KUPE-1600", 1}, line{"TMB-PRIK-450", 2})
 		keptID, kept := receive(t, env, line{"SHK-RASP-1200", 1})

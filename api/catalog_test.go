@@ -19,6 +19,7 @@ func catalogEvents(t *testing.T, env *apptest.Env, typ, aggType string, id int64
 }
 
 func TestCatalog_WorkCenters(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		type workCenter struct {
 			ID                int64
@@ -108,6 +109,7 @@ func TestCatalog_WorkCenters(t *testing.T) {
 }
 
 func TestCatalog_RoutesAndProducts(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		type route struct {
 			ID         int64

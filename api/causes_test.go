@@ -113,6 +113,7 @@ func causedJournalOf(t *testing.T, env *apptest.Env, query string) []causedEvent
 // correlation and a traceparent of the same trace as the request's span,
 // which continues the client's.
 func TestCauses_RequestLaunchStatusCallback(t *testing.T) {
+	t.Parallel()
 	spans() // tracing on
 	url, heardOf := newTracedShop(t)
 	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, url }, func(t *testing.T, env *apptest.Env) {
@@ -250,6 +251,7 @@ func attr(s tracetest.SpanStub, key string) string {
 
 // The journal's cause and correlation filters refuse what cannot be one.
 func TestCauses_FilterProblems(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		for _, c := range []struct{ query, field string }{
 			{"caused_by=0", "caused_by"},

@@ -80,6 +80,7 @@ func backlogOf(t *testing.T, env *apptest.Env, orderID int64) map[int64]backlogR
 // after, and the plan's backlog follows it. A change that alters nothing
 // writes nothing and says so.
 func TestChanges_Patch(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		id, items := receive(t, env, line{"SHK-KUPE-1600", 1}, line{"TMB-PRIK-450", 2}, line{"SHK-RASP-1200", 1})
 
@@ -194,6 +195,7 @@ func TestChanges_Patch(t *testing.T) {
 // Removing the last item production has not made moves the order on, as
 // its items say: ready once the rest is made.
 func TestChanges_RemovingTheLastItemLeftMakesTheOrderReady(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		id, items := receive(t, env, line{"TMB-PRIK-450", 1}, line{"SHK-KUPE-1600", 1})
 		finish(t, env, launch(t, env, map[string]any{"items": items[:1]}))
@@ -217,6 +219,7 @@ func TestChanges_RemovingTheLastItemLeftMakesTheOrderReady(t *testing.T) {
 // it changes in sales, and the plan flags its production order instead of
 // making the old quantity without a word.
 func TestChanges_LaunchedItems(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		id, items := receive(t, env, line{"SHK-KUPE-1600", 1}, line{"TMB-PRIK-450", 2}, line{"SHK-RASP-1200", 1})
 		po := launch(t, env, map[string]any{"items": items[:1]})
@@ -316,6 +319,7 @@ func patch(path string, body []byte) func() *http.Request {
 
 // Refused changes write nothing: validation as for POST /orders.
 func TestChanges_Refusals(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		id, items := receive(t, env, line{"SHK-KUPE-1600", 1}, line{"TMB-PRIK-450", 2})
 		path := fmt.Sprintf("/api/v1/orders/%d", id)
@@ -373,6 +377,7 @@ func shopAnswerOf(t *testing.T, r apptest.Response, status int) shopAnswer {
 // when identical, and refused when they cannot be told apart (no version)
 // or the order cannot take them.
 func TestChanges_ShopRedeliveries(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		const lines = `{"sku": "SHK-KUPE-1600", "qty": 1, "unit_price": 54990.00, "line_total": "54990.00"},
 			{"sku": "TMB-PRIK-450", "qty": 2, "unit_price": 7490.5, "line_total": 14981}`
@@ -506,6 +511,7 @@ func TestChanges_ShopRedeliveries(t *testing.T) {
 // changed when it differs and is newer, conflict when it differs and
 // cannot be applied: older, unmarked, or touching an item in production.
 func TestChanges_CRMRows(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		manager := env.UserToken("Мария Менеджер", "manager")
 		imp := func(rows ...string) sales.ImportReport {
@@ -570,6 +576,7 @@ func TestChanges_CRMRows(t *testing.T) {
 // Replays of the shop's webhook and CRM rows that exist use up no order
 // number: the next new order takes the next one.
 func TestOrders_ReplaysKeepOrderNumbersContiguous(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		a := shopAnswerOf(t, deliver(env, shopBody("seq-1"), time.Now()), http.StatusCreated).OrderID
 		for range 3 {

@@ -91,6 +91,7 @@ func intp(n int) *int { return &n }
 // launching the one left and making it makes the item done and the order
 // ready to ship all three.
 func TestClose_RestToBacklog(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		orderID, ids := receive(t, env, line{"TMB-PRIK-450", 3})
 		o := launch(t, env, map[string]any{"items": ids})
@@ -202,6 +203,7 @@ func TestClose_RestToBacklog(t *testing.T) {
 // off and the sofa written off; the order is ready, ships the two made and
 // is shipped.
 func TestClose_RestWrittenOff(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		orderID, ids := receive(t, env, line{"TMB-PRIK-450", 3}, line{"DIV-CHESTER-3", 1})
 		stands := launch(t, env, map[string]any{"items": ids[:1]})
@@ -262,6 +264,7 @@ func TestClose_RestWrittenOff(t *testing.T) {
 // cleared, and even with rest=backlog nothing of the cancelled order goes
 // back to the backlog (it is written off).
 func TestClose_FlaggedByCancellation(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		orderID, ids := receive(t, env, line{"TMB-PRIK-450", 2})
 		o := launch(t, env, map[string]any{"items": ids})
@@ -290,6 +293,7 @@ func TestClose_FlaggedByCancellation(t *testing.T) {
 // on which no work has started (cancel it instead), one done, cancelled or
 // closed already, an unknown order, and roles that may not close.
 func TestClose_Refusals(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		master := env.UserToken("Мастер смены", "master")
 		viewer := env.UserToken("Наблюдатель", "viewer")
@@ -336,6 +340,7 @@ func TestClose_Refusals(t *testing.T) {
 // never be made or shipped: sales cancels it, telling the shop by
 // order.status_changed.
 func TestClose_AllWrittenOffCancelsTheSalesOrder(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		orderID, ids := receive(t, env, line{"DIV-CHESTER-3", 1})
 		sofa := launch(t, env, map[string]any{"items": ids})

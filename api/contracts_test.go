@@ -15,6 +15,7 @@ import (
 // them, the old system's order, on PostgreSQL (whose jsonb keeps keys in an
 // order of its own) as on SQLite.
 func TestEvents_PayloadKeysInDeclaredOrder(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		r := env.Admin(http.MethodPost, "/api/v1/orders", validOrder)
 		require.Equal(t, http.StatusCreated, r.Status)
@@ -37,6 +38,7 @@ func TestEvents_PayloadKeysInDeclaredOrder(t *testing.T) {
 // GET /api/v1/event-types serves the schemas generated from the contracts:
 // required fields, integer ids, formats.
 func TestEvents_TypesCarryGeneratedSchemas(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t, "sqlite", nil)
 	var types struct {
 		Items []struct {

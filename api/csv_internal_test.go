@@ -78,6 +78,7 @@ func TestCSV_StreamedMemoryFlat(t *testing.T) {
 
 // The neutralisation never lets a formula prefix through.
 func TestCSVCell_Prefixes(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"=1+1", "+1", "-1+1+cmd|' /C calc'!A0", "-1", "-", "@A1", "\tx", "\rx"} {
 		require.Equal(t, "'"+s, csvCell(s), s)
 	}

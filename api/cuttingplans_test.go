@@ -232,6 +232,7 @@ func stagesAcross(region cutRect, rs []cutRect, kerf float64, acrossX bool) int 
 // step, keeps its offcuts, and the next plan cuts from them first; a plan
 // whose parts were cut elsewhere says it is stale.
 func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		_, ids := receive(t, env, line{"SHK-KUPE-1600", 2})
 		po := launch(t, env, map[string]any{"items": ids})
@@ -408,6 +409,7 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 // leave no usable sheet, are 422 problems naming the part or the setting;
 // nothing is stored.
 func TestCuttingPlans_ErrCannotLayOut(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		_, ids := receive(t, env, line{"SHK-KUPE-1600", 1})
 		po := launch(t, env, map[string]any{"items": ids})

@@ -108,6 +108,7 @@ func requireShortage(t *testing.T, short map[string]stockLevel, l stockLevel, ba
 // none; the parts cut on it use up no board by the area estimate), and the
 // shortages follow.
 func TestCuttingPlans_SheetsFlowIntoStock(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		const onHand = 6.0
 		env.Admin(http.MethodPost, "/api/v1/stock/receipts", map[string]any{"lines": []map[string]any{

@@ -14,6 +14,7 @@ import (
 // A deadlock or serialization failure that outlived database.Transaction's
 // runs is answered 503 with Retry-After, never 500.
 func TestProblem_TxConflictIsUnavailable(t *testing.T) {
+	t.Parallel()
 	for _, code := range []string{"40P01", "40001"} {
 		rec := httptest.NewRecorder()
 		c := echo.New().NewContext(httptest.NewRequest(http.MethodPatch, "/api/v1/orders/1", nil), rec)

@@ -21,6 +21,7 @@ import (
 // The operator's way out, through the real HTTP API: a delivery that gave up
 // is visible with its attempts and error, and an admin re-queues it.
 func TestAdminRetry_ThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
@@ -105,6 +106,7 @@ func TestAdminRetry_ThroughTheAPI(t *testing.T) {
 // replicas, a replay that reaches one subscriber only (journalled with its
 // actor), and the retirement of one that is gone for good.
 func TestSubscribers_ReplayAndRetireThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		r := env.Admin(http.MethodPost, "/api/v1/orders", map[string]any{
 			"customer": map[string]any{"name": "Иван Петров"}, "items": []map[string]any{{"sku": "SHK-KUPE-1600", "qty": 1}}})
@@ -165,6 +167,7 @@ func TestSubscribers_ReplayAndRetireThroughTheAPI(t *testing.T) {
 // A replay to the shop's callback through the API: the shop hears of its
 // order again, and nothing else is delivered again.
 func TestSubscribers_ReplayToTheShopCallback(t *testing.T) {
+	t.Parallel()
 	var pg, lite atomic.Int64 // callbacks per dialect's order, the two run side by side
 	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -206,6 +209,7 @@ func TestSubscribers_ReplayToTheShopCallback(t *testing.T) {
 // 429s with Retry-After spend none, the callback arrives once, and the
 // journal's delivery still lists the two 429s after the success.
 func TestEvents_ThrottledShopInTheJournal(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	answered := map[string]int{} // per dialect's shop order
 	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -21,6 +21,7 @@ import (
 //     done work left at its old slots);
 //   - an order closed short loads nothing.
 func TestFloor_ScheduleTellsTheTruth(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		moscow, err := time.LoadLocation("Europe/Moscow")
 		require.NoError(t, err)

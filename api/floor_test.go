@@ -116,6 +116,7 @@ func countEvents(t *testing.T, env *apptest.Env, typ, code string) int {
 // bad input changes nothing. The unit made is made for its item at once:
 // sales sees the order ready.
 func TestFloor_WardrobeByScans(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		orderID, ids := receive(t, env, line{"SHK-KUPE-1600", 1})
 		o := launch(t, env, map[string]any{"items": ids})
@@ -262,6 +263,7 @@ type recutList struct {
 // the cutting list, goes through the steps again, and the unit is made once
 // it has.
 func TestFloor_ScrapSidePanelAtDrillingAndRecut(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		_, ids := receive(t, env, line{"SHK-KUPE-1600", 1})
 		o := launch(t, env, map[string]any{"items": ids})
@@ -393,6 +395,7 @@ func shipItem(env *apptest.Env, orderID, itemID int64, qty int) apptest.Response
 // at once: the order is ready and ships; the production order finishing
 // later leaves it shipped.
 func TestFloor_ShipFinishedUnitsOutOfARunningSharedOrder(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		orderA, itemsA := receive(t, env, line{"TMB-PRIK-450", 1})
 		orderB, itemsB := receive(t, env, line{"TMB-PRIK-450", 2})
@@ -434,6 +437,7 @@ func TestFloor_ShipFinishedUnitsOutOfARunningSharedOrder(t *testing.T) {
 // production (partially shipped); once the second is made the order is
 // ready again, journalled as order.status_changed for the shop, and ships.
 func TestFloor_ReadyAgainAfterPartialShipment(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		orderID, items := receive(t, env, line{"TMB-PRIK-450", 2})
 		o := launch(t, env, map[string]any{"items": items})
@@ -472,6 +476,7 @@ func TestFloor_ReadyAgainAfterPartialShipment(t *testing.T) {
 // (8 drillings, assembly and packing: 10 operations). Finishing it by scans
 // makes the item whole.
 func TestFloor_CloseShortAndRelaunchReusesDrilledParts(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		orderID, ids := receive(t, env, line{"SHK-KUPE-1600", 2})
 		o := launch(t, env, map[string]any{"items": ids})
@@ -539,6 +544,7 @@ func TestFloor_CloseShortAndRelaunchReusesDrilledParts(t *testing.T) {
 // or A4 sheets of 21; another layout is a 422 naming it. LABELS_DIR, when
 // set, keeps the PDFs for a look.
 func TestFloor_Labels(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		_, ids := receive(t, env, line{"SHK-KUPE-1600", 2})
 		o := launch(t, env, map[string]any{"items": ids})

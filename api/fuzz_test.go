@@ -399,6 +399,7 @@ func FuzzPathParams(f *testing.F) {
 // The fuzz targets explore from valid input too: the first order seed is an
 // order the app takes.
 func TestFuzz_FirstOrderSeedIsValid(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t, database.SQLite, nil)
 	r := send(env, bodyRequest(http.MethodPost, "/api/v1/orders", orderSeeds()[0], ctJSON, false, asAdmin...))
 	require.Equal(t, http.StatusCreated, r.Status, "the first order seed is a valid order: %s", r.Body)

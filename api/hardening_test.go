@@ -14,6 +14,7 @@ import (
 )
 
 func TestHTTP_HardeningHeaders(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		for _, r := range []apptest.Response{
 			env.Admin(http.MethodGet, "/api/v1/me", nil),
@@ -36,6 +37,7 @@ func TestHTTP_HardeningHeaders(t *testing.T) {
 
 // Without METRICS_ADDR the API port serves /metrics to administrators only.
 func TestMetrics_OnTheAPIPortForAdmins(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		requireProblem(t, env.Do(http.MethodGet, "/metrics", nil, ""), http.StatusUnauthorized)
 		requireProblem(t, env.Do(http.MethodGet, "/metrics", nil, env.UserToken("Пётр", "viewer")), http.StatusForbidden)
@@ -49,6 +51,7 @@ func TestMetrics_OnTheAPIPortForAdmins(t *testing.T) {
 // With METRICS_ADDR the metrics, the dispatcher's included, are on their own
 // listener, and the API port does not serve them at all.
 func TestMetrics_OnTheirOwnAddress(t *testing.T) {
+	t.Parallel()
 	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()

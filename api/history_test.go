@@ -57,6 +57,7 @@ func journalIDsAbout(t *testing.T, env *apptest.Env, aggregateType string, id in
 // about it and about that production order, oldest first, and nothing of the
 // other customer's order; page by page it is the same list, and as CSV too.
 func TestOrders_History(t *testing.T) {
+	t.Parallel()
 	shop := newShopListener(t)
 	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, shop.URL }, func(t *testing.T, env *apptest.Env) {
 		shopID := "history-" + string(env.Dialect)

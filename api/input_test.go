@@ -81,6 +81,7 @@ func runRefusals(t *testing.T, env *apptest.Env, cases []refusal) {
 // are refused as 422 naming the field, alike on both databases (PostgreSQL
 // cannot store them and answered 500).
 func TestInput_ControlCharactersAndInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		// The shop's user is made on its first delivery: make it now, so
 		// that the refusals below can be seen to write nothing.
@@ -161,6 +162,7 @@ func TestInput_ControlCharactersAndInvalidUTF8(t *testing.T) {
 // Item 3 for the CRM import: whatever goes wrong with a row is reported on
 // that row, and the rows after it are imported.
 func TestInput_CRMRowsFailAlone(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		row := func(id int, name, due string) string {
 			return fmt.Sprintf(`{"crm_order_id": %d, "customer": {"name": "%s"}, "items": [{"sku": "TMB-PRIK-450", "qty": 1}], "due_date": %q}`, id, name, due)
@@ -215,6 +217,7 @@ func TestInput_CRMRowsFailAlone(t *testing.T) {
 
 // Item 4: every date lies from 2000-01-01 to 2100-12-31.
 func TestInput_DatesInRange(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		require.Equal(t, http.StatusCreated, send(env, shopDelivery([]byte(shopBody("warm-up")))).Status)
 		due := func(d string) []byte {
@@ -254,6 +257,7 @@ func TestInput_DatesInRange(t *testing.T) {
 
 // Item 6: text is bounded in characters, not bytes.
 func TestInput_TextLengthsInCharacters(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		cyr := func(n int) string { return `"` + strings.Repeat("Ж", n) + `"` }
 		wc := func(code, name string) []byte {
@@ -290,6 +294,7 @@ func TestInput_TextLengthsInCharacters(t *testing.T) {
 
 // Item 11: field paths keep their indices, truncated JSON says so.
 func TestInput_FieldPathsAndTruncatedJSON(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		require.Equal(t, http.StatusCreated, send(env, shopDelivery([]byte(shopBody("warm-up")))).Status)
 		runRefusals(t, env, []refusal{
@@ -321,6 +326,7 @@ func TestInput_FieldPathsAndTruncatedJSON(t *testing.T) {
 // Item 6 in the OpenAPI document: every text a request body takes declares
 // its bound (maxLength), or is an enum or a date; every list its maxItems.
 func TestSpec_RequestTextIsBounded(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../docs/swagger.json")
 	require.NoError(t, err)
 	type schema struct {

@@ -32,6 +32,7 @@ func cursorOf(raw string) string {
 // naming cursor, never a 500 from the database (SQLSTATE 22008 for the
 // year 0000 on PostgreSQL) nor an empty page.
 func TestCursors_Validated(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		a := receiveFor(t, env, "А", "2026-12-10", noteLine{SKU: "TMB-PRIK-450", Qty: 1})
 		b := receiveFor(t, env, "Б", "2026-12-11", noteLine{SKU: "TMB-PRIK-450", Qty: 1})
@@ -99,6 +100,7 @@ func TestCursors_Validated(t *testing.T) {
 
 // since after until (or equal: an empty range) is a 422 naming both.
 func TestEvents_SinceAfterUntil(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/events?since=2026-12-02T00:00:00Z&until=2026-12-01T00:00:00Z", nil),
 			http.StatusUnprocessableEntity, "since", "until")
@@ -114,6 +116,7 @@ func TestEvents_SinceAfterUntil(t *testing.T) {
 // apostrophe, the shop customer's name "-1+1+cmd|' /C calc'!A0" included, in
 // every CSV the API writes (orders, backlog).
 func TestCSV_CellsNeutralised(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		names := []string{"-1+1+cmd|' /C calc'!A0", "=HYPERLINK(\"x\")", "+7 900", "@SUM(A1)", "-x", "Иван"}
 		for _, n := range names {
@@ -145,6 +148,7 @@ func TestCSV_CellsNeutralised(t *testing.T) {
 // wins, and an Accept that allows nothing the endpoint has is a 406
 // problem+json.
 func TestAccept_QValues(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		receiveFor(t, env, "А", "", noteLine{SKU: "TMB-PRIK-450", Qty: 1})
 		for _, tc := range []struct{ path, accept, want string }{
@@ -180,6 +184,7 @@ func TestAccept_QValues(t *testing.T) {
 // qty: encoding/json alone would take it), is a 422 naming it with its
 // path, on every POST, PUT and PATCH that takes a body; nothing is written.
 func TestBodies_UnknownMembersRefused(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		order := `{"customer": {"name": "Иван"}, "items": [{"sku": "SHK-KUPE-1600", "QTY": 2}]}`
 		cases := []refusal{
@@ -214,6 +219,7 @@ func TestBodies_UnknownMembersRefused(t *testing.T) {
 // A work centre's code is one regardless of case, its capacity at most a
 // day's minutes; a user's e-mail is an address.
 func TestCatalog_CodesAndBounds(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		wc := func(code string, capacity int) map[string]any {
 			return map[string]any{"code": code, "name": "Кромка", "capacity_min_per_day": capacity}
@@ -260,6 +266,7 @@ func TestCatalog_CodesAndBounds(t *testing.T) {
 // net/http answers itself, in plain text, only past its own 1 MiB (and for
 // what it cannot parse: a duplicate Content-Length is its 400).
 func TestHTTP_ServerErrorsAsProblems(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t, database.SQLite, nil)
 	srv := httptest.NewUnstartedServer(env.Echo)
 	srv.Config = api.HTTPServer("", env.Echo, 0)

@@ -16,6 +16,7 @@ import (
 // databases: an event created at …25.729Z is kept by since=…25.729Z and left
 // out by until=…25.729Z.
 func TestEvents_SinceUntilExactBoundary(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		r := env.Admin(http.MethodPost, "/api/v1/orders", validOrder)
 		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)

@@ -41,6 +41,7 @@ func actorName(e journalEvent) string {
 // and the re-plan it makes as plan.replanned; the same priority again
 // changes nothing but is re-planned all the same.
 func TestJournal_PriorityChanged(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		env.App.Plan.SetNow(func() time.Time { return time.Date(2026, 11, 16, 9, 0, 0, 0, time.UTC) })
 		planner := env.UserToken("Плановик Ольга", "planner")
@@ -84,6 +85,7 @@ func TestJournal_PriorityChanged(t *testing.T) {
 // production order, with its step, its part or unit, and the master who
 // reported it; the order's own started and completed come once, beside.
 func TestJournal_OperationStartedCompleted(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		master := env.UserToken("Мастер Пётр", "master")
 		_, ids := receive(t, env, line{"DIV-CHESTER-3", 1})
@@ -143,6 +145,7 @@ func TestJournal_OperationStartedCompleted(t *testing.T) {
 // A re-plan is journalled once, naming who asked and what moved: also one
 // with nothing to place, and one after which nothing moved.
 func TestJournal_Replanned(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 		env.App.Plan.SetNow(func() time.Time { return monday })
@@ -200,6 +203,7 @@ func TestJournal_Replanned(t *testing.T) {
 // intake.rejected naming the shop's user, created with it; the first
 // accepted one's events name that user too.
 func TestJournal_RefusedShopDeliveryKeptOnlyInTheInbox(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		before := rowCounts(t, env)
 		r := deliver(env, shopBody("refused-1", `{"sku": "NO-SUCH-SKU", "qty": 1}`), time.Now())

@@ -9,6 +9,7 @@ import (
 // Times are truncated to the millisecond, never rounded, and written in UTC;
 // other text is left alone.
 func TestFixedTimes(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`{"a":"2026-12-01T18:34:30Z"}`:                          `{"a":"2026-12-01T18:34:30.000Z"}`,
 		`{"a":"2026-12-01T18:34:30.9999999Z"}`:                  `{"a":"2026-12-01T18:34:30.999Z"}`,

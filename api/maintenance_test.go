@@ -17,6 +17,7 @@ import (
 // request, one repeated within the TTL a replay; /metrics says what the job
 // did.
 func TestMaintenance_ExpiresIdempotencyKeys(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		db := env.App.DB
 		order := func(key string) (int64, bool) {
@@ -62,6 +63,7 @@ func TestMaintenance_ExpiresIdempotencyKeys(t *testing.T) {
 // The maintenance job compacts the outbox's batch rows, and the journal
 // reads the same before and after.
 func TestMaintenance_CompactsEventBatches(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		for range 3 {
 			require.Equal(t, http.StatusCreated, env.Admin(http.MethodPost, "/api/v1/orders", validOrder).Status)

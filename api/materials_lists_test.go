@@ -43,6 +43,7 @@ type fullCuttingList struct {
 // list cuts each part from the board its slot chose, with its bands and
 // their metres (checked by hand) and the fittings.
 func TestMaterials_DecorReachesTheSaw(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		// The shop's refused deliveries are kept in the intake inbox (and
 		// the shop's user made with the first); nothing else is written.

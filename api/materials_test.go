@@ -27,6 +27,7 @@ type material struct {
 }
 
 func TestMaterials_Catalogue(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		band := map[string]any{"kind": "band", "code": "ABS1-WENGE", "name": "Кромка ABS 1×22 Венге", "decor": "Венге", "thickness_mm": 1, "width_mm": 22}
 		board := map[string]any{"kind": "board", "code": "LDSP18-WENGE", "name": "ЛДСП 18 мм Венге", "decor": "Венге", "thickness_mm": 18, "grain": true,
@@ -117,6 +118,7 @@ func TestMaterials_Catalogue(t *testing.T) {
 }
 
 func TestMaterials_ProductParts(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		demo, _ := catalogOf(t, env)
 		route := demo["TMB-PRIK-450"].RouteID

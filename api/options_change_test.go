@@ -58,6 +58,7 @@ func itemOptionsOf(t *testing.T, env *apptest.Env, orderID int64) map[int64]map[
 // saw's list of the next launch cuts the new decor. An item added by PATCH
 // takes its options too; an item in production cannot change them.
 func TestChanges_PatchOptions(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		id, items := receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Анна"},
 			"items": []map[string]any{{"sku": "TMB-PRIK-450", "qty": 1, "options": map[string]string{"корпус": "Дуб сонома"}}}})
@@ -148,6 +149,7 @@ func TestChanges_PatchOptions(t *testing.T) {
 // any other: applied, journalled with the options before and after, and
 // followed by the backlog; the same decors spelt otherwise are not.
 func TestChanges_ShopRedeliveryChangesOptions(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		body := func(options string, version int) string {
 			return shopOrderBody("opt-chg", `{"sku": "TMB-PRIK-450", "qty": 1, "options": `+options+`}`, fmt.Sprintf(`, "version": %d`, version))
@@ -197,6 +199,7 @@ func TestChanges_ShopRedeliveryChangesOptions(t *testing.T) {
 // A CRM row that differs only in an item's decor is a change; the same
 // decor by its code is not.
 func TestChanges_CRMRowChangesOptions(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		imp := func(options string, version int) sales.ImportReport {
 			t.Helper()

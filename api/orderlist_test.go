@@ -143,6 +143,7 @@ func seedOrderList(t *testing.T, env *apptest.Env) listSeed {
 // Each filter of the orders list returns exactly the orders it selects,
 // newest first, on every page.
 func TestOrders_ListFilters(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		s := seedOrderList(t, env)
 		all := []int64{s.fedor, s.pyotr, s.anna, s.alyona, s.ivan}
@@ -200,6 +201,7 @@ func TestOrders_ListFilters(t *testing.T) {
 // Every order carries late, in the list and alone: its ETA is after its due
 // date; not without a due date or an ETA.
 func TestOrders_LateFlag(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		s := seedOrderList(t, env)
 		// A cancelled order is not late, whatever ETA it kept.
@@ -224,6 +226,7 @@ func TestOrders_LateFlag(t *testing.T) {
 // Accept: text/csv gives the list the filters select as CSV: a byte order
 // mark, a header, one row per order, the same orders as the JSON list.
 func TestOrders_ListAsCSV(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		s := seedOrderList(t, env)
 		for _, query := range []string{"", "customer=иван", "late=true", "sku=TMB-PRIK-450&status=in_production", "sku=NO-SUCH"} {
@@ -272,6 +275,7 @@ func TestOrders_ListAsCSV(t *testing.T) {
 // A filter value that cannot match anything is a 422 naming it, never a list;
 // a parameter the list does not take is a 400.
 func TestOrders_ListRefusesFiltersThatCannotMatch(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		require.Equal(t, http.StatusCreated, env.Admin(http.MethodPost, "/api/v1/orders", validOrder).Status)
 		refused := func(query string, fields ...string) {
@@ -302,6 +306,7 @@ func TestOrders_ListRefusesFiltersThatCannotMatch(t *testing.T) {
 // The journal's type and aggregate_type filters name what exists: a type no
 // event can have is a 422 naming it, not an empty list.
 func TestEvents_ListRefusesUnknownTypes(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		require.Equal(t, http.StatusCreated, env.Admin(http.MethodPost, "/api/v1/orders", validOrder).Status)
 		var list struct{ Items []struct{ Type string } }

@@ -169,6 +169,7 @@ func backlogItemIDs(rows []backlogListRow) []int64 {
 }
 
 func TestBacklog_RowsForPeople(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		products, routes := catalogOf(t, env)
 		a := receiveFor(t, env, "Анна Смирнова", "2026-12-10",
@@ -228,6 +229,7 @@ func TestBacklog_RowsForPeople(t *testing.T) {
 }
 
 func TestBacklog_Filters(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		products, _ := catalogOf(t, env)
 		a := receiveFor(t, env, "А", "2026-12-10", noteLine{SKU: "TMB-PRIK-450", Qty: 2}, noteLine{SKU: "DIV-CHESTER-3", Qty: 1})
@@ -275,6 +277,7 @@ func TestBacklog_Filters(t *testing.T) {
 }
 
 func TestProdOrders_Filters(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		products, _ := catalogOf(t, env)
 		a := receiveFor(t, env, "А", "2026-12-10", noteLine{SKU: "TMB-PRIK-450", Qty: 1}, noteLine{SKU: "DIV-CHESTER-3", Qty: 1})
@@ -336,6 +339,7 @@ func dueOrder(a, b *string, desc bool) int {
 }
 
 func TestBacklog_SortedPaging(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		// Due dates with ties and gaps, so that every page boundary falls
 		// between rows of one key somewhere.
@@ -388,6 +392,7 @@ func TestBacklog_SortedPaging(t *testing.T) {
 }
 
 func TestProdOrders_SortedPaging(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		for i, tc := range []struct{ due, eta string }{
 			{"2027-01-10", "2027-02-01"},
@@ -441,6 +446,7 @@ func TestProdOrders_SortedPaging(t *testing.T) {
 }
 
 func TestPlanLists_CSV(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		receiveFor(t, env, "Анна Смирнова", "2026-12-10", noteLine{SKU: "TMB-PRIK-450", Qty: 2, Note: "=HYPERLINK(\"x\")"}, noteLine{SKU: "DIV-CHESTER-3", Qty: 1})
 		receiveFor(t, env, "ООО «Ромашка», склад", "", noteLine{SKU: "SHK-KUPE-1600", Qty: 1, Note: "в две строки\nвторая"})
@@ -599,6 +605,7 @@ func checkCuttingList(t *testing.T, l cuttingList, products map[string]catalogPr
 }
 
 func TestCuttingList(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		// One material in two thicknesses: two groups.
 		demo, _ := catalogOf(t, env)

@@ -134,6 +134,7 @@ func backlogIDs(t *testing.T, env *apptest.Env) []int64 {
 // operations, two units of a 6-part product → 12 and 40, 18 → 56, a 5-part
 // sofa → 8.
 func TestProduction_LaunchSeedFigures(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		_, kupe := receive(t, env, line{"SHK-KUPE-1600", 1})
 		_, tumbas := receive(t, env, line{"TMB-PRIK-450", 1}, line{"TMB-PRIK-450", 1})
@@ -226,6 +227,7 @@ func toAny(ids []int64) []any {
 }
 
 func TestProduction_LaunchRefusals(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		nothingWritten := func(t *testing.T, fn func()) {
 			t.Helper()
@@ -381,6 +383,7 @@ func TestProduction_LaunchRace(t *testing.T) {
 // explicit ETA overrides the computed one, and a cancelled launch frees its
 // capacity.
 func TestProduction_ETA(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 		env.App.Plan.SetToday(func() time.Time { return monday })
@@ -444,6 +447,7 @@ func mustDay(t *testing.T, s string) time.Time {
 // first operation started → done with the last one completed; cancelled only
 // before any start, with the items back in the backlog.
 func TestProduction_ShopFloor(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		opURL := func(o prodOrder, op int64, action string) string {
 			return fmt.Sprintf("/api/v1/production-orders/%d/operations/%d/%s", o.ID, op, action)
@@ -550,6 +554,7 @@ func TestProduction_ShopFloor(t *testing.T) {
 // production with the latest ETA of its launched items, back to received
 // when its only launch is cancelled, ready when every item is made.
 func TestProduction_SalesOrderFollows(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		orderID, ids := receive(t, env, line{"SHK-KUPE-1600", 1}, line{"DIV-CHESTER-3", 1})
 		type salesOrder struct {

@@ -15,6 +15,7 @@ import (
 // launch with a 422 that names it, not a 500; fixing its calendar lets the
 // same launch through.
 func TestProduction_CentreThatNeverWorks(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 		env.App.Plan.SetToday(func() time.Time { return monday })
@@ -70,6 +71,7 @@ func TestProduction_CentreThatNeverWorks(t *testing.T) {
 // The shop floor's master reports progress and reads the plan; they launch,
 // cancel and change nothing else.
 func TestProduction_MasterRole(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		tok := env.UserToken("Мастер смены", "master")
 		var me struct{ Role string }
@@ -127,6 +129,7 @@ type progressReport struct {
 // are 12 parts through cutting, edge banding and drilling, then 2 units
 // through assembly and packing.
 func TestProduction_ProgressByQuantity(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		master := env.UserToken("Мастер смены", "master")
 		_, ids := receive(t, env, line{"TMB-PRIK-450", 2})
@@ -208,6 +211,7 @@ func TestProduction_ProgressByQuantity(t *testing.T) {
 // The per-operation endpoints keep the route order too, and share the state
 // with the reports in quantities.
 func TestProduction_RouteOrder(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		opURL := func(o prodOrder, op int64, action string) string {
 			return fmt.Sprintf("/api/v1/production-orders/%d/operations/%d/%s", o.ID, op, action)

@@ -28,6 +28,7 @@ func paddedOrder(t *testing.T, size int) []byte {
 // Item 5: the body limit is exactly 1 MiB, and over it is 413 however the
 // body is sent.
 func TestHTTP_BodyLimitIsOneMiB(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		t.Run("OKExactly1MiB", func(t *testing.T) {
 			r := send(env, newRequest(http.MethodPost, "/api/v1/orders", paddedOrder(t, 1<<20), jsonAdmin...))
@@ -81,6 +82,7 @@ func TestHTTP_BodyLimitIsOneMiB(t *testing.T) {
 // Item 8: HEAD answers on every GET route as GET does, without a body; a 405
 // is a problem of its own type.
 func TestHTTP_HeadAndMethodNotAllowed(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		for _, path := range []string{"/healthz", "/readyz", "/swagger/index.html", "/swagger/doc.json",
 			"/api/v1/me", "/api/v1/orders", "/api/v1/orders?status=received", "/api/v1/events", "/api/v1/event-types",
@@ -135,6 +137,7 @@ func TestHTTP_HeadAndMethodNotAllowed(t *testing.T) {
 
 // Item 9: more than one Idempotency-Key header is a 400, never a replay.
 func TestHTTP_IdempotencyKeyOnce(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		body, err := json.Marshal(validOrder)
 		require.NoError(t, err)
@@ -155,6 +158,7 @@ func TestHTTP_IdempotencyKeyOnce(t *testing.T) {
 
 // Item 10: a body must say it is application/json; anything else is 415.
 func TestHTTP_ContentTypeIsJSON(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		body, err := json.Marshal(validOrder)
 		require.NoError(t, err)
@@ -199,6 +203,7 @@ func TestHTTP_ContentTypeIsJSON(t *testing.T) {
 
 // Item 12: a client's X-Request-Id is kept only when it is short and plain.
 func TestHTTP_RequestIDIsPlain(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		plain := regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 		for _, id := range []string{"abc-123_X.y", "0123456789abcdef0123456789abcdef", strings.Repeat("a", 128)} {

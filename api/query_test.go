@@ -12,6 +12,7 @@ import (
 // A query parameter an endpoint does not declare in the OpenAPI document is a
 // 400 problem naming it, never a list that ignored it; declared ones pass.
 func TestQuery_UnknownParametersAreRefused(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		runRefusals(t, env, []refusal{
 			{name: "misspelt filter", req: get("/api/v1/orders?stauts=shipped"), status: http.StatusBadRequest, typ: "bad_request", fields: []string{"stauts"}},

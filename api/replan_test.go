@@ -108,6 +108,7 @@ var moscow = func() *time.Location {
 // 10:00, one ordered after the sewing shift is over is not promised for
 // today.
 func TestPlanning_FromNowInTheShift(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		now := time.Date(2026, 11, 16, 10, 0, 0, 0, moscow) // a Monday
 		env.App.Plan.SetNow(func() time.Time { return now })
@@ -154,6 +155,7 @@ func TestPlanning_FromNowInTheShift(t *testing.T) {
 // The same instant is another day and hour in another time zone: the
 // factory's zone (FACTORY_TIMEZONE) decides where today's shift stands.
 func TestPlanning_FactoryTimeZone(t *testing.T) {
+	t.Parallel()
 	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
@@ -191,6 +193,7 @@ func TestPlanning_FactoryTimeZone(t *testing.T) {
 // priority; those are re-planned after it and sales hear of their new ETA.
 // Raising an order's priority after launch moves it ahead too.
 func TestPlanning_Priority(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 		env.App.Plan.SetNow(func() time.Time { return monday })
@@ -291,6 +294,7 @@ func launchedOps(t *testing.T, env *apptest.Env, id int64) []launchedOp {
 // unfinished orders; sales and the shop hear of the new ETA, a planner's
 // explicit ETA stays, and a re-plan that moves nothing says nothing.
 func TestPlanning_ReplanAfterCapacityCut(t *testing.T) {
+	t.Parallel()
 	shop := newShopListener(t)
 	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, shop.URL }, func(t *testing.T, env *apptest.Env) {
 		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
@@ -382,6 +386,7 @@ func TestPlanning_ReplanAfterCapacityCut(t *testing.T) {
 // A work centre with no working day within the horizon makes a re-plan a
 // 422 that names it, changing nothing.
 func TestPlanning_ReplanCentreThatNeverWorks(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 		env.App.Plan.SetNow(func() time.Time { return monday })
@@ -419,6 +424,7 @@ func TestPlanning_ReplanCentreThatNeverWorks(t *testing.T) {
 // late: a production order (and each of its items) whose ETA is after the
 // due date; a backlog row whose due date has passed. Both lists filter by it.
 func TestPlanning_Late(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 		env.App.Plan.SetNow(func() time.Time { return monday })

@@ -70,6 +70,7 @@ func orderIDOf(t *testing.T, r apptest.Response) int64 {
 }
 
 func TestOrders_CreateFromWebhook(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		body := shopBody("7826d8468b3d")
 		var id int64
@@ -179,6 +180,7 @@ func TestOrders_CreateFromWebhook(t *testing.T) {
 }
 
 func TestOrders_WebhookNotConfigured(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		b := shopBody("x1")
 		r := env.Do(http.MethodPost, webhookPath, b, "",
@@ -238,6 +240,7 @@ func TestOrders_WebhookConcurrentDeliveries(t *testing.T) {
 }
 
 func TestOrders_ImportFromCRM(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		manager := env.UserToken("Мария Менеджер", "manager")
 		batch := `{"orders": [
@@ -407,6 +410,7 @@ func TestOrders_IdempotencyKey(t *testing.T) {
 }
 
 func TestOrders_CancelOverHTTP(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		r := env.Admin(http.MethodPost, "/api/v1/orders", validOrder)
 		require.Equal(t, http.StatusCreated, r.Status)
@@ -490,6 +494,7 @@ func (l *shopListener) heardOf(shopID string) []sales.ShopCallbackBody {
 
 // The shop hears of its order's progress at SHOP_CALLBACK_URL.
 func TestShopCallback_EndToEnd(t *testing.T) {
+	t.Parallel()
 	shop := newShopListener(t)
 	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, shop.URL }, func(t *testing.T, env *apptest.Env) {
 		shopID := "cb-" + string(env.Dialect)
@@ -524,6 +529,7 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 // In the wired service the sales module follows the plan's events: the order
 // shows its state and ETA, and the shop hears of them.
 func TestOrders_FollowProduction(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		require.NotNil(t, env.App.Registry.Subscriber(sales.SubscriberProduction), "sales.production is wired")
 		r := env.Admin(http.MethodPost, "/api/v1/orders", validOrder)
@@ -553,6 +559,7 @@ func TestOrders_FollowProduction(t *testing.T) {
 // The whole life of an order with the plan module: launched, made, ready;
 // and back to received when its production order is cancelled.
 func TestOrders_LifeCycleWithThePlan(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		newOrder := func() (orderID, itemID int64) {
 			r := env.Admin(http.MethodPost, "/api/v1/orders", map[string]any{

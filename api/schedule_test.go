@@ -41,6 +41,7 @@ type scheduleView struct {
 }
 
 func TestSchedule_JSONAndSVG(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 		env.App.Plan.SetToday(func() time.Time { return monday })

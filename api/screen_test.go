@@ -36,6 +36,7 @@ var (
 // fraction digits, on both databases: its text order is its time order, and
 // no event reads as processed before it was created.
 func TestTimes_FixedWidth(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		orderID, items := receive(t, env, line{"TMB-PRIK-450", 1})
 		env.Dispatch()
@@ -87,6 +88,7 @@ func TestTimes_FixedWidth(t *testing.T) {
 // The journal as a spreadsheet: the seed's columns, the factory's time zone,
 // the list's filters, every page of a long journal, streamed.
 func TestEvents_CSV(t *testing.T) {
+	t.Parallel()
 	eachWith(t, func(c *config.Config) { c.FactoryTimezone = "Asia/Yekaterinburg" }, func(t *testing.T, env *apptest.Env) {
 		orderID, _ := receive(t, env, line{"TMB-PRIK-450", 1})
 		formula := env.UserToken("=ВРЕД()", "manager")
@@ -337,6 +339,7 @@ func (s *sse) next(t *testing.T, timeout time.Duration) (sseMsg, bool) {
 // that disconnects and resumes with Last-Event-ID misses none and gets none
 // twice.
 func TestEventStream_ResumeWithoutGapOrRepeat(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		srv := httptest.NewServer(env.Echo)
 		t.Cleanup(srv.Close)
@@ -395,6 +398,7 @@ func TestEventStream_ResumeWithoutGapOrRepeat(t *testing.T) {
 // An idle stream sends heartbeats; a stream is not cut by the server's
 // write and read timeouts; the replica's shutdown ends it.
 func TestEventStream_HeartbeatsTimeoutsShutdown(t *testing.T) {
+	t.Parallel()
 	eachWith(t, func(c *config.Config) { c.StreamHeartbeat = 50 * time.Millisecond }, func(t *testing.T, env *apptest.Env) {
 		srv := httptest.NewUnstartedServer(env.Echo)
 		srv.Config.WriteTimeout, srv.Config.ReadTimeout = 300*time.Millisecond, 300*time.Millisecond
@@ -458,6 +462,7 @@ func requireStatus(t *testing.T, resp *http.Response, status int) []byte {
 // A replica serves at most EVENTS_STREAM_MAX_CLIENTS streams; a bad
 // Last-Event-ID or after is refused.
 func TestEventStream_LimitsAndBadInput(t *testing.T) {
+	t.Parallel()
 	eachWith(t, func(c *config.Config) { c.StreamMaxClients = 2 }, func(t *testing.T, env *apptest.Env) {
 		srv := httptest.NewServer(env.Echo)
 		t.Cleanup(srv.Close)
@@ -514,6 +519,7 @@ func TestEventStream_LimitsAndBadInput(t *testing.T) {
 // Events about users and tokens are for administrators: the list, the CSV,
 // the stream and one event agree for every other role.
 func TestEvents_WhoReadsWhat(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		srv := httptest.NewServer(env.Echo)
 		t.Cleanup(srv.Close)
@@ -625,6 +631,7 @@ func TestEvents_WhoReadsWhat(t *testing.T) {
 // A failed shop callback's error, kept in the journal, names the callback's
 // host and path, never its user, password or query string.
 func TestEvents_DeliveryErrorHidesURLCredentials(t *testing.T) {
+	t.Parallel()
 	const callback = "http://shopuser:shoppass@127.0.0.1:1/tsekh/callback?api_key=SECRETKEY123"
 	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, callback }, func(t *testing.T, env *apptest.Env) {
 		r := deliver(env, shopBody("creds-"+string(env.Dialect)), time.Now())

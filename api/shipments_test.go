@@ -50,6 +50,7 @@ type shippedOrder struct {
 // the order goes partially_shipped, then shipped, and the shop hears of each
 // shipment with its carrier and tracking.
 func TestShipments(t *testing.T) {
+	t.Parallel()
 	shop := newShopListener(t)
 	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, shop.URL }, func(t *testing.T, env *apptest.Env) {
 		shopID := "ship-" + string(env.Dialect)

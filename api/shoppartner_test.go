@@ -101,6 +101,7 @@ func rejectionAction(t *testing.T, env *apptest.Env, id int64, action string, bo
 // change, is refused naming the fields (and kept in the inbox); built on the
 // version it heard, it applies.
 func TestShopPartner_NoSilentOverwrite(t *testing.T) {
+	t.Parallel()
 	shop := newShopListener(t)
 	eachWith(t, func(c *config.Config) { c.ShopWebhookSecret, c.ShopCallbackURL = shopSecret, shop.URL }, func(t *testing.T, env *apptest.Env) {
 		shopID := "sync-" + string(env.Dialect)
@@ -160,6 +161,7 @@ func TestShopPartner_NoSilentOverwrite(t *testing.T) {
 // the fields the office did not touch are applied, the office's kept, and
 // the order flagged for a manager; the shop hears of it.
 func TestShopPartner_MergedAndFlagged(t *testing.T) {
+	t.Parallel()
 	shop := newShopListener(t)
 	eachWith(t, func(c *config.Config) {
 		c.ShopWebhookSecret, c.ShopCallbackURL, c.ShopConflicts = shopSecret, shop.URL, "shop"
@@ -309,6 +311,7 @@ func TestShopPartner_RefusedOrderKeptAndRetried(t *testing.T) {
 // A CRM file with three kinds of bad rows: each row names every reason at
 // once, and each is kept in the inbox with its kinds.
 func TestShopPartner_CRMRowsEveryReasonAtOnce(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		first := env.Admin(http.MethodPost, "/api/v1/imports/crm/orders", map[string]any{"orders": []any{
 			map[string]any{"crm_order_id": 900, "customer": map[string]any{"name": "Ольга"}, "items": []any{map[string]any{"sku": "TMB-PRIK-450", "qty": 1}}},
@@ -368,6 +371,7 @@ func TestShopPartner_CRMRowsEveryReasonAtOnce(t *testing.T) {
 // The shop's marks are compared at the precision sent: a delivery a tenth
 // of a microsecond later is newer, one between the two older.
 func TestShopPartner_SubMillisecondMarks(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		at := func(mark string, qty int) string {
 			return shopOrderBody("marks", fmt.Sprintf(`{"sku": "SHK-KUPE-1600", "qty": %d}`, qty), `, "updated_at": "`+mark+`"`)

@@ -38,6 +38,7 @@ type specParam struct {
 // document is regenerated with the examples, the operations without them
 // are skipped.)
 func TestSpec_ParameterExamplesSucceed(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../docs/swagger.json")
 	require.NoError(t, err)
 	var spec struct {

@@ -56,6 +56,7 @@ func shortagesOf(t *testing.T, env *apptest.Env) map[string]stockLevel {
 // buy for the backlog and the reorder points, a cancel releases, a count
 // sets what is on hand.
 func TestStock_ShortagesAfterReceiptAndLaunch(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		t.Run("ErrInvalid", func(t *testing.T) {
 			events := env.Count("events")
@@ -264,6 +265,7 @@ func TestStock_InvariantsUnderConcurrency(t *testing.T) {
 // difference (the system's work); the cancelled order's materials are no
 // longer reserved at all.
 func TestStock_ItemsReleasedShrinkTheReservation(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		env.Admin(http.MethodPost, "/api/v1/stock/receipts", map[string]any{"lines": []map[string]any{
 			{"code": "LDSP16-WHITE", "qty": 10}, {"code": "CONFIRMAT", "qty": 100}}})
@@ -328,6 +330,7 @@ func TestStock_ItemsReleasedShrinkTheReservation(t *testing.T) {
 // The floor's reports use up what was reserved: boards at cutting (the
 // first step), bands at banding (the second), fittings at assembly.
 func TestStock_ConsumedAsTheFloorReports(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		env.Admin(http.MethodPost, "/api/v1/stock/receipts", map[string]any{"lines": []map[string]any{
 			{"code": "LDSP16-WHITE", "qty": 4}, {"code": "PVC2-WHITE", "qty": 50}, {"code": "CONFIRMAT", "qty": 100}}})
@@ -372,6 +375,7 @@ func TestStock_ConsumedAsTheFloorReports(t *testing.T) {
 // item due in the week (their parts not yet cut) and the backlog's items
 // due in it, by the boards their options chose; work due later is left out.
 func TestMaterials_RequirementsOfAWeek(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		order := func(due string, sku string, options map[string]string) []int64 {
 			_, ids := receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Иван"}, "due_date": due,

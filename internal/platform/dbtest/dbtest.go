@@ -60,25 +60,23 @@ func New(t testing.TB, d database.Dialect) *gorm.DB {
 // open several connection pools, or start the tsekh binary, on the same
 // database. On PostgreSQL the schema carries the journal check (journal.go):
 // when the test ends, it fails for every committed transaction that changed
-// owned data and wrote no event.
+// owned data and wrote no event. The database is a copy of a template the
+// test binary migrated once (template.go).
 func Options(t testing.TB, d database.Dialect) database.Options {
 	t.Helper()
-	opts := empty(t, d)
 	ctx := context.Background()
-	o := opts
-	o.MaxConns = 1
-	db, err := database.Open(ctx, o)
+	opts, schema := target(t, d)
+	copied, err := copyTemplate(ctx, opts, schema)
 	if err != nil {
-		t.Fatalf("dbtest: %v (is PostgreSQL running? set TEST_DATABASE_URL)", err)
-	}
-	defer func() { _ = database.Close(db) }()
-	if _, err := database.Migrate(ctx, db); err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}
-	if d == database.Postgres {
-		if err := installJournalCheck(ctx, db); err != nil {
-			t.Fatalf("dbtest: the journal check: %v", err)
-		}
+	if copied {
+		return opts
+	}
+	t.Logf("dbtest: no template to copy, the schema is migrated from scratch: %s", templates[d].fallback)
+	createSchema(t, schema)
+	if err := migrated(ctx, opts); err != nil {
+		t.Fatalf("dbtest: %v", err)
 	}
 	return opts
 }
@@ -87,12 +85,42 @@ func Options(t testing.TB, d database.Dialect) database.Options {
 // that open it.
 func empty(t testing.TB, d database.Dialect) database.Options {
 	t.Helper()
+	opts, schema := target(t, d)
+	if d == database.Postgres {
+		createSchema(t, schema)
+	}
+	return opts
+}
+
+// target names a new database of the dialect, not yet created: a file in the
+// test's directory, or a schema (its name is returned too), dropped when the
+// test ends; and returns the options that open it. Its events are checked
+// when the test ends (CheckEvents).
+func target(t testing.TB, d database.Dialect) (database.Options, string) {
+	t.Helper()
 	if d == database.SQLite {
 		opts := database.Options{SQLitePath: filepath.Join(t.TempDir(), "tsekh.db")}
 		t.Cleanup(func() { CheckEvents(t, opts) }) // before the directory is removed
-		return opts
+		return opts, ""
 	}
 	schema := "t_" + randomHex(8)
+	t.Cleanup(func() {
+		a, err := database.Open(context.Background(), database.Options{PostgresURL: PostgresURL(), MaxConns: 1})
+		if err != nil {
+			return
+		}
+		defer func() { _ = database.Close(a) }()
+		dropJournalCheck(a, schema)
+		_ = a.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE").Error
+	})
+	opts := database.Options{PostgresURL: WithSearchPath(PostgresURL(), schema)}
+	t.Cleanup(func() { CheckEvents(t, opts) }) // before the schema is dropped
+	return opts, schema
+}
+
+// createSchema creates the empty PostgreSQL schema.
+func createSchema(t testing.TB, schema string) {
+	t.Helper()
 	admin, err := database.Open(context.Background(), database.Options{PostgresURL: PostgresURL(), MaxConns: 1})
 	if err != nil {
 		t.Fatalf("dbtest: PostgreSQL is required for this test and is not reachable at %s: %v", PostgresURL(), err)
@@ -101,18 +129,6 @@ func empty(t testing.TB, d database.Dialect) database.Options {
 	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
 		t.Fatalf("dbtest: create schema: %v", err)
 	}
-	t.Cleanup(func() {
-		a, err := database.Open(context.Background(), database.Options{PostgresURL: PostgresURL(), MaxConns: 1})
-		if err != nil {
-			return
-		}
-		defer func() { _ = database.Close(a) }()
-		dropJournalCheck(a, schema)
-		_ = a.Exec("DROP SCHEMA " + schema + " CASCADE").Error
-	})
-	opts := database.Options{PostgresURL: WithSearchPath(PostgresURL(), schema)}
-	t.Cleanup(func() { CheckEvents(t, opts) }) // before the schema is dropped
-	return opts
 }
 
 // CheckEvents fails the test when an event in the database does not match
