@@ -10,7 +10,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
@@ -61,6 +60,7 @@ var (
 // fallback, every Poll.
 type Stream struct {
 	db      *gorm.DB
+	drv     driver
 	j       *Journal
 	opt     StreamOptions
 	ordered bool
@@ -94,7 +94,8 @@ func NewStream(db *gorm.DB, j *Journal, opt StreamOptions) *Stream {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	return &Stream{db: db, j: j, opt: opt, ordered: database.DialectOf(db) == database.SQLite,
+	drv := driverFor(db)
+	return &Stream{db: db, drv: drv, j: j, opt: opt, ordered: drv.ordered(),
 		wake: make(chan struct{}, 1), done: make(chan struct{}), changed: make(chan struct{})}
 }
 
@@ -393,38 +394,10 @@ func (s *Stream) wakeAfter(ctx context.Context, d time.Duration) {
 // PostgreSQL, the transactions writing events and which of pending still
 // run (as the dispatcher's survey does, in one snapshot).
 func (s *Stream) survey(ctx context.Context, pending []string) (surveyed, error) {
-	var sv surveyed
-	db := s.db.WithContext(ctx)
-	if s.ordered {
-		err := db.Raw("SELECT coalesce(max(id), 0) FROM events").Row().Scan(&sv.visible)
-		return sv, err
-	}
-	var writers, running string
-	err := db.Raw(`WITH l0 AS MATERIALIZED (SELECT locktype, relation, mode, virtualtransaction, transactionid::text AS xid FROM pg_locks
-  WHERE locktype IN ('relation', 'transactionid'))
-SELECT v.visible,
-  coalesce((SELECT string_agg(DISTINCT t.xid, ',') FROM l0 r JOIN l0 t ON t.virtualtransaction = r.virtualtransaction AND t.locktype = 'transactionid'
-    WHERE r.locktype = 'relation' AND r.relation = 'events'::regclass AND r.mode = 'RowExclusiveLock'), '') AS writers,
-  coalesce((SELECT string_agg(DISTINCT xid, ',') FROM l0 WHERE locktype = 'transactionid' AND xid = ANY (string_to_array(?, ','))), '') AS running
-FROM (SELECT coalesce(max(id), 0) AS visible FROM events) v`, joinList(pending)).Row().Scan(&sv.visible, &writers, &running)
-	sv.writers, sv.running = splitList(writers), splitList(running)
-	return sv, err
-}
-
-func joinList(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += ","
-		}
-		out += x
-	}
-	return out
+	return s.drv.streamSurvey(ctx, s.db, pending)
 }
 
 // NewestID returns the highest event id visible, 0 for an empty journal.
 func (s *Stream) NewestID(ctx context.Context) (int64, error) {
-	var id int64
-	err := s.db.WithContext(ctx).Raw("SELECT coalesce(max(id), 0) FROM events").Row().Scan(&id)
-	return id, err
+	return s.drv.newestID(ctx, s.db)
 }
