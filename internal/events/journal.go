@@ -303,22 +303,11 @@ func derive(en *Entry, part int, subs []waitedSubscriber, lanes map[laneKey]lane
 	var last *time.Time
 	waited := map[string]bool{}
 	for _, s := range subs {
-		l, ok := lanes[laneKey{s.name, part}]
+		d, ok := waitedDelivery(en, s, part, lanes, recorded, times)
 		if !ok {
-			l = laneState{position: -1, start: -1} // not registered yet: it has reached nothing
-		}
-		if !s.types[en.Type] || en.ID <= l.start {
 			continue
 		}
 		waited[s.name] = true
-		d, rec := recorded[s.name]
-		switch {
-		case rec:
-		case en.ID <= l.position:
-			d = Delivery{Subscriber: s.name, Status: StatusProcessed, Attempts: 1, ProcessedAt: times[deliveryKey{en.ID, s.name}], Failures: []Failure{}}
-		default:
-			d = Delivery{Subscriber: s.name, Status: StatusPending, Failures: []Failure{}}
-		}
 		en.Deliveries = append(en.Deliveries, d)
 		switch d.Status {
 		case StatusFailed:
@@ -333,18 +322,7 @@ func derive(en *Entry, part int, subs []waitedSubscriber, lanes map[laneKey]lane
 			}
 		}
 	}
-	// Deliveries of subscribers no longer waited for (retired, or not run
-	// since lanes came) stay visible, without a say in the status.
-	var others []string
-	for name := range recorded {
-		if !waited[name] {
-			others = append(others, name)
-		}
-	}
-	sort.Strings(others)
-	for _, name := range others {
-		en.Deliveries = append(en.Deliveries, recorded[name])
-	}
+	en.Deliveries = append(en.Deliveries, unwaited(recorded, waited)...)
 	if en.Status == StatusProcessed {
 		if last == nil || last.Before(en.CreatedAt) {
 			t := en.CreatedAt
@@ -352,6 +330,45 @@ func derive(en *Entry, part int, subs []waitedSubscriber, lanes map[laneKey]lane
 		}
 		en.ProcessedAt = last
 	}
+}
+
+// waitedDelivery is the subscriber's delivery of the entry's event; false
+// when the subscriber does not wait for the event (not of its types, or
+// from before its lane started).
+func waitedDelivery(en *Entry, s waitedSubscriber, part int, lanes map[laneKey]laneState,
+	recorded map[string]Delivery, times map[deliveryKey]*time.Time) (Delivery, bool) {
+	l, ok := lanes[laneKey{s.name, part}]
+	if !ok {
+		l = laneState{position: -1, start: -1} // not registered yet: it has reached nothing
+	}
+	if !s.types[en.Type] || en.ID <= l.start {
+		return Delivery{}, false
+	}
+	if d, rec := recorded[s.name]; rec {
+		return d, true
+	}
+	if en.ID <= l.position {
+		return Delivery{Subscriber: s.name, Status: StatusProcessed, Attempts: 1, ProcessedAt: times[deliveryKey{en.ID, s.name}], Failures: []Failure{}}, true
+	}
+	return Delivery{Subscriber: s.name, Status: StatusPending, Failures: []Failure{}}, true
+}
+
+// unwaited are the recorded deliveries of subscribers no longer waited for
+// (retired, or not run since lanes came), by name: they stay visible,
+// without a say in the status.
+func unwaited(recorded map[string]Delivery, waited map[string]bool) []Delivery {
+	var others []string
+	for name := range recorded {
+		if !waited[name] {
+			others = append(others, name)
+		}
+	}
+	sort.Strings(others)
+	out := make([]Delivery, 0, len(others))
+	for _, name := range others {
+		out = append(out, recorded[name])
+	}
+	return out
 }
 
 // recordedDeliveries reads the recorded deliveries of the events ids with

@@ -338,15 +338,34 @@ func (s *Stream) advance(ctx context.Context) {
 	if safe <= to {
 		return
 	}
+	fresh, ok := s.read(ctx, to, safe)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recent = append(s.recent, fresh...)
+	s.to = safe
+	if n := len(s.recent) - s.opt.Keep; n > 0 {
+		s.from = s.recent[n-1].ID
+		s.recent = slices.Clone(s.recent[n:])
+	}
+	s.broadcastLocked()
+}
+
+// read reads the journal's entries in (from, to], oldest first, with their
+// frames; false when the journal could not be read (it is looked at again
+// in a second).
+func (s *Stream) read(ctx context.Context, from, to int64) ([]streamed, bool) {
 	var fresh []streamed
-	for pos := to; pos < safe; {
-		es, next, err := s.j.List(ctx, Filter{AfterID: pos, UpToID: safe, Oldest: true}, page.Request{Limit: StreamReadLimit})
+	for pos := from; pos < to; {
+		es, next, err := s.j.List(ctx, Filter{AfterID: pos, UpToID: to, Oldest: true}, page.Request{Limit: StreamReadLimit})
 		if err != nil {
 			if ctx.Err() == nil {
 				s.opt.Logger.Warn("event stream: reading the journal failed", "err", err)
 				s.wakeAfter(ctx, time.Second)
 			}
-			return
+			return nil, false
 		}
 		for _, e := range es {
 			st := streamed{Entry: e}
@@ -362,15 +381,7 @@ func (s *Stream) advance(ctx context.Context) {
 		}
 		pos = es[len(es)-1].ID
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recent = append(s.recent, fresh...)
-	s.to = safe
-	if n := len(s.recent) - s.opt.Keep; n > 0 {
-		s.from = s.recent[n-1].ID
-		s.recent = slices.Clone(s.recent[n:])
-	}
-	s.broadcastLocked()
+	return fresh, true
 }
 
 func (s *Stream) broadcastLocked() {
