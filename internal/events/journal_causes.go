@@ -29,11 +29,11 @@ func withOrigin(en *Entry, ev Event) {
 // the id: a filter on an event that does not exist is a mistake, not an
 // empty list.
 func (j *Journal) mustExist(ctx context.Context, param string, id int64) error {
-	var n int64
-	if err := j.db.WithContext(ctx).Raw(`SELECT count(*) FROM events WHERE id = ?`, id).Scan(&n).Error; err != nil {
+	exists, err := j.drv.eventExists(ctx, j.db, id)
+	if err != nil {
 		return err
 	}
-	if n == 0 {
+	if !exists {
 		return apperr.Invalid("invalid query", apperr.Field(param, "no event has the id %d", id))
 	}
 	return nil

@@ -56,7 +56,7 @@ func NewMetrics(reg prometheus.Registerer, db *gorm.DB) *Metrics {
 			}
 			return time.Since(s.Oldest).Seconds()
 		}),
-		&subscriberCollector{journal: &Journal{db: db}},
+		&subscriberCollector{journal: NewJournal(db, nil)},
 	)
 	return m
 }

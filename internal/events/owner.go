@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // A dispatcher's name in the lanes' leases (DispatcherOptions.Owner) is
@@ -132,9 +130,9 @@ func (d *Dispatcher) takeBackFromDead(ctx context.Context) {
 	if !ok {
 		return
 	}
-	var owners []string
-	if err := d.db.WithContext(ctx).Raw(`SELECT DISTINCT owner FROM events_lanes WHERE owner IS NOT NULL AND owner <> ? AND lease_until > `+
-		database.Now(d.db), d.opt.Owner).Scan(&owners).Error; err != nil {
+	drv := d.outboxDriver()
+	owners, err := drv.leaseOwners(ctx, d.db, d.opt.Owner)
+	if err != nil {
 		d.opt.Logger.Warn("look for the lanes of dead dispatchers", "err", err)
 		return
 	}
@@ -142,11 +140,11 @@ func (d *Dispatcher) takeBackFromDead(ctx context.Context) {
 		if !ownerGone(o, self) {
 			continue
 		}
-		res := d.db.WithContext(ctx).Exec(`UPDATE events_lanes SET owner = NULL, lease_until = NULL WHERE owner = ?`, o)
-		if res.Error != nil {
-			d.opt.Logger.Warn("take back the lanes of a dead dispatcher", "owner", o, "err", res.Error)
+		n, err := drv.dropLeases(ctx, d.db, o)
+		if err != nil {
+			d.opt.Logger.Warn("take back the lanes of a dead dispatcher", "owner", o, "err", err)
 			continue
 		}
-		d.opt.Logger.Info("took back the lanes of a dispatcher of this machine that is gone", "owner", o, "lanes", res.RowsAffected)
+		d.opt.Logger.Info("took back the lanes of a dispatcher of this machine that is gone", "owner", o, "lanes", n)
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // The events module's own event types.
@@ -26,6 +24,10 @@ const (
 	ActiveWindow   = time.Minute
 )
 
+// replicasKept is how long a replica that no longer runs a subscriber stays
+// in its list.
+const replicasKept = 24 * time.Hour
+
 // register records this process's subscribers and gives each one seen for
 // the first time its lanes: at the journal's end (the safe horizon), or at
 // its beginning on a database where no subscriber was ever registered (so
@@ -33,59 +35,19 @@ const (
 // delivered). A subscriber from before lanes continues from the old shared
 // position; a retired one that comes back starts again at the end.
 func (d *Dispatcher) register(ctx context.Context, horizon int64) error {
+	drv := d.outboxDriver()
 	err := d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var known int64
-		if err := tx.Raw(`SELECT count(*) FROM events_subscribers`).Scan(&known).Error; err != nil {
+		known, err := drv.subscribersKnown(ctx, tx)
+		if err != nil {
 			return err
 		}
 		start := horizon
 		if known == 0 {
 			start = 0
 		}
-		now := database.Now(tx)
 		for _, s := range d.reg.Subscribers() {
-			types, err := json.Marshal(s.Types)
-			if err != nil {
+			if err := registerOne(ctx, drv, tx, s, start, horizon); err != nil {
 				return err
-			}
-			var rows []struct {
-				ID           int64
-				RegisteredAt nullTime
-				RetiredAt    nullTime
-			}
-			if err := tx.Raw(`SELECT id, registered_at, retired_at FROM events_subscribers WHERE name = ?`, s.Name).Scan(&rows).Error; err != nil {
-				return err
-			}
-			fresh := false
-			switch {
-			case len(rows) == 0:
-				res := tx.Exec(`INSERT INTO events_subscribers (name, types, description, local, replayable, registered_at, updated_at)
-VALUES (?, ?, ?, ?, ?, `+now+`, `+now+`) ON CONFLICT (name) DO NOTHING`, s.Name, string(types), s.Description, s.Local(), s.Replayable)
-				if res.Error != nil {
-					return res.Error
-				}
-				fresh = res.RowsAffected == 1
-			case rows[0].RetiredAt.valid:
-				if err := tx.Exec(`DELETE FROM events_lanes WHERE subscriber = ?`, s.Name).Error; err != nil {
-					return err
-				}
-				start, fresh = horizon, true
-			case !rows[0].RegisteredAt.valid:
-				fresh = true // from before lanes: its lanes are there already
-			}
-			if err := tx.Exec(`UPDATE events_subscribers SET types = ?, description = ?, local = ?, replayable = ?, retired_at = NULL,
-registered_at = coalesce(registered_at, `+now+`), updated_at = `+now+` WHERE name = ?`,
-				string(types), s.Description, s.Local(), s.Replayable, s.Name).Error; err != nil {
-				return err
-			}
-			if !fresh {
-				continue
-			}
-			for p := range Partitions {
-				if err := tx.Exec(`INSERT INTO events_lanes (subscriber, partition, position, start_position) VALUES (?, ?, ?, ?)
-ON CONFLICT (subscriber, partition) DO NOTHING`, s.Name, p, start, start).Error; err != nil {
-					return err
-				}
 			}
 		}
 		return nil
@@ -98,6 +60,42 @@ ON CONFLICT (subscriber, partition) DO NOTHING`, s.Name, p, start, start).Error;
 	d.mu.Unlock()
 	d.heartbeat(ctx, true)
 	return nil
+}
+
+// registerOne records one subscriber and, when it is seen for the first
+// time or comes back from retirement, gives it its lanes at start (at
+// horizon, for one that comes back).
+func registerOne(ctx context.Context, drv driver, tx *gorm.DB, s *Subscriber, start, horizon int64) error {
+	types, err := json.Marshal(s.Types)
+	if err != nil {
+		return err
+	}
+	spec := subscriberSpec{name: s.Name, types: string(types), description: s.Description, local: s.Local(), replayable: s.Replayable}
+	rec, found, err := drv.subscriberRecord(ctx, tx, s.Name)
+	if err != nil {
+		return err
+	}
+	fresh := false
+	switch {
+	case !found:
+		if fresh, err = drv.insertSubscriber(ctx, tx, spec); err != nil {
+			return err
+		}
+	case rec.RetiredAt.valid:
+		if err := drv.dropLanes(ctx, tx, s.Name); err != nil {
+			return err
+		}
+		start, fresh = horizon, true
+	case !rec.RegisteredAt.valid:
+		fresh = true // from before lanes: its lanes are there already
+	}
+	if err := drv.updateSubscriber(ctx, tx, spec); err != nil {
+		return err
+	}
+	if !fresh {
+		return nil
+	}
+	return drv.addLanes(ctx, tx, s.Name, start)
 }
 
 // Heartbeat records that this replica runs its subscribers, for the
@@ -118,15 +116,16 @@ func (d *Dispatcher) heartbeat(ctx context.Context, force bool) {
 	}
 	d.lastSeen = time.Now()
 	d.mu.Unlock()
-	now := database.Now(d.db)
+	drv := d.outboxDriver()
+	names := make([]string, 0, len(d.reg.Subscribers()))
+	for _, s := range d.reg.Subscribers() {
+		names = append(names, s.Name)
+	}
 	err := d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		for _, s := range d.reg.Subscribers() {
-			if err := tx.Exec(`INSERT INTO events_replicas (subscriber, replica, seen_at) VALUES (?, ?, `+now+`)
-ON CONFLICT (subscriber, replica) DO UPDATE SET seen_at = excluded.seen_at`, s.Name, d.opt.Owner).Error; err != nil {
-				return err
-			}
+		if err := drv.seen(ctx, tx, d.opt.Owner, names); err != nil {
+			return err
 		}
-		return tx.Exec(`DELETE FROM events_replicas WHERE seen_at < ` + database.NowPlus(tx, -24*time.Hour)).Error
+		return drv.forgetReplicas(ctx, tx, replicasKept)
 	})
 	if err != nil {
 		d.opt.Logger.Warn("record the replica's subscribers", "err", err)

@@ -10,7 +10,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
@@ -61,6 +60,7 @@ var (
 // fallback, every Poll.
 type Stream struct {
 	db      *gorm.DB
+	drv     driver
 	j       *Journal
 	opt     StreamOptions
 	ordered bool
@@ -94,7 +94,8 @@ func NewStream(db *gorm.DB, j *Journal, opt StreamOptions) *Stream {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	return &Stream{db: db, j: j, opt: opt, ordered: database.DialectOf(db) == database.SQLite,
+	drv := driverFor(db)
+	return &Stream{db: db, drv: drv, j: j, opt: opt, ordered: drv.ordered(),
 		wake: make(chan struct{}, 1), done: make(chan struct{}), changed: make(chan struct{})}
 }
 
@@ -337,15 +338,34 @@ func (s *Stream) advance(ctx context.Context) {
 	if safe <= to {
 		return
 	}
+	fresh, ok := s.read(ctx, to, safe)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recent = append(s.recent, fresh...)
+	s.to = safe
+	if n := len(s.recent) - s.opt.Keep; n > 0 {
+		s.from = s.recent[n-1].ID
+		s.recent = slices.Clone(s.recent[n:])
+	}
+	s.broadcastLocked()
+}
+
+// read reads the journal's entries in (from, to], oldest first, with their
+// frames; false when the journal could not be read (it is looked at again
+// in a second).
+func (s *Stream) read(ctx context.Context, from, to int64) ([]streamed, bool) {
 	var fresh []streamed
-	for pos := to; pos < safe; {
-		es, next, err := s.j.List(ctx, Filter{AfterID: pos, UpToID: safe, Oldest: true}, page.Request{Limit: StreamReadLimit})
+	for pos := from; pos < to; {
+		es, next, err := s.j.List(ctx, Filter{AfterID: pos, UpToID: to, Oldest: true}, page.Request{Limit: StreamReadLimit})
 		if err != nil {
 			if ctx.Err() == nil {
 				s.opt.Logger.Warn("event stream: reading the journal failed", "err", err)
 				s.wakeAfter(ctx, time.Second)
 			}
-			return
+			return nil, false
 		}
 		for _, e := range es {
 			st := streamed{Entry: e}
@@ -361,15 +381,7 @@ func (s *Stream) advance(ctx context.Context) {
 		}
 		pos = es[len(es)-1].ID
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recent = append(s.recent, fresh...)
-	s.to = safe
-	if n := len(s.recent) - s.opt.Keep; n > 0 {
-		s.from = s.recent[n-1].ID
-		s.recent = slices.Clone(s.recent[n:])
-	}
-	s.broadcastLocked()
+	return fresh, true
 }
 
 func (s *Stream) broadcastLocked() {
@@ -393,38 +405,10 @@ func (s *Stream) wakeAfter(ctx context.Context, d time.Duration) {
 // PostgreSQL, the transactions writing events and which of pending still
 // run (as the dispatcher's survey does, in one snapshot).
 func (s *Stream) survey(ctx context.Context, pending []string) (surveyed, error) {
-	var sv surveyed
-	db := s.db.WithContext(ctx)
-	if s.ordered {
-		err := db.Raw("SELECT coalesce(max(id), 0) FROM events").Row().Scan(&sv.visible)
-		return sv, err
-	}
-	var writers, running string
-	err := db.Raw(`WITH l0 AS MATERIALIZED (SELECT locktype, relation, mode, virtualtransaction, transactionid::text AS xid FROM pg_locks
-  WHERE locktype IN ('relation', 'transactionid'))
-SELECT v.visible,
-  coalesce((SELECT string_agg(DISTINCT t.xid, ',') FROM l0 r JOIN l0 t ON t.virtualtransaction = r.virtualtransaction AND t.locktype = 'transactionid'
-    WHERE r.locktype = 'relation' AND r.relation = 'events'::regclass AND r.mode = 'RowExclusiveLock'), '') AS writers,
-  coalesce((SELECT string_agg(DISTINCT xid, ',') FROM l0 WHERE locktype = 'transactionid' AND xid = ANY (string_to_array(?, ','))), '') AS running
-FROM (SELECT coalesce(max(id), 0) AS visible FROM events) v`, joinList(pending)).Row().Scan(&sv.visible, &writers, &running)
-	sv.writers, sv.running = splitList(writers), splitList(running)
-	return sv, err
-}
-
-func joinList(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += ","
-		}
-		out += x
-	}
-	return out
+	return s.drv.streamSurvey(ctx, s.db, pending)
 }
 
 // NewestID returns the highest event id visible, 0 for an empty journal.
 func (s *Stream) NewestID(ctx context.Context) (int64, error) {
-	var id int64
-	err := s.db.WithContext(ctx).Raw("SELECT coalesce(max(id), 0) FROM events").Row().Scan(&id)
-	return id, err
+	return s.drv.newestID(ctx, s.db)
 }

@@ -9,7 +9,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // SubscriberStats is a subscriber as operators see it: its lanes, the
@@ -64,14 +63,12 @@ type subscriberRow struct {
 // included, with its lanes, replicas, backlog and failures. A subscriber
 // known from before lanes that no replica has run since is left out.
 func (j *Journal) Subscribers(ctx context.Context) ([]SubscriberStats, error) {
-	db := j.db.WithContext(ctx)
-	var now time.Time
-	if err := db.Raw("SELECT " + database.Now(db)).Scan((*dbTime)(&now)).Error; err != nil {
+	now, err := j.drv.clock(ctx, j.db)
+	if err != nil {
 		return nil, err
 	}
-	var rows []subscriberRow
-	if err := db.Raw(`SELECT id, name, types, description, local, replayable, registered_at, retired_at FROM events_subscribers
-WHERE registered_at IS NOT NULL ORDER BY name`).Scan(&rows).Error; err != nil {
+	rows, err := j.drv.registeredSubscribers(ctx, j.db, "")
+	if err != nil {
 		return nil, err
 	}
 	out := make([]SubscriberStats, 0, len(rows))
@@ -85,35 +82,44 @@ WHERE registered_at IS NOT NULL ORDER BY name`).Scan(&rows).Error; err != nil {
 	return out, nil
 }
 
+// subscriberStats gathers one subscriber's stats in three steps: its lanes'
+// backlog, its open deliveries and its replicas.
 func (j *Journal) subscriberStats(ctx context.Context, r subscriberRow, now time.Time) (SubscriberStats, error) {
-	db := j.db.WithContext(ctx)
 	st := SubscriberStats{Name: r.Name, Description: r.Description, Local: r.Local, Replayable: r.Replayable,
 		RegisteredAt: r.RegisteredAt.ptr(), RetiredAt: r.RetiredAt.ptr(), Lanes: []LaneStats{}, Replicas: []ReplicaSeen{}}
 	if err := json.Unmarshal([]byte(r.Types), &st.Types); err != nil {
 		return st, fmt.Errorf("events: subscriber %s: types: %w", r.Name, err)
-	}
-	types := st.Types
-	if len(types) == 0 {
-		types = []string{""}
-	}
-	var lanes []struct {
-		Partition  int
-		Position   int64
-		Owner      *string
-		LeaseUntil nullTime
-		N          int64
-		Oldest     nullTime
-	}
-	if err := db.Raw(`SELECT l.partition, l.position, l.owner, l.lease_until, count(e.id) AS n, min(e.created_at) AS oldest
-FROM events_lanes l LEFT JOIN events e ON e.partition = l.partition AND e.id > l.position AND e.type IN ?
-WHERE l.subscriber = ? GROUP BY l.partition, l.position, l.owner, l.lease_until ORDER BY l.partition`, types, r.Name).Scan(&lanes).Error; err != nil {
-		return st, err
 	}
 	var oldest *time.Time
 	older := func(t *time.Time) {
 		if t != nil && (oldest == nil || t.Before(*oldest)) {
 			oldest = t
 		}
+	}
+	if err := j.laneStats(ctx, &st, now, older); err != nil {
+		return st, err
+	}
+	if err := j.openStats(ctx, &st, older); err != nil {
+		return st, err
+	}
+	st.OldestPending = oldest
+	if oldest != nil {
+		st.LagSeconds = max(0, now.Sub(*oldest).Seconds())
+	}
+	if err := j.replicaStats(ctx, &st, now); err != nil {
+		return st, err
+	}
+	if r.RetiredAt.valid {
+		st.Status = SubscriberRetired
+	}
+	return st, nil
+}
+
+// laneStats fills the subscriber's lanes and its events past them.
+func (j *Journal) laneStats(ctx context.Context, st *SubscriberStats, now time.Time, older func(*time.Time)) error {
+	lanes, err := j.drv.laneBacklogs(ctx, j.db, st.Name, st.Types)
+	if err != nil {
+		return err
 	}
 	for _, l := range lanes {
 		ls := LaneStats{Partition: l.Partition, Position: l.Position, LagEvents: l.N, Owner: l.Owner, LeaseUntil: l.LeaseUntil.ptr()}
@@ -124,14 +130,14 @@ WHERE l.subscriber = ? GROUP BY l.partition, l.position, l.owner, l.lease_until 
 		older(l.Oldest.ptr())
 		st.Lanes = append(st.Lanes, ls)
 	}
-	var recorded []struct {
-		Status string
-		N      int64
-		Oldest nullTime
-	}
-	if err := db.Raw(`SELECT d.status, count(*) AS n, min(e.created_at) AS oldest FROM events_deliveries d JOIN events e ON e.id = d.event_id
-WHERE d.subscriber = ? AND d.status <> 'processed' GROUP BY d.status`, r.Name).Scan(&recorded).Error; err != nil {
-		return st, err
+	return nil
+}
+
+// openStats counts the subscriber's open deliveries by status.
+func (j *Journal) openStats(ctx context.Context, st *SubscriberStats, older func(*time.Time)) error {
+	recorded, err := j.drv.openDeliveries(ctx, j.db, st.Name)
+	if err != nil {
+		return err
 	}
 	for _, rc := range recorded {
 		switch rc.Status {
@@ -144,16 +150,15 @@ WHERE d.subscriber = ? AND d.status <> 'processed' GROUP BY d.status`, r.Name).S
 		}
 		older(rc.Oldest.ptr())
 	}
-	st.OldestPending = oldest
-	if oldest != nil {
-		st.LagSeconds = max(0, now.Sub(*oldest).Seconds())
-	}
-	var replicas []struct {
-		Replica string
-		SeenAt  nullTime
-	}
-	if err := db.Raw(`SELECT replica, seen_at FROM events_replicas WHERE subscriber = ? ORDER BY seen_at DESC`, r.Name).Scan(&replicas).Error; err != nil {
-		return st, err
+	return nil
+}
+
+// replicaStats fills the replicas that ran the subscriber and, from them,
+// its status: active when one ran it within ActiveWindow.
+func (j *Journal) replicaStats(ctx context.Context, st *SubscriberStats, now time.Time) error {
+	replicas, err := j.drv.replicasOf(ctx, j.db, st.Name)
+	if err != nil {
+		return err
 	}
 	st.Status = SubscriberWaiting
 	for _, rp := range replicas {
@@ -166,16 +171,12 @@ WHERE d.subscriber = ? AND d.status <> 'processed' GROUP BY d.status`, r.Name).S
 			st.Status = SubscriberActive
 		}
 	}
-	if r.RetiredAt.valid {
-		st.Status = SubscriberRetired
-	}
-	return st, nil
+	return nil
 }
 
-func (j *Journal) subscriber(tx *gorm.DB, name string) (subscriberRow, error) {
-	var rows []subscriberRow
-	if err := tx.Raw(`SELECT id, name, types, description, local, replayable, registered_at, retired_at FROM events_subscribers
-WHERE name = ? AND registered_at IS NOT NULL`, name).Scan(&rows).Error; err != nil {
+func (j *Journal) subscriber(ctx context.Context, tx *gorm.DB, name string) (subscriberRow, error) {
+	rows, err := j.drv.registeredSubscribers(ctx, tx, name)
+	if err != nil {
 		return subscriberRow{}, err
 	}
 	if len(rows) == 0 {
@@ -207,7 +208,7 @@ func (j *Journal) Replay(ctx context.Context, name string, from int64) (Replayed
 		return out, apperr.Invalid("invalid replay", apperr.Field("from_event_id", "must be an event id, 1 or more"))
 	}
 	err := j.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		s, err := j.subscriber(tx, name)
+		s, err := j.subscriber(ctx, tx, name)
 		if err != nil {
 			return err
 		}
@@ -217,22 +218,8 @@ func (j *Journal) Replay(ctx context.Context, name string, from int64) (Replayed
 		case s.Local && !s.Replayable:
 			return apperr.Conflict("subscriber %q applies its effects in this database and is not replayable: its effects would apply twice", name)
 		}
-		before := from - 1
-		steps := []struct {
-			q    string
-			args []any
-		}{
-			{`UPDATE events_lanes SET position = CASE WHEN position > @b THEN @b ELSE position END,
-start_position = CASE WHEN start_position > @b THEN @b ELSE start_position END, owner = NULL, lease_until = NULL WHERE subscriber = @s`, nil},
-			{`DELETE FROM events_deliveries WHERE subscriber = @s AND event_id > @b`, nil},
-			{`DELETE FROM events_delivery_failures WHERE subscriber = @s AND event_id > @b`, nil},
-			{`DELETE FROM events_batches WHERE subscriber = @s AND first_id > @b`, nil},
-			{`UPDATE events_batches SET last_id = @b WHERE subscriber = @s AND first_id <= @b AND last_id > @b`, nil},
-		}
-		for _, st := range steps {
-			if err := tx.Exec(st.q, map[string]any{"s": name, "b": before}).Error; err != nil {
-				return err
-			}
+		if err := j.drv.rewind(ctx, tx, name, from-1); err != nil {
+			return err
 		}
 		return Add(ctx, tx, SubscriberReplayedEvent.New(s.ID, out))
 	})
@@ -252,29 +239,21 @@ type Retired struct {
 // is retired already or that a replica ran within ActiveWindow.
 func (j *Journal) Retire(ctx context.Context, name string) error {
 	return j.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		s, err := j.subscriber(tx, name)
+		s, err := j.subscriber(ctx, tx, name)
 		if err != nil {
 			return err
 		}
 		if s.RetiredAt.valid {
 			return apperr.Conflict("subscriber %q is retired already", name)
 		}
-		var active []string
-		if err := tx.Raw(`SELECT replica FROM events_replicas WHERE subscriber = ? AND seen_at > `+database.NowPlus(tx, -ActiveWindow)+
-			` ORDER BY replica`, name).Scan(&active).Error; err != nil {
+		active, err := j.drv.activeReplicas(ctx, tx, name, ActiveWindow)
+		if err != nil {
 			return err
 		}
 		if len(active) > 0 {
 			return apperr.Conflict("subscriber %q is still run by %v; stop it there first, then retire it", name, active)
 		}
-		now := database.Now(tx)
-		if err := tx.Exec(`UPDATE events_subscribers SET retired_at = `+now+`, updated_at = `+now+` WHERE name = ?`, name).Error; err != nil {
-			return err
-		}
-		if err := tx.Exec(`DELETE FROM events_lanes WHERE subscriber = ?`, name).Error; err != nil {
-			return err
-		}
-		if err := tx.Exec(`DELETE FROM events_replicas WHERE subscriber = ?`, name).Error; err != nil {
+		if err := j.drv.retire(ctx, tx, name); err != nil {
 			return err
 		}
 		return Add(ctx, tx, SubscriberRetiredEvent.New(s.ID, Retired{Subscriber: name}))
