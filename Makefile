@@ -19,6 +19,8 @@ ASYNCAPI_NODE ?= node@22.23.3
 # mutates MUTATION_FILES of internal/events and runs, for each mutant, only
 # MUTATION_TESTS: go test takes -run from GOFLAGS, so a mutant costs a build
 # and these tests, not the package's whole suite. CI runs every test as ever.
+# -count=1: gremlins times each mutant out at three times its first, covering
+# run, which a cached test result would make a few seconds.
 GREMLINS       ?= gremlins
 MUTATION_FILES ?= horizon store store_postgres store_sqlite retries call
 MUTATION_TESTS ?= ^(TestMutants_.*|TestDispatcher_InterleavedCommitsLoseNothing|TestReplicas_StalledDispatcherIsFencedOff|TestRetries_FailNTimesThenSucceed|TestLanes_RetryPolicyAndPermanentErrors|TestRunner_LaneKeepsItsLeaseBetweenEvents)$$
@@ -59,7 +61,7 @@ bench: ## measure the outbox on the PostgreSQL at DATABASE_URL (docs/performance
 	$(GO) run ./cmd/tsekh bench $(BENCH_FLAGS)
 
 mutation: ## mutation-test the outbox's fence, horizon and completer with gremlins, one worker (needs PostgreSQL: TEST_DATABASE_URL; hours for all MUTATION_FILES)
-	GOFLAGS='-run=$(MUTATION_TESTS)' $(GREMLINS) unleash --workers 1 \
+	GOFLAGS='-count=1 -run=$(MUTATION_TESTS)' $(GREMLINS) unleash --workers 1 \
 		--exclude-files '^($(MUTATION_SKIP))\.go$$' ./internal/events
 
 fmt: ## format all Go sources
