@@ -14,8 +14,20 @@ SPECTRAL_CLI  ?= @stoplight/spectral-cli@6.16.3
 # sending usage metrics.
 ASYNCAPI_CLI  ?= @asyncapi/cli@6.2.0
 ASYNCAPI_NODE ?= node@22.23.3
+# Mutation testing of the outbox's core (docs/outbox.md, "Mutation testing"):
+# gremlins (go install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0)
+# mutates MUTATION_FILES of internal/events and runs, for each mutant, only
+# MUTATION_TESTS: go test takes -run from GOFLAGS, so a mutant costs a build
+# and these tests, not the package's whole suite. CI runs every test as ever.
+# -count=1: gremlins times each mutant out at three times its first, covering
+# run, which a cached test result would make a few seconds.
+GREMLINS       ?= gremlins
+MUTATION_FILES ?= horizon store store_postgres store_sqlite retries call
+MUTATION_TESTS ?= ^(TestMutants_.*|TestDispatcher_InterleavedCommitsLoseNothing|TestReplicas_StalledDispatcherIsFencedOff|TestRetries_FailNTimesThenSucceed|TestLanes_RetryPolicyAndPermanentErrors|TestRunner_LaneKeepsItsLeaseBetweenEvents)$$
+# gremlins can only exclude files: every other source file of the package.
+MUTATION_SKIP   = $(subst $(eval) ,|,$(filter-out $(MUTATION_FILES),$(basename $(notdir $(filter-out %_test.go,$(wildcard internal/events/*.go))))))
 
-.PHONY: help run test lint lint-api docs build bench fmt
+.PHONY: help run test lint lint-api docs build bench fmt mutation
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-9s %s\n", $$1, $$2}'
@@ -47,6 +59,10 @@ build: ## build a static binary into bin/
 
 bench: ## measure the outbox on the PostgreSQL at DATABASE_URL (docs/performance.md)
 	$(GO) run ./cmd/tsekh bench $(BENCH_FLAGS)
+
+mutation: ## mutation-test the outbox's fence, horizon and completer with gremlins, one worker (needs PostgreSQL: TEST_DATABASE_URL; hours for all MUTATION_FILES)
+	GOFLAGS='-count=1 -run=$(MUTATION_TESTS)' $(GREMLINS) unleash --workers 1 \
+		--exclude-files '^($(MUTATION_SKIP))\.go$$' ./internal/events
 
 fmt: ## format all Go sources
 	gofmt -s -w .
