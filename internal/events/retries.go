@@ -140,7 +140,7 @@ func truncate(s string) string {
 
 // retryDue runs the lane's retries whose time has come, and after each
 // success the deliveries held behind it, in order.
-func (d *Dispatcher) retryDue(ctx, stop context.Context, lr *laneRun) (PassStats, error) {
+func (d *Dispatcher) retryDue(ctx, stop context.Context, lr *lane) (PassStats, error) {
 	var st PassStats
 	type due struct {
 		EventID    int64
@@ -204,7 +204,7 @@ type recorded struct {
 // local subscriber, effect and record commit together. When it fails, the
 // deliveries still held behind the same object point at it, and the failure
 // joins the delivery's history.
-func (d *Dispatcher) retryOne(ctx context.Context, lr *laneRun, ev Event, rec recorded, st *PassStats) (bool, error) {
+func (d *Dispatcher) retryOne(ctx context.Context, lr *lane, ev Event, rec recorded, st *PassStats) (bool, error) {
 	s := lr.sub
 	var deliverErr error
 	if !s.Local() {
