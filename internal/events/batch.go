@@ -2,9 +2,6 @@ package events
 
 import (
 	"context"
-	"errors"
-
-	"gorm.io/gorm"
 )
 
 // mine returns the events of the batch the subscriber receives: the batch
@@ -38,37 +35,21 @@ func mine(s *Subscriber, batch []Event) []Event {
 }
 
 // dispatchBatch hands the lane's subscriber its events of a batch, the
-// journal's events of the partition in (lr.pos, next], and commits the
-// lane's new position with what did not simply succeed.
-func (d *Dispatcher) dispatchBatch(ctx context.Context, lr *lane, batch []Event, next int64, release bool) (PassStats, error) {
+// journal's events of the partition in (l.pos, next], and commits the
+// lane's new position with what did not simply succeed (batchCompletion).
+func (d *Dispatcher) dispatchBatch(ctx context.Context, l *lane, batch []Event, next int64, release bool) (PassStats, error) {
 	var st PassStats
-	evs := mine(lr.sub, batch)
+	evs := mine(l.sub, batch)
 	st.Events = len(evs)
-	move := laneMove{key: lr.key, owner: d.opt.Owner, pos: lr.pos, next: next, batch: len(evs) > 0, release: release, lease: d.opt.Lease}
+	move := laneMove{key: l.key, owner: d.opt.Owner, pos: l.pos, next: next, batch: len(evs) > 0, release: release, lease: d.opt.Lease}
 	blocked := map[objectKey]int64{}
-	if lr.open && len(evs) > 0 {
+	if l.open && len(evs) > 0 {
 		var err error
-		if blocked, err = d.blockedObjects(ctx, lr.key); err != nil {
+		if blocked, err = d.blockedObjects(ctx, l.key); err != nil {
 			return st, err
 		}
 	}
-	var outcomes []outcome
-	var err error
-	if lr.sub.Local() {
-		outcomes, err = d.dispatchLocal(ctx, lr, evs, blocked, move)
-	} else {
-		outcomes = d.callOutside(ctx, lr.sub, evs, blocked)
-		// The slot is taken once the calls are done: a slow subscriber holds
-		// none while it is called.
-		d.ownSlots <- struct{}{}
-		err = d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if err := d.sql.moveLane(tx, move); err != nil {
-				return err
-			}
-			return d.recordOutcomes(tx, lr.sub, outcomes)
-		})
-		<-d.ownSlots
-	}
+	outcomes, err := d.deliverSet(ctx, l.sub, evs, blocked, batchCompletion{d: d, s: l.sub, move: move})
 	if err != nil {
 		return st, err
 	}
@@ -78,69 +59,11 @@ func (d *Dispatcher) dispatchBatch(ctx context.Context, lr *lane, batch []Event,
 		}
 	}
 	st.Delivered = len(evs) - len(outcomes)
-	if lr.sub.Local() {
-		d.countLocal(lr.sub, st.Delivered, outcomes)
-	}
 	d.metrics.observeBatch(evs)
-	lr.pos = next
-	lr.committed.Store(next)
-	lr.open = lr.open || len(outcomes) > 0
+	l.pos = next
+	l.committed.Store(next)
+	l.open = l.open || len(outcomes) > 0
 	return st, nil
-}
-
-// dispatchLocal runs a local subscriber over its events in the lane's batch
-// transaction, so that its effects, the exceptions and the lane's new
-// position commit together. The fast path runs without savepoints; when the
-// subscriber fails, the batch is run again with one savepoint per event.
-func (d *Dispatcher) dispatchLocal(ctx context.Context, lr *lane, evs []Event, blocked map[objectKey]int64, move laneMove) ([]outcome, error) {
-	d.dbSlots <- struct{}{}
-	defer func() { <-d.dbSlots }()
-	var outcomes []outcome
-	run := func(savepoints bool) error {
-		outcomes = nil
-		return d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			// The fence first: a dispatcher whose lease has run out (and
-			// whose lane someone else has dispatched meanwhile) applies no
-			// effect at all. It also locks the lane's row until the commit.
-			if err := d.sql.moveLane(tx, move); err != nil {
-				return err
-			}
-			b := cloneBlocked(blocked)
-			for i := range evs {
-				oc, ok := d.deliverOrHold(ctx, tx, lr.sub, &evs[i], b, savepoints, nil)
-				if ok {
-					continue
-				}
-				if oc.stuck {
-					return errStuck
-				}
-				if oc.status == StatusRetrying && !savepoints {
-					return errSlowPath
-				}
-				outcomes = append(outcomes, oc)
-			}
-			return d.recordOutcomes(tx, lr.sub, outcomes)
-		})
-	}
-	err := run(false)
-	// Each run that hit a stuck subscriber marked it, so this ends.
-	for errors.Is(err, errSlowPath) || errors.Is(err, errStuck) {
-		err = run(true)
-	}
-	for i := range evs {
-		d.stuck.take(deliveryKey{evs[i].ID, lr.sub.Name})
-	}
-	return outcomes, err
-}
-
-var errSlowPath = errors.New("events: a local subscriber failed; retry the batch with savepoints")
-
-func cloneBlocked(m map[objectKey]int64) map[objectKey]int64 {
-	out := make(map[objectKey]int64, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // blockedObjects returns, per object of the lane, its oldest delivery that is
@@ -163,19 +86,4 @@ WHERE partition = ? AND subscriber = ? AND status <> 'processed' GROUP BY aggreg
 		out[o] = id
 	}
 	return out, rows.Err()
-}
-
-// countLocal counts the committed outcomes of a local subscriber's batch.
-func (d *Dispatcher) countLocal(s *Subscriber, delivered int, outcomes []outcome) {
-	if d.metrics == nil {
-		return
-	}
-	for range delivered {
-		d.metrics.countDelivery(s.Name, nil)
-	}
-	for _, oc := range outcomes {
-		if oc.status != StatusHeld {
-			d.metrics.countDelivery(s.Name, oc.err)
-		}
-	}
 }
