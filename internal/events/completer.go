@@ -18,9 +18,10 @@ type completion interface {
 	// dispatcher no longer holds the lane's lease or the lane has moved (a
 	// replay), and locks the lane's row until the commit. hopeful says
 	// that the deliveries are expected to succeed (a local subscriber's
-	// fast path) or have (an outside one's calls, all successful): a
-	// completion may then leave its fence to finish, in the statement that
-	// records the success.
+	// fast path) or have (an outside one's calls, all successful); a
+	// retry of an outside subscriber then leaves its fence to finish, in
+	// the statement that records the success, as its transaction runs no
+	// effect.
 	begin(tx *gorm.DB, hopeful bool) error
 	// finish records the outcomes; with hopeful, there are none but held
 	// ones.
@@ -68,18 +69,21 @@ func (c retryCompletion) args() map[string]any {
 }
 
 func (c retryCompletion) begin(tx *gorm.DB, hopeful bool) error {
-	if hopeful {
+	if c.oneStatement(hopeful) {
 		return nil // the fence comes with the record of the success (finish)
 	}
+	// Before a local subscriber's call, as a batch's: a stalled dispatcher
+	// runs no effect at all.
 	return c.d.sql.moveLane(tx, c.fence)
 }
 
+// oneStatement tells whether the fence and the record of the success are
+// one statement: for an outside subscriber whose call succeeded, whose
+// transaction runs no effect.
+func (c retryCompletion) oneStatement(hopeful bool) bool { return hopeful && !c.s.Local() }
+
 func (c retryCompletion) finish(tx *gorm.DB, outcomes []outcome, hopeful bool) error {
-	if hopeful {
-		// The fence and the record of the success in one statement, after
-		// the call: a local subscriber sees its delivery's row as it was
-		// before the attempt, and a fenced-off attempt's effect is rolled
-		// back with it.
+	if c.oneStatement(hopeful) {
 		n, err := c.d.sql.fenced(tx, c.fence, processedSQL(database.Now(tx)), c.args())
 		if err != nil {
 			return err

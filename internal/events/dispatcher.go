@@ -107,10 +107,11 @@ func (o *DispatcherOptions) defaults(d database.Dialect) {
 // (batchCache), so that adding subscribers costs little while they keep up.
 //
 // The pieces, each in a file of its own: the passes and the lanes in flight
-// (this file), the commit horizon (horizon.go), one lane's batches (lane.go),
-// calling a subscriber (call.go), retries (retries.go, retry.go), the
-// subscribers' registration (registration.go) and the per-database
-// statements (store*.go).
+// (this file), the commit horizon (horizon.go), the lane and its life cycle
+// (lane.go), one batch (batch.go), the one delivery path of batches and
+// retries (executor.go, completer.go), calling a subscriber (call.go),
+// retries (retries.go, retry.go), the subscribers' registration
+// (registration.go) and the per-database statements (store*.go).
 type Dispatcher struct {
 	db      *gorm.DB
 	reg     *Registry

@@ -75,8 +75,7 @@ func (d *Dispatcher) deliverSet(ctx context.Context, s *Subscriber, evs []Event,
 
 // deliverLocal runs a local subscriber over evs in one transaction, so that
 // its effects and the completion commit together. The fast path runs
-// without savepoints and hopes for success (a retry's record of it is
-// written with its fence, after the call); when the subscriber fails, the
+// without savepoints and hopes for success; when the subscriber fails, the
 // set is run again with one savepoint per event.
 func (d *Dispatcher) deliverLocal(ctx context.Context, s *Subscriber, evs []Event, blocked map[objectKey]int64, c completion) ([]outcome, error) {
 	d.dbSlots <- struct{}{}
@@ -85,9 +84,9 @@ func (d *Dispatcher) deliverLocal(ctx context.Context, s *Subscriber, evs []Even
 	run := func(savepoints bool) error {
 		outcomes = nil
 		return d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			// The fence first (a batch's; a retry's fast path fences with
-			// its record): a dispatcher whose lease has run out (and whose
-			// lane someone else has dispatched meanwhile) commits no effect.
+			// The fence first: a dispatcher whose lease has run out (and
+			// whose lane someone else has dispatched meanwhile) applies no
+			// effect at all. It also locks the lane's row until the commit.
 			hopeful := !savepoints
 			if err := c.begin(tx, hopeful); err != nil {
 				return err
