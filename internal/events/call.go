@@ -180,9 +180,6 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 	ctx, span := startProcess(WithCause(ctx, ev), s, ev)
 	defer func() {
 		d.metrics.observeDuration(s.Name, time.Since(start))
-		if tx == nil {
-			d.metrics.countDelivery(s.Name, err)
-		}
 		endSpan(span, err)
 	}()
 	ctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)

@@ -107,10 +107,11 @@ func (o *DispatcherOptions) defaults(d database.Dialect) {
 // (batchCache), so that adding subscribers costs little while they keep up.
 //
 // The pieces, each in a file of its own: the passes and the lanes in flight
-// (this file), the commit horizon (horizon.go), one lane's batches (lane.go),
-// calling a subscriber (call.go), retries (retries.go, retry.go), the
-// subscribers' registration (registration.go) and the per-database
-// statements (store*.go).
+// (this file), the commit horizon (horizon.go), the lane and its life cycle
+// (lane.go), one batch (batch.go), the one delivery path of batches and
+// retries (executor.go, completer.go), calling a subscriber (call.go),
+// retries (retries.go, retry.go), the subscribers' registration
+// (registration.go) and the per-database statements (store*.go).
 type Dispatcher struct {
 	db      *gorm.DB
 	reg     *Registry
@@ -135,10 +136,10 @@ type Dispatcher struct {
 	replaySeen int64         // under passMu: the last subscriber.replayed event seen
 
 	mu         sync.Mutex
-	running    map[laneKey]*laneRun // lanes with a goroutine in this process
-	renewing   bool                 // the lease renewer runs
-	registered bool                 // this process's subscribers have their lanes
-	lastSeen   time.Time            // the last heartbeat written
+	running    map[laneKey]*lane // lanes with a goroutine in this process
+	renewing   bool              // the lease renewer runs
+	registered bool              // this process's subscribers have their lanes
+	lastSeen   time.Time         // the last heartbeat written
 	onLaneIdle func(laneStats PassStats)
 	stuck      stuckCalls // local calls abandoned, not to be called again
 }
@@ -149,7 +150,7 @@ func NewDispatcher(db *gorm.DB, reg *Registry, opt DispatcherOptions) *Dispatche
 	opt.defaults(dialect)
 	d := &Dispatcher{db: db, reg: reg, opt: opt, sql: statementsFor(dialect),
 		horizon: &commitHorizon{ordered: dialect == database.SQLite},
-		dbSlots: make(chan struct{}, opt.Workers), ownSlots: make(chan struct{}, opt.Workers), calls: map[string]chan struct{}{}, batches: map[string]chan struct{}{}, running: map[laneKey]*laneRun{}}
+		dbSlots: make(chan struct{}, opt.Workers), ownSlots: make(chan struct{}, opt.Workers), calls: map[string]chan struct{}{}, batches: map[string]chan struct{}{}, running: map[laneKey]*lane{}}
 	d.cache = newBatchCache(opt.BatchSize, func(ctx context.Context, part int, from, horizon int64) ([]Event, error) {
 		d.ownSlots <- struct{}{}
 		defer func() { <-d.ownSlots }()
@@ -229,19 +230,18 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (PassStats, error) {
 // that a batch whose subscriber has been called is always recorded.
 func (d *Dispatcher) RunUntil(ctx, stop context.Context) (PassStats, error) {
 	st, runs, err := d.start(ctx, stop, 0)
-	seen := map[*laneRun]bool{}
-	for _, lr := range runs {
-		if seen[lr] {
+	seen := map[*lane]bool{}
+	for _, l := range runs {
+		if seen[l] {
 			continue
 		}
-		seen[lr] = true
-		<-lr.done
-		lr.mu.Lock()
-		st.add(lr.stats)
-		if lr.err != nil {
-			err = errors.Join(err, fmt.Errorf("lane %s: %w", lr.key, lr.err))
+		seen[l] = true
+		<-l.done
+		lst, lerr := l.result()
+		st.add(lst)
+		if lerr != nil {
+			err = errors.Join(err, fmt.Errorf("lane %s: %w", l.key, lerr))
 		}
-		lr.mu.Unlock()
 	}
 	return st, err
 }
@@ -294,23 +294,23 @@ func (d *Dispatcher) SetLaneDone(f func(PassStats)) {
 func (d *Dispatcher) Wait() {
 	for {
 		d.mu.Lock()
-		var lr *laneRun
+		var l *lane
 		for _, r := range d.running {
-			lr = r
+			l = r
 			break
 		}
 		d.mu.Unlock()
-		if lr == nil {
+		if l == nil {
 			return
 		}
-		<-lr.done
+		<-l.done
 	}
 }
 
 // start surveys the journal, advances the commit horizon, registers this
 // process's subscribers once the horizon is known, and starts a goroutine
 // for each lane with work that is not running yet.
-func (d *Dispatcher) start(ctx, stop context.Context, linger time.Duration) (PassStats, []*laneRun, error) {
+func (d *Dispatcher) start(ctx, stop context.Context, linger time.Duration) (PassStats, []*lane, error) {
 	d.passMu.Lock()
 	defer d.passMu.Unlock()
 	var st PassStats
@@ -355,7 +355,7 @@ func (d *Dispatcher) start(ctx, stop context.Context, linger time.Duration) (Pas
 	if st.RetryWaiting && st.NextRetry <= 0 {
 		rerunUpTo = math.MaxInt64
 	}
-	var runs []*laneRun
+	var runs []*lane
 	if !sv.listed {
 		runs = d.lookAgainWhereDue(sv, horizon)
 	}
@@ -366,20 +366,20 @@ func (d *Dispatcher) start(ctx, stop context.Context, linger time.Duration) (Pas
 // lookAgainWhereDue asks the lanes running here to look again, up to the
 // horizon, when their partition has an event past the position they have
 // committed, and for their retries when one is due.
-func (d *Dispatcher) lookAgainWhereDue(sv surveyed, horizon int64) []*laneRun {
+func (d *Dispatcher) lookAgainWhereDue(sv surveyed, horizon int64) []*lane {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var runs []*laneRun
-	for k, lr := range d.running {
+	var runs []*lane
+	for k, l := range d.running {
 		switch {
 		case sv.due[k]:
-			lr.lookAgain(math.MaxInt64)
-		case sv.last[k.part] > lr.committed.Load():
-			lr.lookAgain(horizon)
+			l.lookAgain(math.MaxInt64)
+		case l.behind(sv.last[k.part]):
+			l.lookAgain(horizon)
 		default:
 			continue
 		}
-		runs = append(runs, lr)
+		runs = append(runs, l)
 	}
 	return runs
 }
@@ -417,28 +417,25 @@ func (d *Dispatcher) isRegistered() bool {
 // so that each group is claimed and its first batch read in one statement,
 // and starts a goroutine for each lane claimed. Lanes already running here
 // are asked to look again instead.
-func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, seq uint64, horizon, rerunUpTo int64, linger time.Duration) ([]*laneRun, error) {
+func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, seq uint64, horizon, rerunUpTo int64, linger time.Duration) ([]*lane, error) {
 	type group struct {
 		part int
 		pos  int64
 		subs []string
 	}
-	var runs []*laneRun
+	var runs []*lane
 	groups := map[[2]int64]*group{}
 	var order []*group
 	d.mu.Lock()
 	for _, l := range lanes {
-		if lr, ok := d.running[l.laneKey]; ok {
-			if lr.idle && !l.mine && lr.claimSeq < seq {
-				// The lane lost its lease while it lingered (a replay moved
-				// it back): claim it again where it stands now. Its claim
-				// came back before the survey began, so the survey would
-				// have seen the lease if it was still there.
-				pos := l.position
-				lr.moved = &pos
+		if r, ok := d.running[l.laneKey]; ok {
+			if !l.mine {
+				// The lane lost its lease (a replay moved it back): if it
+				// lingers, it claims itself again where it stands now.
+				r.leaseTaken(l.position, seq)
 			}
-			lr.lookAgain(rerunUpTo)
-			runs = append(runs, lr)
+			r.lookAgain(rerunUpTo)
+			runs = append(runs, r)
 			continue
 		}
 		if d.reg.Subscriber(l.sub) == nil {
@@ -478,23 +475,20 @@ func (d *Dispatcher) startLanes(ctx, stop context.Context, lanes []laneAt, seq u
 		}
 		d.cache.put(g.part, g.pos, horizon, batch)
 		for _, c := range claimed {
-			s := d.reg.Subscriber(c.sub)
-			lr := &laneRun{key: laneKey{c.sub, g.part}, sub: s, pos: g.pos, open: c.open, due: c.due, held: true, claimSeq: d.surveys.Load(), linger: linger,
-				done: make(chan struct{}), poke: make(chan struct{}, 1)}
-			lr.committed.Store(g.pos)
+			l := newLane(d, laneKey{c.sub, g.part}, d.reg.Subscriber(c.sub), c, g.pos, linger, d.surveys.Load())
 			d.mu.Lock()
-			if prev, ok := d.running[lr.key]; ok {
+			if prev, ok := d.running[l.key]; ok {
 				// Started meanwhile by another pass: that goroutine owns it.
 				prev.lookAgain(rerunUpTo)
 				d.mu.Unlock()
 				runs = append(runs, prev)
 				continue
 			}
-			d.running[lr.key] = lr
+			d.running[l.key] = l
 			d.ensureRenewer()
 			d.mu.Unlock()
-			runs = append(runs, lr)
-			go d.runLane(ctx, stop, lr)
+			runs = append(runs, l)
+			go l.run(ctx, stop)
 		}
 	}
 	return runs, errors.Join(errs...)
@@ -535,6 +529,30 @@ func (d *Dispatcher) ensureRenewer() {
 			}
 		}
 	}()
+}
+
+// leave removes a lane that ends from the lanes running here, unless (when
+// it is live) a pass has asked it to look again meanwhile: false then, and
+// the lane goes on. A pass asks under d.mu, so no request is lost between
+// the lane's last look and its leaving.
+func (d *Dispatcher) leave(l *lane, live bool) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if live && l.requested() {
+		return false
+	}
+	delete(d.running, l.key)
+	return true
+}
+
+// laneDone tells the function set by SetLaneDone what a lane that ended did.
+func (d *Dispatcher) laneDone(st PassStats) {
+	d.mu.Lock()
+	idle := d.onLaneIdle
+	d.mu.Unlock()
+	if idle != nil {
+		idle(st)
+	}
 }
 
 var errLeaseLost = errors.New("events: lane lease lost to another dispatcher, or the lane was replayed")

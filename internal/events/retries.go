@@ -2,13 +2,8 @@ package events
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/url"
-	"strings"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
@@ -53,66 +48,6 @@ func (d *Dispatcher) afterFailure(s *Subscriber, attempts int, deferred time.Dur
 // the latest ones.
 const failureHistory = 20
 
-// recordOutcomes writes the delivery rows of the batch's exceptions for one
-// subscriber, their failures and the deliveries held behind them, with the
-// first entry of each failure's history.
-func (d *Dispatcher) recordOutcomes(tx *gorm.DB, s *Subscriber, outcomes []outcome) error {
-	if len(outcomes) == 0 {
-		return nil
-	}
-	var sb, hist strings.Builder
-	var args, histArgs []any
-	sb.WriteString(`INSERT INTO events_deliveries (event_id, subscriber, partition, aggregate_type, aggregate_id, status, attempts, last_error, blocked_by, next_attempt_at, processed_at, deferred_ms) VALUES `)
-	hist.WriteString(`INSERT INTO events_delivery_failures (event_id, subscriber, seq, error, http_status, spent) VALUES `)
-	for i, oc := range outcomes {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		ev := oc.ev
-		part := PartitionOf(ev.AggregateType, ev.AggregateID)
-		if oc.status == StatusHeld {
-			sb.WriteString("(?, ?, ?, ?, ?, 'held', 0, '', ?, NULL, NULL, 0)")
-			args = append(args, ev.ID, s.Name, part, ev.AggregateType, ev.AggregateID, oc.blockedBy)
-			continue
-		}
-		f := d.afterFailure(s, 0, 0, oc.err)
-		msg := errorText(oc.err)
-		sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, NULL, " + f.next + ", NULL, ?)")
-		args = append(args, ev.ID, s.Name, part, ev.AggregateType, ev.AggregateID, f.status, spentCount(f), msg, f.deferred.Milliseconds())
-		if len(histArgs) > 0 {
-			hist.WriteString(", ")
-		}
-		hist.WriteString("(?, ?, 1, ?, ?, ?)")
-		histArgs = append(histArgs, ev.ID, s.Name, msg, httpStatusOf(oc.err), f.spent)
-	}
-	if err := tx.Exec(sb.String(), args...).Error; err != nil {
-		return err
-	}
-	if len(histArgs) == 0 {
-		return nil
-	}
-	return tx.Exec(hist.String(), histArgs...).Error
-}
-
-func spentCount(f failure) int {
-	if f.spent {
-		return 1
-	}
-	return 0
-}
-
-// recordFailure adds a failed attempt to the delivery's history and drops
-// what is older than its latest failureHistory.
-func recordFailure(tx *gorm.DB, evID int64, sub, msg string, err error, spent bool) error {
-	if e := tx.Exec(`INSERT INTO events_delivery_failures (event_id, subscriber, seq, error, http_status, spent)
-SELECT ?, ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM events_delivery_failures WHERE event_id = ? AND subscriber = ?`,
-		evID, sub, msg, httpStatusOf(err), spent, evID, sub).Error; e != nil {
-		return e
-	}
-	return tx.Exec(`DELETE FROM events_delivery_failures WHERE event_id = ? AND subscriber = ? AND seq <= (
-SELECT max(seq) FROM events_delivery_failures WHERE event_id = ? AND subscriber = ?) - ?`, evID, sub, evID, sub, failureHistory).Error
-}
-
 // errorText is a delivery's error as the journal records it: at most 2,000
 // bytes, and without the query string, user or password of any URL an
 // *url.Error in its chain names (a net/http client's errors repeat the URL
@@ -139,18 +74,24 @@ func truncate(s string) string {
 }
 
 // retryDue runs the lane's retries whose time has come, and after each
-// success the deliveries held behind it, in order.
-func (d *Dispatcher) retryDue(ctx, stop context.Context, lr *laneRun) (PassStats, error) {
+// success the deliveries held behind it, in order. One statement reads the
+// retries due with their events; each goes the delivery path of a batch of
+// one (deliverSet), its record written with its fence.
+func (d *Dispatcher) retryDue(ctx, stop context.Context, l *lane) (PassStats, error) {
 	var st PassStats
-	type due struct {
-		EventID    int64
-		Attempts   int
-		DeferredMs int64
-	}
-	var dues []due
-	err := d.db.WithContext(ctx).Raw(`SELECT event_id, attempts, deferred_ms FROM events_deliveries
-WHERE subscriber = ? AND partition = ? AND status = 'retrying' AND next_attempt_at <= `+database.Now(d.db)+` ORDER BY event_id LIMIT ?`,
-		lr.key.sub, lr.key.part, d.opt.BatchSize).Scan(&dues).Error
+	var dues []dueRetry
+	var du dueRetry
+	var deferredMs int64
+	err := scanEvents(d.db.WithContext(ctx).Raw(`SELECT d.attempts, d.deferred_ms,
+  EXISTS (SELECT 1 FROM events_deliveries h WHERE h.subscriber = d.subscriber AND h.aggregate_type = d.aggregate_type
+    AND h.aggregate_id = d.aggregate_id AND h.status = 'held') AS held, `+eventColumns+`
+FROM events_deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.subscriber = ? AND d.partition = ? AND d.status = 'retrying' AND d.next_attempt_at <= `+database.Now(d.db)+`
+ORDER BY d.event_id LIMIT ?`, l.key.sub, l.key.part, d.opt.BatchSize),
+		[]any{&du.rec.attempts, &deferredMs, &du.held}, func(ev Event) {
+			du.ev, du.rec.deferred = ev, time.Duration(deferredMs)*time.Millisecond
+			dues = append(dues, du)
+		})
 	if err != nil {
 		return st, err
 	}
@@ -158,30 +99,24 @@ WHERE subscriber = ? AND partition = ? AND status = 'retrying' AND next_attempt_
 		if stop.Err() != nil {
 			break
 		}
-		ev, err := d.event(ctx, du.EventID)
+		ok, err := d.retryOne(ctx, l, du.ev, du.rec, &st)
 		if err != nil {
 			return st, err
 		}
-		ok, err := d.retryOne(ctx, lr, ev, recorded{du.Attempts, time.Duration(du.DeferredMs) * time.Millisecond}, &st)
-		if err != nil || !ok {
-			if err != nil {
-				return st, err
-			}
+		if !ok || !du.held {
 			continue
 		}
 		// Release what was held behind it, in order, until one fails.
-		var held []int64
-		err = d.db.WithContext(ctx).Raw(`SELECT event_id FROM events_deliveries WHERE subscriber = ? AND aggregate_type = ? AND aggregate_id = ?
-AND status = 'held' ORDER BY event_id`, lr.key.sub, ev.AggregateType, ev.AggregateID).Scan(&held).Error
+		var held []Event
+		err = scanEvents(d.db.WithContext(ctx).Raw(`SELECT `+eventColumns+`
+FROM events_deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.subscriber = ? AND d.aggregate_type = ? AND d.aggregate_id = ? AND d.status = 'held' ORDER BY d.event_id`,
+			l.key.sub, du.ev.AggregateType, du.ev.AggregateID), nil, func(ev Event) { held = append(held, ev) })
 		if err != nil {
 			return st, err
 		}
-		for _, id := range held {
-			hev, err := d.event(ctx, id)
-			if err != nil {
-				return st, err
-			}
-			ok, err := d.retryOne(ctx, lr, hev, recorded{}, &st)
+		for _, hev := range held {
+			ok, err := d.retryOne(ctx, l, hev, recorded{}, &st)
 			if err != nil {
 				return st, err
 			}
@@ -193,6 +128,13 @@ AND status = 'held' ORDER BY event_id`, lr.key.sub, ev.AggregateType, ev.Aggrega
 	return st, nil
 }
 
+// dueRetry is a retry due, as read with its event.
+type dueRetry struct {
+	ev   Event
+	rec  recorded
+	held bool // deliveries of the same object are held behind it
+}
+
 // recorded is what a delivery's row says of its attempts so far; it also
 // fences the row's update against another recording meanwhile.
 type recorded struct {
@@ -200,103 +142,21 @@ type recorded struct {
 	deferred time.Duration
 }
 
-// retryOne attempts one recorded delivery and records the outcome; for a
-// local subscriber, effect and record commit together. When it fails, the
-// deliveries still held behind the same object point at it, and the failure
-// joins the delivery's history.
-func (d *Dispatcher) retryOne(ctx context.Context, lr *laneRun, ev Event, rec recorded, st *PassStats) (bool, error) {
-	s := lr.sub
-	var deliverErr error
-	if !s.Local() {
-		sem := d.callSlots(s)
-		sem <- struct{}{}
-		var calls leftCalls
-		deliverErr = d.deliver(ctx, nil, s, &ev, false, &calls)
-		calls.then(func() { <-sem })
-	}
-	err := d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := d.renewLease(tx, lr.key); err != nil {
-			return err
-		}
-		if s.Local() {
-			if msg, ok := d.stuck.take(deliveryKey{ev.ID, s.Name}); ok {
-				deliverErr = errors.New(msg)
-			} else if deliverErr = d.deliver(ctx, tx, s, &ev, true, nil); errors.Is(deliverErr, errStuck) {
-				return errStuck
-			}
-		}
-		var res *gorm.DB
-		now := database.Now(tx)
-		if deliverErr == nil {
-			res = tx.Exec(`UPDATE events_deliveries SET status = 'processed', attempts = attempts + 1, last_error = '', blocked_by = NULL,
-next_attempt_at = NULL, processed_at = `+now+`, updated_at = `+now+`
-WHERE event_id = ? AND subscriber = ? AND status IN ('retrying', 'held') AND attempts = ? AND deferred_ms = ?`,
-				ev.ID, s.Name, rec.attempts, rec.deferred.Milliseconds())
-		} else {
-			f := d.afterFailure(s, rec.attempts, rec.deferred, deliverErr)
-			msg := errorText(deliverErr)
-			res = tx.Exec(`UPDATE events_deliveries SET status = ?, attempts = attempts + ?, last_error = ?, blocked_by = NULL,
-next_attempt_at = `+f.next+`, deferred_ms = ?, updated_at = `+now+`
-WHERE event_id = ? AND subscriber = ? AND status IN ('retrying', 'held') AND attempts = ? AND deferred_ms = ?`,
-				f.status, spentCount(f), msg, f.deferred.Milliseconds(), ev.ID, s.Name, rec.attempts, rec.deferred.Milliseconds())
-			if res.Error == nil && res.RowsAffected == 1 {
-				if err := recordFailure(tx, ev.ID, s.Name, msg, deliverErr, f.spent); err != nil {
-					return err
-				}
-				if err := tx.Exec(`UPDATE events_deliveries SET blocked_by = ? WHERE subscriber = ? AND aggregate_type = ? AND aggregate_id = ?
-AND status = 'held' AND event_id > ?`, ev.ID, s.Name, ev.AggregateType, ev.AggregateID, ev.ID).Error; err != nil {
-					return err
-				}
-			}
-		}
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return errLeaseLost // someone else recorded it meanwhile
-		}
-		return nil
-	})
-	if errors.Is(err, errStuck) {
-		// Rolled back; record the failure without calling it again.
-		return d.retryOne(ctx, lr, ev, rec, st)
-	}
+// retryOne attempts one recorded delivery through the delivery path of a
+// batch of one and records the outcome (retryCompletion); for a local
+// subscriber, effect and record commit together. It tells whether the
+// delivery succeeded.
+func (d *Dispatcher) retryOne(ctx context.Context, l *lane, ev Event, rec recorded, st *PassStats) (bool, error) {
+	c := retryCompletion{d: d, s: l.sub, ev: &ev, rec: rec,
+		fence: laneMove{key: l.key, owner: d.opt.Owner, pos: l.pos, next: l.pos, lease: d.opt.Lease}}
+	outcomes, err := d.deliverSet(ctx, l.sub, []Event{ev}, nil, c)
 	if err != nil {
 		return false, err
 	}
-	if s.Local() {
-		d.metrics.countDelivery(s.Name, deliverErr)
-	}
-	if deliverErr != nil {
+	if len(outcomes) > 0 {
 		st.Failed++
 		return false, nil
 	}
 	st.Delivered++
 	return true, nil
-}
-
-// renewLease extends the lane's lease inside tx and fails with errLeaseLost
-// when another dispatcher has taken it meanwhile (or it was replayed), so
-// that a dispatcher that stalled past its lease cannot commit work twice.
-func (d *Dispatcher) renewLease(tx *gorm.DB, k laneKey) error {
-	res := tx.Exec(`UPDATE events_lanes SET lease_until = `+database.NowPlus(tx, d.opt.Lease)+` WHERE subscriber = ? AND partition = ? AND owner = ?`,
-		k.sub, k.part, d.opt.Owner)
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected != 1 {
-		return errLeaseLost
-	}
-	return nil
-}
-
-func (d *Dispatcher) event(ctx context.Context, id int64) (Event, error) {
-	evs, err := readEvents(d.db.WithContext(ctx).Raw(`SELECT `+eventColumns+` FROM events e WHERE e.id = ?`, id))
-	if err != nil {
-		return Event{}, err
-	}
-	if len(evs) == 0 {
-		return Event{}, fmt.Errorf("events: event %d not found", id)
-	}
-	return evs[0], nil
 }

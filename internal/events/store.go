@@ -35,6 +35,12 @@ type statements interface {
 	// events for the subscriber, and, for a lane's last batch, the lease
 	// given back.
 	moveLane(tx *gorm.DB, m laneMove) error
+	// fenced runs update (an UPDATE ending in its WHERE clause, with named
+	// arguments) only when the lane is still this dispatcher's and where m
+	// says (m.pos), in one statement, and returns the rows it changed. On
+	// PostgreSQL the fence also extends the lease and locks the lane's row
+	// until the commit.
+	fenced(tx *gorm.DB, m laneMove, update string, args map[string]any) (int64, error)
 	// release gives a lane's lease back without waiting for the disk.
 	release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error
 	// renew extends the leases of the owner's lanes, but not of a lane whose
@@ -216,24 +222,33 @@ const eventColumns = `e.id, e.type, e.aggregate_type, e.aggregate_id, e.payload,
 
 // readEvents scans events selected as eventColumns.
 func readEvents(q *gorm.DB) ([]Event, error) {
+	var out []Event
+	err := scanEvents(q, nil, func(ev Event) { out = append(out, ev) })
+	return out, err
+}
+
+// scanEvents scans rows of the columns extra, then eventColumns, and hands
+// each row's event to add, the extra columns scanned into their
+// destinations.
+func scanEvents(q *gorm.DB, extra []any, add func(Event)) error {
 	rows, err := q.Rows()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { _ = rows.Close() }()
-	var out []Event
 	// One row and one list of its fields serve every row: Scan sets every
 	// field (a NULL makes a Null* invalid), and a row per event would cost
 	// the batch an allocation per event.
 	var r eventRow
-	dest := r.dest()
+	dest := make([]any, 0, len(extra)+12)
+	dest = append(append(dest, extra...), r.dest()...)
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, r.event())
+		add(r.event())
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // readBatch reads the next events of the partition after pos, up to the

@@ -179,6 +179,13 @@ INSERT INTO events_batches (partition, subscriber, first_id, last_id) SELECT par
 	return nil
 }
 
+func (pgStatements) fenced(tx *gorm.DB, m laneMove, update string, args map[string]any) (int64, error) {
+	set := `lease_until = ` + database.NowPlus(tx, m.lease)
+	res := tx.Exec(`WITH fence AS (`+moveLaneSQL(set)+` RETURNING 1)
+`+update+` AND EXISTS (SELECT 1 FROM fence)`, args)
+	return res.RowsAffected, res.Error
+}
+
 func (pgStatements) release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error {
 	return db.WithContext(ctx).Exec(`WITH `+noSyncCommit+` UPDATE events_lanes SET owner = NULL, lease_until = NULL
 WHERE subscriber = ? AND partition = ? AND owner = ? AND EXISTS (SELECT 1 FROM async)`, k.sub, k.part, owner).Error

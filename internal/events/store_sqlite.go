@@ -76,6 +76,14 @@ func (sqliteStatements) moveLane(tx *gorm.DB, m laneMove) error {
 	return nil
 }
 
+// fenced checks the lane in the update itself: SQLite's one writer at a
+// time keeps the lane as checked until the commit. The renewer extends the
+// lease.
+func (sqliteStatements) fenced(tx *gorm.DB, m laneMove, update string, args map[string]any) (int64, error) {
+	res := tx.Exec(update+` AND EXISTS (SELECT 1 FROM events_lanes WHERE subscriber = @sub AND partition = @p AND owner = @owner AND position = @pos)`, args)
+	return res.RowsAffected, res.Error
+}
+
 func (sqliteStatements) release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error {
 	return db.WithContext(ctx).Exec(`UPDATE events_lanes SET owner = NULL, lease_until = NULL WHERE subscriber = ? AND partition = ? AND owner = ?`,
 		k.sub, k.part, owner).Error

@@ -1,0 +1,89 @@
+package events
+
+import (
+	"context"
+)
+
+// mine returns the events of the batch the subscriber receives: the batch
+// itself when they all are (it is shared with the partition's other lanes,
+// and read only), a copy of those it receives otherwise.
+func mine(s *Subscriber, batch []Event) []Event {
+	receives := func(ev *Event) bool {
+		for _, t := range s.Types {
+			if ev.Type == t {
+				return true
+			}
+		}
+		return false
+	}
+	n := 0
+	for i := range batch {
+		if receives(&batch[i]) {
+			n++
+		}
+	}
+	if n == len(batch) {
+		return batch
+	}
+	out := make([]Event, 0, n)
+	for i := range batch {
+		if receives(&batch[i]) {
+			out = append(out, batch[i])
+		}
+	}
+	return out
+}
+
+// dispatchBatch hands the lane's subscriber its events of a batch, the
+// journal's events of the partition in (l.pos, next], and commits the
+// lane's new position with what did not simply succeed (batchCompletion).
+func (d *Dispatcher) dispatchBatch(ctx context.Context, l *lane, batch []Event, next int64, release bool) (PassStats, error) {
+	var st PassStats
+	evs := mine(l.sub, batch)
+	st.Events = len(evs)
+	move := laneMove{key: l.key, owner: d.opt.Owner, pos: l.pos, next: next, batch: len(evs) > 0, release: release, lease: d.opt.Lease}
+	blocked := map[objectKey]int64{}
+	if l.open && len(evs) > 0 {
+		var err error
+		if blocked, err = d.blockedObjects(ctx, l.key); err != nil {
+			return st, err
+		}
+	}
+	outcomes, err := d.deliverSet(ctx, l.sub, evs, blocked, batchCompletion{d: d, s: l.sub, move: move})
+	if err != nil {
+		return st, err
+	}
+	for _, oc := range outcomes {
+		if oc.status != StatusHeld {
+			st.Failed++
+		}
+	}
+	st.Delivered = len(evs) - len(outcomes)
+	d.metrics.observeBatch(evs)
+	l.pos = next
+	l.committed.Store(next)
+	l.open = l.open || len(outcomes) > 0
+	return st, nil
+}
+
+// blockedObjects returns, per object of the lane, its oldest delivery that is
+// still open (retrying, held or failed): later events of the object are held
+// behind it.
+func (d *Dispatcher) blockedObjects(ctx context.Context, k laneKey) (map[objectKey]int64, error) {
+	rows, err := d.db.WithContext(ctx).Raw(`SELECT aggregate_type, aggregate_id, min(event_id) FROM events_deliveries
+WHERE partition = ? AND subscriber = ? AND status <> 'processed' GROUP BY aggregate_type, aggregate_id`, k.part, k.sub).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	out := map[objectKey]int64{}
+	for rows.Next() {
+		var o objectKey
+		var id int64
+		if err := rows.Scan(&o.aggType, &o.aggID, &id); err != nil {
+			return nil, err
+		}
+		out[o] = id
+	}
+	return out, rows.Err()
+}
