@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // DispatcherOptions tune the dispatcher; zero values take the defaults.
@@ -46,7 +44,7 @@ type DispatcherOptions struct {
 	Logger *slog.Logger
 }
 
-func (o *DispatcherOptions) defaults(d database.Dialect) {
+func (o *DispatcherOptions) defaults(oneWriter bool) {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 1000
 	}
@@ -66,7 +64,7 @@ func (o *DispatcherOptions) defaults(d database.Dialect) {
 	if o.Workers <= 0 {
 		o.Workers = 2
 	}
-	if d == database.SQLite {
+	if oneWriter {
 		o.Workers = 1
 	}
 	if o.BackoffBase <= 0 {
@@ -116,7 +114,7 @@ type Dispatcher struct {
 	db      *gorm.DB
 	reg     *Registry
 	opt     DispatcherOptions
-	sql     statements
+	sql     driver
 	metrics *Metrics
 	horizon *commitHorizon
 	cache   *batchCache
@@ -146,10 +144,10 @@ type Dispatcher struct {
 
 // NewDispatcher returns a dispatcher over the registry's subscribers.
 func NewDispatcher(db *gorm.DB, reg *Registry, opt DispatcherOptions) *Dispatcher {
-	dialect := database.DialectOf(db)
-	opt.defaults(dialect)
-	d := &Dispatcher{db: db, reg: reg, opt: opt, sql: statementsFor(dialect),
-		horizon: &commitHorizon{ordered: dialect == database.SQLite},
+	drv := driverFor(db)
+	opt.defaults(drv.ordered())
+	d := &Dispatcher{db: db, reg: reg, opt: opt, sql: drv,
+		horizon: &commitHorizon{ordered: drv.ordered()},
 		dbSlots: make(chan struct{}, opt.Workers), ownSlots: make(chan struct{}, opt.Workers), calls: map[string]chan struct{}{}, batches: map[string]chan struct{}{}, running: map[laneKey]*lane{}}
 	d.cache = newBatchCache(opt.BatchSize, func(ctx context.Context, part int, from, horizon int64) ([]Event, error) {
 		d.ownSlots <- struct{}{}

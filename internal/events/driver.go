@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -9,14 +10,18 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
-// driver holds every statement of the outbox outside the dispatcher's
-// passes (those are statements, store.go): the journal, the subscribers and
+// driver holds every statement of the outbox: writing an event, the
+// dispatcher's passes (survey, claim, the lane's move and its fence,
+// release, renewal: statements, store.go), the journal, the subscribers and
 // their registration, compaction, the live stream and the leases of gone
-// owners. One driver a dialect (pgDriver, sqliteDriver) is chosen once, by
-// driverFor; the logic files above it hold no SQL and no dialect branches.
-// The statements both dialects share are sqlBase's (driver_shared.go);
-// driver_test.go runs the same tests against both drivers.
+// owners. One driver a dialect (pgDriver, sqliteDriver) is chosen by
+// driverFor, the one place that asks which database it talks to; the logic
+// files above it hold no SQL and no dialect branches. The statements both
+// dialects share are sqlBase's (driver_shared.go); driver_test.go and
+// driver_lanes_test.go run the same tests against both drivers.
 type driver interface {
+	writeStatements
+	statements
 	journalStatements
 	subscriberStatements
 	registrationStatements
@@ -149,18 +154,52 @@ type streamStatements interface {
 	newestID(ctx context.Context, db *gorm.DB) (int64, error)
 }
 
+// writeStatements write events.
+type writeStatements interface {
+	// insertEvent writes one event in its owner's transaction tx.
+	insertEvent(ctx context.Context, tx *gorm.DB, row newEventRow) error
+}
+
+// newEventRow is an event as Add writes it: its id and creation time come from
+// the database.
+type newEventRow struct {
+	typ, aggType            string
+	aggID                   int64
+	part                    int
+	payload                 string
+	actorID                 *int64
+	actorName               *string
+	causedBy                *int64
+	correlation             *string
+	traceparent, tracestate *string
+}
+
+// drivers holds the two drivers, each built once, at its dialect's first
+// use: a driver depends on nothing but its dialect, so events.Add, on the
+// owner's write path, takes a built one rather than building one a call.
+var drivers struct {
+	pg, sqlite         driver
+	pgOnce, sqliteOnce sync.Once
+}
+
 // driverFor chooses the driver of db's dialect; it is the one place that
 // asks which database db talks to.
 func driverFor(db *gorm.DB) driver {
-	base := sqlBase{
+	if database.DialectOf(db) == database.Postgres {
+		drivers.pgOnce.Do(func() { drivers.pg = pgDriver{baseFor(db), pgStatements{}} })
+		return drivers.pg
+	}
+	drivers.sqliteOnce.Do(func() { drivers.sqlite = sqliteDriver{baseFor(db), sqliteStatements{}} })
+	return drivers.sqlite
+}
+
+// baseFor is the shared statements with the expressions of db's dialect.
+func baseFor(db *gorm.DB) sqlBase {
+	return sqlBase{
 		now:     database.Now(db),
 		nowPlus: func(d time.Duration) string { return database.NowPlus(db, d) },
 		timeArg: func(t time.Time) any { return database.TimeArg(db, t) },
 	}
-	if database.DialectOf(db) == database.Postgres {
-		return pgDriver{base}
-	}
-	return sqliteDriver{base}
 }
 
 // listQuery is a journal listing: the filter, the subscribers a status
@@ -232,4 +271,4 @@ type batchSpan struct {
 
 // outboxDriver is the driver of the dispatcher's database, for the
 // statements of registration and of the leases of gone owners.
-func (d *Dispatcher) outboxDriver() driver { return driverFor(d.db) }
+func (d *Dispatcher) outboxDriver() driver { return d.sql }

@@ -11,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
-
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // laneFixture is a subscriber "s" with its lanes at 0 and three events in
@@ -27,7 +25,7 @@ type laneFixture struct {
 
 func newLaneFixture(t *testing.T, db *gorm.DB, drv driver) laneFixture {
 	t.Helper()
-	f := laneFixture{db: db, drv: drv, st: statementsFor(database.DialectOf(db))}
+	f := laneFixture{db: db, drv: drv, st: drv}
 	addSubscriber(t, db, drv, "s", 0, "a")
 	for range 3 {
 		id, p := writeEvent(t, db, context.Background(), New{Type: "a", AggregateType: "things", AggregateID: 1})

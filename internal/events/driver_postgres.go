@@ -5,14 +5,38 @@ import (
 	"strings"
 
 	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // pgDriver is the outbox's driver for PostgreSQL, where transactions commit
 // out of the order of their event ids: the stream computes a commit horizon
 // from the transactions writing events.
-type pgDriver struct{ sqlBase }
+type pgDriver struct {
+	sqlBase
+	pgStatements
+}
 
 func (pgDriver) ordered() bool { return false }
+
+// insertEvent takes the transaction id before the event id, so that every
+// transaction holding an event id is visible in later snapshots as in
+// progress (or done); the commit horizon relies on it (docs/outbox.md). The
+// INSERT travels with the transaction's COMMIT, in the same round trip
+// (database.WithCommit), when tx was begun by database.Begin.
+func (pgDriver) insertEvent(ctx context.Context, tx *gorm.DB, r newEventRow) error {
+	const q = `WITH x AS MATERIALIZED (SELECT pg_current_xact_id() AS xid)
+INSERT INTO events (id, type, aggregate_type, aggregate_id, partition, payload, actor_id, actor_name,
+  caused_by, correlation_id, traceparent, tracestate)
+SELECT nextval('events_id_seq'), $1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11 FROM x`
+	args := []any{r.typ, r.aggType, r.aggID, r.part, r.payload, r.actorID, r.actorName,
+		r.causedBy, r.correlation, r.traceparent, r.tracestate}
+	if database.WithCommit(tx, q, args...) {
+		return nil
+	}
+	_, err := tx.Statement.ConnPool.ExecContext(ctx, q, args...)
+	return err
+}
 
 // streamSurvey reads, in one snapshot, the highest id visible, the
 // transactions holding a write lock on events (read after it) and which of

@@ -8,9 +8,20 @@ import (
 
 // sqliteDriver is the outbox's driver for SQLite, which has one writer at a
 // time: events commit in the order of their ids.
-type sqliteDriver struct{ sqlBase }
+type sqliteDriver struct {
+	sqlBase
+	sqliteStatements
+}
 
 func (sqliteDriver) ordered() bool { return true }
+
+// insertEvent writes the event at once; with one writer, ids follow commits.
+func (sqliteDriver) insertEvent(ctx context.Context, tx *gorm.DB, r newEventRow) error {
+	return tx.WithContext(ctx).Exec(`INSERT INTO events (type, aggregate_type, aggregate_id, partition, payload, actor_id, actor_name,
+  caused_by, correlation_id, traceparent, tracestate)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.typ, r.aggType, r.aggID, r.part, r.payload, r.actorID, r.actorName,
+		r.causedBy, r.correlation, r.traceparent, r.tracestate).Error
+}
 
 // streamSurvey reads the highest id visible; with one writer, every event
 // below it has committed.

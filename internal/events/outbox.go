@@ -61,26 +61,9 @@ func Add(ctx context.Context, tx *gorm.DB, ev New) error {
 	defer endSpan(span, nil)
 	o := originOf(ctx)
 	part := PartitionOf(ev.AggregateType, ev.AggregateID)
-	if database.DialectOf(tx) == database.Postgres {
-		// The transaction id is taken before the event id, so that every
-		// transaction holding an event id is visible in later snapshots as in
-		// progress (or done); the dispatcher's horizon relies on it.
-		q := `WITH x AS MATERIALIZED (SELECT pg_current_xact_id() AS xid)
-INSERT INTO events (id, type, aggregate_type, aggregate_id, partition, payload, actor_id, actor_name,
-  caused_by, correlation_id, traceparent, tracestate)
-SELECT nextval('events_id_seq'), $1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11 FROM x`
-		args := []any{ev.Type, ev.AggregateType, ev.AggregateID, part, string(payload), actorID, actorName,
-			o.causedBy, o.correlation, o.traceparent, o.tracestate}
-		if database.WithCommit(tx, q, args...) {
-			return nil
-		}
-		_, err = tx.Statement.ConnPool.ExecContext(ctx, q, args...)
-	} else {
-		err = tx.WithContext(ctx).Exec(`INSERT INTO events (type, aggregate_type, aggregate_id, partition, payload, actor_id, actor_name,
-  caused_by, correlation_id, traceparent, tracestate)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ev.Type, ev.AggregateType, ev.AggregateID, part, string(payload), actorID, actorName,
-			o.causedBy, o.correlation, o.traceparent, o.tracestate).Error
-	}
+	err = driverFor(tx).insertEvent(ctx, tx, newEventRow{typ: ev.Type, aggType: ev.AggregateType, aggID: ev.AggregateID,
+		part: part, payload: string(payload), actorID: actorID, actorName: actorName,
+		causedBy: o.causedBy, correlation: o.correlation, traceparent: o.traceparent, tracestate: o.tracestate})
 	if err != nil {
 		return fmt.Errorf("events: add %s: %w", ev.Type, err)
 	}

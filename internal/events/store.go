@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // statements are the dispatcher's SQL statements that differ between
@@ -48,13 +46,6 @@ type statements interface {
 	// for that row while holding the others would stop every other lane
 	// of the owner behind one slow batch.
 	renew(ctx context.Context, db *gorm.DB, owner string, lease time.Duration) error
-}
-
-func statementsFor(d database.Dialect) statements {
-	if d == database.Postgres {
-		return pgStatements{}
-	}
-	return sqliteStatements{}
 }
 
 // laneKey names one lane: a subscriber's position in one partition.
