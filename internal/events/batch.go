@@ -70,20 +70,5 @@ func (d *Dispatcher) dispatchBatch(ctx context.Context, l *lane, batch []Event, 
 // still open (retrying, held or failed): later events of the object are held
 // behind it.
 func (d *Dispatcher) blockedObjects(ctx context.Context, k laneKey) (map[objectKey]int64, error) {
-	rows, err := d.db.WithContext(ctx).Raw(`SELECT aggregate_type, aggregate_id, min(event_id) FROM events_deliveries
-WHERE partition = ? AND subscriber = ? AND status <> 'processed' GROUP BY aggregate_type, aggregate_id`, k.part, k.sub).Rows()
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = rows.Close() }()
-	out := map[objectKey]int64{}
-	for rows.Next() {
-		var o objectKey
-		var id int64
-		if err := rows.Scan(&o.aggType, &o.aggID, &id); err != nil {
-			return nil, err
-		}
-		out[o] = id
-	}
-	return out, rows.Err()
+	return d.sql.openObjects(ctx, d.db, k)
 }

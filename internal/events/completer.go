@@ -1,11 +1,7 @@
 package events
 
 import (
-	"strings"
-
 	"gorm.io/gorm"
-
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // completion is what the delivery path (deliverSet) commits for a set of
@@ -54,14 +50,6 @@ type retryCompletion struct {
 	rec   recorded
 }
 
-// processedSQL marks a retried delivery processed; @ev, @sub, @attempts
-// and @deferred name it as it was read.
-func processedSQL(now string) string {
-	return `UPDATE events_deliveries SET status = 'processed', attempts = attempts + 1, last_error = '', blocked_by = NULL,
-next_attempt_at = NULL, processed_at = ` + now + `, updated_at = ` + now + `
-WHERE event_id = @ev AND subscriber = @sub AND status IN ('retrying', 'held') AND attempts = @attempts AND deferred_ms = @deferred`
-}
-
 func (c retryCompletion) args() map[string]any {
 	a := moveArgs(c.fence)
 	a["ev"], a["attempts"], a["deferred"] = c.ev.ID, c.rec.attempts, c.rec.deferred.Milliseconds()
@@ -84,7 +72,7 @@ func (c retryCompletion) oneStatement(hopeful bool) bool { return hopeful && !c.
 
 func (c retryCompletion) finish(tx *gorm.DB, outcomes []outcome, hopeful bool) error {
 	if c.oneStatement(hopeful) {
-		n, err := c.d.sql.fenced(tx, c.fence, processedSQL(database.Now(tx)), c.args())
+		n, err := c.d.sql.fenced(tx, c.fence, c.d.sql.retrySucceededSQL(), c.args())
 		if err != nil {
 			return err
 		}
@@ -93,33 +81,34 @@ func (c retryCompletion) finish(tx *gorm.DB, outcomes []outcome, hopeful bool) e
 		}
 		return nil
 	}
-	var res *gorm.DB
+	var n int64
 	if len(outcomes) == 0 {
-		res = tx.Exec(processedSQL(database.Now(tx)), c.args())
+		res := tx.Exec(c.d.sql.retrySucceededSQL(), c.args())
+		if res.Error != nil {
+			return res.Error
+		}
+		n = res.RowsAffected
 	} else {
 		d, s, ev, rec, err := c.d, c.s, c.ev, c.rec, outcomes[0].err
 		f := d.afterFailure(s, rec.attempts, rec.deferred, err)
 		msg := errorText(err)
-		now := database.Now(tx)
-		res = tx.Exec(`UPDATE events_deliveries SET status = ?, attempts = attempts + ?, last_error = ?, blocked_by = NULL,
-next_attempt_at = `+f.next+`, deferred_ms = ?, updated_at = `+now+`
-WHERE event_id = ? AND subscriber = ? AND status IN ('retrying', 'held') AND attempts = ? AND deferred_ms = ?`,
-			f.status, spentCount(f), msg, f.deferred.Milliseconds(), ev.ID, s.Name, rec.attempts, rec.deferred.Milliseconds())
-		if res.Error == nil && res.RowsAffected == 1 {
-			if err := recordFailure(tx, ev.ID, s.Name, msg, err, f.spent); err != nil {
+		var e error
+		n, e = d.sql.retryFailedAttempt(tx, retryFailure{evID: ev.ID, sub: s.Name, status: f.status, spent: spentCount(f), msg: msg,
+			next: f.next, newDeferredMs: f.deferred.Milliseconds(), attempts: rec.attempts, deferredMs: rec.deferred.Milliseconds()})
+		if e != nil {
+			return e
+		}
+		if n == 1 {
+			if err := d.sql.addFailure(tx, failureRow{evID: ev.ID, sub: s.Name, msg: msg, httpStatus: httpStatusOf(err), spent: f.spent}, failureHistory); err != nil {
 				return err
 			}
 			// The deliveries still held behind the same object point at it.
-			if err := tx.Exec(`UPDATE events_deliveries SET blocked_by = ? WHERE subscriber = ? AND aggregate_type = ? AND aggregate_id = ?
-AND status = 'held' AND event_id > ?`, ev.ID, s.Name, ev.AggregateType, ev.AggregateID, ev.ID).Error; err != nil {
+			if err := d.sql.pointHeldAt(tx, s.Name, ev); err != nil {
 				return err
 			}
 		}
 	}
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected != 1 {
+	if n != 1 {
 		return errLeaseLost // someone else recorded it meanwhile
 	}
 	return nil
@@ -132,38 +121,22 @@ func (d *Dispatcher) recordOutcomes(tx *gorm.DB, s *Subscriber, outcomes []outco
 	if len(outcomes) == 0 {
 		return nil
 	}
-	var sb, hist strings.Builder
-	var args, histArgs []any
-	sb.WriteString(`INSERT INTO events_deliveries (event_id, subscriber, partition, aggregate_type, aggregate_id, status, attempts, last_error, blocked_by, next_attempt_at, processed_at, deferred_ms) VALUES `)
-	hist.WriteString(`INSERT INTO events_delivery_failures (event_id, subscriber, seq, error, http_status, spent) VALUES `)
-	for i, oc := range outcomes {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
+	rows := make([]deliveryRow, 0, len(outcomes))
+	var first []failureRow
+	for _, oc := range outcomes {
 		ev := oc.ev
-		part := PartitionOf(ev.AggregateType, ev.AggregateID)
+		r := deliveryRow{ev: ev, sub: s.Name, part: PartitionOf(ev.AggregateType, ev.AggregateID), status: oc.status}
 		if oc.status == StatusHeld {
-			sb.WriteString("(?, ?, ?, ?, ?, 'held', 0, '', ?, NULL, NULL, 0)")
-			args = append(args, ev.ID, s.Name, part, ev.AggregateType, ev.AggregateID, oc.blockedBy)
+			r.blockedBy = oc.blockedBy
+			rows = append(rows, r)
 			continue
 		}
 		f := d.afterFailure(s, 0, 0, oc.err)
-		msg := errorText(oc.err)
-		sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, NULL, " + f.next + ", NULL, ?)")
-		args = append(args, ev.ID, s.Name, part, ev.AggregateType, ev.AggregateID, f.status, spentCount(f), msg, f.deferred.Milliseconds())
-		if len(histArgs) > 0 {
-			hist.WriteString(", ")
-		}
-		hist.WriteString("(?, ?, 1, ?, ?, ?)")
-		histArgs = append(histArgs, ev.ID, s.Name, msg, httpStatusOf(oc.err), f.spent)
+		r.status, r.attempts, r.lastError, r.next, r.deferredMs = f.status, spentCount(f), errorText(oc.err), f.next, f.deferred.Milliseconds()
+		rows = append(rows, r)
+		first = append(first, failureRow{evID: ev.ID, sub: s.Name, msg: r.lastError, httpStatus: httpStatusOf(oc.err), spent: f.spent})
 	}
-	if err := tx.Exec(sb.String(), args...).Error; err != nil {
-		return err
-	}
-	if len(histArgs) == 0 {
-		return nil
-	}
-	return tx.Exec(hist.String(), histArgs...).Error
+	return d.sql.insertDeliveries(tx, rows, first)
 }
 
 func spentCount(f failure) int {
@@ -171,18 +144,6 @@ func spentCount(f failure) int {
 		return 1
 	}
 	return 0
-}
-
-// recordFailure adds a failed attempt to the delivery's history and drops
-// what is older than its latest failureHistory.
-func recordFailure(tx *gorm.DB, evID int64, sub, msg string, err error, spent bool) error {
-	if e := tx.Exec(`INSERT INTO events_delivery_failures (event_id, subscriber, seq, error, http_status, spent)
-SELECT ?, ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM events_delivery_failures WHERE event_id = ? AND subscriber = ?`,
-		evID, sub, msg, httpStatusOf(err), spent, evID, sub).Error; e != nil {
-		return e
-	}
-	return tx.Exec(`DELETE FROM events_delivery_failures WHERE event_id = ? AND subscriber = ? AND seq <= (
-SELECT max(seq) FROM events_delivery_failures WHERE event_id = ? AND subscriber = ?) - ?`, evID, sub, evID, sub, failureHistory).Error
 }
 
 // countOutcomes counts the outcomes of n deliveries in the metrics: the

@@ -22,6 +22,7 @@ import (
 type driver interface {
 	writeStatements
 	statements
+	deliveryStatements
 	journalStatements
 	subscriberStatements
 	registrationStatements

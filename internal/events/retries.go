@@ -79,19 +79,7 @@ func truncate(s string) string {
 // one (deliverSet), its record written with its fence.
 func (d *Dispatcher) retryDue(ctx, stop context.Context, l *lane) (PassStats, error) {
 	var st PassStats
-	var dues []dueRetry
-	var du dueRetry
-	var deferredMs int64
-	err := scanEvents(d.db.WithContext(ctx).Raw(`SELECT d.attempts, d.deferred_ms,
-  EXISTS (SELECT 1 FROM events_deliveries h WHERE h.subscriber = d.subscriber AND h.aggregate_type = d.aggregate_type
-    AND h.aggregate_id = d.aggregate_id AND h.status = 'held') AS held, `+eventColumns+`
-FROM events_deliveries d JOIN events e ON e.id = d.event_id
-WHERE d.subscriber = ? AND d.partition = ? AND d.status = 'retrying' AND d.next_attempt_at <= `+database.Now(d.db)+`
-ORDER BY d.event_id LIMIT ?`, l.key.sub, l.key.part, d.opt.BatchSize),
-		[]any{&du.rec.attempts, &deferredMs, &du.held}, func(ev Event) {
-			du.ev, du.rec.deferred = ev, time.Duration(deferredMs)*time.Millisecond
-			dues = append(dues, du)
-		})
+	dues, err := d.sql.dueRetries(ctx, d.db, l.key, d.opt.BatchSize)
 	if err != nil {
 		return st, err
 	}
@@ -107,11 +95,7 @@ ORDER BY d.event_id LIMIT ?`, l.key.sub, l.key.part, d.opt.BatchSize),
 			continue
 		}
 		// Release what was held behind it, in order, until one fails.
-		var held []Event
-		err = scanEvents(d.db.WithContext(ctx).Raw(`SELECT `+eventColumns+`
-FROM events_deliveries d JOIN events e ON e.id = d.event_id
-WHERE d.subscriber = ? AND d.aggregate_type = ? AND d.aggregate_id = ? AND d.status = 'held' ORDER BY d.event_id`,
-			l.key.sub, du.ev.AggregateType, du.ev.AggregateID), nil, func(ev Event) { held = append(held, ev) })
+		held, err := d.sql.heldBehind(ctx, d.db, l.key.sub, du.ev)
 		if err != nil {
 			return st, err
 		}

@@ -161,8 +161,8 @@ func (r *Runner) poll(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		var id int64
-		if err := r.d.db.WithContext(ctx).Raw("SELECT coalesce(max(id), 0) FROM events").Scan(&id).Error; err != nil {
+		id, err := r.d.sql.newestID(ctx, r.d.db)
+		if err != nil {
 			continue
 		}
 		if last >= 0 && id > last {
