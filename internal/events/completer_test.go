@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ func TestCompleter(t *testing.T) {
 	exercise(t, []driverCase{
 		{"RetryFence", testRetryFence},
 		{"RetryRecordedMeanwhile", testRetryRecordedMeanwhile},
+		{"RetryFailureRecords", testRetryFailureRecords},
 	})
 }
 
@@ -93,4 +95,33 @@ func testRetryRecordedMeanwhile(t *testing.T, db *gorm.DB, drv driver) {
 	}))
 	status, _ = deliveryStatus(t, db, f.ids[0])
 	require.Equal(t, StatusProcessed, status)
+}
+
+// A retry that fails again is recorded over the row as it was read: one
+// attempt more, its error, an entry in the failure history, and the
+// deliveries held behind the same object pointed at it.
+func testRetryFailureRecords(t *testing.T, db *gorm.DB, drv driver) {
+	f := newLaneFixture(t, db, drv)
+	f.lease(t, "me", time.Hour)
+	addDelivery(t, db, drv, f.ids[0], f.part, "s", StatusRetrying, nil)
+	addDelivery(t, db, drv, f.ids[1], f.part, "s", StatusHeld, nil)
+
+	c := retryOf(f, "me", 1)
+	c.d.db = db
+	c.d.opt.defaults(drv.ordered())
+	boom := errors.New("boom")
+	require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
+		require.NoError(t, c.begin(tx, false))
+		return c.finish(tx, []outcome{{ev: c.ev, status: StatusRetrying, err: boom}}, false)
+	}))
+	status, attempts := deliveryStatus(t, db, f.ids[0])
+	require.Equal(t, StatusRetrying, status)
+	require.Equal(t, 2, attempts)
+	var history []string
+	require.NoError(t, db.Raw(`SELECT error FROM events_delivery_failures WHERE event_id = ? AND subscriber = 's' ORDER BY seq`, f.ids[0]).Scan(&history).Error)
+	require.Equal(t, []string{"boom"}, history)
+	var blockedBy *int64
+	require.NoError(t, db.Raw(`SELECT blocked_by FROM events_deliveries WHERE event_id = ? AND subscriber = 's'`, f.ids[1]).Scan(&blockedBy).Error)
+	require.NotNil(t, blockedBy, "the held delivery points at the failed retry")
+	require.Equal(t, f.ids[0], *blockedBy)
 }
