@@ -269,7 +269,3 @@ type batchSpan struct {
 	LastID       int64
 	DispatchedAt nullTime
 }
-
-// outboxDriver is the driver of the dispatcher's database, for the
-// statements of registration and of the leases of gone owners.
-func (d *Dispatcher) outboxDriver() driver { return d.sql }

@@ -130,7 +130,7 @@ func (d *Dispatcher) takeBackFromDead(ctx context.Context) {
 	if !ok {
 		return
 	}
-	drv := d.outboxDriver()
+	drv := d.sql
 	owners, err := drv.leaseOwners(ctx, d.db, d.opt.Owner)
 	if err != nil {
 		d.opt.Logger.Warn("look for the lanes of dead dispatchers", "err", err)

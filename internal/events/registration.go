@@ -35,7 +35,7 @@ const replicasKept = 24 * time.Hour
 // delivered). A subscriber from before lanes continues from the old shared
 // position; a retired one that comes back starts again at the end.
 func (d *Dispatcher) register(ctx context.Context, horizon int64) error {
-	drv := d.outboxDriver()
+	drv := d.sql
 	err := d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		known, err := drv.subscribersKnown(ctx, tx)
 		if err != nil {
@@ -116,7 +116,7 @@ func (d *Dispatcher) heartbeat(ctx context.Context, force bool) {
 	}
 	d.lastSeen = time.Now()
 	d.mu.Unlock()
-	drv := d.outboxDriver()
+	drv := d.sql
 	names := make([]string, 0, len(d.reg.Subscribers()))
 	for _, s := range d.reg.Subscribers() {
 		names = append(names, s.Name)

@@ -9,24 +9,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
 )
 
-// claimCounter is a GORM logger that counts the claims of lanes.
-type claimCounter struct{ n atomic.Int64 }
-
-func (c *claimCounter) LogMode(logger.LogLevel) logger.Interface { return c }
-func (c *claimCounter) Info(context.Context, string, ...any)     {}
-func (c *claimCounter) Warn(context.Context, string, ...any)     {}
-func (c *claimCounter) Error(context.Context, string, ...any)    {}
-func (c *claimCounter) Trace(_ context.Context, _ time.Time, fc func() (string, int64), _ error) {
-	if q, _ := fc(); strings.Contains(q, "UPDATE events_lanes SET owner") && strings.Contains(q, "RETURNING subscriber") {
-		c.n.Add(1)
-	}
+// isClaim tells a statement that claims lanes.
+func isClaim(q string) bool {
+	return strings.Contains(q, "UPDATE events_lanes SET owner") && strings.Contains(q, "RETURNING subscriber")
 }
 
 // TestLanes_PassWhileRunning: a pass that sees a lane's events while the
@@ -53,7 +44,7 @@ func TestLanes_PassWhileRunning(t *testing.T) {
 			<-release
 			return nil
 		}})
-	claims := &claimCounter{}
+	claims := &statementCounter{match: isClaim}
 	d := events.NewDispatcher(db.Session(&gorm.Session{Logger: claims}), reg, events.DispatcherOptions{})
 	ctx := context.Background()
 	_, err := d.RunOnce(ctx) // registers the subscriber: its lanes start at the journal's end

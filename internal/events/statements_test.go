@@ -15,15 +15,25 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
 )
 
-// statementCounter is a GORM logger that counts every statement.
-type statementCounter struct{ n atomic.Int64 }
+// statementCounter is a GORM logger that counts the statements match
+// accepts, every statement when match is nil.
+type statementCounter struct {
+	n     atomic.Int64
+	match func(sql string) bool
+}
 
 func (c *statementCounter) LogMode(logger.LogLevel) logger.Interface { return c }
 func (c *statementCounter) Info(context.Context, string, ...any)     {}
 func (c *statementCounter) Warn(context.Context, string, ...any)     {}
 func (c *statementCounter) Error(context.Context, string, ...any)    {}
-func (c *statementCounter) Trace(context.Context, time.Time, func() (string, int64), error) {
-	c.n.Add(1)
+func (c *statementCounter) Trace(_ context.Context, _ time.Time, fc func() (string, int64), _ error) {
+	if c.match == nil {
+		c.n.Add(1)
+		return
+	}
+	if q, _ := fc(); c.match(q) {
+		c.n.Add(1)
+	}
 }
 
 // A retried delivery goes the delivery path of a batch: a pass that retries
