@@ -83,18 +83,17 @@ func (c retryCompletion) finish(tx *gorm.DB, outcomes []outcome, hopeful bool) e
 	}
 	var n int64
 	if len(outcomes) == 0 {
-		res := tx.Exec(c.d.sql.retrySucceededSQL(), c.args())
-		if res.Error != nil {
-			return res.Error
+		var err error
+		if n, err = c.d.sql.retrySucceeded(tx, c.args()); err != nil {
+			return err
 		}
-		n = res.RowsAffected
 	} else {
 		d, s, ev, rec, err := c.d, c.s, c.ev, c.rec, outcomes[0].err
 		f := d.afterFailure(s, rec.attempts, rec.deferred, err)
 		msg := errorText(err)
 		var e error
 		n, e = d.sql.retryFailedAttempt(tx, retryFailure{evID: ev.ID, sub: s.Name, status: f.status, spent: spentCount(f), msg: msg,
-			next: f.next, newDeferredMs: f.deferred.Milliseconds(), attempts: rec.attempts, deferredMs: rec.deferred.Milliseconds()})
+			retryIn: f.retryIn, newDeferredMs: f.deferred.Milliseconds(), attempts: rec.attempts, deferredMs: rec.deferred.Milliseconds()})
 		if e != nil {
 			return e
 		}
@@ -132,7 +131,7 @@ func (d *Dispatcher) recordOutcomes(tx *gorm.DB, s *Subscriber, outcomes []outco
 			continue
 		}
 		f := d.afterFailure(s, 0, 0, oc.err)
-		r.status, r.attempts, r.lastError, r.next, r.deferredMs = f.status, spentCount(f), errorText(oc.err), f.next, f.deferred.Milliseconds()
+		r.status, r.attempts, r.lastError, r.retryIn, r.deferredMs = f.status, spentCount(f), errorText(oc.err), f.retryIn, f.deferred.Milliseconds()
 		rows = append(rows, r)
 		first = append(first, failureRow{evID: ev.ID, sub: s.Name, msg: r.lastError, httpStatus: httpStatusOf(oc.err), spent: f.spent})
 	}

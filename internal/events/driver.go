@@ -2,7 +2,6 @@ package events
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -175,32 +174,21 @@ type newEventRow struct {
 	traceparent, tracestate *string
 }
 
-// drivers holds the two drivers, each built once, at its dialect's first
-// use: a driver depends on nothing but its dialect, so events.Add, on the
-// owner's write path, takes a built one rather than building one a call.
-var drivers struct {
-	pg, sqlite         driver
-	pgOnce, sqliteOnce sync.Once
+// drivers are the two drivers: a driver depends on nothing but its
+// dialect, so each is one value, and events.Add, on the owner's write path,
+// takes it as it is.
+var drivers = struct{ pg, sqlite driver }{
+	pg:     pgDriver{sqlBase{database.Postgres}, pgStatements{}},
+	sqlite: sqliteDriver{sqlBase{database.SQLite}, sqliteStatements{}},
 }
 
 // driverFor chooses the driver of db's dialect; it is the one place that
 // asks which database db talks to.
 func driverFor(db *gorm.DB) driver {
 	if database.DialectOf(db) == database.Postgres {
-		drivers.pgOnce.Do(func() { drivers.pg = pgDriver{baseFor(db), pgStatements{}} })
 		return drivers.pg
 	}
-	drivers.sqliteOnce.Do(func() { drivers.sqlite = sqliteDriver{baseFor(db), sqliteStatements{}} })
 	return drivers.sqlite
-}
-
-// baseFor is the shared statements with the expressions of db's dialect.
-func baseFor(db *gorm.DB) sqlBase {
-	return sqlBase{
-		now:     database.Now(db),
-		nowPlus: func(d time.Duration) string { return database.NowPlus(db, d) },
-		timeArg: func(t time.Time) any { return database.TimeArg(db, t) },
-	}
 }
 
 // listQuery is a journal listing: the filter, the subscribers a status

@@ -19,9 +19,12 @@ type deliveryStatements interface {
 	// insertDeliveries writes a batch's exceptions for one subscriber, and
 	// the first entry of each failure's history.
 	insertDeliveries(tx *gorm.DB, rows []deliveryRow, first []failureRow) error
-	// retrySucceededSQL marks a retried delivery processed, as it was read:
-	// @ev, @sub, @attempts and @deferred name it. It runs alone, or in the
-	// lane move's statement (fenced).
+	// retrySucceeded marks a retried delivery processed, as it was read
+	// (retrySucceededArgs); it returns the rows it changed.
+	retrySucceeded(tx *gorm.DB, args map[string]any) (int64, error)
+	// retrySucceededSQL is retrySucceeded's statement, to run in the lane
+	// move's statement (fenced): @ev, @sub, @attempts and @deferred name
+	// the delivery.
 	retrySucceededSQL() string
 	// retryFailedAttempt records a retried delivery's failed attempt, as it was
 	// read; it returns the rows it changed.
@@ -40,8 +43,7 @@ type deliveryStatements interface {
 }
 
 // deliveryRow is one exception of a batch: a failed delivery (status
-// retrying or failed, next an SQL expression of its next attempt's time)
-// or one held behind blockedBy.
+// retrying, tried again in retryIn, or failed) or one held behind blockedBy.
 type deliveryRow struct {
 	ev         *Event
 	sub        string
@@ -49,8 +51,8 @@ type deliveryRow struct {
 	status     string
 	attempts   int
 	lastError  string
-	blockedBy  int64  // held
-	next       string // failed: SQL expression
+	blockedBy  int64         // held
+	retryIn    time.Duration // retrying
 	deferredMs int64
 }
 
@@ -71,7 +73,7 @@ type retryFailure struct {
 	status        string
 	spent         int
 	msg           string
-	next          string // SQL expression of the next attempt's time
+	retryIn       time.Duration // status retrying: the next attempt's delay
 	newDeferredMs int64
 	attempts      int
 	deferredMs    int64
@@ -96,7 +98,16 @@ WHERE partition = ? AND subscriber = ? AND status <> 'processed' GROUP BY aggreg
 	return out, rows.Err()
 }
 
-func (sqlBase) insertDeliveries(tx *gorm.DB, rows []deliveryRow, first []failureRow) error {
+// nextAttempt is the SQL of the next attempt's time of a delivery left in
+// status after a failure: none for one that failed for good.
+func (b sqlBase) nextAttempt(status string, in time.Duration) string {
+	if status == StatusFailed {
+		return "NULL"
+	}
+	return b.nowPlus(in)
+}
+
+func (b sqlBase) insertDeliveries(tx *gorm.DB, rows []deliveryRow, first []failureRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -112,7 +123,7 @@ func (sqlBase) insertDeliveries(tx *gorm.DB, rows []deliveryRow, first []failure
 			args = append(args, r.ev.ID, r.sub, r.part, r.ev.AggregateType, r.ev.AggregateID, r.blockedBy)
 			continue
 		}
-		sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, NULL, " + r.next + ", NULL, ?)")
+		sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, NULL, " + b.nextAttempt(r.status, r.retryIn) + ", NULL, ?)")
 		args = append(args, r.ev.ID, r.sub, r.part, r.ev.AggregateType, r.ev.AggregateID, r.status, r.attempts, r.lastError, r.deferredMs)
 	}
 	if err := tx.Exec(sb.String(), args...).Error; err != nil {
@@ -138,13 +149,18 @@ func (sqlBase) insertDeliveries(tx *gorm.DB, rows []deliveryRow, first []failure
 // @attempts and @deferred name it as it was read.
 func (b sqlBase) retrySucceededSQL() string {
 	return `UPDATE events_deliveries SET status = 'processed', attempts = attempts + 1, last_error = '', blocked_by = NULL,
-next_attempt_at = NULL, processed_at = ` + b.now + `, updated_at = ` + b.now + `
+next_attempt_at = NULL, processed_at = ` + b.now() + `, updated_at = ` + b.now() + `
 WHERE event_id = @ev AND subscriber = @sub AND status IN ('retrying', 'held') AND attempts = @attempts AND deferred_ms = @deferred`
+}
+
+func (b sqlBase) retrySucceeded(tx *gorm.DB, args map[string]any) (int64, error) {
+	res := tx.Exec(b.retrySucceededSQL(), args)
+	return res.RowsAffected, res.Error
 }
 
 func (b sqlBase) retryFailedAttempt(tx *gorm.DB, r retryFailure) (int64, error) {
 	res := tx.Exec(`UPDATE events_deliveries SET status = ?, attempts = attempts + ?, last_error = ?, blocked_by = NULL,
-next_attempt_at = `+r.next+`, deferred_ms = ?, updated_at = `+b.now+`
+next_attempt_at = `+b.nextAttempt(r.status, r.retryIn)+`, deferred_ms = ?, updated_at = `+b.now()+`
 WHERE event_id = ? AND subscriber = ? AND status IN ('retrying', 'held') AND attempts = ? AND deferred_ms = ?`,
 		r.status, r.spent, r.msg, r.newDeferredMs, r.evID, r.sub, r.attempts, r.deferredMs)
 	return res.RowsAffected, res.Error
@@ -173,7 +189,7 @@ func (b sqlBase) dueRetries(ctx context.Context, db *gorm.DB, k laneKey, limit i
   EXISTS (SELECT 1 FROM events_deliveries h WHERE h.subscriber = d.subscriber AND h.aggregate_type = d.aggregate_type
     AND h.aggregate_id = d.aggregate_id AND h.status = 'held') AS held, `+eventColumns+`
 FROM events_deliveries d JOIN events e ON e.id = d.event_id
-WHERE d.subscriber = ? AND d.partition = ? AND d.status = 'retrying' AND d.next_attempt_at <= `+b.now+`
+WHERE d.subscriber = ? AND d.partition = ? AND d.status = 'retrying' AND d.next_attempt_at <= `+b.now()+`
 ORDER BY d.event_id LIMIT ?`, k.sub, k.part, limit),
 		[]any{&du.rec.attempts, &deferredMs, &du.held}, func(ev Event) {
 			du.ev, du.rec.deferred = ev, time.Duration(deferredMs)*time.Millisecond

@@ -9,16 +9,23 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // sqlBase holds the statements both dialects share. Where a statement needs
 // the database clock or a time to compare with a column the clock wrote, it
-// takes the dialect's expression from these fields, which driverFor sets.
-type sqlBase struct {
-	now     string                     // the database clock's current time
-	nowPlus func(time.Duration) string // the clock's time d from now
-	timeArg func(time.Time) any        // t as an argument to compare with created_at
-}
+// takes the dialect's expression from these methods.
+type sqlBase struct{ dialect database.Dialect }
+
+// now is the database clock's current time.
+func (b sqlBase) now() string { return b.dialect.Now() }
+
+// nowPlus is the database clock's time d from now.
+func (b sqlBase) nowPlus(d time.Duration) string { return b.dialect.NowPlus(d) }
+
+// timeArg is t as an argument to compare with created_at.
+func (b sqlBase) timeArg(t time.Time) any { return b.dialect.TimeArg(t) }
 
 // sqlWhere gathers the conditions of a query and their arguments, in order.
 type sqlWhere struct {
@@ -368,8 +375,8 @@ FROM x LEFT JOIN events_deliveries d ON d.event_id = x.eid AND d.subscriber = x.
 }
 
 func (b sqlBase) retryFailed(ctx context.Context, tx *gorm.DB, id int64) (int64, error) {
-	res := tx.WithContext(ctx).Exec(`UPDATE events_deliveries SET status = 'retrying', attempts = 0, deferred_ms = 0, next_attempt_at = `+b.now+`,
-updated_at = `+b.now+` WHERE event_id = ? AND status = 'failed'`, id)
+	res := tx.WithContext(ctx).Exec(`UPDATE events_deliveries SET status = 'retrying', attempts = 0, deferred_ms = 0, next_attempt_at = `+b.now()+`,
+updated_at = `+b.now()+` WHERE event_id = ? AND status = 'failed'`, id)
 	return res.RowsAffected, res.Error
 }
 
@@ -404,7 +411,7 @@ WHERE d.status <> 'processed'`).Scan(&b).Error; err != nil {
 
 func (b sqlBase) clock(ctx context.Context, db *gorm.DB) (time.Time, error) {
 	var now time.Time
-	err := db.WithContext(ctx).Raw("SELECT " + b.now).Scan((*dbTime)(&now)).Error
+	err := db.WithContext(ctx).Raw("SELECT " + b.now()).Scan((*dbTime)(&now)).Error
 	return now, err
 }
 
@@ -473,7 +480,7 @@ func (sqlBase) rewind(ctx context.Context, tx *gorm.DB, name string, before int6
 
 func (b sqlBase) retire(ctx context.Context, tx *gorm.DB, name string) error {
 	tx = tx.WithContext(ctx)
-	if err := tx.Exec(`UPDATE events_subscribers SET retired_at = `+b.now+`, updated_at = `+b.now+` WHERE name = ?`, name).Error; err != nil {
+	if err := tx.Exec(`UPDATE events_subscribers SET retired_at = `+b.now()+`, updated_at = `+b.now()+` WHERE name = ?`, name).Error; err != nil {
 		return err
 	}
 	if err := tx.Exec(`DELETE FROM events_lanes WHERE subscriber = ?`, name).Error; err != nil {
@@ -503,13 +510,13 @@ func (sqlBase) subscriberRecord(ctx context.Context, tx *gorm.DB, name string) (
 
 func (b sqlBase) insertSubscriber(ctx context.Context, tx *gorm.DB, s subscriberSpec) (bool, error) {
 	res := tx.WithContext(ctx).Exec(`INSERT INTO events_subscribers (name, types, description, local, replayable, registered_at, updated_at)
-VALUES (?, ?, ?, ?, ?, `+b.now+`, `+b.now+`) ON CONFLICT (name) DO NOTHING`, s.name, s.types, s.description, s.local, s.replayable)
+VALUES (?, ?, ?, ?, ?, `+b.now()+`, `+b.now()+`) ON CONFLICT (name) DO NOTHING`, s.name, s.types, s.description, s.local, s.replayable)
 	return res.RowsAffected == 1, res.Error
 }
 
 func (b sqlBase) updateSubscriber(ctx context.Context, tx *gorm.DB, s subscriberSpec) error {
 	return tx.WithContext(ctx).Exec(`UPDATE events_subscribers SET types = ?, description = ?, local = ?, replayable = ?, retired_at = NULL,
-registered_at = coalesce(registered_at, `+b.now+`), updated_at = `+b.now+` WHERE name = ?`,
+registered_at = coalesce(registered_at, `+b.now()+`), updated_at = `+b.now()+` WHERE name = ?`,
 		s.types, s.description, s.local, s.replayable, s.name).Error
 }
 
@@ -531,7 +538,7 @@ ON CONFLICT (subscriber, partition) DO NOTHING`, name, p, start, start).Error; e
 func (b sqlBase) seen(ctx context.Context, tx *gorm.DB, replica string, subs []string) error {
 	tx = tx.WithContext(ctx)
 	for _, s := range subs {
-		if err := tx.Exec(`INSERT INTO events_replicas (subscriber, replica, seen_at) VALUES (?, ?, `+b.now+`)
+		if err := tx.Exec(`INSERT INTO events_replicas (subscriber, replica, seen_at) VALUES (?, ?, `+b.now()+`)
 ON CONFLICT (subscriber, replica) DO UPDATE SET seen_at = excluded.seen_at`, s, replica).Error; err != nil {
 			return err
 		}
@@ -545,7 +552,7 @@ func (b sqlBase) forgetReplicas(ctx context.Context, tx *gorm.DB, keep time.Dura
 
 func (b sqlBase) leaseOwners(ctx context.Context, db *gorm.DB, self string) ([]string, error) {
 	var owners []string
-	err := db.WithContext(ctx).Raw(`SELECT DISTINCT owner FROM events_lanes WHERE owner IS NOT NULL AND owner <> ? AND lease_until > `+b.now+
+	err := db.WithContext(ctx).Raw(`SELECT DISTINCT owner FROM events_lanes WHERE owner IS NOT NULL AND owner <> ? AND lease_until > `+b.now()+
 		` ORDER BY owner`, self).Scan(&owners).Error
 	return owners, err
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/url"
 	"time"
-
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // policy is the subscriber's retry policy with the dispatcher's defaults.
@@ -13,13 +11,15 @@ func (d *Dispatcher) policy(s *Subscriber) RetryPolicy {
 	return s.Retry.or(RetryPolicy{MaxAttempts: d.opt.MaxAttempts, Base: d.opt.BackoffBase, Cap: d.opt.BackoffMax})
 }
 
-// failure is what a failed attempt of a delivery leaves: its status, the
-// SQL of its next attempt's time, whether the attempt was spent, and how long
-// the delivery has been deferred by Retry-After in all.
+// failure is what a failed attempt of a delivery leaves: its status, how
+// long until its next attempt (none when it failed for good), whether the
+// attempt was spent, and how long the delivery has been deferred by
+// Retry-After in all.
 type failure struct {
-	status, next string
-	spent        bool
-	deferred     time.Duration
+	status   string
+	retryIn  time.Duration
+	spent    bool
+	deferred time.Duration
 }
 
 // afterFailure returns what a failed attempt leaves of a delivery that had
@@ -33,15 +33,11 @@ func (d *Dispatcher) afterFailure(s *Subscriber, attempts int, deferred time.Dur
 	p := d.policy(s)
 	if after, ok := askedDelay(err); ok {
 		if delay := min(after, p.Cap); deferred+delay <= d.opt.RetryAfterCap {
-			return failure{status: StatusRetrying, next: database.NowPlus(d.db, delay), deferred: deferred + delay}
+			return failure{status: StatusRetrying, retryIn: delay, deferred: deferred + delay}
 		}
 	}
 	status, delay := p.next(attempts+1, err)
-	f := failure{status: status, next: "NULL", spent: true, deferred: deferred}
-	if status != StatusFailed {
-		f.next = database.NowPlus(d.db, delay)
-	}
-	return f
+	return failure{status: status, retryIn: delay, spent: true, deferred: deferred}
 }
 
 // failureHistory is how many failed attempts the journal keeps per delivery:

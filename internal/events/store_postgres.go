@@ -14,9 +14,9 @@ import (
 // pgStatements are the dispatcher's statements for PostgreSQL.
 type pgStatements struct{}
 
-const pgNow = "now()"
+var pgNow = database.Postgres.Now()
 
-func pgNowPlus(db *gorm.DB, q claimQuery) string { return database.NowPlus(db, q.lease) }
+func pgNowPlus(q claimQuery) string { return database.Postgres.NowPlus(q.lease) }
 
 // noSyncCommit, as a statement's first CTE, lets the statement's own
 // transaction commit without waiting for its WAL to reach the disk. Only the
@@ -124,7 +124,7 @@ func scanLanes(q *gorm.DB) ([]laneAt, error) {
 // claimed lanes come as one list on every row, so that a batch of n events
 // for k lanes is n rows, not n × k.
 func (pgStatements) claim(ctx context.Context, db *gorm.DB, q claimQuery) ([]claimedLane, []Event, error) {
-	stmt := `WITH ` + noSyncCommit + `, c AS (` + claimUpdateSQL(pgNow, pgNowPlus(db, q)) + `),
+	stmt := `WITH ` + noSyncCommit + `, c AS (` + claimUpdateSQL(pgNow, pgNowPlus(q)) + `),
 cl AS (SELECT string_agg(c.subscriber || ' ' || c.open::int || ' ' || c.due::int, ',') AS list FROM c)
 SELECT cl.list, ` + eventColumns + `
 FROM async, cl LEFT JOIN LATERAL (SELECT * FROM events
@@ -159,7 +159,7 @@ ORDER BY e.id`
 }
 
 func (pgStatements) moveLane(tx *gorm.DB, m laneMove) error {
-	set := `lease_until = ` + database.NowPlus(tx, m.lease)
+	set := `lease_until = ` + database.Postgres.NowPlus(m.lease)
 	if m.release {
 		set = `owner = NULL, lease_until = NULL`
 	}
@@ -180,7 +180,7 @@ INSERT INTO events_batches (partition, subscriber, first_id, last_id) SELECT par
 }
 
 func (pgStatements) fenced(tx *gorm.DB, m laneMove, update string, args map[string]any) (int64, error) {
-	set := `lease_until = ` + database.NowPlus(tx, m.lease)
+	set := `lease_until = ` + database.Postgres.NowPlus(m.lease)
 	res := tx.Exec(`WITH fence AS (`+moveLaneSQL(set)+` RETURNING 1)
 `+update+` AND EXISTS (SELECT 1 FROM fence)`, args)
 	return res.RowsAffected, res.Error
@@ -192,7 +192,7 @@ WHERE subscriber = ? AND partition = ? AND owner = ? AND EXISTS (SELECT 1 FROM a
 }
 
 func (pgStatements) renew(ctx context.Context, db *gorm.DB, owner string, lease time.Duration) error {
-	return db.WithContext(ctx).Exec(`UPDATE events_lanes l SET lease_until = `+database.NowPlus(db, lease)+`
+	return db.WithContext(ctx).Exec(`UPDATE events_lanes l SET lease_until = `+database.Postgres.NowPlus(lease)+`
 FROM (SELECT subscriber, partition FROM events_lanes WHERE owner = @owner FOR UPDATE SKIP LOCKED) mine
 WHERE l.subscriber = mine.subscriber AND l.partition = mine.partition AND l.owner = @owner`, map[string]any{"owner": owner}).Error
 }

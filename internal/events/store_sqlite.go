@@ -28,14 +28,14 @@ FROM events`, map[string]any{"names": names(q.names)}).Row().Scan(&sv.visible, &
 }
 
 func (sqliteStatements) lanesWithWork(ctx context.Context, db *gorm.DB, q surveyQuery, upto int64) ([]laneAt, error) {
-	now := database.Now(db)
+	now := database.SQLite.Now()
 	next := `EXISTS (SELECT 1 FROM events e WHERE e.partition = l.partition AND e.id > l.position AND e.id <= @upto)`
 	return scanLanes(db.WithContext(ctx).Raw(lanesWithWorkSQL(now, "", next),
 		map[string]any{"owner": q.owner, "names": names(q.names), "upto": upto}))
 }
 
 func (sqliteStatements) claim(ctx context.Context, db *gorm.DB, q claimQuery) ([]claimedLane, []Event, error) {
-	rows, err := db.WithContext(ctx).Raw(claimUpdateSQL(database.Now(db), database.NowPlus(db, q.lease)),
+	rows, err := db.WithContext(ctx).Raw(claimUpdateSQL(database.SQLite.Now(), database.SQLite.NowPlus(q.lease)),
 		map[string]any{"owner": q.owner, "p": q.part, "subs": names(q.subs), "pos": q.pos}).Rows()
 	if err != nil {
 		return nil, nil, err
@@ -59,7 +59,7 @@ func (sqliteStatements) claim(ctx context.Context, db *gorm.DB, q claimQuery) ([
 }
 
 func (sqliteStatements) moveLane(tx *gorm.DB, m laneMove) error {
-	set := `lease_until = ` + database.NowPlus(tx, m.lease)
+	set := `lease_until = ` + database.SQLite.NowPlus(m.lease)
 	if m.release {
 		set = `owner = NULL, lease_until = NULL`
 	}
@@ -92,5 +92,5 @@ func (sqliteStatements) release(ctx context.Context, db *gorm.DB, k laneKey, own
 // renew needs no care for locked rows on SQLite, whose one writer at a time
 // holds no row locks.
 func (sqliteStatements) renew(ctx context.Context, db *gorm.DB, owner string, lease time.Duration) error {
-	return db.WithContext(ctx).Exec(`UPDATE events_lanes SET lease_until = `+database.NowPlus(db, lease)+` WHERE owner = ?`, owner).Error
+	return db.WithContext(ctx).Exec(`UPDATE events_lanes SET lease_until = `+database.SQLite.NowPlus(lease)+` WHERE owner = ?`, owner).Error
 }

@@ -258,17 +258,28 @@ func Ready(ctx context.Context, gdb *gorm.DB) error {
 
 // Now is the SQL expression for the database clock's current time, in the
 // column format of the dialect.
-func Now(gdb *gorm.DB) string {
-	if DialectOf(gdb) == Postgres {
+func Now(gdb *gorm.DB) string { return DialectOf(gdb).Now() }
+
+// NowPlus is the SQL expression for the database clock's time d from now.
+func NowPlus(gdb *gorm.DB, d time.Duration) string { return DialectOf(gdb).NowPlus(d) }
+
+// TimeArg returns t as a query argument to compare with a time column the
+// database clock wrote (see Dialect.TimeArg).
+func TimeArg(gdb *gorm.DB, t time.Time) any { return DialectOf(gdb).TimeArg(t) }
+
+// Now is the SQL expression for the database clock's current time, in the
+// column format of the dialect.
+func (d Dialect) Now() string {
+	if d == Postgres {
 		return "now()"
 	}
 	return "strftime('%Y-%m-%d %H:%M:%f', 'now')"
 }
 
-// NowPlus is the SQL expression for the database clock's time d from now.
-func NowPlus(gdb *gorm.DB, d time.Duration) string {
-	ms := d.Milliseconds()
-	if DialectOf(gdb) == Postgres {
+// NowPlus is the SQL expression for the database clock's time dur from now.
+func (d Dialect) NowPlus(dur time.Duration) string {
+	ms := dur.Milliseconds()
+	if d == Postgres {
 		return fmt.Sprintf("(now() + interval '%d milliseconds')", ms)
 	}
 	return fmt.Sprintf("strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now', '%+.3f seconds')", float64(ms)/1000)
@@ -285,9 +296,9 @@ const sqliteTimeLayout = "2006-01-02 15:04:05.000"
 // The column holds milliseconds on SQLite and microseconds on PostgreSQL, so
 // t is rounded up to that: "at or after t" and "before t" then keep the same
 // rows on both.
-func TimeArg(gdb *gorm.DB, t time.Time) any {
+func (d Dialect) TimeArg(t time.Time) any {
 	t = t.UTC()
-	if DialectOf(gdb) == Postgres {
+	if d == Postgres {
 		return ceilTime(t, time.Microsecond)
 	}
 	return ceilTime(t, time.Millisecond).Format(sqliteTimeLayout)
