@@ -287,6 +287,7 @@ func TestCatalog_Products(t *testing.T) {
 // Filters and pagination return every matching row exactly once while new
 // events are being written.
 func TestEvents_JournalPaginationUnderWrites(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		for range 30 {
 			require.Equal(t, http.StatusCreated, env.Admin(http.MethodPost, "/api/v1/orders", validOrder).Status)

@@ -164,6 +164,7 @@ func TestCancel_ReachesProduction(t *testing.T) {
 // whichever wins, no live production order is left with an item of a
 // cancelled order, and the sales order agrees with the outcome.
 func TestCancel_RacesLaunch(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		const rounds = 30
 		outcomes := map[string]int{}

@@ -601,6 +601,7 @@ func TestOrders_ReplaysKeepOrderNumbersContiguous(t *testing.T) {
 // on a quantity the sales order no longer has without being flagged for
 // the planner.
 func TestChanges_RacesLaunch(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		const rounds = 20
 		outcomes := map[string]int{}
@@ -652,6 +653,7 @@ func TestChanges_RacesLaunch(t *testing.T) {
 // Deliveries of one order at the same instant take turns: one order, and
 // no order number spent by the others.
 func TestOrders_ConcurrentReplaysKeepOrderNumbersContiguous(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		const n = 20
 		body, at := shopBody("burst-seq"), time.Now()

@@ -209,6 +209,7 @@ func TestFloor_WardrobeByScans(t *testing.T) {
 // Twenty scans of one code at the same instant are one report: one
 // operation.completed, the others answered as repeated.
 func TestFloor_ParallelScansAreOneReport(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		_, ids := receive(t, env, line{"TMB-PRIK-450", 1})
 		o := launch(t, env, map[string]any{"items": ids})

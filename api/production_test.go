@@ -339,6 +339,7 @@ func TestProduction_LaunchRefusals(t *testing.T) {
 
 // Two launches of the same item at the same moment: exactly one wins.
 func TestProduction_LaunchRace(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		for round := range 5 {
 			_, ids := receive(t, env, line{"TMB-PRIK-450", 1}, line{"SHK-KUPE-1600", 1})
@@ -614,6 +615,7 @@ func TestProduction_SalesOrderFollows(t *testing.T) {
 // Operations started at the same moment: each starts once and the order
 // writes prod_order.started once.
 func TestProduction_ConcurrentStarts(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		_, ids := receive(t, env, line{"DIV-CHESTER-3", 1})
 		o := launch(t, env, map[string]any{"items": ids})

@@ -523,6 +523,7 @@ func TestPlanning_Late(t *testing.T) {
 // still to do overlap on a work centre: they take the lock launches take,
 // and the rows of the orders they move, in id order.
 func TestPlanning_ReplanConcurrentWithLaunchesAndProgress(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		monday := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 		env.App.Plan.SetNow(func() time.Time { return monday })

@@ -194,6 +194,7 @@ func TestOrders_WebhookNotConfigured(t *testing.T) {
 // Fifty identical deliveries at the same instant: one order, one event, and
 // every delivery names it.
 func TestOrders_WebhookConcurrentDeliveries(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		body := shopBody("burst-1", `{"sku": "SHK-KUPE-1600", "qty": 1}`, `{"sku": "TMB-PRIK-450", "qty": 2}`)
 		at := time.Now()
@@ -323,6 +324,7 @@ func TestOrders_ImportFromCRM(t *testing.T) {
 }
 
 func TestOrders_IdempotencyKey(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		post := func(body any, token, key string) apptest.Response {
 			t.Helper()

@@ -213,6 +213,7 @@ func TestShopPartner_MergedAndFlagged(t *testing.T) {
 // every reason and kept; once the SKU is added a retry creates the order
 // once, however often and however many at once it is retried.
 func TestShopPartner_RefusedOrderKeptAndRetried(t *testing.T) {
+	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		// Every reason at once: the unknown SKUs, the bad quantity and the date.
 		bad := `{"id": "all-at-once", "customer": {"name": "Пётр"}, "items": [{"sku": "NEW-SOFA", "qty": 1}, {"sku": "SHK-KUPE-1600", "qty": 0}, {"sku": "NEW-CHAIR", "qty": 2}], "due_date": "2026-02-30"}`

@@ -153,6 +153,7 @@ func catalogEventsOf(t *testing.T, env *apptest.Env, typ string) []journalEvent 
 // consumption, available = on hand − reserved, reserved = what the live
 // production orders need, and a cancelled order leaves nothing reserved.
 func TestStock_InvariantsUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		env.Admin(http.MethodPost, "/api/v1/stock/receipts", map[string]any{"lines": []map[string]any{{"code": "LDSP16-WHITE", "qty": 10}, {"code": "HDF3-WHITE", "qty": 3}}})
 		const n = 20
