@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,12 +91,17 @@ func TestAdminRetry_ThroughTheAPI(t *testing.T) {
 			} else {
 				require.NoError(t, env.App.DB.Exec("DROP TRIGGER fail_plan_backlog").Error)
 			}
+			okSeries := `tsekh_event_deliveries_total{outcome="ok",subscriber="plan.backlog"}`
+			okBefore := metricValue(t, env, okSeries)
 			r = env.Admin(http.MethodPost, path+"/retry", nil)
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 			require.JSONEq(t, `{"requeued": 1}`, string(r.Body))
 			env.Dispatch()
 			env.Admin(http.MethodGet, path, nil).JSON(t, &ev)
 			require.Equal(t, "processed", ev.Status)
+			require.Equal(t, okBefore+1, metricValue(t, env, okSeries), "the retry's success is counted once")
+			require.Contains(t, string(env.Admin(http.MethodGet, "/metrics", nil).Body),
+				`tsekh_event_deliveries_total{outcome="error",subscriber="plan.backlog"} 1`, "and the failure still once")
 			require.EqualValues(t, 1, env.Count("plan_backlog"))
 			require.Equal(t, http.StatusConflict, env.Admin(http.MethodPost, path+"/retry", nil).Status, "nothing left to retry")
 		})
@@ -290,4 +296,20 @@ func TestEvents_ThrottledShopInTheJournal(t *testing.T) {
 		defer mu.Unlock()
 		require.Equal(t, 3, answered[string(env.Dialect)], "two 429s, then the callback, once")
 	})
+}
+
+// metricValue reads one series' value from the service's /metrics (0 when
+// it has none yet).
+func metricValue(t *testing.T, env *apptest.Env, series string) float64 {
+	t.Helper()
+	r := env.Admin(http.MethodGet, "/metrics", nil)
+	require.Equal(t, http.StatusOK, r.Status)
+	for line := range strings.Lines(string(r.Body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			require.NoError(t, err, line)
+			return f
+		}
+	}
+	return 0
 }

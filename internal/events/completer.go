@@ -151,12 +151,16 @@ func (d *Dispatcher) countOutcomes(s *Subscriber, n int, outcomes []outcome) {
 	if d.metrics == nil {
 		return
 	}
-	for range n - len(outcomes) {
-		d.metrics.countDelivery(s.Name, nil)
-	}
+	ok, failed := n-len(outcomes), 0
 	for _, oc := range outcomes {
-		if oc.status != StatusHeld {
-			d.metrics.countDelivery(s.Name, oc.err)
+		if oc.status == StatusHeld {
+			continue
+		}
+		if oc.err != nil {
+			failed++
+		} else {
+			ok++
 		}
 	}
+	d.metrics.countDeliveries(s.Name, ok, failed)
 }

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +15,27 @@ type Metrics struct {
 	deliveries *prometheus.CounterVec
 	latency    prometheus.Histogram
 	duration   *prometheus.HistogramVec
+	// bySub holds each subscriber's series, looked up once: a call or a
+	// batch then counts without hashing its labels.
+	bySub sync.Map // subscriber name → *subscriberSeries
+}
+
+// subscriberSeries are one subscriber's series.
+type subscriberSeries struct {
+	ok, failed prometheus.Counter
+	duration   prometheus.Observer
+}
+
+func (m *Metrics) seriesOf(sub string) *subscriberSeries {
+	if s, ok := m.bySub.Load(sub); ok {
+		return s.(*subscriberSeries)
+	}
+	s, _ := m.bySub.LoadOrStore(sub, &subscriberSeries{
+		ok:       m.deliveries.WithLabelValues(sub, "ok"),
+		failed:   m.deliveries.WithLabelValues(sub, "error"),
+		duration: m.duration.WithLabelValues(sub),
+	})
+	return s.(*subscriberSeries)
 }
 
 // NewMetrics registers the dispatcher's metrics with reg, including the
@@ -103,21 +125,23 @@ func (m *Metrics) observeDuration(sub string, took time.Duration) {
 	if m == nil {
 		return
 	}
-	m.duration.WithLabelValues(sub).Observe(took.Seconds())
+	m.seriesOf(sub).duration.Observe(took.Seconds())
 }
 
-// countDelivery counts one attempt's outcome. For a local subscriber it is
-// called after the commit, so that a call rolled back and made again within
-// one attempt counts once.
-func (m *Metrics) countDelivery(sub string, err error) {
+// countDeliveries counts the outcomes of attempts: ok succeeded, failed did
+// not. For a local subscriber it is called after the commit, so that a call
+// rolled back and made again within one attempt counts once.
+func (m *Metrics) countDeliveries(sub string, ok, failed int) {
 	if m == nil {
 		return
 	}
-	outcome := "ok"
-	if err != nil {
-		outcome = "error"
+	s := m.seriesOf(sub)
+	if ok > 0 {
+		s.ok.Add(float64(ok))
 	}
-	m.deliveries.WithLabelValues(sub, outcome).Inc()
+	if failed > 0 {
+		s.failed.Add(float64(failed))
+	}
 }
 
 func (m *Metrics) observeBatch(batch []Event) {
