@@ -400,46 +400,41 @@ WHERE e.id <= l.position`).Scan(&n).Error)
 // rolled back with the process, and the restarted dispatcher applies every
 // event's effect exactly once and delivers every event outside at least once.
 func TestCrash_KillMidBatchLosesNothing(t *testing.T) {
-	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
-		t.Run(string(d), func(t *testing.T) {
-			t.Parallel()
-			pdb := newProcDB(t, d)
-			s := newSink(t)
-			ids := writeEvents(t, pdb.db, 400, 20)
-			victim := startHelperWith(t, pdb, s, 5*time.Millisecond, 100, "ledger,sink", "HELPER_HOLD_AFTER=150")
-			var held int64
-			select {
-			case held = <-victim.holding:
-			case <-time.After(60 * time.Second):
-				t.Fatal("the ledger did not reach its hold")
-			}
-			deadline := time.Now().Add(30 * time.Second)
-			for s.calls() < 30 {
-				require.True(t, time.Now().Before(deadline), "the outside subscriber did not start delivering")
-				time.Sleep(time.Millisecond)
-			}
-			require.Less(t, sinkPassed(t, pdb), int64(len(ids)), "the outside subscriber's lanes are not finished")
-			victim.kill9(t)
-			before := s.calls()
-			var committed, heldEffect int64
-			require.NoError(t, pdb.db.Raw("SELECT count(*) FROM crash_effects").Scan(&committed).Error)
-			require.NoError(t, pdb.db.Raw("SELECT count(*) FROM crash_effects WHERE event_id = ?", held).Scan(&heldEffect).Error)
-			require.Zero(t, heldEffect, "the effect applied in the open batch transaction died with the process")
-			require.Less(t, committed, int64(len(ids)))
+	eachProcDB(t, func(t *testing.T, pdb procDB, s *sink) {
+		ids := writeEvents(t, pdb.db, 400, 20)
+		victim := startHelperWith(t, pdb, s, 5*time.Millisecond, 100, "ledger,sink", "HELPER_HOLD_AFTER=150")
+		var held int64
+		select {
+		case held = <-victim.holding:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the ledger did not reach its hold")
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for s.calls() < 30 {
+			require.True(t, time.Now().Before(deadline), "the outside subscriber did not start delivering")
+			time.Sleep(time.Millisecond)
+		}
+		require.Less(t, sinkPassed(t, pdb), int64(len(ids)), "the outside subscriber's lanes are not finished")
+		victim.kill9(t)
+		before := s.calls()
+		var committed, heldEffect int64
+		require.NoError(t, pdb.db.Raw("SELECT count(*) FROM crash_effects").Scan(&committed).Error)
+		require.NoError(t, pdb.db.Raw("SELECT count(*) FROM crash_effects WHERE event_id = ?", held).Scan(&heldEffect).Error)
+		require.Zero(t, heldEffect, "the effect applied in the open batch transaction died with the process")
+		require.Less(t, committed, int64(len(ids)))
 
-			// The partitions it held come back once their lease runs out (at
-			// once here: the restarted replica sees its predecessor is gone).
-			startHelper(t, pdb, s, 0, 100)
-			waitAllDone(t, pdb, s, ids)
-			requireExactlyOnce(t, pdb, ids)
-			dups := 0
-			for _, c := range s.snapshot() {
-				dups += c - 1
-			}
-			t.Logf("killed holding event %d's effect, with %d local effects committed, after %d outside deliveries; %d outside deliveries repeated after the restart",
-				held, committed, before, dups)
-		})
-	}
+		// The partitions it held come back once their lease runs out (at
+		// once here: the restarted replica sees its predecessor is gone).
+		startHelper(t, pdb, s, 0, 100)
+		waitAllDone(t, pdb, s, ids)
+		requireExactlyOnce(t, pdb, ids)
+		dups := 0
+		for _, c := range s.snapshot() {
+			dups += c - 1
+		}
+		t.Logf("killed holding event %d's effect, with %d local effects committed, after %d outside deliveries; %d outside deliveries repeated after the restart",
+			held, committed, before, dups)
+	})
 }
 
 // A rolling deploy: one replica runs the ledger only, another the ledger
@@ -449,76 +444,78 @@ func TestCrash_KillMidBatchLosesNothing(t *testing.T) {
 // subscribers' lanes. Nothing is lost for the sink, and the ledger's
 // effects apply once.
 func TestReplicas_DifferentSubscriberSetsLoseNothing(t *testing.T) {
-	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
-		t.Run(string(d), func(t *testing.T) {
-			t.Parallel()
-			pdb := newProcDB(t, d)
-			s := newSink(t)
-			full := startHelperWith(t, pdb, s, 0, 20, "ledger,sink")
-			require.Eventually(t, func() bool {
-				var n int64
-				return pdb.db.Raw("SELECT count(*) FROM events_lanes WHERE subscriber = 'sink'").Scan(&n).Error == nil && n == events.Partitions
-			}, 30*time.Second, 10*time.Millisecond, "the sink is registered with its lanes")
-			full.stop(t)
+	eachProcDB(t, func(t *testing.T, pdb procDB, s *sink) {
+		full := startHelperWith(t, pdb, s, 0, 20, "ledger,sink")
+		require.Eventually(t, func() bool {
+			var n int64
+			return pdb.db.Raw("SELECT count(*) FROM events_lanes WHERE subscriber = 'sink'").Scan(&n).Error == nil && n == events.Partitions
+		}, 30*time.Second, 10*time.Millisecond, "the sink is registered with its lanes")
+		full.stop(t)
 
-			startHelperWith(t, pdb, s, 0, 20, "ledger")
-			first := writeEvents(t, pdb.db, 60, 10)
-			require.Eventually(t, func() bool {
-				var n int64
-				return pdb.db.Raw("SELECT count(DISTINCT event_id) FROM crash_effects").Scan(&n).Error == nil && n == int64(len(first))
-			}, 60*time.Second, 10*time.Millisecond, "the ledger-only replica dispatches the ledger")
-			require.Zero(t, s.calls(), "no replica runs the sink")
-			require.Zero(t, sinkPassed(t, pdb), "the sink's lanes wait where they were")
-			reg := events.NewRegistry()
-			reg.AddTypes(events.Type{Type: "thing.created", Owner: "test", AggregateType: "things"})
-			pending, _, err := events.NewJournal(pdb.db, reg).List(context.Background(), events.Filter{Status: events.StatusPending}, page.Request{Limit: 500})
-			require.NoError(t, err)
-			require.Len(t, pending, len(first), "the journal shows them waiting for the sink")
+		startHelperWith(t, pdb, s, 0, 20, "ledger")
+		first := writeEvents(t, pdb.db, 60, 10)
+		require.Eventually(t, func() bool {
+			var n int64
+			return pdb.db.Raw("SELECT count(DISTINCT event_id) FROM crash_effects").Scan(&n).Error == nil && n == int64(len(first))
+		}, 60*time.Second, 10*time.Millisecond, "the ledger-only replica dispatches the ledger")
+		require.Zero(t, s.calls(), "no replica runs the sink")
+		require.Zero(t, sinkPassed(t, pdb), "the sink's lanes wait where they were")
+		reg := events.NewRegistry()
+		reg.AddTypes(events.Type{Type: "thing.created", Owner: "test", AggregateType: "things"})
+		pending, _, err := events.NewJournal(pdb.db, reg).List(context.Background(), events.Filter{Status: events.StatusPending}, page.Request{Limit: 500})
+		require.NoError(t, err)
+		require.Len(t, pending, len(first), "the journal shows them waiting for the sink")
 
-			startHelperWith(t, pdb, s, 0, 20, "ledger,sink")
-			second := writeEvents(t, pdb.db, 60, 10)
-			all := append(append([]int64(nil), first...), second...)
-			waitAllDone(t, pdb, s, all)
-			requireExactlyOnce(t, pdb, all)
-		})
-	}
+		startHelperWith(t, pdb, s, 0, 20, "ledger,sink")
+		second := writeEvents(t, pdb.db, 60, 10)
+		all := append(append([]int64(nil), first...), second...)
+		waitAllDone(t, pdb, s, all)
+		requireExactlyOnce(t, pdb, all)
+	})
 }
 
 func TestShutdown_SIGTERMFinishesTheBatchInHand(t *testing.T) {
+	eachProcDB(t, func(t *testing.T, pdb procDB, s *sink) {
+		// One object: one partition, batches of 10 events taking half a second each.
+		ids := writeEvents(t, pdb.db, 40, 1)
+		p := startHelper(t, pdb, s, 50*time.Millisecond, 10)
+		deadline := time.Now().Add(60 * time.Second)
+		for s.calls() < 3 {
+			require.True(t, time.Now().Before(deadline), "no delivery began")
+			time.Sleep(time.Millisecond)
+		}
+		p.stop(t)
+		seen := s.snapshot()
+		// The outside subscriber's lane: what it passed is what was
+		// delivered before the stop, in whole batches.
+		var recorded []int64
+		require.NoError(t, pdb.db.Raw(`SELECT e.id FROM events e JOIN events_lanes l ON l.subscriber = 'sink' AND l.partition = e.partition
+WHERE e.id <= l.position ORDER BY e.id`).Scan(&recorded).Error)
+		require.NotEmpty(t, recorded)
+		require.Len(t, seen, len(recorded), "each event delivered outside before the stop was recorded with its batch, and no other")
+		for _, id := range recorded {
+			require.Equal(t, 1, seen[id], "event %d delivered once", id)
+		}
+		require.Zero(t, len(recorded)%10, "whole batches: %d events", len(recorded))
+
+		// A new process delivers the rest, and nothing of the first one's again.
+		startHelper(t, pdb, s, 0, 10)
+		waitAllDone(t, pdb, s, ids)
+		requireExactlyOnce(t, pdb, ids)
+		for id, c := range s.snapshot() {
+			require.Equal(t, 1, c, "event %d delivered outside once", id)
+		}
+	})
+}
+
+// eachProcDB runs fn on PostgreSQL and on SQLite, in parallel, each with a
+// database of its own for the helper processes and a sink for their
+// outside deliveries.
+func eachProcDB(t *testing.T, fn func(t *testing.T, pdb procDB, s *sink)) {
 	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
-			pdb := newProcDB(t, d)
-			s := newSink(t)
-			// One object: one partition, batches of 10 events taking half a second each.
-			ids := writeEvents(t, pdb.db, 40, 1)
-			p := startHelper(t, pdb, s, 50*time.Millisecond, 10)
-			deadline := time.Now().Add(60 * time.Second)
-			for s.calls() < 3 {
-				require.True(t, time.Now().Before(deadline), "no delivery began")
-				time.Sleep(time.Millisecond)
-			}
-			p.stop(t)
-			seen := s.snapshot()
-			// The outside subscriber's lane: what it passed is what was
-			// delivered before the stop, in whole batches.
-			var recorded []int64
-			require.NoError(t, pdb.db.Raw(`SELECT e.id FROM events e JOIN events_lanes l ON l.subscriber = 'sink' AND l.partition = e.partition
-WHERE e.id <= l.position ORDER BY e.id`).Scan(&recorded).Error)
-			require.NotEmpty(t, recorded)
-			require.Len(t, seen, len(recorded), "each event delivered outside before the stop was recorded with its batch, and no other")
-			for _, id := range recorded {
-				require.Equal(t, 1, seen[id], "event %d delivered once", id)
-			}
-			require.Zero(t, len(recorded)%10, "whole batches: %d events", len(recorded))
-
-			// A new process delivers the rest, and nothing of the first one's again.
-			startHelper(t, pdb, s, 0, 10)
-			waitAllDone(t, pdb, s, ids)
-			requireExactlyOnce(t, pdb, ids)
-			for id, c := range s.snapshot() {
-				require.Equal(t, 1, c, "event %d delivered outside once", id)
-			}
+			fn(t, newProcDB(t, d), newSink(t))
 		})
 	}
 }

@@ -38,13 +38,8 @@ func viaProxy(t *testing.T, raw string, p *faultnet.Proxy) string {
 // dispatcher is left waiting on a lock or idle in a transaction.
 func TestFaults_FlappingLinkThenCatchUp(t *testing.T) {
 	t.Parallel()
-	opts := dbtest.Options(t, database.Postgres)
-	db, err := database.Open(context.Background(), opts)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = database.Close(db) })
-	_, err = database.Migrate(context.Background(), db)
-	require.NoError(t, err)
-	f := newFixture(t, db)
+	opts, f := faultFixture(t)
+	db := f.db
 
 	u, err := url.Parse(opts.PostgresURL)
 	require.NoError(t, err)
@@ -121,13 +116,8 @@ func TestFaults_FlappingLinkThenCatchUp(t *testing.T) {
 // with no tick to rescue it.
 func TestFaults_SilentListenerReconnects(t *testing.T) {
 	t.Parallel()
-	opts := dbtest.Options(t, database.Postgres)
-	db, err := database.Open(context.Background(), opts)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = database.Close(db) })
-	_, err = database.Migrate(context.Background(), db)
-	require.NoError(t, err)
-	f := newFixture(t, db)
+	opts, f := faultFixture(t)
+	db := f.db
 	u, err := url.Parse(opts.PostgresURL)
 	require.NoError(t, err)
 	p := faultnet.New(t, u.Host)
@@ -162,3 +152,14 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// faultFixture opens a PostgreSQL test database of its own (the fault
+// proxy stands between it and its dispatcher) with the events fixture.
+func faultFixture(t *testing.T) (database.Options, *fixture) {
+	t.Helper()
+	opts := dbtest.Options(t, database.Postgres)
+	db, err := database.Open(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = database.Close(db) })
+	return opts, newFixture(t, db)
+}
