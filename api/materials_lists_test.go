@@ -107,10 +107,7 @@ func TestMaterials_DecorReachesTheSaw(t *testing.T) {
 		require.Equal(t, chosen, backlog.Items[i].Options)
 
 		po := launch(t, env, map[string]any{"items": []int64{o.Items[0].ID}})
-		var l fullCuttingList
-		r = env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/cutting-list", po.ID), nil)
-		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-		r.JSON(t, &l)
+		l := cuttingListOf(t, env, po.ID)
 		boards := map[string]int{}
 		for _, m := range l.Materials {
 			boards[m.Board] = m.Qty
@@ -179,4 +176,14 @@ func TestMaterials_DecorReachesTheSaw(t *testing.T) {
 			}
 		}
 	})
+}
+
+// cuttingListOf reads a production order's cutting list.
+func cuttingListOf(t *testing.T, env *apptest.Env, prodOrderID int64) fullCuttingList {
+	t.Helper()
+	var l fullCuttingList
+	r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/cutting-list", prodOrderID), nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	r.JSON(t, &l)
+	return l
 }

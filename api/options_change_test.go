@@ -119,10 +119,7 @@ func TestChanges_PatchOptions(t *testing.T) {
 		require.Equal(t, shimo, bl[items[0]])
 		require.Equal(t, white, bl[added])
 		po := launch(t, env, map[string]any{"items": []int64{items[0]}})
-		var l fullCuttingList
-		r = env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/cutting-list", po.ID), nil)
-		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-		r.JSON(t, &l)
+		l := cuttingListOf(t, env, po.ID)
 		boards := map[string]int{}
 		for _, m := range l.Materials {
 			boards[m.Board] = m.Qty

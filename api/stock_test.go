@@ -222,29 +222,8 @@ func TestStock_InvariantsUnderConcurrency(t *testing.T) {
 			}
 		}
 		require.Equal(t, 10.0, want["LDSP16-WHITE"], "one sheet per nightstand's white body")
-		var moves []struct {
-			Code, Kind string
-			Qty        float64
-		}
-		require.NoError(t, env.App.DB.Raw(`SELECT code, kind, qty FROM stock_movements`).Scan(&moves).Error)
-		onHand, reserved := map[string]float64{}, map[string]float64{}
-		for _, m := range moves {
-			switch m.Kind {
-			case "receipt", "count":
-				onHand[m.Code] += m.Qty
-			case "consume":
-				onHand[m.Code] -= m.Qty
-				reserved[m.Code] -= m.Qty
-			case "reserve":
-				reserved[m.Code] += m.Qty
-			case "release":
-				reserved[m.Code] -= m.Qty
-			}
-		}
+		requireStockInvariants(t, env)
 		for code, l := range stockOf(t, env) {
-			require.InDelta(t, onHand[code], l.OnHand, 1e-6, "%s: on hand = receipts + counts − consumption", code)
-			require.InDelta(t, l.OnHand-l.Reserved, l.Available, 1e-6, "%s: available = on hand − reserved", code)
-			require.InDelta(t, reserved[code], l.Reserved, 1e-6, "%s: reserved = the reservations' movements", code)
 			require.InDelta(t, want[code], l.Reserved, 1e-6, "%s: reserved = what the live orders need", code)
 		}
 		var left float64
