@@ -31,19 +31,41 @@ import (
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
-// fuzzEnvs starts the service on both databases for a fuzz target.
-func fuzzEnvs(f *testing.F, configure func(*config.Config)) []*apptest.Env {
-	f.Helper()
-	var envs []*apptest.Env
-	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
-		envs = append(envs, apptest.New(f, d, configure))
-	}
-	return envs
+// fuzzPairs is how many pairs of services (one on each database) a fuzz
+// target starts: its seeds run that many at a time, each on a pair of its
+// own while it runs (fuzzing itself, with -fuzz, runs them one by one).
+const fuzzPairs = 2
+
+// fuzzEnvSet is a fuzz target's services: all of them, for its set-up, and
+// the pairs its inputs take turns on.
+type fuzzEnvSet struct {
+	all   []*apptest.Env
+	pairs chan []*apptest.Env
 }
 
-// onEach runs fn on every env, as t (an Env's helpers fail the test they are given).
-func onEach(t *testing.T, envs []*apptest.Env, fn func(t *testing.T, env *apptest.Env)) {
-	for _, env := range envs {
+// fuzzEnvs starts the services of a fuzz target.
+func fuzzEnvs(f *testing.F, configure func(*config.Config)) *fuzzEnvSet {
+	f.Helper()
+	set := &fuzzEnvSet{pairs: make(chan []*apptest.Env, fuzzPairs)}
+	for range fuzzPairs {
+		var pair []*apptest.Env
+		for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+			pair = append(pair, apptest.New(f, d, configure))
+		}
+		set.all = append(set.all, pair...)
+		set.pairs <- pair
+	}
+	return set
+}
+
+// each runs fn for one input on every service of a free pair, as t (an
+// Env's helpers fail the test they are given): no other input runs on that
+// pair meanwhile, so the row counts before and after a request are its own.
+func (s *fuzzEnvSet) each(t *testing.T, fn func(t *testing.T, env *apptest.Env)) {
+	t.Parallel()
+	pair := <-s.pairs
+	defer func() { s.pairs <- pair }()
+	for _, env := range pair {
 		e := *env
 		e.T = t
 		fn(t, &e)
@@ -153,7 +175,7 @@ func FuzzCreateOrder(f *testing.F) {
 	f.Add(over[:1_000_001], ctJSON, "", true) // over the old 1,000,000-byte limit, under 1 MiB
 	envs := fuzzEnvs(f, nil)
 	f.Fuzz(func(t *testing.T, body []byte, contentType, keys string, chunked bool) {
-		onEach(t, envs, func(t *testing.T, env *apptest.Env) {
+		envs.each(t, func(t *testing.T, env *apptest.Env) {
 			var headers []string
 			if keys != "" {
 				for _, k := range strings.Split(keys, "\n") {
@@ -188,13 +210,13 @@ func FuzzShopWebhook(f *testing.F) {
 	f.Add([]byte(`{"id": "`+strings.Repeat("Ж", 65)+`", "customer": {"name": "x"}, "items": [{"sku": "SHK-KUPE-1600", "qty": 1}]}`), ctJSON)
 	f.Add([]byte(`{"id": "a"`), ctJSON)
 	envs := fuzzEnvs(f, withShopSecret)
-	for _, env := range envs {
+	for _, env := range envs.all {
 		// The shop's own user is made on its first delivery: make it now, so
 		// that every refusal below can be seen to write nothing.
 		require.Equal(f, http.StatusCreated, send(env, shopDelivery([]byte(shopBody("warm-up")))).Status)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
-		onEach(t, envs, func(t *testing.T, env *apptest.Env) {
+		envs.each(t, func(t *testing.T, env *apptest.Env) {
 			req := shopDelivery(body)
 			req.Header.Del("Content-Type")
 			if contentType != "" {
@@ -227,7 +249,7 @@ func FuzzImportCRM(f *testing.F) {
 	f.Add([]byte("{\"orders\": [], \"x\xff\": 1}"), ctJSON)
 	envs := fuzzEnvs(f, nil)
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
-		onEach(t, envs, func(t *testing.T, env *apptest.Env) {
+		envs.each(t, func(t *testing.T, env *apptest.Env) {
 			r, before, after := fuzzSend(t, env, bodyRequest(http.MethodPost, "/api/v1/imports/crm/orders", body, contentType, false, asAdmin...))
 			if r.Status != http.StatusOK {
 				return
@@ -306,7 +328,7 @@ func FuzzCatalog(f *testing.F) {
 	envs := fuzzEnvs(f, nil)
 	f.Fuzz(func(t *testing.T, target uint8, body []byte, contentType string) {
 		c := catalogTargets[int(target)%len(catalogTargets)]
-		onEach(t, envs, func(t *testing.T, env *apptest.Env) {
+		envs.each(t, func(t *testing.T, env *apptest.Env) {
 			fuzzSend(t, env, bodyRequest(c.method, c.path, body, contentType, false, asAdmin...))
 		})
 	})
@@ -347,7 +369,7 @@ func FuzzListQuery(f *testing.F) {
 		if head {
 			method = http.MethodHead
 		}
-		onEach(t, envs, func(t *testing.T, env *apptest.Env) {
+		envs.each(t, func(t *testing.T, env *apptest.Env) {
 			req := httptest.NewRequest(method, p, nil)
 			req.URL.RawQuery = query
 			req.Header.Set("Authorization", "Bearer "+apptest.AdminToken)
@@ -385,7 +407,7 @@ func FuzzPathParams(f *testing.F) {
 	envs := fuzzEnvs(f, nil)
 	f.Fuzz(func(t *testing.T, route uint8, segment string) {
 		r := pathRoutes[int(route)%len(pathRoutes)]
-		onEach(t, envs, func(t *testing.T, env *apptest.Env) {
+		envs.each(t, func(t *testing.T, env *apptest.Env) {
 			var body []byte
 			if strings.HasSuffix(r.after, "/replay") {
 				body = []byte(`{"from_event_id": 1}`)
@@ -438,7 +460,7 @@ func FuzzCursor(f *testing.F) {
 	f.Add(uint8(0), uint8(0), []byte("%00"), false)
 	f.Add(uint8(1), uint8(3), []byte("eyJsIjoiL2FwaS92MS9vcmRlcnMiLCJpZCI6MX0"), false)
 	envs := fuzzEnvs(f, nil)
-	for _, env := range envs {
+	for _, env := range envs.all {
 		for i, due := range []string{"2026-12-10", "", "2026-12-01"} {
 			body := map[string]any{"customer": map[string]any{"name": "Ф" + fmt.Sprint(i)}, "items": []map[string]any{{"sku": "TMB-PRIK-450", "qty": 1}, {"sku": "TMB-PRIK-450", "qty": 1}}}
 			if due != "" {
@@ -464,7 +486,7 @@ func FuzzCursor(f *testing.F) {
 		if s != "" {
 			q.Set("sort", s)
 		}
-		onEach(t, envs, func(t *testing.T, env *apptest.Env) {
+		envs.each(t, func(t *testing.T, env *apptest.Env) {
 			req := httptest.NewRequest(http.MethodGet, l.path, nil)
 			req.URL.RawQuery = q.Encode()
 			req.Header.Set("Authorization", "Bearer "+apptest.AdminToken)
