@@ -64,7 +64,10 @@ type outcome struct {
 //
 // calls counts an outside subscriber's calls still in flight after the lane
 // stopped waiting for them (see deliver).
-func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, blocked map[objectKey]int64, savepoint bool, calls *leftCalls) (outcome, bool) {
+//
+// clock, for a local subscriber's run without savepoints, cuts its calls
+// off (see callClock); nil otherwise.
+func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, blocked map[objectKey]int64, savepoint bool, calls *leftCalls, clock *callClock) (outcome, bool) {
 	key := objectKey{ev.AggregateType, ev.AggregateID}
 	if by, ok := blocked[key]; ok {
 		return outcome{ev: ev, status: StatusHeld, blockedBy: by}, false
@@ -74,7 +77,7 @@ func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscrib
 		blocked[key] = ev.ID
 		return outcome{ev: ev, status: StatusRetrying, err: errors.New(msg)}, false
 	}
-	if err := d.deliver(ctx, tx, s, ev, savepoint, calls); err != nil {
+	if err := d.deliver(ctx, tx, s, ev, savepoint, calls, clock); err != nil {
 		blocked[key] = ev.ID
 		return outcome{ev: ev, status: StatusRetrying, err: err, stuck: errors.Is(err, errStuck)}, false
 	}
@@ -117,7 +120,7 @@ func (d *Dispatcher) callOutside(ctx context.Context, s *Subscriber, evs []Event
 				b[k] = by
 			}
 			for _, ev := range evs {
-				if oc, ok := d.deliverOrHold(ctx, nil, s, ev, b, false, &calls); !ok {
+				if oc, ok := d.deliverOrHold(ctx, nil, s, ev, b, false, &calls, nil); !ok {
 					mu.Lock()
 					outcomes = append(outcomes, oc)
 					mu.Unlock()
@@ -164,6 +167,39 @@ var errStuck = errors.New("events: a local subscriber did not return; the transa
 // errTimedOut marks a call cut off at the dispatcher's timeout.
 var errTimedOut = errors.New("subscriber timed out")
 
+// callClock cuts off the calls of a local subscriber's run without
+// savepoints, one after the other: one cancellable context for the run and
+// one timer, set again for each call, instead of a context with a deadline
+// of its own (and its timer) for every call. A call past its time cancels
+// the run's context, with context.DeadlineExceeded as the cause, which
+// fails the call's statements; the run then fails as a whole and is made
+// again with savepoints, where each call gets a deadline of its own.
+type callClock struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+}
+
+func newCallClock(ctx context.Context) *callClock {
+	c := &callClock{}
+	c.ctx, c.cancel = context.WithCancelCause(ctx)
+	c.timer = time.AfterFunc(time.Hour, func() { c.cancel(context.DeadlineExceeded) })
+	c.timer.Stop()
+	return c
+}
+
+// start gives the next call d from now; the caller stops the clock when the
+// call has returned.
+func (c *callClock) start(d time.Duration) { c.timer.Reset(d) }
+
+func (c *callClock) stop() { c.timer.Stop() }
+
+// end releases the run's context.
+func (c *callClock) end() {
+	c.timer.Stop()
+	c.cancel(context.Canceled)
+}
+
 // deliver calls the subscriber with a timeout, turning a panic into an error.
 // For a local subscriber it runs in tx, inside a savepoint when asked. The
 // call's ctx names ev as the cause of the events the subscriber writes
@@ -175,14 +211,23 @@ var errTimedOut = errors.New("subscriber timed out")
 // the call's timeout has passed, so that a retry never overlaps it. The
 // object's later events are then held behind this one, which keeps them in
 // order, while the lane goes on with the other objects.
-func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, savepoint bool, calls *leftCalls) (err error) {
+func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, savepoint bool, calls *leftCalls, clock *callClock) (err error) {
 	start := time.Now()
+	if clock != nil {
+		ctx = clock.ctx
+	}
 	ctx, span := startProcess(WithCause(ctx, ev), s, ev)
 	defer func() {
 		d.metrics.observeDuration(s.Name, time.Since(start))
 		endSpan(span, err)
 	}()
-	ctx, cancel := context.WithTimeout(ctx, d.opt.Timeout)
+	var cancel context.CancelFunc
+	if clock != nil {
+		clock.start(d.opt.Timeout)
+		cancel = clock.stop
+	} else {
+		ctx, cancel = context.WithTimeout(ctx, d.opt.Timeout)
+	}
 	leftRunning := false
 	defer func() {
 		if !leftRunning {
@@ -266,7 +311,7 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 		}
 		tx.Statement.Context = prev
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, errTimedOut) {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) && !errors.Is(err, errTimedOut) {
 		// Past its time, whatever it answered: the journal says so.
 		if err == nil {
 			err = errors.New("no error")

@@ -30,9 +30,14 @@ func (d *Dispatcher) execute(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 	if !s.Local() {
 		return d.callOutside(ctx, s, evs, blocked), nil
 	}
+	var clock *callClock
+	if !savepoints {
+		clock = newCallClock(ctx)
+		defer clock.end()
+	}
 	var outcomes []outcome
 	for i := range evs {
-		oc, ok := d.deliverOrHold(ctx, tx, s, &evs[i], blocked, savepoints, nil)
+		oc, ok := d.deliverOrHold(ctx, tx, s, &evs[i], blocked, savepoints, nil, clock)
 		if ok {
 			continue
 		}
