@@ -84,6 +84,18 @@ func (s *Service) ReceiveShopOrder(ctx context.Context, in NewOrder, as ActorIn)
 // delivery refused for its content leaves no user behind.
 type ActorIn func(ctx context.Context, tx *gorm.DB) (events.Actor, error)
 
+// in returns ctx with the actor as names in tx, or ctx as it is when as is nil.
+func (as ActorIn) in(ctx context.Context, tx *gorm.DB) (context.Context, error) {
+	if as == nil {
+		return ctx, nil
+	}
+	a, err := as(ctx, tx)
+	if err != nil {
+		return ctx, err
+	}
+	return events.WithActor(ctx, a), nil
+}
+
 // Outcome is what became of an order sent again by the shop or the CRM.
 type Outcome string
 
@@ -114,13 +126,9 @@ func (s *Service) receiveOnceBy(ctx context.Context, in NewOrder, uniqueBy, via 
 		if err := lockIntakeKey(ctx, tx, uniqueBy, in); err != nil {
 			return err
 		}
-		ctx := ctx
-		if as != nil {
-			a, err := as(ctx, tx)
-			if err != nil {
-				return err
-			}
-			ctx = events.WithActor(ctx, a)
+		ctx, err := as.in(ctx, tx)
+		if err != nil {
+			return err
 		}
 		id, err := orderIDByKey(ctx, tx, uniqueBy, in)
 		if err != nil {

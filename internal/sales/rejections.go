@@ -257,19 +257,15 @@ func (s *Service) keepRejection(ctx context.Context, source string, in NewOrder,
 	reasons := "," + strings.Join(r.kinds, ",") + ","
 	var id int64
 	err = database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
-		ctx := ctx
-		if as != nil {
-			a, err := as(ctx, tx)
-			if err != nil {
-				return err
-			}
-			ctx = events.WithActor(ctx, a)
+		ctx, err := as.in(ctx, tx)
+		if err != nil {
+			return err
 		}
 		var row struct {
 			ID         int64
 			Deliveries int
 		}
-		err := tx.WithContext(ctx).Raw(`INSERT INTO sales_intake_rejections (source, intake_key, sync_id, crm_order_id, body, reasons, errors, detail)
+		err = tx.WithContext(ctx).Raw(`INSERT INTO sales_intake_rejections (source, intake_key, sync_id, crm_order_id, body, reasons, errors, detail)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (source, intake_key) WHERE status = 'open' DO UPDATE SET body = excluded.body, reasons = excluded.reasons,
     errors = excluded.errors, detail = excluded.detail, deliveries = sales_intake_rejections.deliveries + 1, updated_at = `+database.Now(tx)+`
