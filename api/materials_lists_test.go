@@ -181,9 +181,15 @@ func TestMaterials_DecorReachesTheSaw(t *testing.T) {
 // cuttingListOf reads a production order's cutting list.
 func cuttingListOf(t *testing.T, env *apptest.Env, prodOrderID int64) fullCuttingList {
 	t.Helper()
-	var l fullCuttingList
-	r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/cutting-list", prodOrderID), nil)
+	return adminGet[fullCuttingList](t, env, fmt.Sprintf("/api/v1/production-orders/%d/cutting-list", prodOrderID))
+}
+
+// adminGet reads path as the administrator, which must answer 200, into a T.
+func adminGet[T any](t *testing.T, env *apptest.Env, path string) T {
+	t.Helper()
+	var v T
+	r := env.Admin(http.MethodGet, path, nil)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-	r.JSON(t, &l)
-	return l
+	r.JSON(t, &v)
+	return v
 }

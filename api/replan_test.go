@@ -34,11 +34,7 @@ type planned struct {
 
 func readPlanned(t *testing.T, env *apptest.Env, id int64) planned {
 	t.Helper()
-	var o planned
-	r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", id), nil)
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-	r.JSON(t, &o)
-	return o
+	return adminGet[planned](t, env, fmt.Sprintf("/api/v1/production-orders/%d", id))
 }
 
 // receiveDue is receive with the order's due date.
