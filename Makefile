@@ -38,7 +38,7 @@ run: ## start the API server (SQLite by default; set DATABASE_URL for PostgreSQL
 # The race detector instruments every package but SQLite itself:
 # modernc.org/sqlite is SQLite's C translated to Go (with its C library,
 # modernc.org/libc), which cgo's SQLite would not instrument either;
-# instrumented, it made the SQLite half of the tests about twice as slow as
+# instrumented, it made the SQLite half of the tests two to three times as slow as
 # the PostgreSQL half. Its Go driver (glebarez) stays instrumented, without
 # checkptr's checks of its unsafe pointers into SQLite's memory. (Leaving the
 # driver uninstrumented as well makes the detector miss the order sync.Map
