@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -59,12 +60,7 @@ var bookkeeping = []string{"events_partitions", "events_batches", "events_delive
 // The tables are listed from the database, so that new ones count too.
 func rowCounts(t testing.TB, env *apptest.Env) map[string]int64 {
 	t.Helper()
-	var tables []string
-	q := `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`
-	if env.Dialect == database.Postgres {
-		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
-	}
-	require.NoError(t, env.App.DB.Raw(q).Scan(&tables).Error)
+	tables := tablesOf(t, env)
 	var parts []string
 	for _, name := range tables {
 		if name == "goose_db_version" || slices.Contains(bookkeeping, name) {
@@ -85,6 +81,28 @@ func rowCounts(t testing.TB, env *apptest.Env) map[string]int64 {
 	require.Contains(t, out, "events")
 	require.Contains(t, out, "sales_orders")
 	return out
+}
+
+// tables holds the tables of a migrated database, listed once per dialect:
+// every test's database is a copy of the same migrations.
+var tables sync.Map // database.Dialect → []string
+
+// tablesOf lists the tables of the env's database (read from the system
+// catalogue: information_schema takes tens of milliseconds of the server's
+// time on a server holding many test schemas).
+func tablesOf(t testing.TB, env *apptest.Env) []string {
+	t.Helper()
+	if v, ok := tables.Load(env.Dialect); ok {
+		return v.([]string)
+	}
+	var names []string
+	q := `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`
+	if env.Dialect == database.Postgres {
+		q = `SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind IN ('r', 'p')`
+	}
+	require.NoError(t, env.App.DB.Raw(q).Scan(&names).Error)
+	tables.Store(env.Dialect, names)
+	return names
 }
 
 // requireRefusedCleanly checks the rules every refused request keeps: a 4xx

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"runtime"
 	"slices"
 	"sort"
@@ -250,14 +249,11 @@ func machine(ctx context.Context, db *gorm.DB) (Machine, error) {
 }
 
 func withSearchPath(rawURL, schema string) (string, error) {
-	u, err := url.Parse(rawURL)
+	u, err := database.WithParams(rawURL, "search_path", schema)
 	if err != nil {
 		return "", fmt.Errorf("bad DATABASE_URL: %w", err)
 	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String(), nil
+	return u, nil
 }
 
 func randomHex(n int) string {

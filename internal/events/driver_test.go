@@ -15,7 +15,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,12 +86,9 @@ func driverDB(t *testing.T, d database.Dialect) *gorm.DB {
 			_ = admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error
 			_ = database.Close(admin)
 		})
-		u, err := url.Parse(base)
+		u, err := database.WithParams(base, "search_path", schema)
 		require.NoError(t, err)
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		opts = database.Options{PostgresURL: u.String()}
+		opts = database.Options{PostgresURL: u}
 	}
 	db, err := database.Open(ctx, opts)
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -365,4 +366,22 @@ func IsTimeout(err error) bool {
 func InTx(gdb *gorm.DB) bool {
 	_, ok := gdb.Statement.ConnPool.(gorm.TxCommitter)
 	return ok
+}
+
+// WithParams returns the PostgreSQL URL with the connection parameters set
+// (search_path, options, …), the ones it has kept. Spaces in a value are
+// written as %20, which the driver reads back as spaces (url.Values would
+// write a +, which it keeps: options=-c+synchronous_commit=off would name a
+// setting "+synchronous_commit").
+func WithParams(rawURL string, kv ...string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
+	return u.String(), nil
 }

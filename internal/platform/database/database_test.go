@@ -86,3 +86,30 @@ func TestOpen_SilentLinkBoundsEveryStatement(t *testing.T) {
 	p.Restore()
 	require.Eventually(t, func() bool { return db.Exec(`SELECT 1`).Error == nil }, 30*time.Second, 50*time.Millisecond)
 }
+
+func TestWithParams(t *testing.T) {
+	t.Parallel()
+	u, err := database.WithParams("postgres://u:p%40ss@db:5432/tsekh?sslmode=disable&application_name=a+b",
+		"options", "-c synchronous_commit=off", "search_path", "t_1")
+	require.NoError(t, err)
+	require.Equal(t, "postgres://u:p%40ss@db:5432/tsekh?application_name=a%20b&options=-c%20synchronous_commit%3Doff&search_path=t_1&sslmode=disable", u,
+		"spaces as %20, the other parameters and the password kept")
+
+	// The server takes the options as the session's settings.
+	db, err := database.Open(context.Background(), database.Options{PostgresURL: mustParams(t, dbtest.PostgresURL(), "options", "-c work_mem=1234kB"), MaxConns: 1})
+	require.NoError(t, err)
+	defer func() { _ = database.Close(db) }()
+	var mem string
+	require.NoError(t, db.Raw("SHOW work_mem").Scan(&mem).Error)
+	require.Equal(t, "1234kB", mem)
+
+	_, err = database.WithParams("postgres://db:bad port/x", "search_path", "t")
+	require.Error(t, err)
+}
+
+func mustParams(t *testing.T, raw string, kv ...string) string {
+	t.Helper()
+	u, err := database.WithParams(raw, kv...)
+	require.NoError(t, err)
+	return u
+}
