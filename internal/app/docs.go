@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/tsekh/tsekh/internal/asyncapi"
 	"github.com/tsekh/tsekh/internal/auth"
@@ -49,7 +50,31 @@ func AsyncAPI() ([]byte, error) {
 	return asyncAPIDocument(types)
 }
 
+// asyncAPIDocs holds the AsyncAPI documents built in this process, by the
+// names of the event types they describe: a type's declaration is fixed in
+// the binary, and every App of a process (the tests start hundreds) declares
+// the same types, while marshalling the document takes milliseconds.
+var asyncAPIDocs sync.Map // string → []byte
+
+// asyncAPIDocument returns the AsyncAPI document of the event types.
 func asyncAPIDocument(types []events.Type) ([]byte, error) {
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = t.Type
+	}
+	key := strings.Join(names, " ")
+	if doc, ok := asyncAPIDocs.Load(key); ok {
+		return doc.([]byte), nil
+	}
+	doc, err := buildAsyncAPI(types)
+	if err != nil {
+		return nil, err
+	}
+	asyncAPIDocs.Store(key, doc)
+	return doc, nil
+}
+
+func buildAsyncAPI(types []events.Type) ([]byte, error) {
 	envelope, err := events.SchemaOf(reflect.TypeFor[relay.Envelope]())
 	if err != nil {
 		return nil, err
