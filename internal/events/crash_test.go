@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(helperMain())
 	}
-	os.Exit(m.Run())
+	os.Exit(dbtest.Run(m))
 }
 
 // helperMain is a dispatcher process: a local subscriber "ledger" that adds a

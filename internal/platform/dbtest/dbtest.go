@@ -80,12 +80,22 @@ func New(t testing.TB, d database.Dialect) *gorm.DB {
 func Options(t testing.TB, d database.Dialect) database.Options {
 	t.Helper()
 	ctx := context.Background()
-	opts, schema := target(t, d)
+	if d == database.Postgres {
+		if ps, ok := pool.take(); ok {
+			return schemaOptions(t, &ps)
+		}
+	}
+	opts, schema, ps := target(t, d)
 	copied, err := copyTemplate(ctx, opts, schema)
 	if err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}
 	if copied {
+		if ps != nil {
+			if adopted, ok := pool.adopt(ctx, schema); ok {
+				*ps = adopted
+			}
+		}
 		return opts
 	}
 	t.Logf("dbtest: no template to copy, the schema is migrated from scratch: %s", templates[d].fallback)
@@ -100,7 +110,7 @@ func Options(t testing.TB, d database.Dialect) database.Options {
 // that open it.
 func empty(t testing.TB, d database.Dialect) database.Options {
 	t.Helper()
-	opts, schema := target(t, d)
+	opts, schema, _ := target(t, d)
 	if d == database.Postgres {
 		createSchema(t, schema)
 	}
@@ -108,29 +118,35 @@ func empty(t testing.TB, d database.Dialect) database.Options {
 }
 
 // target names a new database of the dialect, not yet created: a file in the
-// test's directory, or a schema (its name is returned too), dropped when the
-// test ends; and returns the options that open it. Its events are checked
-// when the test ends (CheckEvents).
-func target(t testing.TB, d database.Dialect) (database.Options, string) {
+// test's directory, or a schema (its name is returned too, and what the pool
+// knows of it: pool.go); and returns the options that open it. Its events
+// are checked when the test ends (CheckEvents); then it is removed.
+func target(t testing.TB, d database.Dialect) (database.Options, string, *pooledSchema) {
 	t.Helper()
 	if d == database.SQLite {
 		opts := database.Options{SQLitePath: filepath.Join(t.TempDir(), "tsekh.db")}
 		t.Cleanup(func() { CheckEvents(t, opts) }) // before the directory is removed
-		return opts, ""
+		return opts, "", nil
 	}
-	schema := "t_" + randomHex(8)
+	ps := &pooledSchema{name: "t_" + randomHex(8)}
+	return schemaOptions(t, ps), ps.name, ps
+}
+
+// schemaOptions returns the options that open the PostgreSQL schema. When
+// the test ends, its events are checked (CheckEvents); then the schema is
+// given back to the pool if the pool adopted it, else dropped.
+func schemaOptions(t testing.TB, ps *pooledSchema) database.Options {
+	t.Helper()
 	t.Cleanup(func() {
-		a, err := database.Open(context.Background(), database.Options{PostgresURL: PostgresURL(), MaxConns: 1})
-		if err != nil {
+		if ps.print != "" {
+			pool.giveBack(context.Background(), *ps)
 			return
 		}
-		defer func() { _ = database.Close(a) }()
-		dropJournalCheck(a, schema)
-		_ = a.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE").Error
+		dropSchema(ps.name)
 	})
-	opts := database.Options{PostgresURL: WithSearchPath(PostgresURL(), schema)}
-	t.Cleanup(func() { CheckEvents(t, opts) }) // before the schema is dropped
-	return opts, schema
+	opts := database.Options{PostgresURL: WithSearchPath(PostgresURL(), ps.name)}
+	t.Cleanup(func() { CheckEvents(t, opts) }) // before the schema is dropped or reset
+	return opts
 }
 
 // createSchema creates the empty PostgreSQL schema.

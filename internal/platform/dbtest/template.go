@@ -41,6 +41,8 @@ type template struct {
 	// usable (fallback says why).
 	ddl      string
 	fallback string
+	// reset puts a copy back as the template left it (pool.go).
+	reset string
 }
 
 var templates = map[database.Dialect]*template{database.Postgres: {}, database.SQLite: {}}
@@ -56,7 +58,7 @@ func templateOf(d database.Dialect) (*template, error) {
 		if d == database.SQLite {
 			tp.sqlite, tp.err = sqliteTemplate()
 		} else {
-			tp.ddl, tp.fallback, tp.err = postgresTemplate()
+			tp.ddl, tp.reset, tp.fallback, tp.err = postgresTemplate()
 		}
 	})
 	return tp, tp.err
@@ -114,39 +116,50 @@ func sqliteTemplate() ([]byte, error) {
 }
 
 // postgresTemplate migrates the template schema, dumps it with its journal
-// check and drops it. When pg_dump cannot dump it, it returns why as the
-// fallback and no DDL.
-func postgresTemplate() (ddl, fallback string, err error) {
+// check and drops it; it returns the dump and the statements that put a
+// copy back as the dump left it (pool.go). When pg_dump cannot dump it, it
+// returns why as the fallback and no DDL.
+func postgresTemplate() (ddl, reset, fallback string, err error) {
 	ctx := context.Background()
 	admin, err := database.Open(ctx, database.Options{PostgresURL: PostgresURL(), MaxConns: 1})
 	if err != nil {
-		return "", "", fmt.Errorf("PostgreSQL is required for this test and is not reachable at %s: %w", PostgresURL(), err)
+		return "", "", "", fmt.Errorf("PostgreSQL is required for this test and is not reachable at %s: %w", PostgresURL(), err)
 	}
 	defer func() { _ = database.Close(admin) }()
 	if err := admin.Exec("CREATE SCHEMA " + tmplName).Error; err != nil {
-		return "", "", fmt.Errorf("create schema: %w", err)
+		return "", "", "", fmt.Errorf("create schema: %w", err)
 	}
 	defer func() {
 		dropJournalCheck(admin, tmplName)
 		_ = admin.Exec("DROP SCHEMA " + tmplName + " CASCADE").Error
 	}()
 	if err := migrated(ctx, database.Options{PostgresURL: WithSearchPath(PostgresURL(), tmplName)}); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	dump, err := pgDump(ctx, tmplName, tmplName+checkSuffix)
+	dump, err := pgDump(ctx, false, tmplName, tmplName+checkSuffix)
 	if err != nil {
-		return "", err.Error(), nil
+		return "", "", err.Error(), nil
+	}
+	data, err := pgDump(ctx, true, tmplName, tmplName+checkSuffix)
+	if err != nil {
+		return "", "", err.Error(), nil
+	}
+	var tables []string
+	err = admin.Raw("SELECT format('%I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname IN (?, ?) ORDER BY 1",
+		tmplName, tmplName+checkSuffix).Scan(&tables).Error
+	if err != nil {
+		return "", "", "", err
 	}
 	// The dump must replay on this server (a newer pg_dump may set what an
 	// older server does not know): tried once, under the template's name.
 	dropJournalCheck(admin, tmplName)
 	if err := admin.Exec("DROP SCHEMA " + tmplName + " CASCADE").Error; err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	if err := replay(ctx, dump, tmplName); err != nil {
-		return "", "pg_dump's dump does not replay: " + err.Error(), nil
+		return "", "", "pg_dump's dump does not replay: " + err.Error(), nil
 	}
-	return dump, "", nil
+	return dump, resetSQL(tables, data), "", nil
 }
 
 // replay runs the template's DDL under the schema name, in one transaction
@@ -161,14 +174,18 @@ func replay(ctx context.Context, ddl, schema string) error {
 	return err
 }
 
-// pgDump returns the SQL that recreates the schemas, data included, as
-// statements that one simple-protocol Exec runs.
-func pgDump(ctx context.Context, schemas ...string) (string, error) {
+// pgDump returns the SQL that recreates the schemas, data included (only
+// their data with dataOnly), as statements that one simple-protocol Exec
+// runs.
+func pgDump(ctx context.Context, dataOnly bool, schemas ...string) (string, error) {
 	bin, err := exec.LookPath("pg_dump")
 	if err != nil {
 		return "", err
 	}
 	args := []string{"--dbname=" + PostgresURL(), "--no-owner", "--no-privileges", "--no-comments", "--inserts"}
+	if dataOnly {
+		args = append(args, "--data-only")
+	}
 	for _, s := range schemas {
 		args = append(args, "--schema="+s)
 	}
@@ -187,7 +204,7 @@ func pgDump(ctx context.Context, schemas ...string) (string, error) {
 		b.WriteString(line)
 	}
 	out := b.String()
-	if !strings.Contains(out, "CREATE SCHEMA "+tmplName+";") {
+	if !dataOnly && !strings.Contains(out, "CREATE SCHEMA "+tmplName+";") {
 		return "", errors.New("pg_dump: the dump does not create the template schema")
 	}
 	return out, nil

@@ -1,0 +1,249 @@
+package dbtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// Copying the template into a new PostgreSQL schema and dropping it again
+// costs the server about a fifth of a second for each test: every table,
+// index, constraint and trigger is created and removed in the catalogue. So
+// a test binary that asks for it (Run, from its TestMain) keeps the schemas
+// its tests are done with and gives them to the next tests, put back as the
+// template left them:
+//
+//   - only a schema whose structure is still the copy's is kept: a test that
+//     changed it (a table, a column, a trigger, a function, a constraint, a
+//     type added, dropped, altered, disabled) leaves it to be dropped, as
+//     does any failure to put it back;
+//   - putting it back is one transaction, with the triggers (the journal
+//     check's, the foreign keys') off: every row of the schema and of its
+//     journal check deleted, the template's rows inserted again and every
+//     sequence set where the template's was. It needs a superuser (the
+//     local one is); without, schemas are dropped as before;
+//   - when the binary's tests end, Run drops every schema it kept, and, on a
+//     server that runs without autovacuum (CI's servers do), vacuums the
+//     catalogue tables that creating and dropping schemas fills with dead
+//     rows: unvacuumed, they grew by hundreds of megabytes a run and slowed
+//     every later run. A binary whose TestMain does not call Run keeps none.
+//
+// A schema is never given to two tests at once: a test's cleanups (its
+// journal check and its services' closing) run before its schema is put
+// back.
+
+// pool holds the schemas ready for the next test.
+var pool schemaPool
+
+type schemaPool struct {
+	mu   sync.Mutex
+	on   bool
+	free []pooledSchema
+	// kept counts the schemas the pool has made, free or in use, for Run to
+	// drop when the tests end.
+	kept map[string]bool
+}
+
+// pooledSchema is a schema as the template left it, with the fingerprint of
+// its structure then.
+type pooledSchema struct {
+	name, print string
+}
+
+// Run runs the binary's tests with schemas reused between them, drops the
+// schemas when the tests end and returns the exit code; a package's
+// TestMain calls it: os.Exit(dbtest.Run(m)).
+func Run(m *testing.M) int {
+	pool.mu.Lock()
+	pool.on = true
+	pool.mu.Unlock()
+	code := m.Run()
+	pool.dropAll()
+	vacuumCatalogue()
+	return code
+}
+
+// churned are the catalogue tables that a schema's creation and drop leave
+// dead rows in.
+const churned = "pg_catalog.pg_attribute, pg_catalog.pg_class, pg_catalog.pg_attrdef, pg_catalog.pg_constraint, " +
+	"pg_catalog.pg_depend, pg_catalog.pg_index, pg_catalog.pg_trigger, pg_catalog.pg_type, pg_catalog.pg_proc, " +
+	"pg_catalog.pg_sequence, pg_catalog.pg_namespace"
+
+// vacuumCatalogue vacuums the churned catalogue tables when the server's
+// autovacuum is off; a plain VACUUM, which takes no lock other sessions'
+// DDL waits for.
+func vacuumCatalogue() {
+	ctx := context.Background()
+	conn, err := pgconn.Connect(ctx, PostgresURL())
+	if err != nil {
+		return
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	res := conn.ExecParams(ctx, "SELECT current_setting('autovacuum')", nil, nil, nil, nil).Read()
+	if res.Err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "off" {
+		return
+	}
+	if _, err := conn.Exec(ctx, "VACUUM "+churned).ReadAll(); err != nil {
+		fmt.Fprintf(os.Stderr, "dbtest: vacuum the catalogue: %v\n", err)
+	}
+}
+
+// take returns a schema ready for a test, if the pool holds one.
+func (p *schemaPool) take() (pooledSchema, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) == 0 {
+		return pooledSchema{}, false
+	}
+	s := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	return s, true
+}
+
+// adopt fingerprints a schema just copied from the template, so that it can
+// be put back after its test; it reports false when the pool is off.
+func (p *schemaPool) adopt(ctx context.Context, schema string) (pooledSchema, bool) {
+	p.mu.Lock()
+	on := p.on
+	p.mu.Unlock()
+	if !on {
+		return pooledSchema{}, false
+	}
+	print, err := fingerprint(ctx, schema)
+	if err != nil {
+		return pooledSchema{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.kept == nil {
+		p.kept = map[string]bool{}
+	}
+	p.kept[schema] = true
+	return pooledSchema{name: schema, print: print}, true
+}
+
+// giveBack puts the schema back as the template left it and keeps it for the
+// next test; when it cannot (its structure changed, the reset failed) it
+// drops the schema.
+func (p *schemaPool) giveBack(ctx context.Context, s pooledSchema) {
+	if err := reset(ctx, s); err != nil {
+		p.mu.Lock()
+		delete(p.kept, s.name)
+		p.mu.Unlock()
+		dropSchema(s.name)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, s)
+}
+
+// dropAll drops every schema the pool made.
+func (p *schemaPool) dropAll() {
+	p.mu.Lock()
+	names := make([]string, 0, len(p.kept))
+	for n := range p.kept {
+		names = append(names, n)
+	}
+	p.kept, p.free = nil, nil
+	p.mu.Unlock()
+	for _, n := range names {
+		dropSchema(n)
+	}
+}
+
+// fingerprintSQL describes the structure of the schema $1 and of its
+// journal check's: its relations, columns, defaults, constraints,
+// triggers (with whether they are enabled), functions and types, by their
+// object ids, so that anything created again has another.
+const fingerprintSQL = `
+WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname IN ($1::text, $1::text || '` + checkSuffix + `'))
+SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
+	SELECT concat_ws(':', 'r', c.oid, c.relname, c.relkind) AS x FROM pg_class c WHERE c.relnamespace IN (SELECT oid FROM ns)
+	UNION ALL
+	SELECT concat_ws(':', 'a', a.attrelid, a.attnum, a.attname, a.atttypid, a.attnotnull, a.atthasdef, a.attisdropped)
+	FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace IN (SELECT oid FROM ns)
+	UNION ALL
+	SELECT concat_ws(':', 'd', d.oid) FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid WHERE c.relnamespace IN (SELECT oid FROM ns)
+	UNION ALL
+	SELECT concat_ws(':', 'c', k.oid, k.convalidated) FROM pg_constraint k WHERE k.connamespace IN (SELECT oid FROM ns)
+	UNION ALL
+	SELECT concat_ws(':', 't', t.oid, t.tgenabled) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace IN (SELECT oid FROM ns)
+	UNION ALL
+	SELECT concat_ws(':', 'f', p.oid, md5(p.prosrc)) FROM pg_proc p WHERE p.pronamespace IN (SELECT oid FROM ns)
+	UNION ALL
+	SELECT concat_ws(':', 'y', y.oid) FROM pg_type y WHERE y.typnamespace IN (SELECT oid FROM ns)
+) s`
+
+// fingerprint returns the fingerprint of the schema's structure.
+func fingerprint(ctx context.Context, schema string) (string, error) {
+	conn, err := pgconn.Connect(ctx, PostgresURL())
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	res := conn.ExecParams(ctx, fingerprintSQL, [][]byte{[]byte(schema)}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return "", res.Err
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return "", fmt.Errorf("dbtest: no fingerprint for schema %s", schema)
+	}
+	return string(res.Rows[0][0]), nil
+}
+
+// reset checks that the schema's structure is the copy's and puts its rows
+// and sequences back as the template left them, in one transaction.
+func reset(ctx context.Context, s pooledSchema) error {
+	tp, err := templateOf(database.Postgres)
+	if err != nil {
+		return err
+	}
+	conn, err := pgconn.Connect(ctx, PostgresURL())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	res := conn.ExecParams(ctx, fingerprintSQL, [][]byte{[]byte(s.name)}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return res.Err
+	}
+	if len(res.Rows) != 1 || string(res.Rows[0][0]) != s.print {
+		return fmt.Errorf("dbtest: the test changed the structure of schema %s", s.name)
+	}
+	_, err = conn.Exec(ctx, strings.ReplaceAll(tp.reset, tmplName, s.name)).ReadAll()
+	return err
+}
+
+// resetSQL returns the statements that put a copy of the template back as
+// the template left it (with tmplName for its name): its tables and its
+// journal check's emptied, then the data-only dump's rows and sequence
+// values, with no trigger firing.
+func resetSQL(tables []string, data string) string {
+	var b strings.Builder
+	b.WriteString("BEGIN;\nSET LOCAL session_replication_role = replica;\nSET LOCAL lock_timeout = '10s';\n")
+	for _, t := range tables {
+		fmt.Fprintf(&b, "DELETE FROM %s;\n", t)
+	}
+	b.WriteString(data)
+	b.WriteString("\nCOMMIT;\n")
+	return b.String()
+}
+
+// dropSchema drops a test schema and its journal check's.
+func dropSchema(schema string) {
+	a, err := pgconn.Connect(context.Background(), PostgresURL())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "dbtest: drop schema %s: %v\n", schema, err)
+		return
+	}
+	defer func() { _ = a.Close(context.Background()) }()
+	_, _ = a.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+quoteIdent(schema+checkSuffix)+" CASCADE; DROP SCHEMA IF EXISTS "+schema+" CASCADE").ReadAll()
+}
