@@ -367,7 +367,7 @@ func TestEventStream_ResumeWithoutGapOrRepeat(t *testing.T) {
 			s, resp := openSSE(t, srv.URL, apptest.AdminToken, "", "Last-Event-ID", strconv.FormatInt(last, 10))
 			require.NotNil(t, s, "status %d", resp.Status)
 			// Each connection takes 150 events, then the client hangs up.
-			for k := 0; k < 150; k++ {
+			for k := 0; k < 150 && len(got) < n; k++ {
 				m, ok := s.next(t, 10*time.Second)
 				if !ok {
 					break
@@ -379,6 +379,11 @@ func TestEventStream_ResumeWithoutGapOrRepeat(t *testing.T) {
 				require.Equal(t, last+1, m.id, "each id once, in order, none skipped (after %d events)", len(got))
 				got = append(got, m.id)
 				last = m.id
+			}
+			if len(got) >= n {
+				// The last: nothing comes after it (a repeat would).
+				m, more := s.next(t, 300*time.Millisecond)
+				require.False(t, more, "an event after the last: %+v", m)
 			}
 			s.close()
 			if len(got) >= n {
