@@ -83,16 +83,16 @@ func rowCounts(t testing.TB, env *apptest.Env) map[string]int64 {
 	return out
 }
 
-// tables holds the tables of a migrated database, listed once per dialect:
-// every test's database is a copy of the same migrations.
-var tables sync.Map // database.Dialect → []string
+// tablesByDialect holds the tables of a migrated database, listed once per
+// dialect: every test's database is a copy of the same migrations.
+var tablesByDialect sync.Map // database.Dialect → []string
 
 // tablesOf lists the tables of the env's database (read from the system
 // catalogue: information_schema takes tens of milliseconds of the server's
 // time on a server holding many test schemas).
 func tablesOf(t testing.TB, env *apptest.Env) []string {
 	t.Helper()
-	if v, ok := tables.Load(env.Dialect); ok {
+	if v, ok := tablesByDialect.Load(env.Dialect); ok {
 		return v.([]string)
 	}
 	var names []string
@@ -101,7 +101,7 @@ func tablesOf(t testing.TB, env *apptest.Env) []string {
 		q = `SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind IN ('r', 'p')`
 	}
 	require.NoError(t, env.App.DB.Raw(q).Scan(&names).Error)
-	tables.Store(env.Dialect, names)
+	tablesByDialect.Store(env.Dialect, names)
 	return names
 }
 

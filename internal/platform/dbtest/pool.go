@@ -46,7 +46,7 @@ type schemaPool struct {
 	mu   sync.Mutex
 	on   bool
 	free []pooledSchema
-	// kept counts the schemas the pool has made, free or in use, for Run to
+	// kept are the schemas the pool has adopted, free or in use, for Run to
 	// drop when the tests end.
 	kept map[string]bool
 }
@@ -80,17 +80,15 @@ const churned = "pg_catalog.pg_attribute, pg_catalog.pg_class, pg_catalog.pg_att
 // autovacuum is off; a plain VACUUM, which takes no lock other sessions'
 // DDL waits for.
 func vacuumCatalogue() {
-	ctx := context.Background()
-	conn, err := pgconn.Connect(ctx, PostgresURL())
+	err := onServer(context.Background(), func(ctx context.Context, conn *pgconn.PgConn) error {
+		res := conn.ExecParams(ctx, "SELECT current_setting('autovacuum')", nil, nil, nil, nil).Read()
+		if res.Err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "off" {
+			return res.Err
+		}
+		_, err := conn.Exec(ctx, "VACUUM "+churned).ReadAll()
+		return err
+	})
 	if err != nil {
-		return
-	}
-	defer func() { _ = conn.Close(context.Background()) }()
-	res := conn.ExecParams(ctx, "SELECT current_setting('autovacuum')", nil, nil, nil, nil).Read()
-	if res.Err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != "off" {
-		return
-	}
-	if _, err := conn.Exec(ctx, "VACUUM "+churned).ReadAll(); err != nil {
 		fmt.Fprintf(os.Stderr, "dbtest: vacuum the catalogue: %v\n", err)
 	}
 }
@@ -116,7 +114,11 @@ func (p *schemaPool) adopt(ctx context.Context, schema string) (pooledSchema, bo
 	if !on {
 		return pooledSchema{}, false
 	}
-	print, err := fingerprint(ctx, schema)
+	var print string
+	err := onServer(ctx, func(ctx context.Context, conn *pgconn.PgConn) (err error) {
+		print, err = fingerprint(ctx, conn, schema)
+		return err
+	})
 	if err != nil {
 		return pooledSchema{}, false
 	}
@@ -183,12 +185,7 @@ SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
 ) s`
 
 // fingerprint returns the fingerprint of the schema's structure.
-func fingerprint(ctx context.Context, schema string) (string, error) {
-	conn, err := pgconn.Connect(ctx, PostgresURL())
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = conn.Close(context.Background()) }()
+func fingerprint(ctx context.Context, conn *pgconn.PgConn, schema string) (string, error) {
 	res := conn.ExecParams(ctx, fingerprintSQL, [][]byte{[]byte(schema)}, nil, nil, nil).Read()
 	if res.Err != nil {
 		return "", res.Err
@@ -206,20 +203,17 @@ func reset(ctx context.Context, s pooledSchema) error {
 	if err != nil {
 		return err
 	}
-	conn, err := pgconn.Connect(ctx, PostgresURL())
-	if err != nil {
+	return onServer(ctx, func(ctx context.Context, conn *pgconn.PgConn) error {
+		print, err := fingerprint(ctx, conn, s.name)
+		if err != nil {
+			return err
+		}
+		if print != s.print {
+			return fmt.Errorf("dbtest: the test changed the structure of schema %s", s.name)
+		}
+		_, err = conn.Exec(ctx, strings.ReplaceAll(tp.reset, tmplName, s.name)).ReadAll()
 		return err
-	}
-	defer func() { _ = conn.Close(context.Background()) }()
-	res := conn.ExecParams(ctx, fingerprintSQL, [][]byte{[]byte(s.name)}, nil, nil, nil).Read()
-	if res.Err != nil {
-		return res.Err
-	}
-	if len(res.Rows) != 1 || string(res.Rows[0][0]) != s.print {
-		return fmt.Errorf("dbtest: the test changed the structure of schema %s", s.name)
-	}
-	_, err = conn.Exec(ctx, strings.ReplaceAll(tp.reset, tmplName, s.name)).ReadAll()
-	return err
+	})
 }
 
 // resetSQL returns the statements that put a copy of the template back as
@@ -239,11 +233,22 @@ func resetSQL(tables []string, data string) string {
 
 // dropSchema drops a test schema and its journal check's.
 func dropSchema(schema string) {
-	a, err := pgconn.Connect(context.Background(), PostgresURL())
+	err := onServer(context.Background(), func(ctx context.Context, conn *pgconn.PgConn) error {
+		_, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+quoteIdent(schema+checkSuffix)+" CASCADE; DROP SCHEMA IF EXISTS "+schema+" CASCADE").ReadAll()
+		return err
+	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "dbtest: drop schema %s: %v\n", schema, err)
-		return
 	}
-	defer func() { _ = a.Close(context.Background()) }()
-	_, _ = a.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+quoteIdent(schema+checkSuffix)+" CASCADE; DROP SCHEMA IF EXISTS "+schema+" CASCADE").ReadAll()
+}
+
+// onServer runs fn on a connection of its own to the tests' server (the
+// simple protocol: one Exec may run many statements).
+func onServer(ctx context.Context, fn func(ctx context.Context, conn *pgconn.PgConn) error) error {
+	conn, err := pgconn.Connect(ctx, PostgresURL())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	return fn(ctx, conn)
 }

@@ -165,13 +165,10 @@ func postgresTemplate() (ddl, reset, fallback string, err error) {
 // replay runs the template's DDL under the schema name, in one transaction
 // (one simple-protocol query: its statements commit together).
 func replay(ctx context.Context, ddl, schema string) error {
-	conn, err := pgconn.Connect(ctx, PostgresURL())
-	if err != nil {
+	return onServer(ctx, func(ctx context.Context, conn *pgconn.PgConn) error {
+		_, err := conn.Exec(ctx, strings.ReplaceAll(ddl, tmplName, schema)).ReadAll()
 		return err
-	}
-	defer func() { _ = conn.Close(context.Background()) }()
-	_, err = conn.Exec(ctx, strings.ReplaceAll(ddl, tmplName, schema)).ReadAll()
-	return err
+	})
 }
 
 // pgDump returns the SQL that recreates the schemas, data included (only
