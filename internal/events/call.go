@@ -62,12 +62,10 @@ type outcome struct {
 // is still open for s, in which case the delivery is held behind it. On
 // failure the object becomes blocked. ok is true for a success.
 //
-// calls counts an outside subscriber's calls still in flight after the lane
-// stopped waiting for them (see deliver).
-//
-// clock, for a local subscriber's run without savepoints, cuts its calls
-// off (see callClock); nil otherwise.
-func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, blocked map[objectKey]int64, savepoint bool, calls *leftCalls, clock *callClock) (outcome, bool) {
+// w watches the call: a local subscriber's run without savepoints
+// (executeRun) or an outside subscriber's caller (outside.go); nil for a
+// local call in its savepoint, which gets a deadline of its own.
+func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, blocked map[objectKey]int64, w *callWatch) (outcome, bool) {
 	key := objectKey{ev.AggregateType, ev.AggregateID}
 	if by, ok := blocked[key]; ok {
 		return outcome{ev: ev, status: StatusHeld, blockedBy: by}, false
@@ -77,162 +75,152 @@ func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscrib
 		blocked[key] = ev.ID
 		return outcome{ev: ev, status: StatusRetrying, err: errors.New(msg)}, false
 	}
-	if err := d.deliver(ctx, tx, s, ev, savepoint, calls, clock); err != nil {
+	if err := d.deliver(ctx, tx, s, ev, w); err != nil {
 		blocked[key] = ev.ID
 		return outcome{ev: ev, status: StatusRetrying, err: err, stuck: errors.Is(err, errStuck)}, false
 	}
 	return outcome{}, true
 }
 
-// callOutside delivers a batch to an outside subscriber: the events of
-// different objects concurrently, up to the subscriber's Concurrency across
-// all its lanes, and each object's events one after the other, in order;
-// after a failure the object's later events are held.
-func (d *Dispatcher) callOutside(ctx context.Context, s *Subscriber, evs []Event, blocked map[objectKey]int64) []outcome {
-	var objects []objectKey
-	byObject := map[objectKey][]*Event{}
-	for i := range evs {
-		k := objectKey{evs[i].AggregateType, evs[i].AggregateID}
-		if _, ok := byObject[k]; !ok {
-			objects = append(objects, k)
-		}
-		byObject[k] = append(byObject[k], &evs[i])
-	}
-	sem := d.callSlots(s)
-	var (
-		mu       sync.Mutex
-		wg       sync.WaitGroup
-		outcomes []outcome
-	)
-	for _, k := range objects {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(k objectKey, evs []*Event) {
-			// The object's slot is given back once its calls have ended,
-			// those the lane stopped waiting for included.
-			var calls leftCalls
-			defer func() {
-				wg.Done()
-				calls.then(func() { <-sem })
-			}()
-			b := map[objectKey]int64{}
-			if by, ok := blocked[k]; ok {
-				b[k] = by
-			}
-			for _, ev := range evs {
-				if oc, ok := d.deliverOrHold(ctx, nil, s, ev, b, false, &calls, nil); !ok {
-					mu.Lock()
-					outcomes = append(outcomes, oc)
-					mu.Unlock()
-				}
-			}
-		}(k, byObject[k])
-	}
-	wg.Wait()
-	return outcomes
+// callWatch times the calls made one after the other in one goroutine: one
+// cancellable context and one timer for all of them, the timer set again for
+// each call, instead of a goroutine, a channel and a context with a deadline
+// of its own for every call. What happens when a call's time is up is the
+// owner's (fire): a local run cancels its context; an outside caller stops
+// waiting for the call (outside.go).
+//
+// The goroutine that makes the calls may be abandoned in a call that does
+// not return: the owner takes the call from it (abandon), and the
+// goroutine, when the call returns at last, finds it taken (leave) and
+// stops, touching nothing the call's owner has moved on from.
+type callWatch struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	born   time.Time
+	calls  uint64                // calls entered; the calling goroutine's own
+	state  atomic.Uint64         // the last call's number << 2 | callIdle, callRunning or callAbandoned (0 before the first)
+	due    atomic.Int64          // when the running call's time is up, in ns since born
+	ev     atomic.Pointer[Event] // the event of the call running
 }
 
-// leftCalls counts the outside calls still in flight that the lane stopped
-// waiting for (see deliver).
-type leftCalls struct {
-	wg sync.WaitGroup
-	n  atomic.Int32
+const (
+	callIdle uint64 = iota + 1
+	callRunning
+	callAbandoned
+	callPhase = 3 // the state's bits that hold the phase
+)
+
+// newCallWatch returns a watch whose context derives from ctx and whose
+// timer runs fire.
+func newCallWatch(ctx context.Context, fire func(w *callWatch)) *callWatch {
+	w := &callWatch{born: time.Now()}
+	w.ctx, w.cancel = context.WithCancelCause(ctx)
+	w.timer = time.AfterFunc(time.Hour, func() { fire(w) })
+	w.timer.Stop()
+	return w
 }
 
-func (c *leftCalls) add() { c.n.Add(1); c.wg.Add(1) }
+// enter starts ev's call, begun at start, whose time is up d after it.
+func (w *callWatch) enter(ev *Event, start time.Time, d time.Duration) {
+	w.calls++
+	w.ev.Store(ev)
+	w.due.Store(int64(start.Sub(w.born) + d))
+	w.state.Store(w.calls<<2 | callRunning)
+	w.timer.Reset(d)
+}
 
-func (c *leftCalls) done() { c.wg.Done() }
-
-// then runs f once every call left running has ended: at once, in this
-// goroutine, when there is none.
-func (c *leftCalls) then(f func()) {
-	if c.n.Load() == 0 {
-		f()
-		return
+// leave ends the call; false when its owner has abandoned it.
+func (w *callWatch) leave() bool {
+	if !w.state.CompareAndSwap(w.calls<<2|callRunning, w.calls<<2|callIdle) {
+		return false
 	}
-	go func() { c.wg.Wait(); f() }()
+	w.timer.Stop()
+	return true
 }
 
-// errNoAnswer marks an outside call the lane stopped waiting for at the
-// call budget.
-var errNoAnswer = errors.New("no answer within the call budget")
+// overdue returns the state of the call running when its time is up; false
+// when no call is, or for a late firing of the timer, set for a call that
+// has returned since. (The due time is written before the state that
+// names its call, so reading the same state before and after it means
+// the due time is that call's.)
+func (w *callWatch) overdue() (uint64, bool) {
+	st := w.state.Load()
+	if st&callPhase != callRunning {
+		return 0, false
+	}
+	due := w.due.Load()
+	if w.state.Load() != st {
+		return 0, false
+	}
+	return st, int64(time.Since(w.born)) >= due
+}
+
+// abandon takes the call st from the goroutine that makes it: its event,
+// and false when it has returned meanwhile.
+func (w *callWatch) abandon(st uint64) (*Event, bool) {
+	if st&callPhase != callRunning {
+		return nil, false
+	}
+	ev := w.ev.Load()
+	if !w.state.CompareAndSwap(st, st&^callPhase|callAbandoned) {
+		return nil, false
+	}
+	return ev, true
+}
+
+// abandoned tells whether the owner has taken a call.
+func (w *callWatch) abandoned() bool { return w.state.Load()&callPhase == callAbandoned }
+
+// end releases the watch's context and timer.
+func (w *callWatch) end(cause error) {
+	w.timer.Stop()
+	w.cancel(cause)
+}
+
+// errStuck aborts a transaction in which a local subscriber did not return.
+var errStuck = errors.New("events: a local subscriber did not return; the transaction is abandoned")
+
+// errLeft ends an outside call its caller stopped waiting for: its outcome
+// is recorded by whoever left it (outside.go).
+var errLeft = errors.New("events: the call was left running")
+
+// errTimedOut marks a call cut off at the dispatcher's timeout.
+var errTimedOut = errors.New("subscriber timed out")
+
+// errNoError is the answer of a call that returned no error after its time.
+var errNoError = errors.New("no error")
 
 // stuckGrace is how long a local subscriber may take to return once its
 // timeout has passed, before its transaction is abandoned.
 const stuckGrace = 2 * time.Second
 
-// errStuck aborts a transaction in which a local subscriber did not return.
-var errStuck = errors.New("events: a local subscriber did not return; the transaction is abandoned")
-
-// errTimedOut marks a call cut off at the dispatcher's timeout.
-var errTimedOut = errors.New("subscriber timed out")
-
-// callClock cuts off the calls of a local subscriber's run without
-// savepoints, one after the other: one cancellable context for the run and
-// one timer, set again for each call, instead of a context with a deadline
-// of its own (and its timer) for every call. A call past its time cancels
-// the run's context, with context.DeadlineExceeded as the cause, which
-// fails the call's statements; the run then fails as a whole and is made
-// again with savepoints, where each call gets a deadline of its own.
-type callClock struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	timer  *time.Timer
+// markStuck records that s's call for ev did not return, so that it is not
+// called again (see stuckCalls).
+func (d *Dispatcher) markStuck(s *Subscriber, ev *Event) {
+	msg := fmt.Sprintf("%s after %s and did not return", errTimedOut, d.opt.Timeout)
+	d.stuck.store(deliveryKey{ev.ID, s.Name}, msg)
+	d.opt.Logger.Error("subscriber does not return after its timeout; its transaction is abandoned", "subscriber", s.Name, "event_id", ev.ID)
 }
 
-func newCallClock(ctx context.Context) *callClock {
-	c := &callClock{}
-	c.ctx, c.cancel = context.WithCancelCause(ctx)
-	c.timer = time.AfterFunc(time.Hour, func() { c.cancel(context.DeadlineExceeded) })
-	c.timer.Stop()
-	return c
-}
-
-// start gives the next call d from now; the caller stops the clock when the
-// call has returned.
-func (c *callClock) start(d time.Duration) { c.timer.Reset(d) }
-
-func (c *callClock) stop() { c.timer.Stop() }
-
-// end releases the run's context.
-func (c *callClock) end() {
-	c.timer.Stop()
-	c.cancel(context.Canceled)
-}
-
-// deliver calls the subscriber with a timeout, turning a panic into an error.
-// For a local subscriber it runs in tx, inside a savepoint when asked. The
-// call's ctx names ev as the cause of the events the subscriber writes
-// (WithCause) and, when tracing is on, carries the call's process span.
+// deliver calls the subscriber, turning a panic into an error. The call's
+// ctx names ev as the cause of the events the subscriber writes (WithCause)
+// and, when tracing is on, carries the call's process span.
 //
-// An outside subscriber's answer is waited for up to the call budget. A
-// call that takes longer goes on, to its timeout, counted in calls, and its
-// answer is not heard: it fails with errNoAnswer, to be tried again once
-// the call's timeout has passed, so that a retry never overlaps it. The
-// object's later events are then held behind this one, which keeps them in
-// order, while the lane goes on with the other objects.
-func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, savepoint bool, calls *leftCalls, clock *callClock) (err error) {
+// With a watch w (a local run without savepoints, an outside caller), the
+// call is made here, timed by w; it returns errStuck (local) or errLeft
+// (outside) when w's owner abandoned it meanwhile. Without one (a local
+// call in its savepoint, in tx), the call runs aside with a deadline of its
+// own, so that one that does not return can be abandoned with tx.
+func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, w *callWatch) (err error) {
 	start := time.Now()
-	if clock != nil {
-		ctx = clock.ctx
+	if w != nil {
+		ctx = w.ctx
 	}
 	ctx, span := startProcess(WithCause(ctx, ev), s, ev)
 	defer func() {
 		d.metrics.observeDuration(s.Name, time.Since(start))
 		endSpan(span, err)
-	}()
-	var cancel context.CancelFunc
-	if clock != nil {
-		clock.start(d.opt.Timeout)
-		cancel = clock.stop
-	} else {
-		ctx, cancel = context.WithTimeout(ctx, d.opt.Timeout)
-	}
-	leftRunning := false
-	defer func() {
-		if !leftRunning {
-			cancel()
-		}
 	}()
 	call := func(tx *gorm.DB) (err error) {
 		defer func() {
@@ -246,56 +234,48 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 		}
 		return s.Handle(ctx, *ev)
 	}
-	done := make(chan error, 1)
-	if !s.Local() {
-		// An outside call that ignores its context still gets cut off.
-		go func() { done <- call(nil) }()
-		var budget <-chan time.Time
-		if d.opt.CallBudget < d.opt.Timeout && calls != nil {
-			t := time.NewTimer(d.opt.CallBudget)
-			defer t.Stop()
-			budget = t.C
+	switch {
+	case w != nil && tx == nil:
+		w.enter(ev, start, min(d.opt.CallBudget, d.opt.Timeout))
+		err = call(nil)
+		if !w.leave() {
+			return errLeft
 		}
-		select {
-		case err = <-done:
-		case <-ctx.Done():
-			err = fmt.Errorf("%w after %s", errTimedOut, d.opt.Timeout)
-		case <-budget:
-			leftRunning = true
-			calls.add()
-			go func() {
-				defer calls.done()
-				defer cancel()
-				select {
-				case <-done: //nolint:errcheck // the abandoned call's outcome is the retry's to find out
-				case <-ctx.Done():
-				}
-			}()
-			d.opt.Logger.Warn("subscriber call takes longer than the call budget; its lane goes on, the event is tried again later",
-				"subscriber", s.Name, "event_id", ev.ID, "budget", d.opt.CallBudget)
-			return RetryAfter(d.opt.Timeout+time.Second, fmt.Errorf("%w (%s): the lane went on, the call was left to its timeout (%s), and the event is tried again after it",
-				errNoAnswer, d.opt.CallBudget, d.opt.Timeout))
-		}
-	} else {
-		// A local call runs aside too, so that one that does not return even
-		// after its statements fail (it ignores ctx) can be abandoned with
-		// the transaction it holds, which the caller then rolls back.
-		//
-		// The call's deadline reaches its statements through the batch's
-		// transaction itself, for the time of the call: a GORM session of its
-		// own for each call (tx.WithContext) cost more than the call. Within
-		// a savepoint it gets a session, so that the savepoint's own
-		// statements, the rollback to it included, keep the batch's context.
+		return err
+	case w != nil:
+		// The call's context reaches its statements through the batch's
+		// transaction itself, for the time of the call: a GORM session of
+		// its own for each call (tx.WithContext) cost more than the call.
 		prev := tx.Statement.Context
-		if !savepoint {
-			tx.Statement.Context = ctx
+		tx.Statement.Context = ctx
+		w.enter(ev, start, d.opt.Timeout)
+		err = call(tx)
+		if !w.leave() {
+			return errStuck // abandoned: the transaction is no longer this call's
 		}
+		tx.Statement.Context = prev
+	default:
+		// In its savepoint, the call runs aside, so that one that does not
+		// return even after its statements fail (it ignores ctx) can be
+		// abandoned with the transaction it holds, which the caller then
+		// rolls back. It gets a session of its own, so that the savepoint's
+		// own statements, the rollback to it included, keep the batch's
+		// context.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.opt.Timeout)
+		defer cancel()
+		done := make(chan error, 1)
 		go func() {
-			if savepoint {
-				done <- tx.Transaction(func(sp *gorm.DB) error { return call(sp.WithContext(ctx)) })
-			} else {
-				done <- call(tx)
-			}
+			done <- tx.Transaction(func(sp *gorm.DB) error {
+				err := call(sp.WithContext(ctx))
+				if err == nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+					// An answer after its time fails the delivery (below): its
+					// effects go with the savepoint, or a retry would apply
+					// them again.
+					return errNoError
+				}
+				return err
+			})
 		}()
 		select {
 		case err = <-done:
@@ -303,18 +283,15 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 			select {
 			case err = <-done:
 			case <-time.After(stuckGrace):
-				msg := fmt.Sprintf("%s after %s and did not return", errTimedOut, d.opt.Timeout)
-				d.stuck.store(deliveryKey{ev.ID, s.Name}, msg)
-				d.opt.Logger.Error("subscriber does not return after its timeout; its transaction is abandoned", "subscriber", s.Name, "event_id", ev.ID)
+				d.markStuck(s, ev)
 				return errStuck // the call still holds tx: it is rolled back as it is
 			}
 		}
-		tx.Statement.Context = prev
 	}
-	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) && !errors.Is(err, errTimedOut) {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		// Past its time, whatever it answered: the journal says so.
 		if err == nil {
-			err = errors.New("no error")
+			err = errNoError
 		}
 		err = fmt.Errorf("%w after %s: %w", errTimedOut, d.opt.Timeout, err)
 	}

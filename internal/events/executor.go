@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"time"
 
 	"gorm.io/gorm"
 )
@@ -22,34 +23,91 @@ import (
 // the transaction, after the fence; for an outside one before it.
 
 // execute hands evs to s and returns the deliveries that did not simply
-// succeed. A local subscriber runs in tx, each event in a savepoint when
-// asked; without savepoints, its first failure aborts the run
-// (errSlowPath) so that the caller runs the set again with them. An
-// outside subscriber is called outside any transaction (tx is nil).
+// succeed. A local subscriber runs in tx: without savepoints, in one run
+// whose first failure aborts it (errSlowPath) so that the caller runs the
+// set again with them (executeRun); with savepoints, one event after the
+// other, each in a savepoint. An outside subscriber is called outside any
+// transaction (tx is nil).
 func (d *Dispatcher) execute(ctx context.Context, tx *gorm.DB, s *Subscriber, evs []Event, blocked map[objectKey]int64, savepoints bool) ([]outcome, error) {
 	if !s.Local() {
 		return d.callOutside(ctx, s, evs, blocked), nil
 	}
-	var clock *callClock
 	if !savepoints {
-		clock = newCallClock(ctx)
-		defer clock.end()
+		return d.executeRun(ctx, tx, s, evs, blocked)
 	}
 	var outcomes []outcome
 	for i := range evs {
-		oc, ok := d.deliverOrHold(ctx, tx, s, &evs[i], blocked, savepoints, nil, clock)
+		oc, ok := d.deliverOrHold(ctx, tx, s, &evs[i], blocked, nil)
 		if ok {
 			continue
 		}
 		if oc.stuck {
 			return nil, errStuck
 		}
-		if oc.status == StatusRetrying && !savepoints {
-			return nil, errSlowPath
-		}
 		outcomes = append(outcomes, oc)
 	}
 	return outcomes, nil
+}
+
+// executeRun makes a local subscriber's calls for evs in tx without
+// savepoints, in one goroutine aside while this one waits, timed by one
+// watch (callWatch): a call past its time cancels the run's context, which
+// fails its statements; one that does not return even stuckGrace after
+// that is abandoned with tx, which the caller rolls back, and marked stuck,
+// so that the set's next run does not call it again.
+func (d *Dispatcher) executeRun(ctx context.Context, tx *gorm.DB, s *Subscriber, evs []Event, blocked map[objectKey]int64) ([]outcome, error) {
+	w := newCallWatch(ctx, func(w *callWatch) {
+		// A late firing can cancel a call that has just begun: that call
+		// fails as timed out, and the set is run again with savepoints.
+		if _, due := w.overdue(); due {
+			w.cancel(context.DeadlineExceeded)
+		}
+	})
+	defer w.end(context.Canceled)
+	type result struct {
+		outcomes []outcome
+		err      error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var outcomes []outcome
+		for i := range evs {
+			oc, ok := d.deliverOrHold(ctx, tx, s, &evs[i], blocked, w)
+			switch {
+			case ok:
+				continue
+			case oc.stuck:
+				done <- result{err: errStuck}
+				return
+			case oc.status == StatusRetrying:
+				done <- result{err: errSlowPath}
+				return
+			}
+			outcomes = append(outcomes, oc)
+		}
+		done <- result{outcomes: outcomes}
+	}()
+	select {
+	case r := <-done:
+		return r.outcomes, r.err
+	case <-w.ctx.Done():
+	}
+	// A call past its time, or the dispatcher stopping: the calls' statements
+	// fail, and a call that ignores its context too is given stuckGrace.
+	grace := time.NewTimer(stuckGrace)
+	defer grace.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.outcomes, r.err
+		case <-grace.C:
+			if ev, ok := w.abandon(w.state.Load()); ok {
+				d.markStuck(s, ev)
+				return nil, errStuck // the call still holds tx: it is rolled back as it is
+			}
+			grace.Reset(stuckGrace) // between two calls: the next one is given its grace
+		}
+	}
 }
 
 var errSlowPath = errors.New("events: a local subscriber failed; run the set again with savepoints")

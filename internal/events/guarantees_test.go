@@ -206,6 +206,19 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 					}
 					return tx.Exec("SELECT pg_sleep(30)").Error
 				}},
+			// Its effect is written in time, its answer comes after it: the
+			// delivery fails as timed out, and the effect must go with it, or
+			// the retry would apply it again.
+			events.Subscriber{Name: "late-local", Types: []string{"thing.created"},
+				HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+					if err := tx.Exec("INSERT INTO test_effects (event_id, subscriber) VALUES (?, 'late-local')", ev.ID).Error; err != nil {
+						return err
+					}
+					if ev.AggregateID == 2 {
+						time.Sleep(500 * time.Millisecond) // past the timeout, ignoring ctx
+					}
+					return nil
+				}},
 			events.Subscriber{Name: "slow-local", Types: []string{"thing.created"},
 				HandleTx: func(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 					if ev.AggregateID == 2 {
@@ -255,6 +268,14 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 			require.Contains(t, sleepy.LastError, "timed out")
 			require.NotContains(t, sleepy.LastError, "did not return", "its statement was cancelled at the deadline")
 		}
+		late := deliveryOf(t, f.journal, hung, "late-local")
+		require.Equal(t, "retrying", late.Status)
+		require.Contains(t, late.LastError, "timed out after 300ms: no error")
+		var lateEffects int64
+		require.NoError(t, db.Raw("SELECT count(*) FROM test_effects WHERE subscriber = 'late-local' AND event_id = ?", hung).Row().Scan(&lateEffects))
+		require.Zero(t, lateEffects, "the late answer's effect was rolled back with its savepoint")
+		require.NoError(t, db.Raw("SELECT count(*) FROM test_effects WHERE subscriber = 'late-local'").Row().Scan(&lateEffects))
+		require.EqualValues(t, 22, lateEffects, "the other events' effects committed, once each")
 		sl := deliveryOf(t, f.journal, stuck, "stuck-local")
 		require.Equal(t, "retrying", sl.Status)
 		require.Contains(t, sl.LastError, "did not return")

@@ -581,6 +581,10 @@ func TestLanes_HangingCallHoldsOnlyItsObject(t *testing.T) {
 		require.Equal(t, a1, rows[0].EventID)
 		require.Equal(t, events.StatusRetrying, rows[0].Status)
 		require.Contains(t, rows[0].LastError, "no answer within the call budget")
+		next := deliveryOf(t, f.journal, a1, "relay").NextAttemptAt
+		require.NotNil(t, next)
+		require.True(t, next.After(start.Add(timeout)), "the retry comes after the left call's timeout, so that the two never overlap: due %s, the pass began %s", next, start)
+		require.True(t, next.Before(time.Now().Add(timeout+2*time.Second)), "and not much later: due %s", next)
 		require.Equal(t, a2, rows[1].EventID)
 		require.Equal(t, events.StatusHeld, rows[1].Status, "the object's later event waits behind it")
 		require.NotNil(t, rows[1].BlockedBy)
@@ -602,6 +606,50 @@ func TestLanes_HangingCallHoldsOnlyItsObject(t *testing.T) {
 		require.NotEmpty(t, got)
 		require.Equal(t, a2, got[len(got)-1], "the held event came last")
 		require.Contains(t, got[:len(got)-1], a1, "after the first")
+	})
+}
+
+// A call left at the call budget keeps its object's call slot until its
+// timeout, even when it never returns: with one slot, the next object is
+// called once that timeout has passed, not before (two calls would then be
+// in flight) and not never (the slot would be lost).
+func TestLanes_LeftCallHoldsItsSlotUntilItsTimeout(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		objs := samePartition(2)
+		hang, other := objs[0], objs[1]
+		letGo := make(chan struct{})
+		t.Cleanup(func() { close(letGo) })
+		var (
+			mu       sync.Mutex
+			calledAt = map[int64]time.Time{}
+		)
+		f := newFixture(t, db, events.Subscriber{Name: "relay", Types: []string{"thing.created"}, Concurrency: 1,
+			Handle: func(ctx context.Context, ev events.Event) error {
+				mu.Lock()
+				calledAt[ev.AggregateID] = time.Now()
+				mu.Unlock()
+				if ev.AggregateID == hang {
+					<-letGo // ignores its context
+				}
+				return nil
+			}})
+		const timeout, budget = 1500 * time.Millisecond, 100 * time.Millisecond
+		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{BatchSize: 100, Timeout: timeout, CallBudget: budget,
+			BackoffBase: time.Hour, BackoffMax: time.Hour, MaxAttempts: 5})
+		left := add(t, db, "thing.created", hang)
+		next := add(t, db, "thing.created", other)
+
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := d.RunOnce(ctx)
+		require.NoError(t, err, "the pass ends although the left call never returns")
+		mu.Lock()
+		hungAt, otherAt := calledAt[hang], calledAt[other]
+		mu.Unlock()
+		require.False(t, otherAt.IsZero(), "the other object was called in the same pass")
+		require.GreaterOrEqual(t, otherAt.Sub(hungAt), timeout, "with its one slot held by the left call until that call's timeout")
+		require.Equal(t, events.StatusRetrying, deliveryOf(t, f.journal, left, "relay").Status)
+		require.Equal(t, events.StatusProcessed, deliveryOf(t, f.journal, next, "relay").Status)
 	})
 }
 

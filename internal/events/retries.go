@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"time"
 )
@@ -29,7 +30,20 @@ type failure struct {
 // spending an attempt, while the delivery's deferrals stay within
 // RetryAfterCap in all; past it, such answers spend attempts again. Any other
 // failure spends one (RetryPolicy.next).
+//
+// A call the lane stopped waiting for (leftCallError) is tried again no
+// sooner than it asks, whatever the policy's Cap, so that the retry never
+// overlaps the call.
 func (d *Dispatcher) afterFailure(s *Subscriber, attempts int, deferred time.Duration, err error) failure {
+	f := d.nextAfterFailure(s, attempts, deferred, err)
+	var left *leftCallError
+	if f.status == StatusRetrying && errors.As(err, &left) && f.retryIn < left.after {
+		f.retryIn = left.after
+	}
+	return f
+}
+
+func (d *Dispatcher) nextAfterFailure(s *Subscriber, attempts int, deferred time.Duration, err error) failure {
 	p := d.policy(s)
 	if after, ok := askedDelay(err); ok {
 		if delay := min(after, p.Cap); deferred+delay <= d.opt.RetryAfterCap {
