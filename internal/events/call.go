@@ -178,6 +178,41 @@ func (w *callWatch) end(cause error) {
 	w.cancel(cause)
 }
 
+// callContext is the context of a call a watch times: the watch's, which
+// its timer cancels, with the call's deadline and its cause (WithCause) in
+// one value, so that a subscriber sees what a context with a timeout of its
+// own would show (Deadline, and Err's context.DeadlineExceeded once its
+// time is up) without one for every call.
+type callContext struct {
+	context.Context
+	deadline time.Time
+	cause    *Event
+}
+
+func newCallContext(parent context.Context, ev *Event, deadline time.Time) *callContext {
+	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	return &callContext{Context: parent, deadline: deadline, cause: ev}
+}
+
+func (c *callContext) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *callContext) Err() error {
+	err := c.Context.Err()
+	if err != nil && errors.Is(context.Cause(c.Context), context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+func (c *callContext) Value(key any) any {
+	if _, ok := key.(causeKey); ok {
+		return c.cause
+	}
+	return c.Context.Value(key)
+}
+
 // errStuck aborts a transaction in which a local subscriber did not return.
 var errStuck = errors.New("events: a local subscriber did not return; the transaction is abandoned")
 
@@ -215,9 +250,11 @@ func (d *Dispatcher) markStuck(s *Subscriber, ev *Event) {
 func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, w *callWatch) (err error) {
 	start := time.Now()
 	if w != nil {
-		ctx = w.ctx
+		ctx = newCallContext(w.ctx, ev, start.Add(d.opt.Timeout))
+	} else {
+		ctx = WithCause(ctx, ev)
 	}
-	ctx, span := startProcess(WithCause(ctx, ev), s, ev)
+	ctx, span := startProcess(ctx, s, ev)
 	defer func() {
 		d.metrics.observeDuration(s.Name, time.Since(start))
 		endSpan(span, err)

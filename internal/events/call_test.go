@@ -83,3 +83,34 @@ func TestCallWatch_AbandonedCallIsFoundTaken(t *testing.T) {
 	_, due = w.overdue()
 	require.False(t, due, "no call runs")
 }
+
+// A watched call's context shows what a context with a timeout of its own
+// would: its deadline (or its parent's, when sooner), DeadlineExceeded once
+// the watch cuts the call off, and the event it handles as the cause.
+func TestCallContext_ShowsTheCallsDeadline(t *testing.T) {
+	parent, cancel := context.WithCancelCause(context.Background())
+	ev := &Event{ID: 3}
+	due := time.Now().Add(time.Minute)
+	ctx := newCallContext(parent, ev, due)
+	got, ok := ctx.Deadline()
+	require.True(t, ok)
+	require.Equal(t, due, got)
+	cause, ok := CauseFrom(ctx)
+	require.True(t, ok)
+	require.Same(t, ev, cause)
+	require.NoError(t, ctx.Err())
+
+	cancel(context.DeadlineExceeded)
+	<-ctx.Done()
+	require.ErrorIs(t, ctx.Err(), context.DeadlineExceeded, "cut off at its time")
+
+	stopped, stop := context.WithCancelCause(context.Background())
+	stop(context.Canceled)
+	require.ErrorIs(t, newCallContext(stopped, ev, due).Err(), context.Canceled, "the dispatcher stopping is no timeout")
+
+	soon, cancelSoon := context.WithTimeout(context.Background(), time.Second)
+	defer cancelSoon()
+	parentDue, _ := soon.Deadline()
+	got, _ = newCallContext(soon, ev, due).Deadline()
+	require.Equal(t, parentDue, got, "the parent's sooner deadline")
+}

@@ -622,11 +622,13 @@ func TestLanes_LeftCallHoldsItsSlotUntilItsTimeout(t *testing.T) {
 		var (
 			mu       sync.Mutex
 			calledAt = map[int64]time.Time{}
+			deadline = map[int64]time.Time{}
 		)
 		f := newFixture(t, db, events.Subscriber{Name: "relay", Types: []string{"thing.created"}, Concurrency: 1,
 			Handle: func(ctx context.Context, ev events.Event) error {
 				mu.Lock()
 				calledAt[ev.AggregateID] = time.Now()
+				deadline[ev.AggregateID], _ = ctx.Deadline()
 				mu.Unlock()
 				if ev.AggregateID == hang {
 					<-letGo // ignores its context
@@ -644,10 +646,11 @@ func TestLanes_LeftCallHoldsItsSlotUntilItsTimeout(t *testing.T) {
 		_, err := d.RunOnce(ctx)
 		require.NoError(t, err, "the pass ends although the left call never returns")
 		mu.Lock()
-		hungAt, otherAt := calledAt[hang], calledAt[other]
+		hungAt, otherAt, otherDue := calledAt[hang], calledAt[other], deadline[other]
 		mu.Unlock()
 		require.False(t, otherAt.IsZero(), "the other object was called in the same pass")
 		require.GreaterOrEqual(t, otherAt.Sub(hungAt), timeout, "with its one slot held by the left call until that call's timeout")
+		require.WithinDuration(t, otherAt.Add(timeout), otherDue, 100*time.Millisecond, "a call's context has its timeout as its deadline")
 		require.Equal(t, events.StatusRetrying, deliveryOf(t, f.journal, left, "relay").Status)
 		require.Equal(t, events.StatusProcessed, deliveryOf(t, f.journal, next, "relay").Status)
 	})
