@@ -635,7 +635,7 @@ func TestLanes_LeftCallHoldsItsSlotUntilItsTimeout(t *testing.T) {
 				}
 				return nil
 			}})
-		const timeout, budget = 1500 * time.Millisecond, 100 * time.Millisecond
+		const timeout, budget = 1500 * time.Millisecond, time.Second
 		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{BatchSize: 100, Timeout: timeout, CallBudget: budget,
 			BackoffBase: time.Hour, BackoffMax: time.Hour, MaxAttempts: 5})
 		left := add(t, db, "thing.created", hang)
@@ -650,6 +650,7 @@ func TestLanes_LeftCallHoldsItsSlotUntilItsTimeout(t *testing.T) {
 		mu.Unlock()
 		require.False(t, otherAt.IsZero(), "the other object was called in the same pass")
 		require.GreaterOrEqual(t, otherAt.Sub(hungAt), timeout, "with its one slot held by the left call until that call's timeout")
+		require.Less(t, otherAt.Sub(hungAt), timeout+time.Second, "and given back then")
 		require.WithinDuration(t, otherAt.Add(timeout), otherDue, 100*time.Millisecond, "a call's context has its timeout as its deadline")
 		require.Equal(t, events.StatusRetrying, deliveryOf(t, f.journal, left, "relay").Status)
 		require.Equal(t, events.StatusProcessed, deliveryOf(t, f.journal, next, "relay").Status)
