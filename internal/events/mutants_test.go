@@ -1,7 +1,9 @@
 package events
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -157,4 +159,46 @@ func TestMutants_SurveyListsParse(t *testing.T) {
 	require.Equal(t, []string{"a", "b"}, splitList("a,b"))
 	require.Equal(t, []string{""}, names(nil), "IN () is not SQL")
 	require.Equal(t, []string{"a"}, names([]string{"a"}))
+}
+
+// What a failed attempt leaves (afterFailure): a delay the other side asked
+// for puts the attempt off without spending it, within the policy's cap
+// and, in all, within RetryAfterCap; past that, attempts are spent again. A
+// call the lane stopped waiting for is tried again no sooner than it asks,
+// whatever the cap.
+func TestMutants_AfterFailure(t *testing.T) {
+	d := &Dispatcher{opt: DispatcherOptions{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Hour, RetryAfterCap: 30 * time.Second}}
+	s := &Subscriber{Name: "shop"}
+	asked := func(after time.Duration) error { return RetryAfter(after, errors.New("answered 429")) }
+
+	f := d.afterFailure(s, 0, 0, asked(10*time.Second))
+	require.Equal(t, failure{status: StatusRetrying, retryIn: 10 * time.Second, deferred: 10 * time.Second}, f, "put off, no attempt spent")
+
+	f = d.afterFailure(s, 0, 20*time.Second, asked(10*time.Second))
+	require.Equal(t, failure{status: StatusRetrying, retryIn: 10 * time.Second, deferred: 30 * time.Second}, f, "up to RetryAfterCap in all, that included")
+
+	f = d.afterFailure(s, 0, 25*time.Second, asked(10*time.Second))
+	require.Equal(t, StatusRetrying, f.status)
+	require.True(t, f.spent, "past RetryAfterCap the attempt is spent")
+	require.Equal(t, 25*time.Second, f.deferred, "and the deferral stays what it was")
+	require.Equal(t, 10*time.Second, f.retryIn, "the delay asked for, still")
+
+	f = d.afterFailure(&Subscriber{Name: "capped", Retry: RetryPolicy{Cap: 5 * time.Second}}, 0, 0, asked(time.Hour))
+	require.Equal(t, 5*time.Second, f.retryIn, "within the policy's cap")
+	require.False(t, f.spent)
+
+	f = d.afterFailure(s, 2, 0, errors.New("refused"))
+	require.Equal(t, StatusFailed, f.status, "the third attempt of three")
+
+	f = d.afterFailure(s, 0, 0, Permanent(errors.New("gone")))
+	require.Equal(t, StatusFailed, f.status)
+
+	capped := &Subscriber{Name: "capped", Retry: RetryPolicy{Cap: 20 * time.Millisecond}}
+	left := RetryAfter(31*time.Second, &leftCallError{after: 31 * time.Second, err: errNoAnswer})
+	f = d.afterFailure(capped, 0, 0, left)
+	require.Equal(t, StatusRetrying, f.status)
+	require.Equal(t, 31*time.Second, f.retryIn, "after the left call's timeout, whatever the cap")
+	f = d.afterFailure(capped, 2, 40*time.Second, &leftCallError{after: 31 * time.Second, err: errNoAnswer})
+	require.Equal(t, StatusFailed, f.status, "its attempts used up: no retry to put off")
+	require.Zero(t, f.retryIn)
 }
