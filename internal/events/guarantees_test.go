@@ -119,6 +119,13 @@ func TestRetries_FailNTimesThenSucceed(t *testing.T) {
 		// Make the retries due at once, n times: attempts count up.
 		for attempt := 2; attempt <= n+1; attempt++ {
 			require.NoError(t, db.Exec("UPDATE events_deliveries SET next_attempt_at = "+database.Now(db)+" WHERE status = 'retrying'").Error)
+			st, err := d.RunOnce(context.Background())
+			require.NoError(t, err)
+			if attempt <= n {
+				require.Equal(t, events.PassStats{Failed: 2}, events.PassStats{Failed: st.Failed, Delivered: st.Delivered}, "the pass counts both retries failed")
+			} else {
+				require.Equal(t, events.PassStats{Delivered: 2}, events.PassStats{Failed: st.Failed, Delivered: st.Delivered}, "and both delivered")
+			}
 			drain(t, d)
 			if attempt <= n {
 				cb = deliveryOf(t, f.journal, id, "callback")

@@ -2,6 +2,7 @@ package events
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -201,4 +202,12 @@ func TestMutants_AfterFailure(t *testing.T) {
 	f = d.afterFailure(capped, 2, 40*time.Second, &leftCallError{after: 31 * time.Second, err: errNoAnswer})
 	require.Equal(t, StatusFailed, f.status, "its attempts used up: no retry to put off")
 	require.Zero(t, f.retryIn)
+}
+
+// The journal keeps a delivery's error up to 2,000 bytes, and says where it
+// cut one.
+func TestMutants_ErrorTextBound(t *testing.T) {
+	long := strings.Repeat("x", 2000)
+	require.Equal(t, long, truncate(long), "2,000 bytes are kept whole")
+	require.Equal(t, long+"…", truncate(long+"y"), "beyond, cut at 2,000")
 }
