@@ -23,7 +23,7 @@ ASYNCAPI_NODE ?= node@22.23.3
 # run, which a cached test result would make a few seconds.
 GREMLINS       ?= gremlins
 MUTATION_FILES ?= horizon store store_postgres store_sqlite completer executor retries call outside
-MUTATION_TESTS ?= ^(TestMutants_.*|TestStuckCalls_.*|TestCallWatch_.*|TestCallContext_.*|TestLanes_LeftCallHoldsItsSlotUntilItsTimeout|TestLanes_HangingCallHoldsOnlyItsObject|TestRetries_PanicAndHangAreFailures|TestCompleter|TestRetries_FailureHistoryIsBounded|TestDispatcher_InterleavedCommitsLoseNothing|TestReplicas_StalledDispatcherIsFencedOff|TestRetries_FailNTimesThenSucceed|TestLanes_RetryPolicyAndPermanentErrors|TestRunner_LaneKeepsItsLeaseBetweenEvents)$$
+MUTATION_TESTS ?= ^(TestMutants_.*|TestStatements|TestStuckCalls_.*|TestCallWatch_.*|TestCallContext_.*|TestLanes_LeftCallHoldsItsSlotUntilItsTimeout|TestLanes_HangingCallHoldsOnlyItsObject|TestRetries_PanicAndHangAreFailures|TestCompleter|TestRetries_FailureHistoryIsBounded|TestDispatcher_InterleavedCommitsLoseNothing|TestReplicas_StalledDispatcherIsFencedOff|TestRetries_FailNTimesThenSucceed|TestLanes_RetryPolicyAndPermanentErrors|TestRunner_LaneKeepsItsLeaseBetweenEvents)$$
 # gremlins can only exclude files: every other source file of the package.
 MUTATION_SKIP   = $(subst $(eval) ,|,$(filter-out $(MUTATION_FILES),$(basename $(notdir $(filter-out %_test.go,$(wildcard internal/events/*.go))))))
 
