@@ -13,9 +13,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
@@ -184,7 +186,16 @@ func TestFaults_SlowDatabaseLink(t *testing.T) {
 	}
 	a := s.must(t, http.MethodGet, "/api/v1/orders", nil)
 	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
-	require.Eventually(t, func() bool { return s.must(t, http.MethodGet, "/readyz", nil).status == http.StatusOK }, 10*time.Second, 10*time.Millisecond)
+	var last atomic.Pointer[answer] // the condition runs on a goroutine of its own
+	if !assert.Eventually(t, func() bool {
+		a := s.must(t, http.MethodGet, "/readyz", nil)
+		last.Store(&a)
+		return a.status == http.StatusOK
+	}, 10*time.Second, 10*time.Millisecond) {
+		if a := last.Load(); a != nil {
+			t.Fatalf("not ready through the slow link; the last answer, after %s: %d %s", a.took, a.status, a.body)
+		}
+	}
 }
 
 // A request whose client has gone is cancelled: its statement, waiting here

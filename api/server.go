@@ -100,14 +100,17 @@ type Deps struct {
 	StreamHeartbeat time.Duration
 }
 
-type server struct{ Deps }
+type server struct {
+	Deps
+	ready *database.Readiness
+}
 
 // New returns the Echo app with every route.
 func New(d Deps) *echo.Echo {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	s := &server{d}
+	s := &server{Deps: d, ready: database.NewReadiness(d.DB)}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
@@ -489,7 +492,7 @@ func (s *server) readyz(c echo.Context) error {
 	done := make(chan error, 1)
 	go func() {
 		defer cancel()
-		done <- database.Ready(ctx, s.DB)
+		done <- s.ready.Check(ctx)
 	}()
 	var err error
 	select {

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -234,16 +235,32 @@ func MigrateTo(ctx context.Context, gdb *gorm.DB, version int64) error {
 	return nil
 }
 
-// Ready checks that the database answers and has no pending migration.
-func Ready(ctx context.Context, gdb *gorm.DB) error {
-	sqlDB, err := gdb.DB()
+// Readiness checks that the database answers and has no pending migration,
+// for a readiness probe asked every few seconds. Migrations are not undone
+// under a running service: once the database has every migration this
+// binary knows, later checks only ping it (one round trip, instead of
+// building the migrations' list and reading the applied ones each time).
+type Readiness struct {
+	db       *gorm.DB
+	migrated atomic.Bool
+}
+
+// NewReadiness returns the readiness check of the database.
+func NewReadiness(gdb *gorm.DB) *Readiness { return &Readiness{db: gdb} }
+
+// Check returns why the database is not ready, or nil.
+func (r *Readiness) Check(ctx context.Context) error {
+	sqlDB, err := r.db.DB()
 	if err != nil {
 		return err
 	}
 	if err := sqlDB.PingContext(ctx); err != nil {
 		return fmt.Errorf("database not reachable: %w", err)
 	}
-	p, err := provider(gdb)
+	if r.migrated.Load() {
+		return nil
+	}
+	p, err := provider(r.db)
 	if err != nil {
 		return err
 	}
@@ -254,6 +271,7 @@ func Ready(ctx context.Context, gdb *gorm.DB) error {
 	if pending {
 		return errors.New("migrations pending")
 	}
+	r.migrated.Store(true)
 	return nil
 }
 

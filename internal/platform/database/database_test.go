@@ -113,3 +113,32 @@ func mustParams(t *testing.T, raw string, kv ...string) string {
 	require.NoError(t, err)
 	return u
 }
+
+// The readiness check says so while migrations are pending, and once the
+// database has them all, it only pings: a probe asked every few seconds
+// does not read the migrations' table again.
+func TestReadiness(t *testing.T) {
+	t.Parallel()
+	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := dbtest.At(t, d, 20)
+			r := database.NewReadiness(db)
+			require.ErrorContains(t, r.Check(ctx), "migrations pending")
+			require.ErrorContains(t, r.Check(ctx), "migrations pending", "asked again")
+			_, err := database.Migrate(ctx, db)
+			require.NoError(t, err)
+			require.NoError(t, r.Check(ctx))
+
+			require.NoError(t, db.Exec("ALTER TABLE goose_db_version RENAME TO goose_db_version_gone").Error)
+			require.NoError(t, r.Check(ctx), "migrated once seen so: the table is not read again")
+			require.ErrorContains(t, database.NewReadiness(db).Check(ctx), "migrations pending", "a new check reads it, and finds none")
+
+			sqlDB, err := db.DB()
+			require.NoError(t, err)
+			require.NoError(t, sqlDB.Close())
+			require.ErrorContains(t, r.Check(ctx), "not reachable", "and every check pings")
+		})
+	}
+}
