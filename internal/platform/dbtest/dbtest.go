@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"gorm.io/gorm"
@@ -25,12 +26,16 @@ const DefaultPostgresURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disa
 
 // PostgresURL is the server the tests use, with its sessions' commits not
 // waiting for the write-ahead log to reach the disk (synchronous_commit
-// off), unless the URL sets options of its own. A test database need not
-// outlive a crash of its server, and a commit is as atomic, as isolated and
-// as visible to the other sessions as ever; what goes is the wait for the
-// disk at each commit, which made a test writing events one transaction at
-// a time spend most of its time in fsync. (The test that restarts a
-// database under load runs a server of its own, with its defaults.)
+// off) and no JIT compilation of their queries (jit off), unless the URL
+// sets options of its own. A test database need not outlive a crash of its
+// server, and a commit is as atomic, as isolated and as visible to the
+// other sessions as ever; what goes is the wait for the disk at each
+// commit, which made a test writing events one transaction at a time spend
+// most of its time in fsync. (The test that restarts a database under load
+// runs a server of its own, with its defaults.) JIT compilation paid off
+// for no test query: the journal check's statements (journal.go), costed
+// high on tables never analysed, were compiled at each test's end, about
+// 0.1 s of the server's CPU each, and each compiling session loaded LLVM.
 func PostgresURL() string {
 	raw := os.Getenv("TEST_DATABASE_URL")
 	if raw == "" {
@@ -39,7 +44,7 @@ func PostgresURL() string {
 	if u, err := url.Parse(raw); err != nil || u.Query().Has("options") {
 		return raw // database.Open says what is wrong with a bad one
 	}
-	u, err := database.WithParams(raw, "options", "-c synchronous_commit=off")
+	u, err := database.WithParams(raw, "options", "-c synchronous_commit=off -c jit=off")
 	if err != nil {
 		return raw
 	}
@@ -171,25 +176,89 @@ func createSchema(t testing.TB, schema string) {
 // (tests' own) are not checked.
 func CheckEvents(t testing.TB, opts database.Options) {
 	t.Helper()
+	ctx := context.Background()
+	check := func(db *gorm.DB) {
+		if err := contractstest.CheckJournal(ctx, db); err != nil {
+			t.Errorf("dbtest: events that drift from their contracts (internal/contracts):\n%v", err)
+		}
+		if err := checkJournal(ctx, db); err != nil {
+			t.Errorf("dbtest: changes with no event (docs/outbox.md, Delivery guarantees: no change without its event):\n%v", err)
+		}
+	}
+	if schema := searchPathOf(opts.PostgresURL); schema != "" && opts.PostgresURL == WithSearchPath(PostgresURL(), schema) {
+		if err := onChecks(ctx, schema, check); err != nil {
+			t.Errorf("dbtest: cannot check the test's events: %v", err)
+		}
+		return
+	}
 	if opts.SQLitePath != "" {
 		if _, err := os.Stat(opts.SQLitePath); err != nil {
 			return // never opened
 		}
 	}
 	opts.MaxConns = 1
-	ctx := context.Background()
 	db, err := database.Open(ctx, opts)
 	if err != nil {
 		t.Errorf("dbtest: cannot open the test's database to check its events: %v", err)
 		return
 	}
 	defer func() { _ = database.Close(db) }()
-	if err := contractstest.CheckJournal(ctx, db); err != nil {
-		t.Errorf("dbtest: events that drift from their contracts (internal/contracts):\n%v", err)
+	check(db)
+}
+
+// checks is the connection pool, one for the test binary, that the checks
+// at each PostgreSQL test's end run on (CheckEvents), a connection at a
+// time with its search_path set to the test's schema: a session of their
+// own for each test cost the server a backend's start, several
+// milliseconds of its CPU, every time.
+var checks struct {
+	mu sync.Mutex
+	db *gorm.DB
+}
+
+// onChecks runs fn on a connection of the checks' pool whose search_path
+// is schema.
+func onChecks(ctx context.Context, schema string, fn func(db *gorm.DB)) error {
+	checks.mu.Lock()
+	if checks.db == nil {
+		db, err := database.Open(ctx, database.Options{PostgresURL: PostgresURL(), MaxConns: 4})
+		if err != nil {
+			checks.mu.Unlock()
+			return err
+		}
+		checks.db = db
 	}
-	if err := checkJournal(ctx, db); err != nil {
-		t.Errorf("dbtest: changes with no event (docs/outbox.md, Delivery guarantees: no change without its event):\n%v", err)
+	db := checks.db
+	checks.mu.Unlock()
+	return db.WithContext(ctx).Connection(func(tx *gorm.DB) error {
+		if err := tx.Exec("SELECT set_config('search_path', ?, false)", schema).Error; err != nil {
+			return err
+		}
+		fn(tx)
+		return tx.Exec("RESET search_path").Error
+	})
+}
+
+// closeChecks closes the checks' pool.
+func closeChecks() {
+	checks.mu.Lock()
+	defer checks.mu.Unlock()
+	if checks.db != nil {
+		_ = database.Close(checks.db)
+		checks.db = nil
 	}
+}
+
+// searchPathOf returns the search_path a PostgreSQL URL sets, or "".
+func searchPathOf(rawURL string) string {
+	if rawURL == "" {
+		return ""
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("search_path")
 }
 
 // WithSearchPath returns the URL with its search_path set to schema.

@@ -8,13 +8,15 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
-// A test's PostgreSQL sessions commit without waiting for the disk, unless
-// TEST_DATABASE_URL sets options of its own.
+// A test's PostgreSQL sessions commit without waiting for the disk and
+// compile no query, unless TEST_DATABASE_URL sets options of its own.
 func TestPostgresURL_CommitsWithoutWaitingForTheDisk(t *testing.T) {
 	db := New(t, database.Postgres)
-	var sc string
+	var sc, jit string
 	require.NoError(t, db.Raw("SHOW synchronous_commit").Scan(&sc).Error)
 	require.Equal(t, "off", sc)
+	require.NoError(t, db.Raw("SHOW jit").Scan(&jit).Error)
+	require.Equal(t, "off", jit)
 
 	t.Setenv("TEST_DATABASE_URL", DefaultPostgresURL+"&options=-c%20work_mem%3D1234kB")
 	require.Equal(t, DefaultPostgresURL+"&options=-c%20work_mem%3D1234kB", PostgresURL(), "the URL's own options are kept")

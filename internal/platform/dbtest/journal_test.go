@@ -154,3 +154,27 @@ type recorder struct {
 func (r *recorder) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
+
+// CheckEvents runs on the checks' shared connections, each set to the
+// test's own schema: a gap in one schema is reported for it, and not for
+// another test's schema checked on the same connections right after.
+func TestCheckEvents_EachSchemaOnTheSharedConnections(t *testing.T) {
+	t.Parallel()
+	gapped := Options(t, database.Postgres)
+	clean := Options(t, database.Postgres)
+	db, err := database.Open(context.Background(), gapped)
+	require.NoError(t, err)
+	defer func() { _ = database.Close(db) }()
+	require.NoError(t, db.Exec("INSERT INTO auth_users (name, role) VALUES ('Без события', 'admin')").Error)
+
+	for range 3 { // more than once: the connections' search_path is the schema's each time
+		r := &recorder{TB: t}
+		CheckEvents(r, gapped)
+		require.Len(t, r.errors, 1)
+		require.Contains(t, r.errors[0], "auth_users INSERT 1")
+		r = &recorder{TB: t}
+		CheckEvents(r, clean)
+		require.Empty(t, r.errors)
+	}
+	require.NoError(t, db.Exec("TRUNCATE "+quoteIdent(schemaOf(t, db)+checkSuffix)+".changes").Error)
+}

@@ -67,6 +67,8 @@ func Run(m *testing.M) int {
 	code := m.Run()
 	pool.dropAll()
 	vacuumCatalogue()
+	closeChecks()
+	idle.closeAll()
 	return code
 }
 
@@ -243,12 +245,68 @@ func dropSchema(schema string) {
 }
 
 // onServer runs fn on a connection of its own to the tests' server (the
-// simple protocol: one Exec may run many statements).
+// simple protocol: one Exec may run many statements). The connection is
+// kept for the next call when fn leaves it idle, its session state
+// discarded: a backend's start costs the server several milliseconds of
+// CPU, and each test's end calls onServer.
 func onServer(ctx context.Context, fn func(ctx context.Context, conn *pgconn.PgConn) error) error {
-	conn, err := pgconn.Connect(ctx, PostgresURL())
-	if err != nil {
-		return err
+	conn := idle.take()
+	if conn == nil {
+		var err error
+		if conn, err = pgconn.Connect(ctx, PostgresURL()); err != nil {
+			return err
+		}
 	}
-	defer func() { _ = conn.Close(context.Background()) }()
-	return fn(ctx, conn)
+	err := fn(ctx, conn)
+	if err == nil && !conn.IsClosed() && conn.TxStatus() == 'I' {
+		if _, derr := conn.Exec(ctx, "DISCARD ALL").ReadAll(); derr == nil && idle.put(conn) {
+			return nil
+		}
+	}
+	_ = conn.Close(context.Background())
+	return err
+}
+
+// idle holds onServer's connections between its calls.
+var idle idleConns
+
+type idleConns struct {
+	mu    sync.Mutex
+	conns []*pgconn.PgConn
+}
+
+// maxIdle is how many connections onServer keeps: tests end a few at a time.
+const maxIdle = 4
+
+func (c *idleConns) take() *pgconn.PgConn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.conns) == 0 {
+		return nil
+	}
+	conn := c.conns[len(c.conns)-1]
+	c.conns = c.conns[:len(c.conns)-1]
+	return conn
+}
+
+// put keeps the connection, or reports false when enough are kept.
+func (c *idleConns) put(conn *pgconn.PgConn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.conns) >= maxIdle {
+		return false
+	}
+	c.conns = append(c.conns, conn)
+	return true
+}
+
+// closeAll closes the kept connections.
+func (c *idleConns) closeAll() {
+	c.mu.Lock()
+	conns := c.conns
+	c.conns = nil
+	c.mu.Unlock()
+	for _, conn := range conns {
+		_ = conn.Close(context.Background())
+	}
 }
