@@ -524,26 +524,31 @@ func (sqlBase) dropLanes(ctx context.Context, tx *gorm.DB, name string) error {
 	return tx.WithContext(ctx).Exec(`DELETE FROM events_lanes WHERE subscriber = ?`, name).Error
 }
 
+// addLanes writes every partition's lane in one statement.
 func (sqlBase) addLanes(ctx context.Context, tx *gorm.DB, name string, start int64) error {
-	tx = tx.WithContext(ctx)
+	rows := make([]string, 0, Partitions)
+	args := make([]any, 0, 4*Partitions)
 	for p := range Partitions {
-		if err := tx.Exec(`INSERT INTO events_lanes (subscriber, partition, position, start_position) VALUES (?, ?, ?, ?)
-ON CONFLICT (subscriber, partition) DO NOTHING`, name, p, start, start).Error; err != nil {
-			return err
-		}
+		rows = append(rows, "(?, ?, ?, ?)")
+		args = append(args, name, p, start, start)
 	}
-	return nil
+	return tx.WithContext(ctx).Exec(`INSERT INTO events_lanes (subscriber, partition, position, start_position) VALUES `+
+		strings.Join(rows, ", ")+` ON CONFLICT (subscriber, partition) DO NOTHING`, args...).Error
 }
 
+// seen marks the replica as running the subscribers, in one statement.
 func (b sqlBase) seen(ctx context.Context, tx *gorm.DB, replica string, subs []string) error {
-	tx = tx.WithContext(ctx)
-	for _, s := range subs {
-		if err := tx.Exec(`INSERT INTO events_replicas (subscriber, replica, seen_at) VALUES (?, ?, `+b.now()+`)
-ON CONFLICT (subscriber, replica) DO UPDATE SET seen_at = excluded.seen_at`, s, replica).Error; err != nil {
-			return err
-		}
+	if len(subs) == 0 {
+		return nil
 	}
-	return nil
+	rows := make([]string, 0, len(subs))
+	args := make([]any, 0, 2*len(subs))
+	for _, s := range subs {
+		rows = append(rows, "(?, ?, "+b.now()+")")
+		args = append(args, s, replica)
+	}
+	return tx.WithContext(ctx).Exec(`INSERT INTO events_replicas (subscriber, replica, seen_at) VALUES `+strings.Join(rows, ", ")+`
+ON CONFLICT (subscriber, replica) DO UPDATE SET seen_at = excluded.seen_at`, args...).Error
 }
 
 func (b sqlBase) forgetReplicas(ctx context.Context, tx *gorm.DB, keep time.Duration) error {
