@@ -181,12 +181,8 @@ func (l *lane) run(ctx, stop context.Context) {
 			}
 		}
 		if !l.goOn(stop) {
-			break
+			break // goOn has given the lease back
 		}
-	}
-	if l.held {
-		l.release()
-		l.held = false
 	}
 	close(l.done)
 	st, _ := l.result()
@@ -213,10 +209,19 @@ func (l *lane) goOn(stop context.Context) bool {
 			return true
 		}
 		if !live || !l.held || l.linger <= 0 || expired {
+			if l.held {
+				// The lease goes back while the lane is still among the
+				// running ones. Once it has left them, a pass may claim it
+				// again, and a claim takes this dispatcher's own lease: a
+				// release after that would clear the new lane's lease and
+				// fence off its first record, a call made and not recorded.
+				l.release()
+				l.held = false
+			}
 			if l.d.leave(l, live) {
 				return false
 			}
-			continue // asked to look again meanwhile
+			continue // asked to look again meanwhile: run claims the lane again
 		}
 		l.setLingering(true)
 		if timer == nil {
