@@ -8,7 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
@@ -68,7 +70,7 @@ func Run(m *testing.M) int {
 	pool.dropAll()
 	vacuumCatalogue()
 	closeChecks()
-	idle.closeAll()
+	closeServerPool()
 	return code
 }
 
@@ -244,69 +246,60 @@ func dropSchema(schema string) {
 	}
 }
 
-// onServer runs fn on a connection of its own to the tests' server (the
-// simple protocol: one Exec may run many statements). The connection is
-// kept for the next call when fn leaves it idle, its session state
-// discarded: a backend's start costs the server several milliseconds of
-// CPU, and each test's end calls onServer.
+// onServer runs fn on a connection to the tests' server (the simple
+// protocol: one Exec may run many statements), taken from the test
+// binary's pool of them: a backend's start costs the server several
+// milliseconds of CPU, and each test's end calls onServer. A connection is
+// given again with its session state discarded, and not at all after fn
+// failed on it or left a transaction open.
 func onServer(ctx context.Context, fn func(ctx context.Context, conn *pgconn.PgConn) error) error {
-	conn := idle.take()
-	if conn == nil {
-		var err error
-		if conn, err = pgconn.Connect(ctx, PostgresURL()); err != nil {
-			return err
-		}
+	p, err := serverPool()
+	if err != nil {
+		return err
 	}
-	err := fn(ctx, conn)
-	if err == nil && !conn.IsClosed() && conn.TxStatus() == 'I' {
-		if _, derr := conn.Exec(ctx, "DISCARD ALL").ReadAll(); derr == nil && idle.put(conn) {
-			return nil
-		}
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		return err
 	}
-	_ = conn.Close(context.Background())
-	return err
+	defer c.Release()
+	if err := fn(ctx, c.Conn().PgConn()); err != nil {
+		_ = c.Conn().Close(context.Background()) // Release drops a closed connection
+		return err
+	}
+	return nil
 }
 
-// idle holds onServer's connections between its calls.
-var idle idleConns
-
-type idleConns struct {
-	mu    sync.Mutex
-	conns []*pgconn.PgConn
+// server is the pool onServer draws on, made on first use.
+var server struct {
+	mu   sync.Mutex
+	pool *pgxpool.Pool
 }
 
-// maxIdle is how many connections onServer keeps: tests end a few at a time.
-const maxIdle = 4
-
-func (c *idleConns) take() *pgconn.PgConn {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.conns) == 0 {
-		return nil
+func serverPool() (*pgxpool.Pool, error) {
+	server.mu.Lock()
+	defer server.mu.Unlock()
+	if server.pool != nil {
+		return server.pool, nil
 	}
-	conn := c.conns[len(c.conns)-1]
-	c.conns = c.conns[:len(c.conns)-1]
-	return conn
-}
-
-// put keeps the connection, or reports false when enough are kept.
-func (c *idleConns) put(conn *pgconn.PgConn) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.conns) >= maxIdle {
-		return false
+	cfg, err := pgxpool.ParseConfig(PostgresURL())
+	if err != nil {
+		return nil, err
 	}
-	c.conns = append(c.conns, conn)
-	return true
+	cfg.MaxConns = 8
+	cfg.AfterRelease = func(c *pgx.Conn) bool {
+		_, err := c.PgConn().Exec(context.Background(), "DISCARD ALL").ReadAll()
+		return err == nil
+	}
+	server.pool, err = pgxpool.NewWithConfig(context.Background(), cfg)
+	return server.pool, err
 }
 
-// closeAll closes the kept connections.
-func (c *idleConns) closeAll() {
-	c.mu.Lock()
-	conns := c.conns
-	c.conns = nil
-	c.mu.Unlock()
-	for _, conn := range conns {
-		_ = conn.Close(context.Background())
+// closeServerPool closes onServer's pool.
+func closeServerPool() {
+	server.mu.Lock()
+	defer server.mu.Unlock()
+	if server.pool != nil {
+		server.pool.Close()
+		server.pool = nil
 	}
 }
