@@ -257,6 +257,10 @@ func TestHTTP_Hygiene(t *testing.T) {
 		m := env.Admin(http.MethodGet, "/metrics", nil)
 		require.Equal(t, http.StatusOK, m.Status)
 		require.Contains(t, string(m.Body), "tsekh_events_pending")
+		// The Go runtime's, from the one collector every App of the
+		// process (two here at least, one per dialect) registers.
+		require.Contains(t, string(m.Body), "go_goroutines")
+		require.Contains(t, string(m.Body), "process_cpu_seconds_total")
 	})
 }
 

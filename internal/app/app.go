@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -114,6 +115,11 @@ func idleInTxTimeout(cfg config.Config) time.Duration {
 	return max(time.Minute, 2*cfg.DispatchTimeout)
 }
 
+// goCollector reports the Go runtime's metrics. One serves the process,
+// whatever the number of Apps in it (the tests start hundreds): building
+// one matches the name of every runtime metric against its rules.
+var goCollector = sync.OnceValue(func() prometheus.Collector { return collectors.NewGoCollector() })
+
 // New wires the service over an open, migrated database. It returns an error
 // when the modules' events do not fit together (see events.Registry.Register).
 func New(db *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error) {
@@ -163,7 +169,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 
 		RetryAfterCap: cfg.DispatchRetryAfter,
 	})
-	a.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Metrics.MustRegister(goCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Dispatcher.SetMetrics(events.NewMetrics(a.Metrics, db))
 	a.Sales.RegisterMetrics(a.Metrics)
 
