@@ -220,7 +220,7 @@ func TestAuth(t *testing.T) {
 			require.Equal(t, "planner", me["role"])
 			// Tokens are stored hashed: the secret is nowhere in the database.
 			var n int64
-			require.NoError(t, env.App.DB.Raw("SELECT count(*) FROM auth_tokens WHERE hash = ?", tok).Scan(&n).Error)
+			require.NoError(t, database.Scan(env.App.DB.Raw("SELECT count(*) FROM auth_tokens WHERE hash = ?", tok), &n))
 			require.Zero(t, n)
 			// A planner cannot manage users.
 			requireProblem(t, env.Do(http.MethodPost, "/api/v1/users", map[string]any{"name": "x", "role": "admin"}, tok), http.StatusForbidden)
@@ -344,7 +344,7 @@ func TestEvents_JournalPaginationUnderWrites(t *testing.T) {
 		// Newest first, no duplicates, nothing skipped below the first page's top.
 		require.True(t, sort.SliceIsSorted(existing, func(i, j int) bool { return existing[i] > existing[j] }))
 		var want []int64
-		require.NoError(t, env.App.DB.Raw("SELECT id FROM events WHERE type = 'order.received' AND id <= ? ORDER BY id DESC", firstPageTop).Scan(&want).Error)
+		require.NoError(t, database.Scan(env.App.DB.Raw("SELECT id FROM events WHERE type = 'order.received' AND id <= ? ORDER BY id DESC", firstPageTop), &want))
 		require.Equal(t, want, existing)
 		require.GreaterOrEqual(t, len(existing), 30)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // newSheetsOf counts a plan's new sheets (not offcuts) per board, and per
@@ -39,7 +40,7 @@ func reservedLeft(t *testing.T, env *apptest.Env, board string) map[int64]float6
 		ProdOrderID int64
 		Left        float64
 	}
-	require.NoError(t, env.App.DB.Raw(`SELECT prod_order_id, needed - consumed AS "left" FROM stock_reservations WHERE code = ? AND NOT released`, board).Scan(&rows).Error)
+	require.NoError(t, database.Scan(env.App.DB.Raw(`SELECT prod_order_id, needed - consumed AS "left" FROM stock_reservations WHERE code = ? AND NOT released`, board), &rows))
 	out := map[int64]float64{}
 	for _, r := range rows {
 		if math.Abs(r.Left) > 1e-9 {
@@ -59,7 +60,7 @@ func requireStockInvariants(t *testing.T, env *apptest.Env) {
 		Code, Kind string
 		Qty        float64
 	}
-	require.NoError(t, env.App.DB.Raw(`SELECT code, kind, qty FROM stock_movements`).Scan(&moves).Error)
+	require.NoError(t, database.Scan(env.App.DB.Raw(`SELECT code, kind, qty FROM stock_movements`), &moves))
 	onHand, reserved := map[string]float64{}, map[string]float64{}
 	for _, m := range moves {
 		switch m.Kind {

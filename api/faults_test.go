@@ -171,7 +171,7 @@ func TestFaults_CutDatabaseLink(t *testing.T) {
 	s.proxy.Restore()
 	s.requireRecovers(t)
 	var orders int64
-	require.NoError(t, s.direct.Raw(`SELECT count(*) FROM sales_orders`).Scan(&orders).Error)
+	require.NoError(t, database.Scan(s.direct.Raw(`SELECT count(*) FROM sales_orders`), &orders))
 	require.EqualValues(t, 1, orders, "only the order accepted after the cut")
 }
 
@@ -211,11 +211,11 @@ func TestFaults_ClientGoneCancelsTheStatement(t *testing.T) {
 	defer tx.Rollback()
 	require.NoError(t, tx.Exec(`LOCK TABLE sales_orders IN ACCESS EXCLUSIVE MODE`).Error)
 	var holder int
-	require.NoError(t, tx.Raw(`SELECT pg_backend_pid()`).Scan(&holder).Error)
+	require.NoError(t, database.Scan(tx.Raw(`SELECT pg_backend_pid()`), &holder))
 
 	waiting := func() int64 { // the sessions waiting for the lock
 		var n int64
-		require.NoError(t, s.direct.Raw(`SELECT count(*) FROM pg_stat_activity WHERE ? = ANY (pg_blocking_pids(pid))`, holder).Scan(&n).Error)
+		require.NoError(t, database.Scan(s.direct.Raw(`SELECT count(*) FROM pg_stat_activity WHERE ? = ANY (pg_blocking_pids(pid))`, holder), &n))
 		return n
 	}
 	ctx, cancel := context.WithCancel(context.Background())

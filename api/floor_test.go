@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 type floorPart struct {
@@ -97,7 +98,7 @@ func scanOK(t *testing.T, env *apptest.Env, token, code string, step int) scanRe
 func countEvents(t *testing.T, env *apptest.Env, typ, code string) int {
 	t.Helper()
 	var payloads []string
-	require.NoError(t, env.App.DB.Raw("SELECT CAST(payload AS TEXT) FROM events WHERE type = ?", typ).Scan(&payloads).Error)
+	require.NoError(t, database.Scan(env.App.DB.Raw("SELECT CAST(payload AS TEXT) FROM events WHERE type = ?", typ), &payloads))
 	n := 0
 	for _, p := range payloads {
 		var v struct{ Code string }

@@ -73,7 +73,7 @@ func rowCounts(t testing.TB, env *apptest.Env) map[string]int64 {
 		Name string
 		N    int64
 	}
-	require.NoError(t, env.App.DB.Raw(strings.Join(parts, " UNION ALL ")).Scan(&rows).Error)
+	require.NoError(t, database.Scan(env.App.DB.Raw(strings.Join(parts, " UNION ALL ")), &rows))
 	out := make(map[string]int64, len(rows))
 	for _, r := range rows {
 		out[r.Name] = r.N
@@ -100,7 +100,7 @@ func tablesOf(t testing.TB, env *apptest.Env) []string {
 	if env.Dialect == database.Postgres {
 		q = `SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind IN ('r', 'p')`
 	}
-	require.NoError(t, env.App.DB.Raw(q).Scan(&names).Error)
+	require.NoError(t, database.Scan(env.App.DB.Raw(q), &names))
 	tablesByDialect.Store(env.Dialect, names)
 	return names
 }

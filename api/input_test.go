@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
@@ -209,7 +210,7 @@ func TestInput_CRMRowsFailAlone(t *testing.T) {
 		require.Equal(t, []string{"crm_order_id"}, fields(5), "the first field of the wrong type")
 		require.Nil(t, rep.Rows[5].CRMOrderID, "not 0")
 		var n int64
-		require.NoError(t, env.App.DB.Raw("SELECT count(*) FROM sales_orders WHERE crm_order_id IN (1, 7)").Scan(&n).Error)
+		require.NoError(t, database.Scan(env.App.DB.Raw("SELECT count(*) FROM sales_orders WHERE crm_order_id IN (1, 7)"), &n))
 		require.EqualValues(t, 2, n)
 		require.EqualValues(t, 2, env.Count("sales_orders"))
 	})

@@ -243,7 +243,7 @@ func TestCatalog_CodesAndBounds(t *testing.T) {
 			return tx.Exec(`INSERT INTO catalog_work_centers (code, name, capacity_min_per_day, code_duplicate) VALUES ('EDGE-x', 'Кромка 2', 480, true)`).Error
 		}))
 		var dup int64
-		require.NoError(t, env.App.DB.Raw(`SELECT id FROM catalog_work_centers WHERE code = 'EDGE-x'`).Scan(&dup).Error)
+		require.NoError(t, database.Scan(env.App.DB.Raw(`SELECT id FROM catalog_work_centers WHERE code = 'EDGE-x'`), &dup))
 		r = env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/work-centers/%d", dup), nil)
 		require.Contains(t, string(r.Body), `"code_duplicate":true`)
 		r = env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/work-centers/%d", dup), wc("EDGE-x", 600))

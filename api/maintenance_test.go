@@ -70,7 +70,7 @@ func TestMaintenance_CompactsEventBatches(t *testing.T) {
 			env.Dispatch()
 		}
 		count := func() (n int64) {
-			require.NoError(t, env.App.DB.Raw("SELECT count(*) FROM events_batches").Scan(&n).Error)
+			require.NoError(t, database.Scan(env.App.DB.Raw("SELECT count(*) FROM events_batches"), &n))
 			return n
 		}
 		before := count()

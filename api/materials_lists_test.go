@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 type fullCuttingList struct {
@@ -49,7 +50,7 @@ func TestMaterials_DecorReachesTheSaw(t *testing.T) {
 		// the shop's user made with the first); nothing else is written.
 		other := func() int64 {
 			var n int64
-			require.NoError(t, env.App.DB.Raw("SELECT count(*) FROM events WHERE type NOT LIKE 'intake.%' AND aggregate_type <> 'auth_users'").Scan(&n).Error)
+			require.NoError(t, database.Scan(env.App.DB.Raw("SELECT count(*) FROM events WHERE type NOT LIKE 'intake.%' AND aggregate_type <> 'auth_users'"), &n))
 			return n
 		}
 		events := other()
@@ -70,7 +71,7 @@ func TestMaterials_DecorReachesTheSaw(t *testing.T) {
 			N       int64
 			Reasons string
 		}
-		require.NoError(t, env.App.DB.Raw("SELECT count(*) AS n, max(reasons) AS reasons FROM sales_intake_rejections WHERE status = 'open'").Scan(&kept).Error)
+		require.NoError(t, database.Scan(env.App.DB.Raw("SELECT count(*) AS n, max(reasons) AS reasons FROM sales_intake_rejections WHERE status = 'open'"), &kept))
 		require.EqualValues(t, 1, kept.N, "the refused shop order is kept once in the inbox")
 		require.Contains(t, kept.Reasons, "unknown_decor")
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // line is one line of a sales order to create.
@@ -374,7 +375,7 @@ func TestProduction_LaunchRace(t *testing.T) {
 			}
 			require.Equal(t, 1, won, "round %d: %v", round, statuses)
 			var n int64
-			require.NoError(t, env.App.DB.Raw("SELECT count(*) FROM plan_prod_order_items WHERE item_id = ?", ids[0]).Scan(&n).Error)
+			require.NoError(t, database.Scan(env.App.DB.Raw("SELECT count(*) FROM plan_prod_order_items WHERE item_id = ?", ids[0]), &n))
 			require.EqualValues(t, 1, n)
 		}
 	})

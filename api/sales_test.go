@@ -227,15 +227,15 @@ func TestOrders_WebhookConcurrentDeliveries(t *testing.T) {
 		db := env.App.DB
 		// Counted by what a duplicate would look like: sync_id is unique, so a
 		// second order could only come in under another (or no) sync_id.
-		require.NoError(t, db.Raw("SELECT count(*) FROM sales_orders").Scan(&orders).Error)
-		require.NoError(t, db.Raw("SELECT count(*) FROM sales_order_items").Scan(&items).Error)
-		require.NoError(t, db.Raw("SELECT count(*) FROM events WHERE type = 'order.received'").Scan(&evs).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM sales_orders"), &orders))
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM sales_order_items"), &items))
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM events WHERE type = 'order.received'"), &evs))
 		require.EqualValues(t, 1, orders)
 		require.EqualValues(t, 2, items)
 		require.EqualValues(t, 1, evs)
 		// The shop's user was made once, too.
 		var users int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM auth_users WHERE name = 'Интернет-магазин'").Scan(&users).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM auth_users WHERE name = 'Интернет-магазин'"), &users))
 		require.EqualValues(t, 1, users)
 	})
 }

@@ -223,7 +223,7 @@ func writeEvents(t *testing.T, env *apptest.Env, n, writers int, hold func(i int
 						return err
 					}
 					var id int64
-					if err := tx.Raw("SELECT max(id) FROM events").Scan(&id).Error; err != nil {
+					if err := database.Scan(tx.Raw("SELECT max(id) FROM events"), &id); err != nil {
 						return err
 					}
 					mu.Lock()
@@ -344,7 +344,7 @@ func TestEventStream_ResumeWithoutGapOrRepeat(t *testing.T) {
 		srv := httptest.NewServer(env.Echo)
 		t.Cleanup(srv.Close)
 		var start int64
-		require.NoError(t, env.App.DB.Raw("SELECT coalesce(max(id), 0) FROM events").Scan(&start).Error)
+		require.NoError(t, database.Scan(env.App.DB.Raw("SELECT coalesce(max(id), 0) FROM events"), &start))
 		const n = 1000
 		done := make(chan int64, 1)
 		go func() {
@@ -357,7 +357,7 @@ func TestEventStream_ResumeWithoutGapOrRepeat(t *testing.T) {
 				}
 			})
 			var end int64
-			_ = env.App.DB.Raw("SELECT max(id) FROM events").Scan(&end).Error
+			_ = database.Scan(env.App.DB.Raw("SELECT max(id) FROM events"), &end)
 			done <- end
 		}()
 

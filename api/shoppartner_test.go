@@ -13,6 +13,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/config"
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // cancelBody is a cancellation's body: its reason is required.
@@ -255,7 +256,7 @@ func TestShopPartner_RefusedOrderKeptAndRetried(t *testing.T) {
 		// Retried twice: one order, one order.received.
 		ordersOf := func(customer string) (orders, received int) {
 			var ids []int64
-			require.NoError(t, env.App.DB.Raw("SELECT id FROM sales_orders WHERE customer_name = ?", customer).Scan(&ids).Error)
+			require.NoError(t, database.Scan(env.App.DB.Raw("SELECT id FROM sales_orders WHERE customer_name = ?", customer), &ids))
 			for _, id := range ids {
 				received += len(eventsOfOrder(t, env, "order.received", id))
 			}

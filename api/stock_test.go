@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 type stockLevel struct {
@@ -233,8 +234,8 @@ func TestStock_InvariantsUnderConcurrency(t *testing.T) {
 				cancelled = append(cancelled, fmt.Sprint(id))
 			}
 		}
-		require.NoError(t, env.App.DB.Raw(`SELECT coalesce(sum(needed - consumed), 0) FROM stock_reservations WHERE NOT released AND prod_order_id IN (`+
-			strings.Join(cancelled, ",")+`)`).Scan(&left).Error)
+		require.NoError(t, database.Scan(env.App.DB.Raw(`SELECT coalesce(sum(needed - consumed), 0) FROM stock_reservations WHERE NOT released AND prod_order_id IN (`+
+			strings.Join(cancelled, ",")+`)`), &left))
 		require.Zero(t, math.Abs(left), "a cancelled order leaves nothing reserved")
 	})
 }
@@ -287,7 +288,7 @@ func TestStock_ItemsReleasedShrinkTheReservation(t *testing.T) {
 			Code string
 			Qty  float64
 		}
-		require.NoError(t, env.App.DB.Raw(`SELECT code, needed - consumed AS qty FROM stock_reservations WHERE NOT released AND prod_order_id = ?`, po.ID).Scan(&left).Error)
+		require.NoError(t, database.Scan(env.App.DB.Raw(`SELECT code, needed - consumed AS qty FROM stock_reservations WHERE NOT released AND prod_order_id = ?`, po.ID), &left))
 		for _, l := range left {
 			require.InDelta(t, want[l.Code], l.Qty, 1e-6, "%s: the order's reservation", l.Code)
 		}

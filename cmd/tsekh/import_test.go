@@ -76,7 +76,7 @@ func TestRun_ImportCRM(t *testing.T) {
 			require.NoError(t, err)
 			defer func() { _ = database.Close(db) }()
 			var actors []string
-			require.NoError(t, db.Raw("SELECT DISTINCT actor_name FROM events WHERE type = 'order.received'").Scan(&actors).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT DISTINCT actor_name FROM events WHERE type = 'order.received'"), &actors))
 			require.Equal(t, []string{"Администратор"}, actors)
 			// Each run of the command has a correlation id of its own, which
 			// every order it wrote carries.
@@ -84,8 +84,8 @@ func TestRun_ImportCRM(t *testing.T) {
 				CorrelationID *string
 				N             int
 			}
-			require.NoError(t, db.Raw(`SELECT correlation_id, count(*) AS n FROM events WHERE type = 'order.received'
-GROUP BY correlation_id ORDER BY count(*) DESC`).Scan(&runs).Error)
+			require.NoError(t, database.Scan(db.Raw(`SELECT correlation_id, count(*) AS n FROM events WHERE type = 'order.received'
+GROUP BY correlation_id ORDER BY count(*) DESC`), &runs))
 			require.Len(t, runs, 2, "%+v", runs)
 			require.Equal(t, []int{296, 4}, []int{runs[0].N, runs[1].N})
 			for _, r := range runs {

@@ -229,16 +229,16 @@ func TestServe_PostgresRestartUnderLoad(t *testing.T) {
 	t.Cleanup(func() { _ = database.Close(db) })
 	require.Eventually(t, func() bool {
 		var missing int64
-		err := db.Raw(`SELECT count(*) FROM sales_orders o WHERE o.id IN ? AND NOT EXISTS (SELECT 1 FROM plan_backlog b WHERE b.order_id = o.id)`, ids).Scan(&missing).Error
+		err := database.Scan(db.Raw(`SELECT count(*) FROM sales_orders o WHERE o.id IN ? AND NOT EXISTS (SELECT 1 FROM plan_backlog b WHERE b.order_id = o.id)`, ids), &missing)
 		return err == nil && missing == 0
 	}, 60*time.Second, 50*time.Millisecond, "every accepted order reached the plan's backlog")
 	var events, orders int64
-	require.NoError(t, db.Raw(`SELECT count(*) FROM events WHERE type = 'order.received'`).Scan(&events).Error)
-	require.NoError(t, db.Raw(`SELECT count(*) FROM sales_orders`).Scan(&orders).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM events WHERE type = 'order.received'`), &events))
+	require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM sales_orders`), &orders))
 	require.Equal(t, orders, events, "each order with its event")
 	require.GreaterOrEqual(t, orders, int64(len(ids)))
 	var pending int64
 	require.Eventually(t, func() bool {
-		return db.Raw(`SELECT count(*) FROM events e JOIN events_lanes l ON l.partition = e.partition WHERE e.id > l.position`).Scan(&pending).Error == nil && pending == 0
+		return database.Scan(db.Raw(`SELECT count(*) FROM events e JOIN events_lanes l ON l.partition = e.partition WHERE e.id > l.position`), &pending) == nil && pending == 0
 	}, 60*time.Second, 50*time.Millisecond, "nothing pending")
 }

@@ -115,8 +115,9 @@ func createUser(ctx context.Context, tx *gorm.DB, u *User) error {
 		ID        int64
 		CreatedAt time.Time
 	}
-	err := tx.Raw("INSERT INTO auth_users (name, email, role) VALUES (?, ?, ?) RETURNING id, created_at", u.Name, u.Email, u.Role).
-		Scan(&row).Error
+	err := database.Scan(tx.Raw("INSERT INTO auth_users (name, email, role) VALUES (?, ?, ?) RETURNING id, created_at", u.Name, u.Email, u.Role),
+		&row)
+
 	if err != nil {
 		return err
 	}

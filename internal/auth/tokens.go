@@ -121,8 +121,9 @@ func issueToken(ctx context.Context, tx *gorm.DB, userID int64, name, secret str
 		CreatedAt time.Time
 		ExpiresAt *time.Time
 	}
-	err := tx.Raw(`INSERT INTO auth_tokens (user_id, name, hash, expires_at, bootstrap) VALUES (?, ?, ?, `+expires+`, ?)
-RETURNING id, created_at, expires_at`, userID, name, HashToken(secret), bootstrap).Scan(&row).Error
+	err := database.Scan(tx.Raw(`INSERT INTO auth_tokens (user_id, name, hash, expires_at, bootstrap) VALUES (?, ?, ?, `+expires+`, ?)
+RETURNING id, created_at, expires_at`, userID, name, HashToken(secret), bootstrap), &row)
+
 	if err != nil {
 		return IssuedToken{}, err
 	}
@@ -138,9 +139,10 @@ func tokensOf(ctx context.Context, tx *gorm.DB, userID int64) ([]Token, error) {
 		Token
 		Expired bool
 	}
-	err := tx.WithContext(ctx).Raw(`SELECT id, name, bootstrap, created_at, last_used_at, expires_at, revoked_at,
+	err := database.Scan(tx.WithContext(ctx).Raw(`SELECT id, name, bootstrap, created_at, last_used_at, expires_at, revoked_at,
   (expires_at IS NOT NULL AND expires_at <= `+database.Now(tx)+`) AS expired
-FROM auth_tokens WHERE user_id = ? ORDER BY id`, userID).Scan(&rows).Error
+FROM auth_tokens WHERE user_id = ? ORDER BY id`, userID), &rows)
+
 	if err != nil {
 		return nil, err
 	}
@@ -165,14 +167,15 @@ FROM auth_tokens WHERE user_id = ? ORDER BY id`, userID).Scan(&rows).Error
 func (s *Service) RevokeToken(ctx context.Context, userID, tokenID int64) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var names []string
-		err := tx.Raw(`UPDATE auth_tokens SET revoked_at = `+database.Now(tx)+`
-WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING name`, tokenID, userID).Scan(&names).Error
+		err := database.Scan(tx.Raw(`UPDATE auth_tokens SET revoked_at = `+database.Now(tx)+`
+WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING name`, tokenID, userID), &names)
+
 		if err != nil {
 			return err
 		}
 		if len(names) == 0 {
 			var n int64
-			if err := tx.Raw("SELECT count(*) FROM auth_tokens WHERE id = ? AND user_id = ?", tokenID, userID).Scan(&n).Error; err != nil {
+			if err := database.Scan(tx.Raw("SELECT count(*) FROM auth_tokens WHERE id = ? AND user_id = ?", tokenID, userID), &n); err != nil {
 				return err
 			}
 			if n == 0 {
@@ -202,11 +205,12 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (User, error)
 		Expired   bool
 		Stale     bool
 	}
-	err := db.Raw(`SELECT t.id AS token_id, t.revoked_at, t.expires_at,
+	err := database.Scan(db.Raw(`SELECT t.id AS token_id, t.revoked_at, t.expires_at,
   (t.expires_at IS NOT NULL AND t.expires_at <= `+database.Now(db)+`) AS expired,
   (t.last_used_at IS NULL OR t.last_used_at < `+database.NowPlus(db, -lastUsedResolution)+`) AS stale,
   u.id, u.name, u.email, u.role, u.created_at, u.deactivated_at
-FROM auth_tokens t JOIN auth_users u ON u.id = t.user_id WHERE t.hash = ?`, HashToken(secret)).Scan(&row).Error
+FROM auth_tokens t JOIN auth_users u ON u.id = t.user_id WHERE t.hash = ?`, HashToken(secret)), &row)
+
 	if err != nil {
 		return User{}, err
 	}
@@ -262,7 +266,7 @@ func (s *Service) EnsureAdmin(ctx context.Context, secret string) (User, error) 
 			ID        int64
 			RevokedAt *time.Time
 		}
-		if err := tx.Raw("SELECT id, revoked_at FROM auth_tokens WHERE hash = ?", HashToken(secret)).Scan(&current).Error; err != nil {
+		if err := database.Scan(tx.Raw("SELECT id, revoked_at FROM auth_tokens WHERE hash = ?", HashToken(secret)), &current); err != nil {
 			return err
 		}
 		if current.RevokedAt != nil {
@@ -273,8 +277,9 @@ func (s *Service) EnsureAdmin(ctx context.Context, secret string) (User, error) 
 			UserID int64
 			Name   string
 		}
-		err = tx.Raw(`UPDATE auth_tokens SET revoked_at = `+database.Now(tx)+`
-WHERE bootstrap AND revoked_at IS NULL AND id <> ? RETURNING id, user_id, name`, current.ID).Scan(&replaced).Error
+		err = database.Scan(tx.Raw(`UPDATE auth_tokens SET revoked_at = `+database.Now(tx)+`
+WHERE bootstrap AND revoked_at IS NULL AND id <> ? RETURNING id, user_id, name`, current.ID), &replaced)
+
 		if err != nil {
 			return err
 		}

@@ -99,8 +99,9 @@ func (s *Service) DeactivateUser(ctx context.Context, id int64, by User) (User, 
 			return err
 		}
 		revoked := []int64{}
-		err = tx.Raw("UPDATE auth_tokens SET revoked_at = "+now+" WHERE user_id = ? AND revoked_at IS NULL RETURNING id", u.ID).
-			Scan(&revoked).Error
+		err = database.Scan(tx.Raw("UPDATE auth_tokens SET revoked_at = "+now+" WHERE user_id = ? AND revoked_at IS NULL RETURNING id", u.ID),
+			&revoked)
+
 		if err != nil {
 			return err
 		}

@@ -240,11 +240,11 @@ func (r *runner) reset(ctx context.Context) error {
 
 func machine(ctx context.Context, db *gorm.DB) (Machine, error) {
 	m := Machine{CPUs: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Go: runtime.Version()}
-	err := db.WithContext(ctx).Raw("SELECT current_setting('server_version')").Scan(&m.Postgres).Error
+	err := database.Scan(db.WithContext(ctx).Raw("SELECT current_setting('server_version')"), &m.Postgres)
 	if err != nil {
 		return m, err
 	}
-	err = db.WithContext(ctx).Raw("SELECT current_setting('synchronous_commit')").Scan(&m.SyncCommit).Error
+	err = database.Scan(db.WithContext(ctx).Raw("SELECT current_setting('synchronous_commit')"), &m.SyncCommit)
 	return m, err
 }
 

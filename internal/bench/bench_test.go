@@ -66,7 +66,7 @@ func TestBench_Run(t *testing.T) {
 
 		db := dbtest.New(t, database.Postgres)
 		var schemas int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM information_schema.schemata WHERE schema_name = ?", res.Schema).Scan(&schemas).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM information_schema.schemata WHERE schema_name = ?", res.Schema), &schemas))
 		require.Zero(t, schemas, "the bench schema must be dropped")
 	})
 	t.Run("Only", func(t *testing.T) {

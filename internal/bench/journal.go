@@ -18,6 +18,7 @@ import (
 	"github.com/tsekh/tsekh/internal/app"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/config"
+	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
@@ -254,7 +255,7 @@ func (r *runner) explain(ctx context.Context, q string) (QueryPlan, error) {
 	var lines []string
 	errRollback := errors.New("rolled back")
 	err := r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Raw("EXPLAIN (ANALYZE, BUFFERS) " + q).Scan(&lines).Error; err != nil {
+		if err := database.Scan(tx.Raw("EXPLAIN (ANALYZE, BUFFERS) "+q), &lines); err != nil {
 			return err
 		}
 		return errRollback

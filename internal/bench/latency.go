@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // LatencyResult is the delay from an event's write to its subscriber.
@@ -58,8 +60,9 @@ func (r *runner) latency(ctx context.Context, res *Result) error {
 			case <-t.C:
 			}
 			var age float64
-			err := r.db.WithContext(sampleCtx).Raw(`SELECT coalesce(max(extract(epoch FROM clock_timestamp() - xact_start)) * 1000, 0) FROM pg_stat_activity
-WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()`).Scan(&age).Error
+			err := database.Scan(r.db.WithContext(sampleCtx).Raw(`SELECT coalesce(max(extract(epoch FROM clock_timestamp() - xact_start)) * 1000, 0) FROM pg_stat_activity
+WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()`), &age)
+
 			if err != nil {
 				continue
 			}

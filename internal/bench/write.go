@@ -11,6 +11,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/sales"
 )
 
@@ -37,7 +38,7 @@ func (r *runner) writeOverhead(ctx context.Context, res *Result) error {
 		return err
 	}
 	var skus []string
-	if err := db.Raw("SELECT sku FROM catalog_products ORDER BY id LIMIT 2").Scan(&skus).Error; err != nil {
+	if err := database.Scan(db.Raw("SELECT sku FROM catalog_products ORDER BY id LIMIT 2"), &skus); err != nil {
 		return err
 	}
 	if len(skus) == 0 {
@@ -128,11 +129,11 @@ func createOrderWithoutEvent(ctx context.Context, db *gorm.DB, in sales.NewOrder
 		o := sales.Order{Status: sales.StatusReceived, Source: in.Source, Customer: in.Customer, DueDate: in.DueDate, Note: in.Note,
 			DeliveryAddress: in.DeliveryAddress, DeliveryDate: in.DeliveryDate, Currency: in.Currency, Total: in.Total}
 		// The columns sales writes for a manual order, all of them.
-		if err := tx.Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
+		if err := database.Scan(tx.Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
 note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			o.Status, o.Source, o.SyncID, o.CRMOrderID, o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.Customer.SearchKey(), o.DueDate,
-			o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, nil, o.SourceHash).Scan(&o.ID).Error; err != nil {
+			o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, nil, o.SourceHash), &o.ID); err != nil {
 			return err
 		}
 		skus := make([]string, 0, len(in.Items))

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // XminResult is the delay from commit to the local subscriber before and
@@ -96,8 +98,8 @@ func (r *runner) xmin(ctx context.Context, res *Result) error {
 	if out.Before, err = phase(0, "xmin: events at a steady rate, no snapshot held"); err != nil {
 		return err
 	}
-	if err := r.db.WithContext(ctx).Raw(`SELECT coalesce(max(extract(epoch FROM clock_timestamp() - xact_start)), 0) FROM pg_stat_activity
-WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()`).Scan(&out.OtherSnapshotS).Error; err != nil {
+	if err := database.Scan(r.db.WithContext(ctx).Raw(`SELECT coalesce(max(extract(epoch FROM clock_timestamp() - xact_start)), 0) FROM pg_stat_activity
+WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()`), &out.OtherSnapshotS); err != nil {
 		return err
 	}
 	out.OtherSnapshotS = round(out.OtherSnapshotS, 1)
@@ -131,8 +133,8 @@ WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()`).Scan(&out.OtherSnap
 	if out.During, err = phase(1, "xmin: events at a steady rate, a snapshot held"); err != nil {
 		return err
 	}
-	if err := r.db.WithContext(ctx).Raw("SELECT coalesce(age(backend_xmin), 0) FROM pg_stat_activity WHERE pid = ?", pid).
-		Scan(&out.SnapshotAge).Error; err != nil {
+	if err := database.Scan(r.db.WithContext(ctx).Raw("SELECT coalesce(age(backend_xmin), 0) FROM pg_stat_activity WHERE pid = ?", pid),
+		&out.SnapshotAge); err != nil {
 		return err
 	}
 	if out.LanesKB[2], err = r.relationKB(ctx, "events_lanes"); err != nil {
@@ -158,6 +160,6 @@ func (r *runner) lanesUpdates(ctx context.Context) (updates, hot int64, err erro
 // relationKB is the size of a table with its indexes, in kB.
 func (r *runner) relationKB(ctx context.Context, table string) (float64, error) {
 	var b int64
-	err := r.db.WithContext(ctx).Raw("SELECT pg_total_relation_size(?::regclass)", table).Scan(&b).Error
+	err := database.Scan(r.db.WithContext(ctx).Raw("SELECT pg_total_relation_size(?::regclass)", table), &b)
 	return round(float64(b)/1024, 0), err
 }

@@ -65,7 +65,7 @@ VALUES (7, 11, 3, 1, 'TMB', 1, '2026-11-20 10:00:00', 1)`)
 			require.Equal(t, "ПВХ 2 мм, 1 сторона", parts[0].Edging, "the edging text stays")
 
 			var launched []struct{ Material, Board, Edging string }
-			require.NoError(t, db.Raw(`SELECT material, board, edging FROM plan_parts ORDER BY id`).Scan(&launched).Error)
+			require.NoError(t, database.Scan(db.Raw(`SELECT material, board, edging FROM plan_parts ORDER BY id`), &launched))
 			require.Equal(t, byName["ЛДСП 16 мм"].Code, launched[0].Board)
 			require.Equal(t, "ЛДСП 16 мм", launched[0].Material)
 			require.Equal(t, "ПВХ 2 мм, 1 сторона", launched[0].Edging)

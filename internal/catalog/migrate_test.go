@@ -31,7 +31,7 @@ func TestMigrate_CodeCaseKeepsDuplicates(t *testing.T) {
 				Code          string
 				CodeDuplicate bool
 			}
-			require.NoError(t, db.Raw(`SELECT id, code, code_duplicate FROM catalog_work_centers ORDER BY id`).Scan(&rows).Error)
+			require.NoError(t, database.Scan(db.Raw(`SELECT id, code, code_duplicate FROM catalog_work_centers ORDER BY id`), &rows))
 			require.Len(t, rows, 4)
 			for i, code := range []string{"CUT", "cut", "Cut", "SAW"} {
 				require.Equal(t, code, rows[i].Code, "no code renamed")

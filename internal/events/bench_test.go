@@ -286,7 +286,7 @@ func BenchmarkJournal_DeepPage(b *testing.B) {
 		b.Fatal(err)
 	}
 	var minID int64
-	if err := db.Raw("SELECT min(id) FROM events").Scan(&minID).Error; err != nil {
+	if err := database.Scan(db.Raw("SELECT min(id) FROM events"), &minID); err != nil {
 		b.Fatal(err)
 	}
 	j := events.NewJournal(db, reg)

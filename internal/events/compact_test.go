@@ -40,7 +40,7 @@ func journalView(t *testing.T, j *events.Journal) map[int64]string {
 func batchRows(t *testing.T, db *gorm.DB) int64 {
 	t.Helper()
 	var n int64
-	require.NoError(t, db.Raw("SELECT count(*) FROM events_batches").Scan(&n).Error)
+	require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM events_batches"), &n))
 	return n
 }
 

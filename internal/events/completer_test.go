@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // TestCompleter runs the completer's records against both drivers.
@@ -38,7 +40,7 @@ func deliveryStatus(t *testing.T, db *gorm.DB, id int64) (status string, attempt
 		Status   string
 		Attempts int
 	}
-	require.NoError(t, db.Raw(`SELECT status, attempts FROM events_deliveries WHERE event_id = ? AND subscriber = 's'`, id).Scan(&row).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT status, attempts FROM events_deliveries WHERE event_id = ? AND subscriber = 's'`, id), &row))
 	return row.Status, row.Attempts
 }
 
@@ -118,10 +120,10 @@ func testRetryFailureRecords(t *testing.T, db *gorm.DB, drv driver) {
 	require.Equal(t, StatusRetrying, status)
 	require.Equal(t, 2, attempts)
 	var history []string
-	require.NoError(t, db.Raw(`SELECT error FROM events_delivery_failures WHERE event_id = ? AND subscriber = 's' ORDER BY seq`, f.ids[0]).Scan(&history).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT error FROM events_delivery_failures WHERE event_id = ? AND subscriber = 's' ORDER BY seq`, f.ids[0]), &history))
 	require.Equal(t, []string{"boom"}, history)
 	var blockedBy *int64
-	require.NoError(t, db.Raw(`SELECT blocked_by FROM events_deliveries WHERE event_id = ? AND subscriber = 's'`, f.ids[1]).Scan(&blockedBy).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT blocked_by FROM events_deliveries WHERE event_id = ? AND subscriber = 's'`, f.ids[1]), &blockedBy))
 	require.NotNil(t, blockedBy, "the held delivery points at the failed retry")
 	require.Equal(t, f.ids[0], *blockedBy)
 }

@@ -305,7 +305,7 @@ func waitAllDone(t *testing.T, pdb procDB, s *sink, ids []int64) {
 	deadline := time.Now().Add(120 * time.Second)
 	for {
 		var effects int64
-		require.NoError(t, pdb.db.Raw("SELECT count(DISTINCT event_id) FROM crash_effects").Scan(&effects).Error)
+		require.NoError(t, database.Scan(pdb.db.Raw("SELECT count(DISTINCT event_id) FROM crash_effects"), &effects))
 		seen := s.snapshot()
 		missing := 0
 		for _, id := range ids {
@@ -380,7 +380,7 @@ func TestReplicas_ThreeProcessesDeliverEachEventOnce(t *testing.T) {
 		Pid int
 		N   int
 	}
-	require.NoError(t, pdb.db.Raw("SELECT pid, count(*) AS n FROM crash_effects GROUP BY pid ORDER BY pid").Scan(&byProcess).Error)
+	require.NoError(t, database.Scan(pdb.db.Raw("SELECT pid, count(*) AS n FROM crash_effects GROUP BY pid ORDER BY pid"), &byProcess))
 	t.Logf("local effects by process: %+v; outside deliveries: %d for %d events", byProcess, s.calls(), n)
 	require.GreaterOrEqual(t, s.calls(), n, "at least once outside")
 }
@@ -389,8 +389,8 @@ func TestReplicas_ThreeProcessesDeliverEachEventOnce(t *testing.T) {
 func sinkPassed(t *testing.T, pdb procDB) int64 {
 	t.Helper()
 	var n int64
-	require.NoError(t, pdb.db.Raw(`SELECT count(*) FROM events e JOIN events_lanes l ON l.subscriber = 'sink' AND l.partition = e.partition
-WHERE e.id <= l.position`).Scan(&n).Error)
+	require.NoError(t, database.Scan(pdb.db.Raw(`SELECT count(*) FROM events e JOIN events_lanes l ON l.subscriber = 'sink' AND l.partition = e.partition
+WHERE e.id <= l.position`), &n))
 	return n
 }
 
@@ -418,8 +418,8 @@ func TestCrash_KillMidBatchLosesNothing(t *testing.T) {
 		victim.kill9(t)
 		before := s.calls()
 		var committed, heldEffect int64
-		require.NoError(t, pdb.db.Raw("SELECT count(*) FROM crash_effects").Scan(&committed).Error)
-		require.NoError(t, pdb.db.Raw("SELECT count(*) FROM crash_effects WHERE event_id = ?", held).Scan(&heldEffect).Error)
+		require.NoError(t, database.Scan(pdb.db.Raw("SELECT count(*) FROM crash_effects"), &committed))
+		require.NoError(t, database.Scan(pdb.db.Raw("SELECT count(*) FROM crash_effects WHERE event_id = ?", held), &heldEffect))
 		require.Zero(t, heldEffect, "the effect applied in the open batch transaction died with the process")
 		require.Less(t, committed, int64(len(ids)))
 
@@ -448,7 +448,7 @@ func TestReplicas_DifferentSubscriberSetsLoseNothing(t *testing.T) {
 		full := startHelperWith(t, pdb, s, 0, 20, "ledger,sink")
 		require.Eventually(t, func() bool {
 			var n int64
-			return pdb.db.Raw("SELECT count(*) FROM events_lanes WHERE subscriber = 'sink'").Scan(&n).Error == nil && n == events.Partitions
+			return database.Scan(pdb.db.Raw("SELECT count(*) FROM events_lanes WHERE subscriber = 'sink'"), &n) == nil && n == events.Partitions
 		}, 30*time.Second, 10*time.Millisecond, "the sink is registered with its lanes")
 		full.stop(t)
 
@@ -456,7 +456,7 @@ func TestReplicas_DifferentSubscriberSetsLoseNothing(t *testing.T) {
 		first := writeEvents(t, pdb.db, 60, 10)
 		require.Eventually(t, func() bool {
 			var n int64
-			return pdb.db.Raw("SELECT count(DISTINCT event_id) FROM crash_effects").Scan(&n).Error == nil && n == int64(len(first))
+			return database.Scan(pdb.db.Raw("SELECT count(DISTINCT event_id) FROM crash_effects"), &n) == nil && n == int64(len(first))
 		}, 60*time.Second, 10*time.Millisecond, "the ledger-only replica dispatches the ledger")
 		require.Zero(t, s.calls(), "no replica runs the sink")
 		require.Zero(t, sinkPassed(t, pdb), "the sink's lanes wait where they were")
@@ -489,8 +489,8 @@ func TestShutdown_SIGTERMFinishesTheBatchInHand(t *testing.T) {
 		// The outside subscriber's lane: what it passed is what was
 		// delivered before the stop, in whole batches.
 		var recorded []int64
-		require.NoError(t, pdb.db.Raw(`SELECT e.id FROM events e JOIN events_lanes l ON l.subscriber = 'sink' AND l.partition = e.partition
-WHERE e.id <= l.position ORDER BY e.id`).Scan(&recorded).Error)
+		require.NoError(t, database.Scan(pdb.db.Raw(`SELECT e.id FROM events e JOIN events_lanes l ON l.subscriber = 'sink' AND l.partition = e.partition
+WHERE e.id <= l.position ORDER BY e.id`), &recorded))
 		require.NotEmpty(t, recorded)
 		require.Len(t, seen, len(recorded), "each event delivered outside before the stop was recorded with its batch, and no other")
 		for _, id := range recorded {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // laneFixture is a subscriber "s" with its lanes at 0 and three events in
@@ -40,7 +42,7 @@ func (f laneFixture) lane(t *testing.T) (position int64, owner *string) {
 		Position int64
 		Owner    *string
 	}
-	require.NoError(t, f.db.Raw(`SELECT position, owner FROM events_lanes WHERE subscriber = 's' AND partition = ?`, f.part).Scan(&row).Error)
+	require.NoError(t, database.Scan(f.db.Raw(`SELECT position, owner FROM events_lanes WHERE subscriber = 's' AND partition = ?`, f.part), &row))
 	return row.Position, row.Owner
 }
 
@@ -199,7 +201,7 @@ func testReleaseAndRenew(t *testing.T, db *gorm.DB, drv driver) {
 	require.NoError(t, f.st.renew(ctx, db, "me", time.Hour))
 	require.NoError(t, f.st.renew(ctx, db, "other", -time.Hour))
 	var until nullTime
-	require.NoError(t, db.Raw(`SELECT lease_until FROM events_lanes WHERE subscriber = 's' AND partition = ?`, f.part).Scan(&until).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT lease_until FROM events_lanes WHERE subscriber = 's' AND partition = ?`, f.part), &until))
 	require.WithinDuration(t, time.Now().Add(time.Hour), until.t, time.Minute)
 
 	require.NoError(t, f.st.release(ctx, db, key, "me"))

@@ -61,8 +61,9 @@ func (b sqlBase) listIDs(ctx context.Context, db *gorm.DB, q listQuery) ([]int64
 	}
 	args := append(append(joinArgs, w.args...), q.limit)
 	var ids []int64
-	err := db.WithContext(ctx).Raw("SELECT e.id FROM events e"+join+w.String()+" ORDER BY e.id "+order+" LIMIT ?", args...).
-		Scan(&ids).Error
+	err := database.Scan(db.WithContext(ctx).Raw("SELECT e.id FROM events e"+join+w.String()+" ORDER BY e.id "+order+" LIMIT ?", args...),
+		&ids)
+
 	return ids, err
 }
 
@@ -173,13 +174,13 @@ func (sqlBase) historyIDs(ctx context.Context, db *gorm.DB, objs []Objects, afte
 	}
 	q, args = q+" ORDER BY e.id LIMIT ?", append(args, limit)
 	var ids []int64
-	err := db.WithContext(ctx).Raw(q, args...).Scan(&ids).Error
+	err := database.Scan(db.WithContext(ctx).Raw(q, args...), &ids)
 	return ids, err
 }
 
 func (sqlBase) eventExists(ctx context.Context, db *gorm.DB, id int64) (bool, error) {
 	var n int64
-	err := db.WithContext(ctx).Raw(`SELECT count(*) FROM events WHERE id = ?`, id).Scan(&n).Error
+	err := database.Scan(db.WithContext(ctx).Raw(`SELECT count(*) FROM events WHERE id = ?`, id), &n)
 	return n > 0, err
 }
 
@@ -209,8 +210,8 @@ func (sqlBase) waitedSubscribers(ctx context.Context, db *gorm.DB) ([]waitedSubs
 		Name  string
 		Types string
 	}
-	if err := db.WithContext(ctx).Raw(`SELECT name, types FROM events_subscribers WHERE registered_at IS NOT NULL AND retired_at IS NULL ORDER BY id`).
-		Scan(&subs).Error; err != nil {
+	if err := database.Scan(db.WithContext(ctx).Raw(`SELECT name, types FROM events_subscribers WHERE registered_at IS NOT NULL AND retired_at IS NULL ORDER BY id`),
+		&subs); err != nil {
 		return nil, err
 	}
 	out := make([]waitedSubscriber, 0, len(subs))
@@ -231,7 +232,7 @@ func (sqlBase) laneStates(ctx context.Context, db *gorm.DB) (map[laneKey]laneSta
 		Position      int64
 		StartPosition int64
 	}
-	if err := db.WithContext(ctx).Raw(`SELECT subscriber, partition, position, start_position FROM events_lanes`).Scan(&lanes).Error; err != nil {
+	if err := database.Scan(db.WithContext(ctx).Raw(`SELECT subscriber, partition, position, start_position FROM events_lanes`), &lanes); err != nil {
 		return nil, err
 	}
 	lm := make(map[laneKey]laneState, len(lanes))
@@ -386,16 +387,16 @@ func (sqlBase) backlog(ctx context.Context, db *gorm.DB) (Summary, error) {
 		Oldest nullTime
 	}
 	db = db.WithContext(ctx)
-	if err := db.Raw(`SELECT count(*) AS n, min(e.created_at) AS oldest FROM events e
+	if err := database.Scan(db.Raw(`SELECT count(*) AS n, min(e.created_at) AS oldest FROM events e
 JOIN (SELECT l.partition, min(l.position) AS position FROM events_lanes l
   JOIN events_subscribers s ON s.name = l.subscriber AND s.registered_at IS NOT NULL AND s.retired_at IS NULL
   GROUP BY l.partition) p ON p.partition = e.partition
-WHERE e.id > p.position`).Scan(&a).Error; err != nil {
+WHERE e.id > p.position`), &a); err != nil {
 		return Summary{}, err
 	}
-	if err := db.Raw(`SELECT count(*) AS n, min(e.created_at) AS oldest FROM events_deliveries d JOIN events e ON e.id = d.event_id
+	if err := database.Scan(db.Raw(`SELECT count(*) AS n, min(e.created_at) AS oldest FROM events_deliveries d JOIN events e ON e.id = d.event_id
 JOIN events_subscribers s ON s.name = d.subscriber AND s.registered_at IS NOT NULL AND s.retired_at IS NULL
-WHERE d.status <> 'processed'`).Scan(&b).Error; err != nil {
+WHERE d.status <> 'processed'`), &b); err != nil {
 		return Summary{}, err
 	}
 	s := Summary{Pending: a.N + b.N}
@@ -411,7 +412,7 @@ WHERE d.status <> 'processed'`).Scan(&b).Error; err != nil {
 
 func (b sqlBase) clock(ctx context.Context, db *gorm.DB) (time.Time, error) {
 	var now time.Time
-	err := db.WithContext(ctx).Raw("SELECT " + b.now()).Scan((*dbTime)(&now)).Error
+	err := database.Scan(db.WithContext(ctx).Raw("SELECT "+b.now()), (*dbTime)(&now))
 	return now, err
 }
 
@@ -422,7 +423,7 @@ WHERE registered_at IS NOT NULL`, []any(nil)
 		q, args = q+" AND name = ?", append(args, name)
 	}
 	var rows []subscriberRow
-	err := db.WithContext(ctx).Raw(q+" ORDER BY name", args...).Scan(&rows).Error
+	err := database.Scan(db.WithContext(ctx).Raw(q+" ORDER BY name", args...), &rows)
 	return rows, err
 }
 
@@ -431,29 +432,32 @@ func (sqlBase) laneBacklogs(ctx context.Context, db *gorm.DB, name string, types
 		types = []string{""}
 	}
 	var lanes []laneBacklog
-	err := db.WithContext(ctx).Raw(`SELECT l.partition, l.position, l.owner, l.lease_until, count(e.id) AS n, min(e.created_at) AS oldest
+	err := database.Scan(db.WithContext(ctx).Raw(`SELECT l.partition, l.position, l.owner, l.lease_until, count(e.id) AS n, min(e.created_at) AS oldest
 FROM events_lanes l LEFT JOIN events e ON e.partition = l.partition AND e.id > l.position AND e.type IN ?
-WHERE l.subscriber = ? GROUP BY l.partition, l.position, l.owner, l.lease_until ORDER BY l.partition`, types, name).Scan(&lanes).Error
+WHERE l.subscriber = ? GROUP BY l.partition, l.position, l.owner, l.lease_until ORDER BY l.partition`, types, name), &lanes)
+
 	return lanes, err
 }
 
 func (sqlBase) openDeliveries(ctx context.Context, db *gorm.DB, name string) ([]statusCount, error) {
 	var out []statusCount
-	err := db.WithContext(ctx).Raw(`SELECT d.status, count(*) AS n, min(e.created_at) AS oldest FROM events_deliveries d JOIN events e ON e.id = d.event_id
-WHERE d.subscriber = ? AND d.status <> 'processed' GROUP BY d.status`, name).Scan(&out).Error
+	err := database.Scan(db.WithContext(ctx).Raw(`SELECT d.status, count(*) AS n, min(e.created_at) AS oldest FROM events_deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.subscriber = ? AND d.status <> 'processed' GROUP BY d.status`, name), &out)
+
 	return out, err
 }
 
 func (sqlBase) replicasOf(ctx context.Context, db *gorm.DB, name string) ([]replicaRow, error) {
 	var out []replicaRow
-	err := db.WithContext(ctx).Raw(`SELECT replica, seen_at FROM events_replicas WHERE subscriber = ? ORDER BY seen_at DESC`, name).Scan(&out).Error
+	err := database.Scan(db.WithContext(ctx).Raw(`SELECT replica, seen_at FROM events_replicas WHERE subscriber = ? ORDER BY seen_at DESC`, name), &out)
 	return out, err
 }
 
 func (b sqlBase) activeReplicas(ctx context.Context, tx *gorm.DB, name string, window time.Duration) ([]string, error) {
 	var active []string
-	err := tx.WithContext(ctx).Raw(`SELECT replica FROM events_replicas WHERE subscriber = ? AND seen_at > `+b.nowPlus(-window)+
-		` ORDER BY replica`, name).Scan(&active).Error
+	err := database.Scan(tx.WithContext(ctx).Raw(`SELECT replica FROM events_replicas WHERE subscriber = ? AND seen_at > `+b.nowPlus(-window)+
+		` ORDER BY replica`, name), &active)
+
 	return active, err
 }
 
@@ -493,13 +497,13 @@ func (b sqlBase) retire(ctx context.Context, tx *gorm.DB, name string) error {
 
 func (sqlBase) subscribersKnown(ctx context.Context, tx *gorm.DB) (int64, error) {
 	var n int64
-	err := tx.WithContext(ctx).Raw(`SELECT count(*) FROM events_subscribers`).Scan(&n).Error
+	err := database.Scan(tx.WithContext(ctx).Raw(`SELECT count(*) FROM events_subscribers`), &n)
 	return n, err
 }
 
 func (sqlBase) subscriberRecord(ctx context.Context, tx *gorm.DB, name string) (subscriberRecord, bool, error) {
 	var rows []subscriberRecord
-	if err := tx.WithContext(ctx).Raw(`SELECT id, registered_at, retired_at FROM events_subscribers WHERE name = ?`, name).Scan(&rows).Error; err != nil {
+	if err := database.Scan(tx.WithContext(ctx).Raw(`SELECT id, registered_at, retired_at FROM events_subscribers WHERE name = ?`, name), &rows); err != nil {
 		return subscriberRecord{}, false, err
 	}
 	if len(rows) == 0 {
@@ -557,8 +561,9 @@ func (b sqlBase) forgetReplicas(ctx context.Context, tx *gorm.DB, keep time.Dura
 
 func (b sqlBase) leaseOwners(ctx context.Context, db *gorm.DB, self string) ([]string, error) {
 	var owners []string
-	err := db.WithContext(ctx).Raw(`SELECT DISTINCT owner FROM events_lanes WHERE owner IS NOT NULL AND owner <> ? AND lease_until > `+b.now()+
-		` ORDER BY owner`, self).Scan(&owners).Error
+	err := database.Scan(db.WithContext(ctx).Raw(`SELECT DISTINCT owner FROM events_lanes WHERE owner IS NOT NULL AND owner <> ? AND lease_until > `+b.now()+
+		` ORDER BY owner`, self), &owners)
+
 	return owners, err
 }
 
@@ -573,7 +578,7 @@ func (sqlBase) dropLeases(ctx context.Context, db *gorm.DB, owner string) (int64
 
 func (sqlBase) compactedUpTo(ctx context.Context, tx *gorm.DB, part int) (int64, error) {
 	var done []int64
-	if err := tx.WithContext(ctx).Raw(`SELECT upto FROM events_compaction WHERE partition = ?`, part).Scan(&done).Error; err != nil {
+	if err := database.Scan(tx.WithContext(ctx).Raw(`SELECT upto FROM events_compaction WHERE partition = ?`, part), &done); err != nil {
 		return 0, err
 	}
 	if len(done) == 0 {
@@ -584,15 +589,17 @@ func (sqlBase) compactedUpTo(ctx context.Context, tx *gorm.DB, part int) (int64,
 
 func (sqlBase) eventTypesIn(ctx context.Context, tx *gorm.DB, part int, low, high int64, limit int) ([]eventType, error) {
 	var evs []eventType
-	err := tx.WithContext(ctx).Raw(`SELECT id, type FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER BY partition, id LIMIT ?`,
-		part, low, part, high, limit).Scan(&evs).Error
+	err := database.Scan(tx.WithContext(ctx).Raw(`SELECT id, type FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER BY partition, id LIMIT ?`,
+		part, low, part, high, limit), &evs)
+
 	return evs, err
 }
 
 func (sqlBase) subscriberBatches(ctx context.Context, tx *gorm.DB, part int, low, high int64) ([]batchSpan, error) {
 	var rows []batchSpan
-	err := tx.WithContext(ctx).Raw(`SELECT subscriber, first_id, last_id, dispatched_at FROM events_batches
-WHERE partition = ? AND subscriber <> '' AND last_id > ? AND first_id <= ? ORDER BY subscriber, first_id`, part, low, high).Scan(&rows).Error
+	err := database.Scan(tx.WithContext(ctx).Raw(`SELECT subscriber, first_id, last_id, dispatched_at FROM events_batches
+WHERE partition = ? AND subscriber <> '' AND last_id > ? AND first_id <= ? ORDER BY subscriber, first_id`, part, low, high), &rows)
+
 	return rows, err
 }
 
@@ -601,8 +608,8 @@ func (sqlBase) recordedIn(ctx context.Context, tx *gorm.DB, part int, low, high 
 		EventID    int64
 		Subscriber string
 	}
-	if err := tx.WithContext(ctx).Raw(`SELECT event_id, subscriber FROM events_deliveries WHERE partition = ? AND event_id > ? AND event_id <= ?`,
-		part, low, high).Scan(&recs).Error; err != nil {
+	if err := database.Scan(tx.WithContext(ctx).Raw(`SELECT event_id, subscriber FROM events_deliveries WHERE partition = ? AND event_id > ? AND event_id <= ?`,
+		part, low, high), &recs); err != nil {
 		return nil, err
 	}
 	out := make(map[deliveryKey]bool, len(recs))

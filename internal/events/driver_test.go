@@ -110,7 +110,7 @@ func writeEvent(t *testing.T, db *gorm.DB, ctx context.Context, ev New) (int64, 
 		ID        int64
 		Partition int
 	}
-	require.NoError(t, db.Raw(`SELECT id, partition FROM events ORDER BY id DESC LIMIT 1`).Scan(&row).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT id, partition FROM events ORDER BY id DESC LIMIT 1`), &row))
 	return row.ID, row.Partition
 }
 
@@ -665,7 +665,7 @@ func testReplicas(t *testing.T, db *gorm.DB, drv driver) {
 	require.NoError(t, drv.seen(ctx, db, "r1", []string{"a"})) // seen again: a only
 	require.NoError(t, drv.forgetReplicas(ctx, db, time.Hour))
 	var rows []string
-	require.NoError(t, db.Raw(`SELECT subscriber || '/' || replica FROM events_replicas ORDER BY 1`).Scan(&rows).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT subscriber || '/' || replica FROM events_replicas ORDER BY 1`), &rows))
 	require.Equal(t, []string{"a/r1", "a/r2"}, rows)
 }
 
@@ -727,14 +727,14 @@ func testCompaction(t *testing.T, db *gorm.DB, drv driver) {
 
 	require.NoError(t, drv.settle(ctx, db, part, ids[1], ids[2], at(9)))
 	var settled []int64
-	require.NoError(t, db.Raw(`SELECT id FROM events WHERE settled_at IS NOT NULL ORDER BY id`).Scan(&settled).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT id FROM events WHERE settled_at IS NOT NULL ORDER BY id`), &settled))
 	require.Equal(t, []int64{ids[1], ids[2]}, settled)
 
 	n, err := drv.dropBatches(ctx, db, part, ids[1], ids[3])
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n)
 	var left []string
-	require.NoError(t, db.Raw(`SELECT subscriber || ':' || CAST(first_id AS text) FROM events_batches ORDER BY subscriber, first_id`).Scan(&left).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT subscriber || ':' || CAST(first_id AS text) FROM events_batches ORDER BY subscriber, first_id`), &left))
 	require.Equal(t, []string{":" + itoa(ids[0]), "s:" + itoa(ids[0]), "s:" + itoa(ids[3])}, left)
 }
 
@@ -760,7 +760,7 @@ func testStreamSurvey(t *testing.T, db *gorm.DB, drv driver) {
 	defer tx.Rollback()
 	require.NoError(t, tx.Exec(`INSERT INTO events (type, aggregate_type, aggregate_id, partition, payload) VALUES ('a', 'things', 1, 0, '{}')`).Error)
 	var xid string
-	require.NoError(t, tx.Raw(`SELECT pg_current_xact_id()::text`).Scan(&xid).Error)
+	require.NoError(t, database.Scan(tx.Raw(`SELECT pg_current_xact_id()::text`), &xid))
 	sv, err = drv.streamSurvey(ctx, db, []string{xid, "1"})
 	require.NoError(t, err)
 	require.Equal(t, last, sv.visible, "the open transaction's event is not visible")

@@ -104,8 +104,8 @@ func requireOnce(t *testing.T, db *gorm.DB) {
 		Subscriber string
 		N          int64
 	}
-	require.NoError(t, db.Raw(`SELECT event_id, subscriber, count(*) AS n FROM test_effects GROUP BY event_id, subscriber HAVING count(*) > 1`).
-		Scan(&dups).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT event_id, subscriber, count(*) AS n FROM test_effects GROUP BY event_id, subscriber HAVING count(*) > 1`),
+		&dups))
 	require.Empty(t, dups, "effects applied more than once")
 }
 
@@ -118,8 +118,8 @@ func requireSettled(t *testing.T, db *gorm.DB) {
 		Status     string
 		LastError  string
 	}
-	require.NoError(t, db.Raw(`SELECT event_id, subscriber, status, last_error FROM events_deliveries WHERE status IN ('retrying', 'held')`).
-		Scan(&open).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT event_id, subscriber, status, last_error FROM events_deliveries WHERE status IN ('retrying', 'held')`),
+		&open))
 	require.Empty(t, open, "deliveries left open")
 }
 
@@ -141,7 +141,7 @@ func TestAdd_RollsBackWithOwner(t *testing.T) {
 		})
 		require.ErrorIs(t, err, boom)
 		var n int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM events").Scan(&n).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM events"), &n))
 		require.Zero(t, n)
 	})
 }
@@ -160,7 +160,7 @@ func TestDispatcher_DeliversEveryEventOnce(t *testing.T) {
 		requireOnce(t, db)
 		requireSettled(t, db)
 		var effects int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM test_effects").Scan(&effects).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM test_effects"), &effects))
 		require.EqualValues(t, n, effects)
 		require.EqualValues(t, n, f.calls0("recorder"))
 
@@ -207,7 +207,7 @@ func TestDispatcher_FailedLocalDeliveryLeavesNoEvent(t *testing.T) {
 		add(t, db, "thing.created", 8)
 		changed := func() map[int64]int64 {
 			var rows []struct{ AggregateID, N int64 }
-			require.NoError(t, db.Raw("SELECT aggregate_id, count(*) AS n FROM events WHERE type = 'thing.changed' GROUP BY aggregate_id").Scan(&rows).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT aggregate_id, count(*) AS n FROM events WHERE type = 'thing.changed' GROUP BY aggregate_id"), &rows))
 			out := map[int64]int64{}
 			for _, r := range rows {
 				out[r.AggregateID] = r.N
@@ -398,7 +398,7 @@ func TestDispatcher_InterleavedCommitsLoseNothing(t *testing.T) {
 		require.NoError(t, txA.Commit().Error)
 		drain(t, f.disp)
 		var got []int64
-		require.NoError(t, db.Raw("SELECT event_id FROM test_effects WHERE subscriber = 'recorder' ORDER BY event_id").Scan(&got).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT event_id FROM test_effects WHERE subscriber = 'recorder' ORDER BY event_id"), &got))
 		require.Equal(t, []int64{idA, idB}, got)
 	})
 }
@@ -439,7 +439,7 @@ func TestDispatcher_ConcurrentWritersAndDispatchers(t *testing.T) {
 		deadline := time.Now().Add(20 * time.Second)
 		for time.Now().Before(deadline) {
 			var done int64
-			require.NoError(t, db.Raw("SELECT count(*) FROM test_effects").Scan(&done).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM test_effects"), &done))
 			if done >= 3*perWriter {
 				break
 			}
@@ -452,11 +452,11 @@ func TestDispatcher_ConcurrentWritersAndDispatchers(t *testing.T) {
 		if n != 3*perWriter {
 			// Say where the missing ones are: recorded deliveries, lanes.
 			var state []map[string]any
-			require.NoError(t, db.Raw(`SELECT 'delivery' AS what, event_id, subscriber, status, attempts, last_error FROM events_deliveries
-WHERE status <> 'processed'`).Scan(&state).Error)
+			require.NoError(t, database.Scan(db.Raw(`SELECT 'delivery' AS what, event_id, subscriber, status, attempts, last_error FROM events_deliveries
+WHERE status <> 'processed'`), &state))
 			var lanes []map[string]any
-			require.NoError(t, db.Raw(`SELECT l.subscriber, l.partition, l.position, l.owner, (SELECT max(id) FROM events e WHERE e.partition = l.partition) AS last
-FROM events_lanes l WHERE l.subscriber = 'recorder'`).Scan(&lanes).Error)
+			require.NoError(t, database.Scan(db.Raw(`SELECT l.subscriber, l.partition, l.position, l.owner, (SELECT max(id) FROM events e WHERE e.partition = l.partition) AS last
+FROM events_lanes l WHERE l.subscriber = 'recorder'`), &lanes))
 			t.Logf("open deliveries: %v\nlanes: %v", state, lanes)
 		}
 		require.EqualValues(t, 3*perWriter, n)

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
 )
 
@@ -40,7 +41,7 @@ func TestRetries_FailureHistoryIsBounded(t *testing.T) {
 					// Fail the first n attempts as the journal counts them (a
 					// batch may call it twice for its first attempt).
 					var attempts int
-					if err := tx.Raw("SELECT coalesce(max(attempts), 0) FROM events_deliveries WHERE event_id = ? AND subscriber = 'ledger'", ev.ID).Scan(&attempts).Error; err != nil {
+					if err := database.Scan(tx.Raw("SELECT coalesce(max(attempts), 0) FROM events_deliveries WHERE event_id = ? AND subscriber = 'ledger'", ev.ID), &attempts); err != nil {
 						return err
 					}
 					if attempts < n {
@@ -69,7 +70,7 @@ func TestRetries_FailureHistoryIsBounded(t *testing.T) {
 			require.Empty(t, deliveryOf(t, f.journal, other, sub).Failures)
 		}
 		var rows int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM events_delivery_failures").Scan(&rows).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM events_delivery_failures"), &rows))
 		require.EqualValues(t, 40, rows)
 
 		// A replay starts the callback's records afresh, its failures with them.

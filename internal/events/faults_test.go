@@ -93,9 +93,9 @@ func TestFaults_FlappingLinkThenCatchUp(t *testing.T) {
 	<-writerDone
 	n := written.Load()
 	var waiting int64
-	require.NoError(t, db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name = ?`, app).Scan(&waiting).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name = ?`, app), &waiting))
 	var idleInTx int64
-	require.NoError(t, db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND application_name = ?`, app).Scan(&idleInTx).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%' AND application_name = ?`, app), &idleInTx))
 	t.Logf("%d sessions idle in a transaction", idleInTx)
 	t.Logf("%d events written; %d sessions waiting on locks at the end of the writes", n, waiting)
 	require.Eventually(t, func() bool { return effects(t, db, "recorder") >= n }, 60*time.Second, 20*time.Millisecond,
@@ -104,8 +104,9 @@ func TestFaults_FlappingLinkThenCatchUp(t *testing.T) {
 	requireOnce(t, db)
 	require.Eventually(t, func() bool {
 		var n int64
-		return db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE application_name = ? AND (wait_event_type = 'Lock' OR state LIKE 'idle in transaction%')`, app).
-			Scan(&n).Error == nil && n == 0
+		return database.Scan(db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE application_name = ? AND (wait_event_type = 'Lock' OR state LIKE 'idle in transaction%')`, app),
+			&n) ==
+			nil && n == 0
 	}, 30*time.Second, 50*time.Millisecond, "no session waits on a lock or in an open transaction")
 }
 

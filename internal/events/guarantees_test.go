@@ -91,7 +91,7 @@ func TestRetries_FailNTimesThenSucceed(t *testing.T) {
 					}
 					// Fail the first n attempts as the journal counts them.
 					var attempts int
-					if err := tx.Raw("SELECT coalesce(max(attempts), 0) FROM events_deliveries WHERE event_id = ? AND subscriber = 'ledger'", ev.ID).Scan(&attempts).Error; err != nil {
+					if err := database.Scan(tx.Raw("SELECT coalesce(max(attempts), 0) FROM events_deliveries WHERE event_id = ? AND subscriber = 'ledger'", ev.ID), &attempts); err != nil {
 						return err
 					}
 					if attempts < n {
@@ -143,7 +143,7 @@ func TestRetries_FailNTimesThenSucceed(t *testing.T) {
 		require.Equal(t, n+1, deliveryOf(t, f.journal, id, "callback").Attempts)
 		require.Equal(t, n+1, deliveryOf(t, f.journal, id, "ledger").Attempts)
 		var effects int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM test_effects WHERE event_id = ? AND subscriber = 'ledger'", id).Scan(&effects).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM test_effects WHERE event_id = ? AND subscriber = 'ledger'", id), &effects))
 		require.EqualValues(t, 1, effects, "a local effect is applied once, however many attempts failed")
 	})
 }
@@ -365,7 +365,7 @@ func TestOrdering_PerObjectUnderConcurrentWritersWithFailures(t *testing.T) {
 		deadline := time.Now().Add(90 * time.Second)
 		for time.Now().Before(deadline) {
 			var n int64
-			require.NoError(t, db.Raw("SELECT count(*) FROM test_order_seen").Scan(&n).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM test_order_seen"), &n))
 			mu.Lock()
 			seen := 0
 			for _, ids := range outside {
@@ -384,7 +384,7 @@ func TestOrdering_PerObjectUnderConcurrentWritersWithFailures(t *testing.T) {
 			ID          int64
 			AggregateID int64
 		}
-		require.NoError(t, db.Raw("SELECT id, aggregate_id FROM events ORDER BY id").Scan(&written).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT id, aggregate_id FROM events ORDER BY id"), &written))
 		require.Len(t, written, total)
 		want := map[int64][]int64{}
 		for _, e := range written {
@@ -399,7 +399,7 @@ func TestOrdering_PerObjectUnderConcurrentWritersWithFailures(t *testing.T) {
 			AggregateID int64
 			EventID     int64
 		}
-		require.NoError(t, db.Raw("SELECT aggregate_id, event_id FROM test_order_seen ORDER BY seq").Scan(&local).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT aggregate_id, event_id FROM test_order_seen ORDER BY seq"), &local))
 		got := map[int64][]int64{}
 		for _, r := range local {
 			got[r.AggregateID] = append(got[r.AggregateID], r.EventID)
@@ -481,7 +481,7 @@ func TestReplicas_LeaseOfDeadDispatcherIsReclaimed(t *testing.T) {
 		require.Zero(t, st.Events, "partitions under a live lease are left alone")
 		settle(t, d, "lease reclaimed", func() bool { return f.calls0("recorder") == 30 })
 		var owners int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM events_lanes WHERE owner IS NOT NULL").Scan(&owners).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM events_lanes WHERE owner IS NOT NULL"), &owners))
 		require.Zero(t, owners, "leases are released after the pass")
 	})
 }
@@ -517,7 +517,7 @@ func TestReplicas_StalledDispatcherIsFencedOff(t *testing.T) {
 			t.Fatal("the stalled dispatcher did not finish")
 		}
 		var effects int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM test_effects WHERE event_id = ?", id).Scan(&effects).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM test_effects WHERE event_id = ?", id), &effects))
 		require.EqualValues(t, 1, effects, "the local effect committed once, by the dispatcher that held the lease")
 	})
 }
@@ -572,8 +572,9 @@ func TestReplicas_StalledLocalSubscriberIsFencedOff(t *testing.T) {
 	pass()
 	require.Eventually(t, func() bool {
 		var n int64
-		return db.Raw("SELECT count(*) FROM events_lanes WHERE subscriber = 'slow-local' AND partition = ? AND owner = 'slow'",
-			events.PartitionOf("things", victim)).Scan(&n).Error == nil && n == 1
+		return database.Scan(db.Raw("SELECT count(*) FROM events_lanes WHERE subscriber = 'slow-local' AND partition = ? AND owner = 'slow'",
+			events.PartitionOf("things", victim)), &n) ==
+			nil && n == 1
 	}, 20*time.Second, 5*time.Millisecond)
 	ids = append(ids, add(t, db, "thing.created", victim))
 	require.NoError(t, db.Exec("UPDATE events_lanes SET lease_until = "+database.NowPlus(db, -time.Second)+
@@ -591,11 +592,11 @@ func TestReplicas_StalledLocalSubscriberIsFencedOff(t *testing.T) {
 		t.Fatal("the frozen dispatcher did not finish")
 	}
 	var effects []int64
-	require.NoError(t, db.Raw(`SELECT event_id FROM test_effects WHERE subscriber = 'slow-local' AND event_id <> ? ORDER BY event_id`, block).Scan(&effects).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT event_id FROM test_effects WHERE subscriber = 'slow-local' AND event_id <> ? ORDER BY event_id`, block), &effects))
 	require.Equal(t, ids, effects, "each effect committed once, by the dispatcher that held the lease")
 	var pos int64
-	require.NoError(t, db.Raw("SELECT position FROM events_lanes WHERE subscriber = 'slow-local' AND partition = ?",
-		events.PartitionOf("things", victim)).Scan(&pos).Error)
+	require.NoError(t, database.Scan(db.Raw("SELECT position FROM events_lanes WHERE subscriber = 'slow-local' AND partition = ?",
+		events.PartitionOf("things", victim)), &pos))
 	require.Equal(t, ids[3], pos, "the lane stays where the dispatcher holding it moved it")
 }
 
@@ -658,7 +659,7 @@ func TestRunner_WakesOnCommit(t *testing.T) {
 func pgURLOf(t *testing.T, db *gorm.DB) string {
 	t.Helper()
 	var schema string
-	require.NoError(t, db.Raw("SELECT current_schema()").Scan(&schema).Error)
+	require.NoError(t, database.Scan(db.Raw("SELECT current_schema()"), &schema))
 	return dbtest.WithSearchPath(dbtest.PostgresURL(), schema)
 }
 
@@ -673,7 +674,7 @@ func TestDispatcher_LongTransactionElsewhereDoesNotHoldBack(t *testing.T) {
 	long := other.Begin()
 	t.Cleanup(func() { long.Rollback() })
 	var xid string
-	require.NoError(t, long.Raw("SELECT pg_current_xact_id()::text").Scan(&xid).Error)
+	require.NoError(t, database.Scan(long.Raw("SELECT pg_current_xact_id()::text"), &xid))
 	require.NoError(t, long.Exec("INSERT INTO events_batches (partition, first_id, last_id) VALUES (0, 1, 1)").Error)
 
 	id := add(t, db, "thing.created", 1)

@@ -32,7 +32,7 @@ import (
 func effects(t *testing.T, db *gorm.DB, sub string) int64 {
 	t.Helper()
 	var n int64
-	require.NoError(t, db.Raw("SELECT count(*) FROM test_effects WHERE subscriber = ?", sub).Scan(&n).Error)
+	require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM test_effects WHERE subscriber = ?", sub), &n))
 	return n
 }
 
@@ -418,7 +418,7 @@ BEGIN INSERT INTO test_lane_updates VALUES (NEW.subscriber); END`).Error)
 	}
 	return func(sub string) int64 {
 		var n int64
-		require.NoError(t, db.Raw(`SELECT count(*) FROM test_lane_updates WHERE subscriber = ?`, sub).Scan(&n).Error)
+		require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM test_lane_updates WHERE subscriber = ?`, sub), &n))
 		return n
 	}
 }
@@ -575,8 +575,8 @@ func TestLanes_HangingCallHoldsOnlyItsObject(t *testing.T) {
 			BlockedBy *int64
 		}
 		var rows []row
-		require.NoError(t, db.Raw(`SELECT event_id, status, last_error, blocked_by FROM events_deliveries WHERE subscriber = 'relay' ORDER BY event_id`).
-			Scan(&rows).Error)
+		require.NoError(t, database.Scan(db.Raw(`SELECT event_id, status, last_error, blocked_by FROM events_deliveries WHERE subscriber = 'relay' ORDER BY event_id`),
+			&rows))
 		require.Len(t, rows, 2, "only the hanging object's events are open: %+v", rows)
 		require.Equal(t, a1, rows[0].EventID)
 		require.Equal(t, events.StatusRetrying, rows[0].Status)
@@ -590,8 +590,8 @@ func TestLanes_HangingCallHoldsOnlyItsObject(t *testing.T) {
 		require.NotNil(t, rows[1].BlockedBy)
 		require.Equal(t, a1, *rows[1].BlockedBy)
 		var passed int64
-		require.NoError(t, db.Raw(`SELECT position FROM events_lanes WHERE subscriber = 'relay' AND partition = ?`, events.PartitionOf("things", hang)).
-			Scan(&passed).Error)
+		require.NoError(t, database.Scan(db.Raw(`SELECT position FROM events_lanes WHERE subscriber = 'relay' AND partition = ?`, events.PartitionOf("things", hang)),
+			&passed))
 		require.GreaterOrEqual(t, passed, b2, "the lane moved past the batch")
 
 		// The subscriber answers again; the retry is made due at once (it
@@ -674,8 +674,8 @@ func TestCrash_RestartedReplicaTakesBackItsLanesAtOnce(t *testing.T) {
 		}
 		victim.kill9(t)
 		var held []string
-		require.NoError(t, pdb.db.Raw(`SELECT DISTINCT owner FROM events_lanes WHERE owner IS NOT NULL AND lease_until > `+
-			database.NowPlus(pdb.db, 5*time.Minute)).Scan(&held).Error)
+		require.NoError(t, database.Scan(pdb.db.Raw(`SELECT DISTINCT owner FROM events_lanes WHERE owner IS NOT NULL AND lease_until > `+
+			database.NowPlus(pdb.db, 5*time.Minute)), &held))
 		require.Len(t, held, 1, "the killed replica left leases that run for minutes yet")
 		require.Less(t, sinkPassed(t, pdb), int64(len(ids)), "killed before the outside subscriber's lanes finished")
 
@@ -683,7 +683,7 @@ func TestCrash_RestartedReplicaTakesBackItsLanesAtOnce(t *testing.T) {
 		waitAllDone(t, pdb, s, ids) // within 120 s, the old leases run for 10 min
 		requireExactlyOnce(t, pdb, ids)
 		var stale int64
-		require.NoError(t, pdb.db.Raw(`SELECT count(*) FROM events_lanes WHERE owner = ?`, held[0]).Scan(&stale).Error)
+		require.NoError(t, database.Scan(pdb.db.Raw(`SELECT count(*) FROM events_lanes WHERE owner = ?`, held[0]), &stale))
 		require.Zero(t, stale, "no lane is left to the dead owner")
 	})
 }
@@ -720,24 +720,24 @@ func TestLanes_LockedLaneRowHoldsOnlyItsLane(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return effects(t, db, "recorder") == events.Partitions }, 30*time.Second, 10*time.Millisecond)
 	var owned int64
-	require.NoError(t, db.Raw(`SELECT count(*) FROM events_lanes WHERE subscriber = 'recorder' AND owner = ?`, d.Owner()).Scan(&owned).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM events_lanes WHERE subscriber = 'recorder' AND owner = ?`, d.Owner()), &owned))
 	require.EqualValues(t, events.Partitions, owned, "every lane lingers with its lease")
 
 	// The row the renewer reaches last, so that, were it to wait for it, it
 	// would hold every other lane's row meanwhile.
 	var stuck int
-	require.NoError(t, db.Raw(`SELECT partition FROM events_lanes WHERE subscriber = 'recorder' ORDER BY ctid DESC LIMIT 1`).Scan(&stuck).Error)
+	require.NoError(t, database.Scan(db.Raw(`SELECT partition FROM events_lanes WHERE subscriber = 'recorder' ORDER BY ctid DESC LIMIT 1`), &stuck))
 	tx := db.Begin()
 	require.NoError(t, tx.Error)
 	require.NoError(t, tx.Exec(`SELECT 1 FROM events_lanes WHERE subscriber = 'recorder' AND partition = ? FOR UPDATE`, stuck).Error)
 	var holder int
-	require.NoError(t, tx.Raw(`SELECT pg_backend_pid()`).Scan(&holder).Error) // the lock is taken
+	require.NoError(t, database.Scan(tx.Raw(`SELECT pg_backend_pid()`), &holder)) // the lock is taken
 	defer tx.Rollback()
 	blocked := func() int64 { // the sessions waiting for the held row, and those waiting for them
 		var n int64
-		require.NoError(t, db.Raw(`WITH RECURSIVE w(pid) AS (SELECT pid FROM pg_stat_activity WHERE ? = ANY (pg_blocking_pids(pid))
+		require.NoError(t, database.Scan(db.Raw(`WITH RECURSIVE w(pid) AS (SELECT pid FROM pg_stat_activity WHERE ? = ANY (pg_blocking_pids(pid))
   UNION SELECT a.pid FROM pg_stat_activity a JOIN w ON w.pid = ANY (pg_blocking_pids(a.pid)))
-SELECT count(*) FROM w`, holder).Scan(&n).Error)
+SELECT count(*) FROM w`, holder), &n))
 		return n
 	}
 	// Over three renewals (every Lease/3), no session of the dispatcher
@@ -867,12 +867,12 @@ func TestRetries_CostNoMoreStatementsThanABatchOfOne(t *testing.T) {
 		require.NoError(t, err)
 		effectsOf := func() int64 {
 			var n int64
-			require.NoError(t, db.Raw(`SELECT count(*) FROM test_effects WHERE subscriber = 'ledger'`).Scan(&n).Error)
+			require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM test_effects WHERE subscriber = 'ledger'`), &n))
 			return n
 		}
 		deliveries := func(status string) int64 {
 			var n int64
-			require.NoError(t, db.Raw(`SELECT count(*) FROM events_deliveries WHERE subscriber = 'ledger' AND status = ?`, status).Scan(&n).Error)
+			require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM events_deliveries WHERE subscriber = 'ledger' AND status = ?`, status), &n))
 			return n
 		}
 		pass := func(until func() bool) int64 {

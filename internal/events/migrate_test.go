@@ -82,7 +82,7 @@ FROM events WHERE id = ?`, sub, status, attempts, status, id).Error)
 			drain(t, disp)
 
 			var backlog []int64
-			require.NoError(t, db.Raw("SELECT event_id FROM test_effects ORDER BY event_id").Scan(&backlog).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT event_id FROM test_effects ORDER BY event_id"), &backlog))
 			require.Equal(t, []int64{ids[1], ids[4], ids[5]}, backlog, "the due retry and the two events the old dispatcher had not reached, once each")
 			mu.Lock()
 			require.Equal(t, map[int64]int{ids[4]: 1, ids[5]: 1}, relayed, "the relay continues from the old position")

@@ -117,7 +117,7 @@ func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, ord
 	}
 	planned := o.PlannedETA
 	var last struct{ EndDay database.Date }
-	if err := tx.Model(&Operation{}).Select("max(end_day) AS end_day").Where("prod_order_id = ?", o.ID).Scan(&last).Error; err != nil {
+	if err := database.Scan(tx.Model(&Operation{}).Select("max(end_day) AS end_day").Where("prod_order_id = ?", o.ID), &last); err != nil {
 		return err
 	}
 	if !last.EndDay.IsZero() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // MaxCuttingListOrders is the most production orders one cutting list sums.
@@ -303,8 +304,9 @@ func (s *Service) cuttingList(ctx context.Context, db *gorm.DB, ids []int64) (Cu
 			Sides: sides[code], Metres: round(v, 2)})
 	}
 	slices.SortFunc(list.Bands, func(a, b CutBand) int { return cmp.Compare(a.Band, b.Band) })
-	err = db.WithContext(ctx).Model(&Fitting{}).Select("prod_order_id, code, max(name) AS name, sum(qty) AS qty").
-		Where("prod_order_id IN ?", ids).Group("prod_order_id, code").Order("prod_order_id, code").Scan(&list.Fittings).Error
+	err = database.Scan(db.WithContext(ctx).Model(&Fitting{}).Select("prod_order_id, code, max(name) AS name, sum(qty) AS qty").
+		Where("prod_order_id IN ?", ids).Group("prod_order_id, code").Order("prod_order_id, code"), &list.Fittings)
+
 	return list, err
 }
 

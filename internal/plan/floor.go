@@ -135,12 +135,12 @@ func operationEvent(ctx context.Context, tx *gorm.DB, op Operation, to string) e
 		WorkCenterID: op.WorkCenterID, ItemID: op.ItemID, Unit: op.Unit, PartID: op.PartID}
 	if op.PartID != nil {
 		var part struct{ Name, Code string }
-		if err := tx.Raw("SELECT name, code FROM plan_parts WHERE id = ?", *op.PartID).Scan(&part).Error; err != nil {
+		if err := database.Scan(tx.Raw("SELECT name, code FROM plan_parts WHERE id = ?", *op.PartID), &part); err != nil {
 			return err
 		}
 		p.Part, p.Code = part.Name, part.Code
 	} else {
-		err := tx.Raw("SELECT code FROM plan_units WHERE prod_order_id = ? AND item_id = ? AND unit = ?", op.ProdOrderID, op.ItemID, op.Unit).Scan(&p.Code).Error
+		err := database.Scan(tx.Raw("SELECT code FROM plan_units WHERE prod_order_id = ? AND item_id = ? AND unit = ?", op.ProdOrderID, op.ItemID, op.Unit), &p.Code)
 		if err != nil {
 			return err
 		}

@@ -583,9 +583,10 @@ func (s *Service) problem(ctx context.Context, tx *gorm.DB, now clock, wcs map[i
 		EndDay       database.Date
 		Level        float64
 	}
-	err := open().Select("plan_operations.work_center_id, plan_operations.end_day, max(plan_operations.end_min) AS level").
+	err := database.Scan(open().Select("plan_operations.work_center_id, plan_operations.end_day, max(plan_operations.end_min) AS level").
 		Where("plan_operations.end_day >= ?", from).Group("plan_operations.work_center_id, plan_operations.end_day").
-		Order("plan_operations.work_center_id, plan_operations.end_day").Scan(&ends).Error
+		Order("plan_operations.work_center_id, plan_operations.end_day"), &ends)
+
 	if err != nil {
 		return p, err
 	}
@@ -597,9 +598,10 @@ func (s *Service) problem(ctx context.Context, tx *gorm.DB, now clock, wcs map[i
 		StartDay     database.Date
 		EndDay       database.Date
 	}
-	err = open().Distinct("plan_operations.work_center_id", "plan_operations.start_day", "plan_operations.end_day").
+	err = database.Scan(open().Distinct("plan_operations.work_center_id", "plan_operations.start_day", "plan_operations.end_day").
 		Where("plan_operations.end_day >= ? AND plan_operations.start_day < plan_operations.end_day", from).
-		Order("plan_operations.work_center_id, plan_operations.start_day").Scan(&spans).Error
+		Order("plan_operations.work_center_id, plan_operations.start_day"), &spans)
+
 	if err != nil {
 		return p, err
 	}
@@ -618,9 +620,10 @@ func (s *Service) problem(ctx context.Context, tx *gorm.DB, now clock, wcs map[i
 		WorkCenterID int64
 		Minutes      float64
 	}
-	err = open().Select("plan_operations.work_center_id, sum(plan_operations.minutes) AS minutes").
+	err = database.Scan(open().Select("plan_operations.work_center_id, sum(plan_operations.minutes) AS minutes").
 		Where("plan_operations.end_day < ?", from).Group("plan_operations.work_center_id").
-		Order("plan_operations.work_center_id").Scan(&overdue).Error
+		Order("plan_operations.work_center_id"), &overdue)
+
 	if err != nil {
 		return p, err
 	}

@@ -35,12 +35,12 @@ VALUES (?, 11, ?, ?, 1, 'Раскрой', 1, 'part', 4, 'done', '2026-11-30', 0,
 			_, err := database.Migrate(ctx, db)
 			require.NoError(t, err)
 			var codes []string
-			require.NoError(t, db.Raw("SELECT code FROM plan_parts ORDER BY id").Scan(&codes).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT code FROM plan_parts ORDER BY id"), &codes))
 			require.Equal(t, []string{"P7-1", "P7-2", "P8-1", "P8-2"}, codes)
-			require.NoError(t, db.Raw("SELECT code FROM plan_units ORDER BY prod_order_id, unit").Scan(&codes).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT code FROM plan_units ORDER BY prod_order_id, unit"), &codes))
 			require.Equal(t, []string{"U7-1", "U7-2", "U8-1", "U8-2"}, codes)
 			var status []string
-			require.NoError(t, db.Raw("SELECT status FROM plan_parts").Scan(&status).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT status FROM plan_parts"), &status))
 			require.Equal(t, []string{"live", "live", "live", "live"}, status)
 			require.Error(t, db.Exec("UPDATE plan_parts SET code = 'P7-1' WHERE id = 72").Error, "codes are unique")
 		})

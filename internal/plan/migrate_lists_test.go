@@ -41,9 +41,9 @@ func TestMigrate_BacklogCustomerAndNote(t *testing.T) {
 				Note     string
 			}
 			var backlog, items []row
-			require.NoError(t, db.Raw(`SELECT item_id, customer, note FROM plan_backlog ORDER BY item_id`).Scan(&backlog).Error)
+			require.NoError(t, database.Scan(db.Raw(`SELECT item_id, customer, note FROM plan_backlog ORDER BY item_id`), &backlog))
 			require.Equal(t, []row{{11, "Анна Смирнова", "белый глянец"}, {12, "Анна Смирнова", ""}, {99, "", ""}}, backlog)
-			require.NoError(t, db.Raw(`SELECT item_id, customer, note FROM plan_prod_order_items`).Scan(&items).Error)
+			require.NoError(t, database.Scan(db.Raw(`SELECT item_id, customer, note FROM plan_prod_order_items`), &items))
 			require.Equal(t, []row{{21, "Пётр", "срочно"}}, items)
 		})
 	}

@@ -49,7 +49,7 @@ VALUES (7, 11, 1, 5, 1, 'Раскрой', 1, 'part', 4, 'done', '2026-11-30', 0,
 				Priority        int
 				ETAGiven        bool `gorm:"column:eta_given"`
 			}
-			require.NoError(t, db.Raw("SELECT * FROM plan_prod_orders WHERE id = 7").Scan(&o).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT * FROM plan_prod_orders WHERE id = 7"), &o))
 			require.Equal(t, "in_progress", o.Status)
 			require.Equal(t, "Корпус ЛДСП (типовой)", o.RouteName)
 			require.True(t, o.NeedsAttention)
@@ -59,12 +59,12 @@ VALUES (7, 11, 1, 5, 1, 'Раскрой', 1, 'part', 4, 'done', '2026-11-30', 0,
 			require.Empty(t, o.CloseReason)
 			require.Empty(t, o.CloseRest)
 			var n int64
-			require.NoError(t, db.Raw(`SELECT count(*) FROM plan_operations JOIN plan_parts ON plan_parts.id = plan_operations.part_id
-JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id JOIN plan_prod_order_items ON plan_prod_order_items.prod_order_id = plan_prod_orders.id`).Scan(&n).Error)
+			require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM plan_operations JOIN plan_parts ON plan_parts.id = plan_operations.part_id
+JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id JOIN plan_prod_order_items ON plan_prod_order_items.prod_order_id = plan_prod_orders.id`), &n))
 			require.Equal(t, int64(1), n)
 			if d == database.SQLite {
 				var broken []map[string]any
-				require.NoError(t, db.Raw("PRAGMA foreign_key_check").Scan(&broken).Error)
+				require.NoError(t, database.Scan(db.Raw("PRAGMA foreign_key_check"), &broken))
 				require.Empty(t, broken)
 			}
 
@@ -74,12 +74,12 @@ JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id JOI
 			if d == database.SQLite { // the rebuilt table's ids go on from where they were
 				exec(`INSERT INTO plan_prod_orders (status, route_id, route_name, parts_count, ops_count, eta, planned_eta) VALUES ('launched', 1, 'r', 0, 0, '2026-12-01', '2026-12-01')`)
 				var ids []int64
-				require.NoError(t, db.Raw("SELECT id FROM plan_prod_orders ORDER BY id").Scan(&ids).Error)
+				require.NoError(t, database.Scan(db.Raw("SELECT id FROM plan_prod_orders ORDER BY id"), &ids))
 				require.Equal(t, []int64{7, 8}, ids)
 			}
 
 			var made []int
-			require.NoError(t, db.Raw("SELECT made_qty FROM sales_order_items ORDER BY id").Scan(&made).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT made_qty FROM sales_order_items ORDER BY id"), &made))
 			require.Equal(t, []int{2, 0}, made)
 		})
 	}

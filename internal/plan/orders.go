@@ -424,8 +424,9 @@ func fillProgress(ctx context.Context, db *gorm.DB, os []ProdOrder) error {
 		ids[i] = o.ID
 	}
 	var rows []tally
-	err := db.WithContext(ctx).Model(&Operation{}).Select("prod_order_id, status, count(*) AS n, sum(minutes) AS minutes").
-		Where("prod_order_id IN ?", ids).Group("prod_order_id, status").Scan(&rows).Error
+	err := database.Scan(db.WithContext(ctx).Model(&Operation{}).Select("prod_order_id, status, count(*) AS n, sum(minutes) AS minutes").
+		Where("prod_order_id IN ?", ids).Group("prod_order_id, status"), &rows)
+
 	if err != nil {
 		return err
 	}
@@ -444,7 +445,8 @@ func fillProgress(ctx context.Context, db *gorm.DB, os []ProdOrder) error {
 // id order.
 func (s *Service) ProdOrdersOfOrder(ctx context.Context, orderID int64) ([]int64, error) {
 	var ids []int64
-	err := s.db.WithContext(ctx).Raw(`SELECT DISTINCT prod_order_id FROM plan_prod_order_items WHERE order_id = ? ORDER BY prod_order_id`, orderID).
-		Scan(&ids).Error
+	err := database.Scan(s.db.WithContext(ctx).Raw(`SELECT DISTINCT prod_order_id FROM plan_prod_order_items WHERE order_id = ? ORDER BY prod_order_id`, orderID),
+		&ids)
+
 	return ids, err
 }

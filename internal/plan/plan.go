@@ -103,7 +103,7 @@ func (s *Service) clockIn(ctx context.Context, db *gorm.DB) (clock, error) {
 		now = s.now()
 	} else {
 		var v string
-		if err := db.WithContext(ctx).Raw("SELECT " + database.NowText(db)).Scan(&v).Error; err != nil {
+		if err := database.Scan(db.WithContext(ctx).Raw("SELECT "+database.NowText(db)), &v); err != nil {
 			return clock{}, err
 		}
 		t, err := time.Parse(time.RFC3339Nano, v)

@@ -211,7 +211,7 @@ func fittingsOf(ctx context.Context, db *gorm.DB, ids []int64, live bool) (map[s
 	if live {
 		q = q.Where("prod_order_id IN (SELECT id FROM plan_prod_orders WHERE status IN ?)", []string{StatusLaunched, StatusInProgress})
 	}
-	if err := q.Group("code").Scan(&rows).Error; err != nil {
+	if err := database.Scan(q.Group("code"), &rows); err != nil {
 		return nil, err
 	}
 	out := map[string]int{}

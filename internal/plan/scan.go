@@ -197,7 +197,7 @@ func scanOperation(ctx context.Context, tx *gorm.DB, x scanned, in Scan) (Operat
 		Name  string
 		Scope string
 	}
-	err := tx.WithContext(ctx).Model(&Operation{}).Distinct("seq", "name", "scope").Where("prod_order_id = ?", x.orderID()).Order("seq").Scan(&steps).Error
+	err := database.Scan(tx.WithContext(ctx).Model(&Operation{}).Distinct("seq", "name", "scope").Where("prod_order_id = ?", x.orderID()).Order("seq"), &steps)
 	if err != nil {
 		return Operation{}, err
 	}

@@ -26,7 +26,7 @@ func (s *Service) unitsMade(ctx context.Context, tx *gorm.DB, o ProdOrder, only 
 		ItemID int64
 		Unit   int
 	}
-	if err := q.Scan(&rows).Error; err != nil {
+	if err := database.Scan(q, &rows); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -77,8 +77,9 @@ func unitsReported(ctx context.Context, tx *gorm.DB, orderID int64) (map[int64]i
 		ItemID int64
 		N      int
 	}
-	err := tx.WithContext(ctx).Model(&Unit{}).Select("item_id, count(*) AS n").Where("prod_order_id = ? AND made_at IS NOT NULL", orderID).
-		Group("item_id").Scan(&rows).Error
+	err := database.Scan(tx.WithContext(ctx).Model(&Unit{}).Select("item_id, count(*) AS n").Where("prod_order_id = ? AND made_at IS NOT NULL", orderID).
+		Group("item_id"), &rows)
+
 	out := map[int64]int{}
 	for _, r := range rows {
 		out[r.ItemID] = r.N

@@ -137,13 +137,14 @@ type scheduledOp struct {
 func (s *Service) scheduledOps(ctx context.Context, from, to database.Date, zone *time.Location) ([]scheduledOp, error) {
 	var ops []scheduledOp
 	fromInstant := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, zone).Add(-24 * time.Hour)
-	err := s.db.WithContext(ctx).Model(&Operation{}).
+	err := database.Scan(s.db.WithContext(ctx).Model(&Operation{}).
 		Select("plan_operations.*, plan_prod_orders.status AS order_status").
 		Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
 		Where("plan_prod_orders.status <> ?", StatusCancelled).
 		Where("(plan_operations.start_day <= ? AND plan_operations.end_day >= ?) OR (plan_operations.status = ? AND plan_operations.completed_at >= ?)",
 			to, from, OpDone, database.TimeArg(s.db, fromInstant)).
-		Order("plan_operations.id").Scan(&ops).Error
+		Order("plan_operations.id"), &ops)
+
 	return ops, err
 }
 

@@ -185,8 +185,8 @@ func lockOrdersOf(ctx context.Context, tx *gorm.DB, items []int64) error {
 		return nil
 	}
 	var orderIDs []int64
-	if err := tx.WithContext(ctx).Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", items).
-		Scan(&orderIDs).Error; err != nil {
+	if err := database.Scan(tx.WithContext(ctx).Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", items),
+		&orderIDs); err != nil {
 		return err
 	}
 	for _, id := range orderIDs {

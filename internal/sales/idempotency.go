@@ -82,8 +82,9 @@ func (s *Service) CreateOrderOnce(ctx context.Context, k IdempotencyKey, in NewO
 	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		res = StoredResponse{}
 		var reserved int
-		err := tx.Raw(`INSERT INTO sales_idempotency_keys (user_id, key, request_hash, state) VALUES (?, ?, ?, 'in_flight')
-ON CONFLICT (user_id, key) DO NOTHING RETURNING 1`, k.UserID, k.Key, k.RequestHash).Scan(&reserved).Error
+		err := database.Scan(tx.Raw(`INSERT INTO sales_idempotency_keys (user_id, key, request_hash, state) VALUES (?, ?, ?, 'in_flight')
+ON CONFLICT (user_id, key) DO NOTHING RETURNING 1`, k.UserID, k.Key, k.RequestHash), &reserved)
+
 		if err != nil {
 			return err
 		}
@@ -125,9 +126,10 @@ WHERE user_id = ? AND key = ?`, res.Status, string(body), o.ID, k.UserID, k.Key)
 func existingKey(tx *gorm.DB, k IdempotencyKey) (res StoredResponse, takeOver bool, err error) {
 	staleBefore := database.NowPlus(tx, -IdempotencyStale)
 	var row idempotencyRow
-	err = tx.Raw(`SELECT request_hash, state, response_status, response_body,
+	err = database.Scan(tx.Raw(`SELECT request_hash, state, response_status, response_body,
 CASE WHEN state = 'in_flight' AND created_at < `+staleBefore+` THEN 1 ELSE 0 END AS stale
-FROM sales_idempotency_keys WHERE user_id = ? AND key = ?`, k.UserID, k.Key).Scan(&row).Error
+FROM sales_idempotency_keys WHERE user_id = ? AND key = ?`, k.UserID, k.Key), &row)
+
 	switch {
 	case err != nil:
 		return res, false, err

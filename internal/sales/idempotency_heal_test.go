@@ -40,8 +40,8 @@ func heldBackend(t *testing.T, admin *gorm.DB, app string) int64 {
 	t.Helper()
 	var pid int64
 	require.Eventually(t, func() bool {
-		require.NoError(t, admin.Raw(`SELECT coalesce(max(pid), 0) FROM pg_stat_activity
-WHERE application_name = ? AND wait_event = 'PgSleep'`, app).Scan(&pid).Error)
+		require.NoError(t, database.Scan(admin.Raw(`SELECT coalesce(max(pid), 0) FROM pg_stat_activity
+WHERE application_name = ? AND wait_event = 'PgSleep'`, app), &pid))
 		return pid != 0
 	}, 10*time.Second, 5*time.Millisecond)
 	return pid
@@ -79,7 +79,7 @@ func TestIdempotencyKeys_HealAfterConnectionLoss(t *testing.T) {
 	}
 	orders := func(t *testing.T, admin *gorm.DB) int64 {
 		var n int64
-		require.NoError(t, admin.Raw("SELECT count(*) FROM sales_orders").Scan(&n).Error)
+		require.NoError(t, database.Scan(admin.Raw("SELECT count(*) FROM sales_orders"), &n))
 		return n
 	}
 	key := sales.IdempotencyKey{UserID: 1, Key: "blip", RequestHash: "h"}

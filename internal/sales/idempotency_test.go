@@ -25,7 +25,7 @@ func ageKeys(t *testing.T, db *gorm.DB, d time.Duration, where string, args ...a
 func keyCount(t *testing.T, db *gorm.DB) int64 {
 	t.Helper()
 	var n int64
-	require.NoError(t, db.Raw("SELECT count(*) FROM sales_idempotency_keys").Scan(&n).Error)
+	require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM sales_idempotency_keys"), &n))
 	return n
 }
 
@@ -61,7 +61,7 @@ func TestIdempotencyKeys_Expire(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(23), n)
 		var left []string
-		require.NoError(t, db.Raw("SELECT key FROM sales_idempotency_keys ORDER BY key").Scan(&left).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT key FROM sales_idempotency_keys ORDER BY key"), &left))
 		require.Equal(t, []string{"young-0", "young-1", "young-2", "young-3"}, left)
 		n, err = f.sales.ExpireIdempotencyKeys(context.Background(), 24*time.Hour)
 		require.NoError(t, err)
@@ -104,7 +104,7 @@ $$ BEGIN DELETE FROM sales_idempotency_keys; RETURN NULL; END $$`).Error)
 		_, err := f.sales.CreateOrderOnce(context.Background(), sales.IdempotencyKey{UserID: 1, Key: "k", RequestHash: "h"}, in)
 		require.Equal(t, apperr.ECONFLICT, apperr.Code(err), "%v", err)
 		var orders int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM sales_orders").Scan(&orders).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM sales_orders"), &orders))
 		require.Zero(t, orders)
 	})
 }

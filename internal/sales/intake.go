@@ -189,7 +189,7 @@ func orderIDByKey(ctx context.Context, tx *gorm.DB, uniqueBy string, in NewOrder
 		return 0, fmt.Errorf("sales: no unique key %q", uniqueBy)
 	}
 	var id int64
-	err := tx.WithContext(ctx).Raw("SELECT id FROM sales_orders WHERE "+uniqueBy+" = ?", key).Scan(&id).Error
+	err := database.Scan(tx.WithContext(ctx).Raw("SELECT id FROM sales_orders WHERE "+uniqueBy+" = ?", key), &id)
 	return id, err
 }
 

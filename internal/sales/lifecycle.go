@@ -215,7 +215,7 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 // says production has just made some of them (see followItemsMade).
 func followOrdersOf(ctx context.Context, tx *gorm.DB, items []int64, made bool) error {
 	var orderIDs []int64
-	if err := tx.Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", items).Scan(&orderIDs).Error; err != nil {
+	if err := database.Scan(tx.Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", items), &orderIDs); err != nil {
 		return err
 	}
 	for _, id := range orderIDs {

@@ -13,6 +13,7 @@ import (
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
 	"github.com/tsekh/tsekh/internal/sales"
 )
@@ -86,7 +87,7 @@ type statusChange struct {
 func (f *fixture) statusChanges(t *testing.T, orderID int64) []statusChange {
 	t.Helper()
 	var payloads []string
-	require.NoError(t, f.db.Raw("SELECT payload FROM events WHERE type = ? AND aggregate_id = ? ORDER BY id", contracts.OrderStatusChanged.Name(), orderID).Scan(&payloads).Error)
+	require.NoError(t, database.Scan(f.db.Raw("SELECT payload FROM events WHERE type = ? AND aggregate_id = ? ORDER BY id", contracts.OrderStatusChanged.Name(), orderID), &payloads))
 	out := make([]statusChange, len(payloads))
 	for i, p := range payloads {
 		require.NoError(t, json.Unmarshal([]byte(p), &out[i]))
@@ -162,7 +163,7 @@ func TestLifecycle_FollowsProduction(t *testing.T) {
 		}, f.statusChanges(t, o.ID))
 		// The system made them: no actor.
 		var actors int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM events WHERE type = ? AND actor_id IS NOT NULL", contracts.OrderStatusChanged.Name()).Scan(&actors).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM events WHERE type = ? AND actor_id IS NOT NULL", contracts.OrderStatusChanged.Name()), &actors))
 		require.Zero(t, actors)
 	})
 }
@@ -200,7 +201,7 @@ func TestOrders_Cancel(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, sales.StatusCancelled, got.Status)
 			var payload string
-			require.NoError(t, db.Raw("SELECT payload FROM events WHERE type = ? AND aggregate_id = ?", contracts.OrderCancelled.Name(), o.ID).Scan(&payload).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT payload FROM events WHERE type = ? AND aggregate_id = ?", contracts.OrderCancelled.Name(), o.ID), &payload))
 			require.JSONEq(t, `{"order_id": `+itoa(o.ID)+`, "items": [`+itoa(o.Items[0].ID)+`, `+itoa(o.Items[1].ID)+`], "reason": "the customer changed their mind", "version": 2}`, payload)
 			require.Equal(t, "the customer changed their mind", got.CancelReason)
 			require.Equal(t, int64(3), got.Version, "order.cancelled and order.status_changed each move the version")

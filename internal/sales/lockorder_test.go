@@ -84,7 +84,7 @@ WHEN (OLD.status = 'new' AND NEW.status = 'in_production' AND OLD.prod_order_id 
 		// The batch pauses holding b: the PATCH and the shipment start.
 		require.Eventually(t, func() bool {
 			var n int64
-			require.NoError(t, f.db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE application_name = ? AND wait_event = 'PgSleep'`, app).Scan(&n).Error)
+			require.NoError(t, database.Scan(f.db.Raw(`SELECT count(*) FROM pg_stat_activity WHERE application_name = ? AND wait_event = 'PgSleep'`, app), &n))
 			return n > 0
 		}, 10*time.Second, 2*time.Millisecond)
 		note := fmt.Sprintf("round %d", round)
@@ -117,7 +117,7 @@ WHEN (OLD.status = 'new' AND NEW.status = 'in_production' AND OLD.prod_order_id 
 			require.Equal(t, sales.ItemDone, got.Items[0].Status, "a made")
 		}
 		var changed int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM events WHERE type = ? AND aggregate_id = ?", contracts.OrderChanged.Name(), o.ID).Scan(&changed).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM events WHERE type = ? AND aggregate_id = ?", contracts.OrderChanged.Name(), o.ID), &changed))
 		require.EqualValues(t, 1, changed, "the PATCH applied once")
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // Metrics are the sales module's Prometheus metrics of its intake. A nil
@@ -61,8 +63,9 @@ func (c *openRejections) Collect(ch chan<- prometheus.Metric) {
 		Source string
 		N      int64
 	}
-	err := c.db.WithContext(context.Background()).Raw("SELECT source, count(*) AS n FROM sales_intake_rejections WHERE status = ? GROUP BY source", RejectionOpen).
-		Scan(&rows).Error
+	err := database.Scan(c.db.WithContext(context.Background()).Raw("SELECT source, count(*) AS n FROM sales_intake_rejections WHERE status = ? GROUP BY source", RejectionOpen),
+		&rows)
+
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(openRejectionsDesc, err)
 		return

@@ -32,7 +32,7 @@ func TestMigrate_CustomerSearchOfExistingOrders(t *testing.T) {
 			_, err := database.Migrate(ctx, db)
 			require.NoError(t, err)
 			var keys []string
-			require.NoError(t, db.Raw("SELECT customer_search FROM sales_orders ORDER BY id").Scan(&keys).Error)
+			require.NoError(t, database.Scan(db.Raw("SELECT customer_search FROM sales_orders ORDER BY id"), &keys))
 			require.Len(t, keys, len(customers))
 			for i, c := range customers {
 				require.Equal(t, c.SearchKey(), keys[i], c.Name)

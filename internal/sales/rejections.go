@@ -265,12 +265,13 @@ func (s *Service) keepRejection(ctx context.Context, source string, in NewOrder,
 			ID         int64
 			Deliveries int
 		}
-		err = tx.WithContext(ctx).Raw(`INSERT INTO sales_intake_rejections (source, intake_key, sync_id, crm_order_id, body, reasons, errors, detail)
+		err = database.Scan(tx.WithContext(ctx).Raw(`INSERT INTO sales_intake_rejections (source, intake_key, sync_id, crm_order_id, body, reasons, errors, detail)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (source, intake_key) WHERE status = 'open' DO UPDATE SET body = excluded.body, reasons = excluded.reasons,
     errors = excluded.errors, detail = excluded.detail, deliveries = sales_intake_rejections.deliveries + 1, updated_at = `+database.Now(tx)+`
 RETURNING id, deliveries`,
-			source, intakeKeyOf(source, in), in.SyncID, in.CRMOrderID, string(body), reasons, string(errs), r.err.Message).Scan(&row).Error
+			source, intakeKeyOf(source, in), in.SyncID, in.CRMOrderID, string(body), reasons, string(errs), r.err.Message), &row)
+
 		if err != nil {
 			return err
 		}
@@ -308,8 +309,9 @@ func resolveRejections(ctx context.Context, tx *gorm.DB, in NewOrder, orderID in
 		return nil
 	}
 	var ids []int64
-	err := tx.WithContext(ctx).Raw(`UPDATE sales_intake_rejections SET status = ?, order_id = ?, outcome = ?, closed_at = `+database.Now(tx)+`, updated_at = `+database.Now(tx)+`
-WHERE source = ? AND intake_key = ? AND status = ? RETURNING id`, RejectionResolved, orderID, string(out), source, key, RejectionOpen).Scan(&ids).Error
+	err := database.Scan(tx.WithContext(ctx).Raw(`UPDATE sales_intake_rejections SET status = ?, order_id = ?, outcome = ?, closed_at = `+database.Now(tx)+`, updated_at = `+database.Now(tx)+`
+WHERE source = ? AND intake_key = ? AND status = ? RETURNING id`, RejectionResolved, orderID, string(out), source, key, RejectionOpen), &ids)
+
 	if err != nil {
 		return err
 	}

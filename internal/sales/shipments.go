@@ -135,8 +135,9 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 			args = append(args, database.TimeArg(tx, in.ShippedAt))
 		}
 		var id int64
-		err = tx.Raw("INSERT INTO sales_shipments (order_id, carrier, tracking, shipped_at) VALUES (?, ?, ?, "+at+") RETURNING id",
-			append([]any{orderID, in.Carrier, in.Tracking}, args...)...).Scan(&id).Error
+		err = database.Scan(tx.Raw("INSERT INTO sales_shipments (order_id, carrier, tracking, shipped_at) VALUES (?, ?, ?, "+at+") RETURNING id",
+			append([]any{orderID, in.Carrier, in.Tracking}, args...)...), &id)
+
 		if err != nil {
 			return err
 		}

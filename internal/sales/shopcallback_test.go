@@ -17,6 +17,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
 	"github.com/tsekh/tsekh/internal/sales"
 )
@@ -258,7 +259,7 @@ func TestShopCallback_NetworkErrorIsRetried(t *testing.T) {
 func lastEvent(t *testing.T, db *gorm.DB, typ string, aggID int64) int64 {
 	t.Helper()
 	var id int64
-	require.NoError(t, db.Raw("SELECT max(id) FROM events WHERE type = ? AND aggregate_id = ?", typ, aggID).Scan(&id).Error)
+	require.NoError(t, database.Scan(db.Raw("SELECT max(id) FROM events WHERE type = ? AND aggregate_id = ?", typ, aggID), &id))
 	require.NotZero(t, id)
 	return id
 }

@@ -42,7 +42,7 @@ func (s *Service) SetShopConflicts(mode string) {
 // event, whose payload carries the new version.
 func advanceVersion(ctx context.Context, tx *gorm.DB, id int64) (int64, error) {
 	var v int64
-	err := tx.WithContext(ctx).Raw("UPDATE sales_orders SET version = version + 1 WHERE id = ? RETURNING version", id).Scan(&v).Error
+	err := database.Scan(tx.WithContext(ctx).Raw("UPDATE sales_orders SET version = version + 1 WHERE id = ? RETURNING version", id), &v)
 	if err == nil && v == 0 {
 		err = apperr.NotFound("order %d does not exist", id)
 	}

@@ -163,7 +163,7 @@ func (e *Env) userOf(token string) int64 {
 	defer e.sent.mu.Unlock()
 	id, ok := e.sent.tokens[token]
 	if !ok {
-		_ = e.App.DB.Raw("SELECT user_id FROM auth_tokens WHERE hash = ?", auth.HashToken(token)).Scan(&id).Error
+		_ = database.Scan(e.App.DB.Raw("SELECT user_id FROM auth_tokens WHERE hash = ?", auth.HashToken(token)), &id)
 		e.sent.tokens[token] = id
 	}
 	return id
@@ -204,7 +204,7 @@ func (e *Env) UserToken(name, role string) string {
 func checkDeclared(t testing.TB, a *app.App) {
 	t.Helper()
 	var types []string
-	if err := a.DB.Raw("SELECT DISTINCT type FROM events ORDER BY type").Scan(&types).Error; err != nil {
+	if err := database.Scan(a.DB.Raw("SELECT DISTINCT type FROM events ORDER BY type"), &types); err != nil {
 		return // the test closed the database itself
 	}
 	for _, ty := range types {

@@ -43,6 +43,6 @@ func (e *Env) FailInserts(table, column, value string) {
 func (e *Env) Count(table string) int64 {
 	e.T.Helper()
 	var n int64
-	require.NoError(e.T, e.App.DB.Raw("SELECT count(*) FROM "+table).Scan(&n).Error)
+	require.NoError(e.T, database.Scan(e.App.DB.Raw("SELECT count(*) FROM "+table), &n))
 	return n
 }

@@ -100,7 +100,7 @@ func TestWithParams(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { _ = database.Close(db) }()
 	var mem string
-	require.NoError(t, db.Raw("SHOW work_mem").Scan(&mem).Error)
+	require.NoError(t, database.Scan(db.Raw("SHOW work_mem"), &mem))
 	require.Equal(t, "1234kB", mem)
 
 	_, err = database.WithParams("postgres://db:bad port/x", "search_path", "t")

@@ -46,7 +46,7 @@ func TestTransaction_RetriesDeadlocks(t *testing.T) {
 	require.NoError(t, errs[1])
 	require.GreaterOrEqual(t, runs.Load(), int32(3), "the deadlock victim ran again")
 	var ns []int
-	require.NoError(t, db.Raw("SELECT n FROM pair ORDER BY id").Scan(&ns).Error)
+	require.NoError(t, database.Scan(db.Raw("SELECT n FROM pair ORDER BY id"), &ns))
 	require.Equal(t, []int{2, 2}, ns)
 
 	// Inside a transaction, the conflict goes to the outermost one.

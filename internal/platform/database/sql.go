@@ -212,7 +212,7 @@ func TableExists(ctx context.Context, gdb *gorm.DB, table string) (bool, error) 
 		q = "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?"
 	}
 	var n int
-	err := gdb.WithContext(ctx).Raw(q, table).Scan(&n).Error
+	err := Scan(gdb.WithContext(ctx).Raw(q, table), &n)
 	return n > 0, err
 }
 

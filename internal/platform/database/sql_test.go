@@ -25,7 +25,7 @@ func TestDeleteBatch(t *testing.T) {
 		require.NoError(t, res.Error)
 		require.EqualValues(t, 2, res.RowsAffected)
 		var left []int
-		require.NoError(t, db.Raw("SELECT n FROM t_keys ORDER BY n").Scan(&left).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT n FROM t_keys ORDER BY n"), &left))
 		require.Equal(t, []int{5, 6, 7, 8, 9}, left)
 	})
 }
@@ -49,7 +49,7 @@ func TestUpdateFromValues(t *testing.T) {
 			Note string
 		}
 		var rows []row
-		require.NoError(t, db.Raw("SELECT id, day, x, note FROM t_slots ORDER BY id").Scan(&rows).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT id, day, x, note FROM t_slots ORDER BY id"), &rows))
 		require.Len(t, rows, 3)
 		require.Equal(t, []string{"2026-11-15", "2026-01-01", "2026-11-15"}, []string{rows[0].Day.String(), rows[1].Day.String(), rows[2].Day.String()})
 		require.Equal(t, []float64{7, 0.5, 1.25}, []float64{rows[0].X, rows[1].X, rows[2].X})
@@ -61,7 +61,7 @@ func TestUpdateFromValues(t *testing.T) {
 func TestNowText(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		var v string
-		require.NoError(t, db.Raw("SELECT "+database.NowText(db)).Scan(&v).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT "+database.NowText(db)), &v))
 		at, err := time.Parse(time.RFC3339Nano, v)
 		require.NoError(t, err, v)
 		require.Equal(t, time.UTC, at.Location())
@@ -119,7 +119,7 @@ func TestLocks(t *testing.T) {
 			"SELECT pg_try_advisory_xact_lock(1952805748, hashtext('test.key'))",
 		} {
 			var got bool
-			require.NoError(t, other.Transaction(func(o *gorm.DB) error { return o.Raw(q).Scan(&got).Error }))
+			require.NoError(t, other.Transaction(func(o *gorm.DB) error { return database.Scan(o.Raw(q), &got) }))
 			require.False(t, got, q)
 		}
 	})

@@ -29,7 +29,7 @@ func onePool(t *testing.T) *gorm.DB {
 func rows(t *testing.T, db *gorm.DB) []int {
 	t.Helper()
 	var got []int
-	require.NoError(t, db.Raw("SELECT n FROM t ORDER BY n").Scan(&got).Error)
+	require.NoError(t, database.Scan(db.Raw("SELECT n FROM t ORDER BY n"), &got))
 	return got
 }
 
@@ -39,7 +39,7 @@ func TestTx_HeldStatementsTravelWithTheCommit(t *testing.T) {
 		require.NoError(t, tx.Exec("INSERT INTO t VALUES (1)").Error)
 		require.True(t, database.WithCommit(tx, "INSERT INTO t VALUES ($1)", 2))
 		var n int64
-		require.NoError(t, tx.Raw("SELECT count(*) FROM t").Scan(&n).Error)
+		require.NoError(t, database.Scan(tx.Raw("SELECT count(*) FROM t"), &n))
 		require.EqualValues(t, 1, n, "a held statement has not run before the commit")
 		return nil
 	})
@@ -51,7 +51,7 @@ func TestTx_HeldStatementsTravelWithTheCommit(t *testing.T) {
 		require.True(t, database.WithCommit(tx, "INSERT INTO t VALUES ($1)", 3))
 		require.NoError(t, database.Flush(context.Background(), tx))
 		var n int64
-		require.NoError(t, tx.Raw("SELECT count(*) FROM t WHERE n = 3").Scan(&n).Error)
+		require.NoError(t, database.Scan(tx.Raw("SELECT count(*) FROM t WHERE n = 3"), &n))
 		require.EqualValues(t, 1, n)
 		return nil
 	})
@@ -141,7 +141,7 @@ func TestTx_CommitOfAFailedTransactionIsAnError(t *testing.T) {
 func backendPID(t *testing.T, db *gorm.DB) int {
 	t.Helper()
 	var pid int
-	require.NoError(t, db.Raw("SELECT pg_backend_pid()").Scan(&pid).Error)
+	require.NoError(t, database.Scan(db.Raw("SELECT pg_backend_pid()"), &pid))
 	return pid
 }
 
@@ -154,7 +154,7 @@ func TestTx_BeginTravelsWithTheFirstStatement(t *testing.T) {
 	}
 	xid := func(tx *gorm.DB) string {
 		var x string
-		require.NoError(t, tx.Raw("SELECT pg_current_xact_id()::text").Scan(&x).Error)
+		require.NoError(t, database.Scan(tx.Raw("SELECT pg_current_xact_id()::text"), &x))
 		return x
 	}
 
@@ -163,7 +163,7 @@ func TestTx_BeginTravelsWithTheFirstStatement(t *testing.T) {
 	require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
 		require.NoError(t, tx.Exec("INSERT INTO t VALUES (1)").Error)
 		var assigned *string
-		require.NoError(t, tx.Raw("SELECT pg_current_xact_id_if_assigned()::text").Scan(&assigned).Error)
+		require.NoError(t, database.Scan(tx.Raw("SELECT pg_current_xact_id_if_assigned()::text"), &assigned))
 		require.NotNil(t, assigned, "the INSERT ran in this transaction")
 		return nil
 	}))

@@ -292,7 +292,7 @@ func LastEventID(tx *gorm.DB) (int64, error) {
 		q = "SELECT last_insert_rowid()"
 	}
 	var id int64
-	err := tx.Raw(q).Scan(&id).Error
+	err := database.Scan(tx.Raw(q), &id)
 	return id, err
 }
 

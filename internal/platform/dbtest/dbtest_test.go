@@ -13,9 +13,9 @@ import (
 func TestPostgresURL_CommitsWithoutWaitingForTheDisk(t *testing.T) {
 	db := New(t, database.Postgres)
 	var sc, jit string
-	require.NoError(t, db.Raw("SHOW synchronous_commit").Scan(&sc).Error)
+	require.NoError(t, database.Scan(db.Raw("SHOW synchronous_commit"), &sc))
 	require.Equal(t, "off", sc)
-	require.NoError(t, db.Raw("SHOW jit").Scan(&jit).Error)
+	require.NoError(t, database.Scan(db.Raw("SHOW jit"), &jit))
 	require.Equal(t, "off", jit)
 
 	t.Setenv("TEST_DATABASE_URL", DefaultPostgresURL+"&options=-c%20work_mem%3D1234kB")

@@ -41,7 +41,7 @@ const checkSuffix = "_journal"
 // table of the test's schema.
 func installJournalCheck(ctx context.Context, db *gorm.DB) error {
 	var schema string
-	if err := db.WithContext(ctx).Raw("SELECT current_schema()").Scan(&schema).Error; err != nil {
+	if err := database.Scan(db.WithContext(ctx).Raw("SELECT current_schema()"), &schema); err != nil {
 		return err
 	}
 	cs := quoteIdent(schema + checkSuffix)
@@ -103,8 +103,9 @@ BEGIN
 END $$`,
 	}
 	var tables []string
-	err := db.WithContext(ctx).Raw(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'goose_db_version' ORDER BY tablename`).
-		Scan(&tables).Error
+	err := database.Scan(db.WithContext(ctx).Raw(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'goose_db_version' ORDER BY tablename`),
+		&tables)
+
 	if err != nil {
 		return err
 	}
@@ -114,8 +115,8 @@ END $$`,
 		}
 		for _, c := range ex.Columns {
 			var n int
-			if err := db.WithContext(ctx).Raw(`SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?`, name, c).
-				Scan(&n).Error; err != nil {
+			if err := database.Scan(db.WithContext(ctx).Raw(`SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?`, name, c),
+				&n); err != nil {
 				return err
 			}
 			if n == 0 {
@@ -167,7 +168,7 @@ func checkSchema(ctx context.Context, db *gorm.DB) (string, error) {
 		return "", nil
 	}
 	var s *string
-	err := db.WithContext(ctx).Raw(`SELECT nspname FROM pg_namespace WHERE nspname = current_schema() || ?`, checkSuffix).Scan(&s).Error
+	err := database.Scan(db.WithContext(ctx).Raw(`SELECT nspname FROM pg_namespace WHERE nspname = current_schema() || ?`, checkSuffix), &s)
 	if err != nil || s == nil {
 		return "", err
 	}
@@ -215,14 +216,15 @@ func checkJournal(ctx context.Context, db *gorm.DB) error {
 		Changes string
 		Sample  string
 	}
-	err = db.WithContext(ctx).Raw(`SELECT c.xid::text AS xid,
+	err = database.Scan(db.WithContext(ctx).Raw(`SELECT c.xid::text AS xid,
 	string_agg(c.tbl || ' ' || c.op || ' ' || c.n, ', ' ORDER BY c.tbl, c.op) AS changes,
 	(array_agg(c.tbl || ': ' || c.sample ORDER BY c.tbl) FILTER (WHERE c.sample IS NOT NULL))[1] AS sample
 FROM `+cs+`.changes c
 WHERE c.xid IN (SELECT c.xid FROM `+cs+`.changes c WHERE `+owned(cs)+`)
 	AND NOT EXISTS (SELECT 1 FROM `+cs+`.events e WHERE e.xid = c.xid)
 	AND NOT EXISTS (SELECT 1 FROM `+cs+`.fixtures f WHERE f.xid = c.xid)
-GROUP BY c.xid ORDER BY c.xid`, ownedArgs()...).Scan(&gaps).Error
+GROUP BY c.xid ORDER BY c.xid`, ownedArgs()...), &gaps)
+
 	if err != nil {
 		return err
 	}
@@ -297,7 +299,7 @@ func NextXid(ctx context.Context, db *gorm.DB) (uint64, bool) {
 		return 0, false
 	}
 	var s string
-	if err := db.WithContext(ctx).Raw("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").Scan(&s).Error; err != nil {
+	if err := database.Scan(db.WithContext(ctx).Raw("SELECT pg_snapshot_xmax(pg_current_snapshot())::text"), &s); err != nil {
 		return 0, false
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
@@ -327,14 +329,15 @@ func CheckRequests(t testing.TB, db *gorm.DB, r *Requests) {
 		Changes string
 		Actors  string // the actor ids of its events, comma-separated
 	}
-	err = db.WithContext(ctx).Raw(`SELECT c.xid::text AS xid,
+	err = database.Scan(db.WithContext(ctx).Raw(`SELECT c.xid::text AS xid,
 	string_agg(DISTINCT c.tbl || ' ' || c.op, ', ') AS changes,
 	coalesce((SELECT string_agg(a::text, ',') FROM `+cs+`.events e, unnest(e.actor_ids) a WHERE e.xid = c.xid), '') AS actors
 FROM `+cs+`.changes c
 WHERE `+owned(cs)+`
 	AND NOT EXISTS (SELECT 1 FROM `+cs+`.changes p WHERE p.xid = c.xid AND p.tbl IN ?)
 	AND NOT EXISTS (SELECT 1 FROM `+cs+`.fixtures f WHERE f.xid = c.xid)
-GROUP BY c.xid`, append(ownedArgs(), ownedArgs()[1])...).Scan(&txs).Error
+GROUP BY c.xid`, append(ownedArgs(), ownedArgs()[1])...), &txs)
+
 	if err != nil {
 		t.Errorf("dbtest: the journal check of requests: %v", err)
 		return
@@ -344,7 +347,7 @@ GROUP BY c.xid`, append(ownedArgs(), ownedArgs()[1])...).Scan(&txs).Error
 		if q.ActorID == 0 && q.ActorName != "" {
 			id, ok := names[q.ActorName]
 			if !ok {
-				_ = db.WithContext(ctx).Raw("SELECT id FROM auth_users WHERE name = ? ORDER BY id LIMIT 1", q.ActorName).Scan(&id).Error
+				_ = database.Scan(db.WithContext(ctx).Raw("SELECT id FROM auth_users WHERE name = ? ORDER BY id LIMIT 1", q.ActorName), &id)
 				names[q.ActorName] = id
 			}
 			reqs[i].ActorID = id

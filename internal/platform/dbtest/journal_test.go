@@ -20,7 +20,7 @@ func TestJournalCheck(t *testing.T) {
 	ctx := context.Background()
 	db := New(t, database.Postgres)
 	var admin int64
-	require.NoError(t, db.Raw("INSERT INTO auth_users (name, role) VALUES ('Проверка', 'admin') RETURNING id").Scan(&admin).Error)
+	require.NoError(t, database.Scan(db.Raw("INSERT INTO auth_users (name, role) VALUES ('Проверка', 'admin') RETURNING id"), &admin))
 	require.NoError(t, db.Exec("INSERT INTO auth_tokens (user_id, name, hash) VALUES (?, 'test', 'h1')", admin).Error)
 	gap := func() string {
 		t.Helper()
@@ -105,7 +105,7 @@ func TestJournalCheck_Requests(t *testing.T) {
 	db := New(t, database.Postgres)
 	var users []int64
 	require.NoError(t, Fixture(db, func(tx *gorm.DB) error {
-		return tx.Raw("INSERT INTO auth_users (name, role) VALUES ('Мастер', 'master'), ('Плановик', 'planner') RETURNING id").Scan(&users).Error
+		return database.Scan(tx.Raw("INSERT INTO auth_users (name, role) VALUES ('Мастер', 'master'), ('Плановик', 'planner') RETURNING id"), &users)
 	}))
 	n := 0
 	request := func(as events.Actor) Request {
@@ -141,7 +141,7 @@ func TestJournalCheck_Requests(t *testing.T) {
 
 func schemaOf(t *testing.T, db *gorm.DB) string {
 	var s string
-	require.NoError(t, db.Raw("SELECT current_schema()").Scan(&s).Error)
+	require.NoError(t, database.Scan(db.Raw("SELECT current_schema()"), &s))
 	return s
 }
 

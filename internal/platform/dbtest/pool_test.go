@@ -26,11 +26,11 @@ type state struct {
 func stateOf(t *testing.T, db *gorm.DB) state {
 	t.Helper()
 	var s state
-	require.NoError(t, db.Raw(`SELECT current_schema() AS schema,
+	require.NoError(t, database.Scan(db.Raw(`SELECT current_schema() AS schema,
 		(SELECT count(*) FROM auth_users) AS users,
 		(SELECT count(*) FROM goose_db_version) AS goose,
-		(SELECT count(*) FROM `+quoteIdent(schemaOf(t, db)+checkSuffix)+`.changes) AS changes`).Scan(&s).Error)
-	require.NoError(t, db.Raw("SELECT nextval(pg_get_serial_sequence('auth_users', 'id'))").Scan(&s.NextUser).Error)
+		(SELECT count(*) FROM `+quoteIdent(schemaOf(t, db)+checkSuffix)+`.changes) AS changes`), &s))
+	require.NoError(t, database.Scan(db.Raw("SELECT nextval(pg_get_serial_sequence('auth_users', 'id'))"), &s.NextUser))
 	return s
 }
 
@@ -69,7 +69,7 @@ func TestPool_SchemaGivenBackAsTheTemplateLeftIt(t *testing.T) {
 		s := stateOf(t, db)
 		require.NotEqual(t, reused.Schema, s.Schema, "a schema whose structure changed is dropped")
 		var n int64
-		require.NoError(t, db.Raw("SELECT count(*) FROM pg_namespace WHERE nspname IN (?, ?)", reused.Schema, reused.Schema+checkSuffix).Scan(&n).Error)
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM pg_namespace WHERE nspname IN (?, ?)", reused.Schema, reused.Schema+checkSuffix), &n))
 		require.Zero(t, n, "dropped with its journal check")
 	})
 }
@@ -90,6 +90,6 @@ func TestPool_DropAll(t *testing.T) {
 	require.Empty(t, p.free)
 	admin := New(t, database.Postgres)
 	var n int64
-	require.NoError(t, admin.Raw("SELECT count(*) FROM pg_namespace WHERE nspname IN (?, ?)", schema, schema+checkSuffix).Scan(&n).Error)
+	require.NoError(t, database.Scan(admin.Raw("SELECT count(*) FROM pg_namespace WHERE nspname IN (?, ?)", schema, schema+checkSuffix), &n))
 	require.Zero(t, n)
 }

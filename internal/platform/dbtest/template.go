@@ -145,8 +145,9 @@ func postgresTemplate() (ddl, reset, fallback string, err error) {
 		return "", "", err.Error(), nil
 	}
 	var tables []string
-	err = admin.Raw("SELECT format('%I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname IN (?, ?) ORDER BY 1",
-		tmplName, tmplName+checkSuffix).Scan(&tables).Error
+	err = database.Scan(admin.Raw("SELECT format('%I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname IN (?, ?) ORDER BY 1",
+		tmplName, tmplName+checkSuffix), &tables)
+
 	if err != nil {
 		return "", "", "", err
 	}
