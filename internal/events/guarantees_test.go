@@ -222,7 +222,7 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 						return err
 					}
 					if ev.AggregateID == 2 {
-						time.Sleep(500 * time.Millisecond) // past the timeout, ignoring ctx
+						time.Sleep(1500 * time.Millisecond) // past the timeout, ignoring ctx
 					}
 					return nil
 				}},
@@ -236,7 +236,11 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 				}},
 		)
 		opt := fastRetries(100)
-		opt.Timeout = 300 * time.Millisecond
+		// A timeout far above what an ordinary call takes on a busy machine:
+		// an ordinary statement cut off by it would be cancelled by the
+		// server too, and a cancel that takes longer than
+		// database.CancelGrace costs the whole batch its connection.
+		opt.Timeout = time.Second
 		opt.BackoffBase, opt.BackoffMax = time.Hour, time.Hour
 		opt.Logger = slog.New(slog.DiscardHandler) // the panics' stacks
 		d := events.NewDispatcher(db, f.reg, opt)
@@ -268,7 +272,7 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 		h := deliveryOf(t, f.journal, hung, "stuck")
 		require.Equal(t, "retrying", h.Status)
 		require.Contains(t, h.LastError, "timed out")
-		require.Contains(t, deliveryOf(t, f.journal, hung, "slow-local").LastError, "timed out after 300ms: context deadline exceeded", "what the call answered is kept")
+		require.Contains(t, deliveryOf(t, f.journal, hung, "slow-local").LastError, "timed out after 1s: context deadline exceeded", "what the call answered is kept")
 		if database.DialectOf(db) == database.Postgres {
 			sleepy := deliveryOf(t, f.journal, hung, "sleepy-local")
 			require.Equal(t, "retrying", sleepy.Status)
@@ -277,7 +281,7 @@ func TestRetries_PanicAndHangAreFailures(t *testing.T) {
 		}
 		late := deliveryOf(t, f.journal, hung, "late-local")
 		require.Equal(t, "retrying", late.Status)
-		require.Contains(t, late.LastError, "timed out after 300ms: no error")
+		require.Contains(t, late.LastError, "timed out after 1s: no error")
 		var lateEffects int64
 		require.NoError(t, db.Raw("SELECT count(*) FROM test_effects WHERE subscriber = 'late-local' AND event_id = ?", hung).Row().Scan(&lateEffects))
 		require.Zero(t, lateEffects, "the late answer's effect was rolled back with its savepoint")
