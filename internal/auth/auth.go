@@ -117,7 +117,6 @@ func createUser(ctx context.Context, tx *gorm.DB, u *User) error {
 	}
 	err := database.Scan(tx.Raw("INSERT INTO auth_users (name, email, role) VALUES (?, ?, ?) RETURNING id, created_at", u.Name, u.Email, u.Role),
 		&row)
-
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,6 @@ func (r *runner) latency(ctx context.Context, res *Result) error {
 			var age float64
 			err := database.Scan(r.db.WithContext(sampleCtx).Raw(`SELECT coalesce(max(extract(epoch FROM clock_timestamp() - xact_start)) * 1000, 0) FROM pg_stat_activity
 WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()`), &age)
-
 			if err != nil {
 				continue
 			}

@@ -63,7 +63,6 @@ func (b sqlBase) listIDs(ctx context.Context, db *gorm.DB, q listQuery) ([]int64
 	var ids []int64
 	err := database.Scan(db.WithContext(ctx).Raw("SELECT e.id FROM events e"+join+w.String()+" ORDER BY e.id "+order+" LIMIT ?", args...),
 		&ids)
-
 	return ids, err
 }
 
@@ -435,7 +434,6 @@ func (sqlBase) laneBacklogs(ctx context.Context, db *gorm.DB, name string, types
 	err := database.Scan(db.WithContext(ctx).Raw(`SELECT l.partition, l.position, l.owner, l.lease_until, count(e.id) AS n, min(e.created_at) AS oldest
 FROM events_lanes l LEFT JOIN events e ON e.partition = l.partition AND e.id > l.position AND e.type IN ?
 WHERE l.subscriber = ? GROUP BY l.partition, l.position, l.owner, l.lease_until ORDER BY l.partition`, types, name), &lanes)
-
 	return lanes, err
 }
 
@@ -443,7 +441,6 @@ func (sqlBase) openDeliveries(ctx context.Context, db *gorm.DB, name string) ([]
 	var out []statusCount
 	err := database.Scan(db.WithContext(ctx).Raw(`SELECT d.status, count(*) AS n, min(e.created_at) AS oldest FROM events_deliveries d JOIN events e ON e.id = d.event_id
 WHERE d.subscriber = ? AND d.status <> 'processed' GROUP BY d.status`, name), &out)
-
 	return out, err
 }
 
@@ -457,7 +454,6 @@ func (b sqlBase) activeReplicas(ctx context.Context, tx *gorm.DB, name string, w
 	var active []string
 	err := database.Scan(tx.WithContext(ctx).Raw(`SELECT replica FROM events_replicas WHERE subscriber = ? AND seen_at > `+b.nowPlus(-window)+
 		` ORDER BY replica`, name), &active)
-
 	return active, err
 }
 
@@ -563,7 +559,6 @@ func (b sqlBase) leaseOwners(ctx context.Context, db *gorm.DB, self string) ([]s
 	var owners []string
 	err := database.Scan(db.WithContext(ctx).Raw(`SELECT DISTINCT owner FROM events_lanes WHERE owner IS NOT NULL AND owner <> ? AND lease_until > `+b.now()+
 		` ORDER BY owner`, self), &owners)
-
 	return owners, err
 }
 
@@ -591,7 +586,6 @@ func (sqlBase) eventTypesIn(ctx context.Context, tx *gorm.DB, part int, low, hig
 	var evs []eventType
 	err := database.Scan(tx.WithContext(ctx).Raw(`SELECT id, type FROM events WHERE (partition, id) > (?, ?) AND (partition, id) <= (?, ?) ORDER BY partition, id LIMIT ?`,
 		part, low, part, high, limit), &evs)
-
 	return evs, err
 }
 
@@ -599,7 +593,6 @@ func (sqlBase) subscriberBatches(ctx context.Context, tx *gorm.DB, part int, low
 	var rows []batchSpan
 	err := database.Scan(tx.WithContext(ctx).Raw(`SELECT subscriber, first_id, last_id, dispatched_at FROM events_batches
 WHERE partition = ? AND subscriber <> '' AND last_id > ? AND first_id <= ? ORDER BY subscriber, first_id`, part, low, high), &rows)
-
 	return rows, err
 }
 

@@ -242,7 +242,6 @@ func customerOf(tx *gorm.DB, orderID int64) (string, error) {
 	var names []string
 	err := database.Scan(tx.Raw(`SELECT customer FROM plan_backlog WHERE order_id = ? UNION ALL
 SELECT customer FROM plan_prod_order_items WHERE order_id = ? LIMIT 1`, orderID, orderID), &names)
-
 	if err != nil || len(names) == 0 {
 		return "", err
 	}

@@ -306,7 +306,6 @@ func (s *Service) cuttingList(ctx context.Context, db *gorm.DB, ids []int64) (Cu
 	slices.SortFunc(list.Bands, func(a, b CutBand) int { return cmp.Compare(a.Band, b.Band) })
 	err = database.Scan(db.WithContext(ctx).Model(&Fitting{}).Select("prod_order_id, code, max(name) AS name, sum(qty) AS qty").
 		Where("prod_order_id IN ?", ids).Group("prod_order_id, code").Order("prod_order_id, code"), &list.Fittings)
-
 	return list, err
 }
 

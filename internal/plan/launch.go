@@ -586,7 +586,6 @@ func (s *Service) problem(ctx context.Context, tx *gorm.DB, now clock, wcs map[i
 	err := database.Scan(open().Select("plan_operations.work_center_id, plan_operations.end_day, max(plan_operations.end_min) AS level").
 		Where("plan_operations.end_day >= ?", from).Group("plan_operations.work_center_id, plan_operations.end_day").
 		Order("plan_operations.work_center_id, plan_operations.end_day"), &ends)
-
 	if err != nil {
 		return p, err
 	}
@@ -601,7 +600,6 @@ func (s *Service) problem(ctx context.Context, tx *gorm.DB, now clock, wcs map[i
 	err = database.Scan(open().Distinct("plan_operations.work_center_id", "plan_operations.start_day", "plan_operations.end_day").
 		Where("plan_operations.end_day >= ? AND plan_operations.start_day < plan_operations.end_day", from).
 		Order("plan_operations.work_center_id, plan_operations.start_day"), &spans)
-
 	if err != nil {
 		return p, err
 	}
@@ -623,7 +621,6 @@ func (s *Service) problem(ctx context.Context, tx *gorm.DB, now clock, wcs map[i
 	err = database.Scan(open().Select("plan_operations.work_center_id, sum(plan_operations.minutes) AS minutes").
 		Where("plan_operations.end_day < ?", from).Group("plan_operations.work_center_id").
 		Order("plan_operations.work_center_id"), &overdue)
-
 	if err != nil {
 		return p, err
 	}

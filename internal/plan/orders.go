@@ -426,7 +426,6 @@ func fillProgress(ctx context.Context, db *gorm.DB, os []ProdOrder) error {
 	var rows []tally
 	err := database.Scan(db.WithContext(ctx).Model(&Operation{}).Select("prod_order_id, status, count(*) AS n, sum(minutes) AS minutes").
 		Where("prod_order_id IN ?", ids).Group("prod_order_id, status"), &rows)
-
 	if err != nil {
 		return err
 	}
@@ -447,6 +446,5 @@ func (s *Service) ProdOrdersOfOrder(ctx context.Context, orderID int64) ([]int64
 	var ids []int64
 	err := database.Scan(s.db.WithContext(ctx).Raw(`SELECT DISTINCT prod_order_id FROM plan_prod_order_items WHERE order_id = ? ORDER BY prod_order_id`, orderID),
 		&ids)
-
 	return ids, err
 }

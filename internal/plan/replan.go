@@ -86,7 +86,6 @@ func (s *Service) replanJournalled(ctx context.Context, tx *gorm.DB, reason stri
 	}
 	err = database.Scan(tx.Raw("INSERT INTO plan_replans (reason, prod_order_id, planned_from, replanned, moved) VALUES (?, ?, ?, ?, ?) RETURNING id",
 		reason, by, database.TimeArg(tx, out.From), out.Replanned, len(out.Moved)), &out.ID)
-
 	if err != nil {
 		return out, err
 	}

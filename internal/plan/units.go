@@ -79,7 +79,6 @@ func unitsReported(ctx context.Context, tx *gorm.DB, orderID int64) (map[int64]i
 	}
 	err := database.Scan(tx.WithContext(ctx).Model(&Unit{}).Select("item_id, count(*) AS n").Where("prod_order_id = ? AND made_at IS NOT NULL", orderID).
 		Group("item_id"), &rows)
-
 	out := map[int64]int{}
 	for _, r := range rows {
 		out[r.ItemID] = r.N

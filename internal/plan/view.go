@@ -144,7 +144,6 @@ func (s *Service) scheduledOps(ctx context.Context, from, to database.Date, zone
 		Where("(plan_operations.start_day <= ? AND plan_operations.end_day >= ?) OR (plan_operations.status = ? AND plan_operations.completed_at >= ?)",
 			to, from, OpDone, database.TimeArg(s.db, fromInstant)).
 		Order("plan_operations.id"), &ops)
-
 	return ops, err
 }
 

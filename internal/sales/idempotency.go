@@ -84,7 +84,6 @@ func (s *Service) CreateOrderOnce(ctx context.Context, k IdempotencyKey, in NewO
 		var reserved int
 		err := database.Scan(tx.Raw(`INSERT INTO sales_idempotency_keys (user_id, key, request_hash, state) VALUES (?, ?, ?, 'in_flight')
 ON CONFLICT (user_id, key) DO NOTHING RETURNING 1`, k.UserID, k.Key, k.RequestHash), &reserved)
-
 		if err != nil {
 			return err
 		}
@@ -129,7 +128,6 @@ func existingKey(tx *gorm.DB, k IdempotencyKey) (res StoredResponse, takeOver bo
 	err = database.Scan(tx.Raw(`SELECT request_hash, state, response_status, response_body,
 CASE WHEN state = 'in_flight' AND created_at < `+staleBefore+` THEN 1 ELSE 0 END AS stale
 FROM sales_idempotency_keys WHERE user_id = ? AND key = ?`, k.UserID, k.Key), &row)
-
 	switch {
 	case err != nil:
 		return res, false, err

@@ -65,7 +65,6 @@ func (c *openRejections) Collect(ch chan<- prometheus.Metric) {
 	}
 	err := database.Scan(c.db.WithContext(context.Background()).Raw("SELECT source, count(*) AS n FROM sales_intake_rejections WHERE status = ? GROUP BY source", RejectionOpen),
 		&rows)
-
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(openRejectionsDesc, err)
 		return

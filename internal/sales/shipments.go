@@ -137,7 +137,6 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 		var id int64
 		err = database.Scan(tx.Raw("INSERT INTO sales_shipments (order_id, carrier, tracking, shipped_at) VALUES (?, ?, ?, "+at+") RETURNING id",
 			append([]any{orderID, in.Carrier, in.Tracking}, args...)...), &id)
-
 		if err != nil {
 			return err
 		}

@@ -105,7 +105,6 @@ END $$`,
 	var tables []string
 	err := database.Scan(db.WithContext(ctx).Raw(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'goose_db_version' ORDER BY tablename`),
 		&tables)
-
 	if err != nil {
 		return err
 	}
@@ -224,7 +223,6 @@ WHERE c.xid IN (SELECT c.xid FROM `+cs+`.changes c WHERE `+owned(cs)+`)
 	AND NOT EXISTS (SELECT 1 FROM `+cs+`.events e WHERE e.xid = c.xid)
 	AND NOT EXISTS (SELECT 1 FROM `+cs+`.fixtures f WHERE f.xid = c.xid)
 GROUP BY c.xid ORDER BY c.xid`, ownedArgs()...), &gaps)
-
 	if err != nil {
 		return err
 	}
@@ -337,7 +335,6 @@ WHERE `+owned(cs)+`
 	AND NOT EXISTS (SELECT 1 FROM `+cs+`.changes p WHERE p.xid = c.xid AND p.tbl IN ?)
 	AND NOT EXISTS (SELECT 1 FROM `+cs+`.fixtures f WHERE f.xid = c.xid)
 GROUP BY c.xid`, append(ownedArgs(), ownedArgs()[1])...), &txs)
-
 	if err != nil {
 		t.Errorf("dbtest: the journal check of requests: %v", err)
 		return

@@ -147,7 +147,6 @@ func postgresTemplate() (ddl, reset, fallback string, err error) {
 	var tables []string
 	err = database.Scan(admin.Raw("SELECT format('%I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname IN (?, ?) ORDER BY 1",
 		tmplName, tmplName+checkSuffix), &tables)
-
 	if err != nil {
 		return "", "", "", err
 	}
