@@ -1,8 +1,10 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,7 +125,6 @@ func issueToken(ctx context.Context, tx *gorm.DB, userID int64, name, secret str
 	}
 	err := database.Scan(tx.Raw(`INSERT INTO auth_tokens (user_id, name, hash, expires_at, bootstrap) VALUES (?, ?, ?, `+expires+`, ?)
 RETURNING id, created_at, expires_at`, userID, name, HashToken(secret), bootstrap), &row)
-
 	if err != nil {
 		return IssuedToken{}, err
 	}
@@ -142,7 +143,6 @@ func tokensOf(ctx context.Context, tx *gorm.DB, userID int64) ([]Token, error) {
 	err := database.Scan(tx.WithContext(ctx).Raw(`SELECT id, name, bootstrap, created_at, last_used_at, expires_at, revoked_at,
   (expires_at IS NOT NULL AND expires_at <= `+database.Now(tx)+`) AS expired
 FROM auth_tokens WHERE user_id = ? ORDER BY id`, userID), &rows)
-
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,6 @@ func (s *Service) RevokeToken(ctx context.Context, userID, tokenID int64) error 
 		var names []string
 		err := database.Scan(tx.Raw(`UPDATE auth_tokens SET revoked_at = `+database.Now(tx)+`
 WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING name`, tokenID, userID), &names)
-
 		if err != nil {
 			return err
 		}
@@ -210,7 +209,6 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (User, error)
   (t.last_used_at IS NULL OR t.last_used_at < `+database.NowPlus(db, -lastUsedResolution)+`) AS stale,
   u.id, u.name, u.email, u.role, u.created_at, u.deactivated_at
 FROM auth_tokens t JOIN auth_users u ON u.id = t.user_id WHERE t.hash = ?`, HashToken(secret)), &row)
-
 	if err != nil {
 		return User{}, err
 	}
@@ -272,17 +270,19 @@ func (s *Service) EnsureAdmin(ctx context.Context, secret string) (User, error) 
 		if current.RevokedAt != nil {
 			return ErrBootstrapTokenRevoked
 		}
-		var replaced []struct {
+		type revokedToken struct {
 			ID     int64
 			UserID int64
 			Name   string
 		}
+		var replaced []revokedToken
 		err = database.Scan(tx.Raw(`UPDATE auth_tokens SET revoked_at = `+database.Now(tx)+`
 WHERE bootstrap AND revoked_at IS NULL AND id <> ? RETURNING id, user_id, name`, current.ID), &replaced)
-
 		if err != nil {
 			return err
 		}
+		// Their events in the tokens' order (RETURNING gives none).
+		slices.SortFunc(replaced, func(a, b revokedToken) int { return cmp.Compare(a.ID, b.ID) })
 		for _, t := range replaced {
 			err := events.Add(ctx, tx, contracts.TokenRevoked.New(t.UserID,
 				contracts.TokenRevokedPayload{UserID: t.UserID, TokenID: t.ID, Name: t.Name, Reason: RevokedBootstrapReplaced}))

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -101,10 +102,10 @@ func (s *Service) DeactivateUser(ctx context.Context, id int64, by User) (User, 
 		revoked := []int64{}
 		err = database.Scan(tx.Raw("UPDATE auth_tokens SET revoked_at = "+now+" WHERE user_id = ? AND revoked_at IS NULL RETURNING id", u.ID),
 			&revoked)
-
 		if err != nil {
 			return err
 		}
+		slices.Sort(revoked) // RETURNING gives the rows in no set order
 		if u, err = userByID(tx, id, false); err != nil {
 			return err
 		}

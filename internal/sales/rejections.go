@@ -271,7 +271,6 @@ ON CONFLICT (source, intake_key) WHERE status = 'open' DO UPDATE SET body = excl
     errors = excluded.errors, detail = excluded.detail, deliveries = sales_intake_rejections.deliveries + 1, updated_at = `+database.Now(tx)+`
 RETURNING id, deliveries`,
 			source, intakeKeyOf(source, in), in.SyncID, in.CRMOrderID, string(body), reasons, string(errs), r.err.Message), &row)
-
 		if err != nil {
 			return err
 		}
@@ -311,10 +310,10 @@ func resolveRejections(ctx context.Context, tx *gorm.DB, in NewOrder, orderID in
 	var ids []int64
 	err := database.Scan(tx.WithContext(ctx).Raw(`UPDATE sales_intake_rejections SET status = ?, order_id = ?, outcome = ?, closed_at = `+database.Now(tx)+`, updated_at = `+database.Now(tx)+`
 WHERE source = ? AND intake_key = ? AND status = ? RETURNING id`, RejectionResolved, orderID, string(out), source, key, RejectionOpen), &ids)
-
 	if err != nil {
 		return err
 	}
+	slices.Sort(ids) // their events in the rejections' order (RETURNING gives none)
 	for _, id := range ids {
 		err := events.Add(ctx, tx, contracts.IntakeResolved.New(id, contracts.IntakeResolvedPayload{RejectionID: id, Source: source,
 			OrderID: orderID, Outcome: string(out), By: by}))
