@@ -585,7 +585,11 @@ func TestLanes_HangingCallHoldsOnlyItsObject(t *testing.T) {
 		require.Equal(t, a1, rows[0].EventID)
 		require.Equal(t, events.StatusRetrying, rows[0].Status)
 		require.Contains(t, rows[0].LastError, "no answer within the call budget")
-		next := deliveryOf(t, f.journal, a1, "relay").NextAttemptAt
+		left := deliveryOf(t, f.journal, a1, "relay")
+		require.Equal(t, 1, left.Attempts, "the call with no answer spent an attempt")
+		require.Len(t, left.Failures, 1)
+		require.True(t, left.Failures[0].Spent)
+		next := left.NextAttemptAt
 		require.NotNil(t, next)
 		require.True(t, next.After(start.Add(timeout)), "the retry comes after the left call's timeout, so that the two never overlap: due %s, the pass began %s", next, start)
 		require.True(t, next.Before(time.Now().Add(timeout+2*time.Second)), "and not much later: due %s", next)
@@ -610,6 +614,45 @@ func TestLanes_HangingCallHoldsOnlyItsObject(t *testing.T) {
 		require.NotEmpty(t, got)
 		require.Equal(t, a2, got[len(got)-1], "the held event came last")
 		require.Contains(t, got[:len(got)-1], a1, "after the first")
+	})
+}
+
+// A partner that never answers within the call budget ends failed once its
+// attempts are used up, each retry after the left call's timeout: a call
+// with no answer is a failure like a timed-out one, not a delay the other
+// side asked for (which would put it off for a day without spending one).
+func TestLanes_HangingPartnerEndsFailed(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		var calls atomic.Int32
+		f := newFixture(t, db, events.Subscriber{Name: "relay", Types: []string{"thing.created"}, Concurrency: 2,
+			Handle: func(ctx context.Context, ev events.Event) error {
+				calls.Add(1)
+				<-ctx.Done()
+				return ctx.Err()
+			}})
+		const timeout, budget = 400 * time.Millisecond, 100 * time.Millisecond
+		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{BatchSize: 100, Timeout: timeout, CallBudget: budget,
+			BackoffBase: 10 * time.Millisecond, BackoffMax: 20 * time.Millisecond, MaxAttempts: 3})
+		id := add(t, db, "thing.created", 1)
+
+		deadline := time.Now().Add(30 * time.Second)
+		for deliveryOf(t, f.journal, id, "relay").Status != events.StatusFailed {
+			require.True(t, time.Now().Before(deadline), "still not failed after %d calls: %+v", calls.Load(), deliveryOf(t, f.journal, id, "relay"))
+			_, err := d.RunOnce(context.Background())
+			require.NoError(t, err)
+			time.Sleep(50 * time.Millisecond)
+		}
+		got := deliveryOf(t, f.journal, id, "relay")
+		require.Equal(t, 3, got.Attempts)
+		require.Len(t, got.Failures, 3)
+		for i, fl := range got.Failures {
+			require.True(t, fl.Spent, "failure %d", i)
+			require.Contains(t, fl.Error, "no answer within the call budget")
+			if i > 0 {
+				require.GreaterOrEqual(t, fl.At.Sub(got.Failures[i-1].At), timeout, "each retry came after the left call's timeout")
+			}
+		}
+		require.Equal(t, int32(3), calls.Load(), "one call per attempt")
 	})
 }
 

@@ -195,10 +195,12 @@ func TestMutants_AfterFailure(t *testing.T) {
 	require.Equal(t, StatusFailed, f.status)
 
 	capped := &Subscriber{Name: "capped", Retry: RetryPolicy{Cap: 20 * time.Millisecond}}
-	left := RetryAfter(31*time.Second, &leftCallError{after: 31 * time.Second, err: errNoAnswer})
+	left := &leftCallError{after: 31 * time.Second, err: errNoAnswer}
 	f = d.afterFailure(capped, 0, 0, left)
 	require.Equal(t, StatusRetrying, f.status)
 	require.Equal(t, 31*time.Second, f.retryIn, "after the left call's timeout, whatever the cap")
+	require.True(t, f.spent, "a call with no answer spends an attempt, as a timed-out one does")
+	require.Zero(t, f.deferred, "and is no deferral asked for by the other side")
 	f = d.afterFailure(capped, 2, 40*time.Second, &leftCallError{after: 31 * time.Second, err: errNoAnswer})
 	require.Equal(t, StatusFailed, f.status, "its attempts used up: no retry to put off")
 	require.Zero(t, f.retryIn)

@@ -13,9 +13,11 @@ import (
 // call budget.
 var errNoAnswer = errors.New("no answer within the call budget")
 
-// leftCallError is the failure of a call the lane stopped waiting for: its
-// next attempt comes no sooner than after, once the call's timeout has
-// passed, whatever the retry policy's cap (see afterFailure).
+// leftCallError is the failure of a call the lane stopped waiting for. It
+// spends an attempt, as a call that timed out does (a partner that hangs on
+// every call ends failed, with the policy's back-off between its attempts),
+// and its next attempt comes no sooner than after, once the call's timeout
+// has passed, whatever the retry policy's cap (see afterFailure).
 type leftCallError struct {
 	err   error
 	after time.Duration
@@ -163,8 +165,8 @@ func (r *outsideRun) fire(c *outsideCaller) {
 		d.opt.Logger.Warn("subscriber call takes longer than the call budget; its lane goes on, the event is tried again later",
 			"subscriber", r.s.Name, "event_id", ev.ID, "budget", d.opt.CallBudget)
 		wait := d.opt.Timeout + time.Second
-		err = RetryAfter(wait, &leftCallError{after: wait, err: fmt.Errorf("%w (%s): the lane went on, the call was left to its timeout (%s), and the event is tried again after it",
-			errNoAnswer, d.opt.CallBudget, d.opt.Timeout)})
+		err = &leftCallError{after: wait, err: fmt.Errorf("%w (%s): the lane went on, the call was left to its timeout (%s), and the event is tried again after it",
+			errNoAnswer, d.opt.CallBudget, d.opt.Timeout)}
 		c.w.timer.Reset(d.opt.Timeout - d.opt.CallBudget)
 	} else {
 		err = fmt.Errorf("%w after %s", errTimedOut, d.opt.Timeout)

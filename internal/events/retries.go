@@ -31,9 +31,9 @@ type failure struct {
 // RetryAfterCap in all; past it, such answers spend attempts again. Any other
 // failure spends one (RetryPolicy.next).
 //
-// A call the lane stopped waiting for (leftCallError) is tried again no
-// sooner than it asks, whatever the policy's Cap, so that the retry never
-// overlaps the call.
+// A call the lane stopped waiting for (leftCallError) spends an attempt and
+// is tried again no sooner than it asks, whatever the policy's Cap, so that
+// the retry never overlaps the call.
 func (d *Dispatcher) afterFailure(s *Subscriber, attempts int, deferred time.Duration, err error) failure {
 	f := d.nextAfterFailure(s, attempts, deferred, err)
 	var left *leftCallError
