@@ -119,7 +119,8 @@ func (r *runner) writeOverhead(ctx context.Context, res *Result) error {
 // insert the items, read the order back with its items and shipments) in one
 // transaction, without
 // events.Add. It exists only to measure what the event costs; it must follow
-// the sales module's path statement for statement.
+// the sales module's path statement for statement
+// (TestCreateOrderWithoutEvent_FollowsSales).
 func createOrderWithoutEvent(ctx context.Context, db *gorm.DB, in sales.NewOrder) error {
 	return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		in.Source = sales.SourceManual
@@ -130,10 +131,10 @@ func createOrderWithoutEvent(ctx context.Context, db *gorm.DB, in sales.NewOrder
 			DeliveryAddress: in.DeliveryAddress, DeliveryDate: in.DeliveryDate, Currency: in.Currency, Total: in.Total}
 		// The columns sales writes for a manual order, all of them.
 		if err := database.Scan(tx.Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
-note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash, source_updated_ns)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			o.Status, o.Source, o.SyncID, o.CRMOrderID, o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.Customer.SearchKey(), o.DueDate,
-			o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, nil, o.SourceHash), &o.ID); err != nil {
+			o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, nil, o.SourceHash, nil), &o.ID); err != nil {
 			return err
 		}
 		skus := make([]string, 0, len(in.Items))
