@@ -22,9 +22,10 @@ type DispatcherOptions struct {
 	Timeout     time.Duration // per delivery (30s)
 	// CallBudget is how long a lane waits for one call of an outside
 	// subscriber (5s, at most Timeout). A call still in flight then goes on
-	// until Timeout, unheard: the lane records its event as a retry, due
-	// once the call's Timeout has passed, holds the object's later events
-	// behind it, and goes on with the other objects.
+	// until Timeout, unheard: the lane records its event as a retry (an
+	// attempt spent, as for a call that timed out), due once the call's
+	// Timeout has passed, holds the object's later events behind it, and
+	// goes on with the other objects.
 	CallBudget  time.Duration
 	Lease       time.Duration // how long a lane stays claimed without renewal (1m)
 	Workers     int           // local subscribers' batch transactions at once, and reads + outside ones at once (2 on PostgreSQL, 1 on SQLite)
