@@ -186,8 +186,17 @@ func (e *engine) place(sh *sheetLayout, i, s int, o orient, rule splitRule) {
 }
 
 func (e *engine) newSheet(fi int) sheetLayout {
+	var sh sheetLayout
+	e.resetSheet(&sh, fi)
+	return sh
+}
+
+// resetSheet makes sh a new, empty sheet of format fi, keeping its storage.
+func (e *engine) resetSheet(sh *sheetLayout, fi int) {
 	f := e.formats[fi]
-	return sheetLayout{format: fi, free: []freeRect{{x: f.ux, y: f.uy, w: f.uw, h: f.uh}}}
+	sh.format, sh.used = fi, 0
+	sh.free = append(sh.free[:0], freeRect{x: f.ux, y: f.uy, w: f.uw, h: f.uh})
+	sh.parts = sh.parts[:0]
 }
 
 // fitRule scores a free rectangle for a part: lower is better.

@@ -1,5 +1,7 @@
 package cutting
 
+import "slices"
+
 // A sheet-by-sheet construction: each new sheet is filled as fully as the
 // fills tried can, from the parts still to place, before the next is opened.
 
@@ -27,22 +29,59 @@ func allFillVariants() []fillVariant {
 	return vs
 }
 
-// fillSheet fills a new sheet of format fi from left (copies left per
-// shape, taken from as parts are placed), trying shapes in order.
-func (e *engine) fillSheet(fi int, left []int, order []int, v fillVariant) sheetLayout {
-	sh := e.newSheet(fi)
+// filler tries every order × variant of filling a sheet and keeps the
+// fullest fill. The tries reuse the storage of two layouts (the one being
+// tried and the fullest so far), so that the thousands of fills tried per
+// sheet of a week's list allocate nothing; only the fill kept is copied
+// out.
+type filler struct {
+	e         *engine
+	try, best sheetLayout
+	scratch   []int // what is left while a fill is tried
+	bestLeft  []int // what the fullest fill left
+}
+
+// fullest fills a sheet of format fi from from (copies left per shape) in
+// every order × variant and returns the fullest fill (the first of equals)
+// and what it leaves; ok is false when nothing fits.
+func (f *filler) fullest(fi int, from []int, orders [][]int, variants []fillVariant) (sh sheetLayout, left []int, ok bool) {
+	f.scratch = append(f.scratch[:0], from...)
+	f.best.used = 0
+	for _, order := range orders {
+		for _, v := range variants {
+			copy(f.scratch, from)
+			f.e.fillSheet(&f.try, fi, f.scratch, order, v)
+			if f.try.used > f.best.used {
+				f.try, f.best = f.best, f.try
+				f.bestLeft = append(f.bestLeft[:0], f.scratch...)
+			}
+		}
+	}
+	if f.best.used == 0 {
+		return sheetLayout{}, nil, false
+	}
+	sh = f.best
+	sh.free, sh.parts = slices.Clone(sh.free), slices.Clone(sh.parts)
+	return sh, slices.Clone(f.bestLeft), true
+}
+
+// fillSheet makes sh a new sheet of format fi (reusing its storage) and
+// fills it from left (copies left per shape, taken from as parts are
+// placed), trying shapes in order.
+func (e *engine) fillSheet(sh *sheetLayout, fi int, left []int, order []int, v fillVariant) {
+	e.resetSheet(sh, fi)
 	if !v.rectFirst {
 		for _, s := range order {
 			for left[s] > 0 {
-				ri, o, _, _, ok := e.bestRect(&sh, s, v.fit)
+				ri, o, _, _, ok := e.bestRect(sh, s, v.fit)
 				if !ok {
 					break
 				}
-				e.place(&sh, ri, s, o, v.split)
+				e.place(sh, ri, s, o, v.split)
 				left[s]--
 			}
 		}
-		return sh
+		return
 	}
 	for len(sh.free) > 0 {
 		r := 0
@@ -83,10 +122,9 @@ func (e *engine) fillSheet(fi int, left []int, order []int, v fillVariant) sheet
 			sh.free = append(sh.free[:r], sh.free[r+1:]...)
 			continue
 		}
-		e.place(&sh, r, bs, bo, v.split)
+		e.place(sh, r, bs, bo, v.split)
 		left[bs]--
 	}
-	return sh
 }
 
 // packSheets builds a solution sheet by sheet: for each sheet, every order
@@ -96,7 +134,7 @@ func (e *engine) fillSheet(fi int, left []int, order []int, v fillVariant) sheet
 // out, or the budget did (stop reports it).
 func (e *engine) packSheets(remain []int, orders [][]int, variants []fillVariant, stop func() bool) *solution {
 	left := append([]int(nil), remain...)
-	scratch := make([]int, len(left))
+	fill := filler{e: e}
 	total := 0
 	for _, c := range left {
 		total += c
@@ -109,17 +147,8 @@ func (e *engine) packSheets(remain []int, orders [][]int, variants []fillVariant
 		return !dead[fi] && (f.count == 0 || usedFormats[fi] < f.count)
 	}
 	tryFormat := func(fi int) (sheetLayout, bool) {
-		var best sheetLayout
-		for _, order := range orders {
-			for _, v := range variants {
-				copy(scratch, left)
-				sh := e.fillSheet(fi, scratch, order, v)
-				if sh.used > best.used {
-					best = sh
-				}
-			}
-		}
-		return best, best.used > 0
+		sh, _, ok := fill.fullest(fi, left, orders, variants)
+		return sh, ok
 	}
 	for total > 0 {
 		var best sheetLayout

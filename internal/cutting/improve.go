@@ -92,22 +92,8 @@ func (e *engine) repackPair(s *solution, l, j int, orders [][]int, variants []fi
 			poolArea += e.shapes[pl.shape].area
 		}
 	}
-	scratch := make([]int, len(pool))
-	fill := func(fi int, from []int) (sheetLayout, []int) {
-		var best sheetLayout
-		var left []int
-		for _, order := range orders {
-			for _, v := range variants {
-				copy(scratch, from)
-				sh := e.fillSheet(fi, scratch, order, v)
-				if sh.used > best.used {
-					best, left = sh, append(left[:0], scratch...)
-				}
-			}
-		}
-		return best, left
-	}
-	first, rest := fill(s.sheets[j].format, pool)
+	fill := filler{e: e}
+	first, rest, _ := fill.fullest(s.sheets[j].format, pool, orders, variants)
 	if first.used <= s.sheets[j].used {
 		return nil
 	}
@@ -117,7 +103,7 @@ func (e *engine) repackPair(s *solution, l, j int, orders [][]int, variants []fi
 		next.sheets = append(next.sheets[:l], next.sheets[l+1:]...)
 		return next
 	}
-	second, _ := fill(s.sheets[l].format, rest)
+	second, _, _ := fill.fullest(s.sheets[l].format, rest, orders, variants)
 	if second.used != poolArea-first.used {
 		return nil
 	}
