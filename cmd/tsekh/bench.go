@@ -33,7 +33,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	fs.IntVar(&o.Journal, "journal", 1_000_000, "journal: events in the journal for the deep page and the claim plan")
 	fs.IntVar(&o.LatencyEvents, "latency-events", 1000, "latency: events written one by one")
 	fs.DurationVar(&o.LatencyPace, "latency-pace", 0, "latency and isolation: time between two writes (default 5ms)")
-	fs.IntVar(&o.IsolationEvents, "isolation-events", 1000, "isolation: events written one by one (a quarter fast, half slow, a quarter fast)")
+	fs.IntVar(&o.IsolationEvents, "isolation-events", 2000, "isolation: events written one by one, in eight blocks (alone, beside a slow subscriber, beside it, alone, and again)")
 	fs.DurationVar(&o.IsolationDelay, "isolation-delay", 200*time.Millisecond, "isolation: what each call of the slow outside subscriber takes")
 	fs.DurationVar(&o.XminDuration, "xmin-duration", time.Minute, "xmin: each phase, before and while a snapshot is held (the step takes twice this)")
 	fs.Float64Var(&o.XminRate, "xmin-rate", 150, "xmin: events written a second")

@@ -36,7 +36,7 @@ type Options struct {
 	Journal         int           // journal size for the deep page and the claim plan (1,000,000)
 	LatencyEvents   int           // events written one by one for the latency (1,000)
 	LatencyPace     time.Duration // between two of those writes, and the isolation's (5ms)
-	IsolationEvents int           // events written one by one for the isolation (1,000)
+	IsolationEvents int           // events written one by one for the isolation (2,000)
 	IsolationDelay  time.Duration // what each call of the slow outside subscriber takes (200ms)
 	XminDuration    time.Duration // each of the xmin figure's two phases (1m, as the target is stated)
 	XminRate        float64       // events a second in the xmin figure (150)
@@ -69,7 +69,7 @@ func (o *Options) defaults() {
 		o.LatencyPace = 5 * time.Millisecond
 	}
 	if o.IsolationEvents <= 0 {
-		o.IsolationEvents = 1000
+		o.IsolationEvents = 2000
 	}
 	if o.IsolationDelay <= 0 {
 		o.IsolationDelay = 200 * time.Millisecond

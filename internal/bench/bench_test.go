@@ -37,7 +37,8 @@ func TestBench_Run(t *testing.T) {
 		require.Equal(t, 20, res.Latency.Events)
 
 		iso := res.Isolation
-		require.Equal(t, []string{"alone", "slow", "alone"}, iso.Blocks)
+		require.Equal(t, []string{"alone", "slow", "slow", "alone", "alone", "slow", "slow", "alone"}, iso.Blocks)
+		require.Len(t, iso.BlockP99Ms, 8)
 		require.Equal(t, 40, iso.Alone.Events, "each event written reaches the local subscriber once, in its block")
 		require.Equal(t, 40, iso.Slow.Events)
 		require.Positive(t, iso.SlowCalls, "the outside subscriber must have been slow while the slow blocks were measured")
