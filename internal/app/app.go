@@ -234,7 +234,20 @@ func (a *App) StartDispatcher(ctx context.Context) error {
 		opt.Poll = 250 * time.Millisecond
 	}
 	a.runner = events.NewRunner(a.Dispatcher, opt)
-	return a.runner.Start(ctx)
+	if err := a.runner.Start(ctx); err != nil {
+		return err
+	}
+	// The runner hears at once of its own pool's commits; those of the API's
+	// pool (requests, and what else this process writes) wake it at once too,
+	// rather than by their NOTIFY.
+	if a.DispatchDB != a.DB {
+		stop := database.WatchCommits(a.DB, a.runner.Wake)
+		go func() {
+			a.runner.Wait()
+			stop()
+		}()
+	}
+	return nil
 }
 
 // WaitDispatcher blocks until the dispatcher started by StartDispatcher stops.

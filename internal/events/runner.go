@@ -10,6 +10,8 @@ import (
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // RunnerOptions say when the dispatcher runs.
@@ -93,6 +95,13 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 	})
 	s.Start()
+	// This process's commits wake the runner at once; the NOTIFYs of the
+	// pool that announce them to the other processes are skipped below.
+	unwatch := database.WatchCommits(r.d.db, r.Wake)
+	go func() {
+		<-r.done
+		unwatch()
+	}()
 	if r.opt.ListenURL != "" {
 		go r.listen(ctx)
 	}
@@ -184,25 +193,27 @@ func (r *Runner) wakeAfter(ctx context.Context, d time.Duration) {
 	}()
 }
 
-// listen wakes the runner on every NOTIFY tsekh_events, reconnecting after a
-// lost connection.
+// listen wakes the runner on every NOTIFY tsekh_events but those of its own
+// pool (whose commits wake it in process), reconnecting after a lost
+// connection.
 func (r *Runner) listen(ctx context.Context) {
-	listenForCommits(ctx, r.opt.ListenURL, r.Wake, r.d.opt.Logger, r.opt.ListenCheck)
+	listenForCommits(ctx, r.opt.ListenURL, r.Wake, r.d.opt.Logger, r.opt.ListenCheck, database.AnnouncerID(r.d.db))
 }
 
-// ListenForCommits calls wake on every NOTIFY tsekh_events (sent by every
-// commit that wrote events) and once on each (re)connection, for what was
-// committed while it was not listening, until ctx is cancelled. It
-// reconnects after a lost connection.
+// ListenForCommits calls wake on every NOTIFY tsekh_events (the
+// announcements of commits that wrote events, database.AnnounceCommit) and
+// once on each (re)connection, for what was committed while it was not
+// listening, until ctx is cancelled. It reconnects after a lost connection.
 func ListenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger) {
-	listenForCommits(ctx, url, wake, log, 30*time.Second)
+	listenForCommits(ctx, url, wake, log, 30*time.Second, "")
 }
 
 // listenForCommits is ListenForCommits with the quiet time after which the
-// listening connection is checked (RunnerOptions.ListenCheck).
-func listenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger, check time.Duration) {
+// listening connection is checked (RunnerOptions.ListenCheck), skipping the
+// NOTIFYs whose payload is skip (unless empty).
+func listenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger, check time.Duration, skip string) {
 	for ctx.Err() == nil {
-		err := listenOnce(ctx, url, wake, check)
+		err := listenOnce(ctx, url, wake, check, skip)
 		if ctx.Err() != nil || err == nil {
 			return
 		}
@@ -215,7 +226,7 @@ func listenForCommits(ctx context.Context, url string, wake func(), log *slog.Lo
 	}
 }
 
-func listenOnce(ctx context.Context, url string, wake func(), check time.Duration) error {
+func listenOnce(ctx context.Context, url string, wake func(), check time.Duration, skip string) error {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return err
@@ -228,7 +239,7 @@ func listenOnce(ctx context.Context, url string, wake func(), check time.Duratio
 		return err
 	}
 	defer func() { _ = conn.Close(context.Background()) }()
-	if _, err := conn.Exec(ctx, "LISTEN tsekh_events"); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+database.CommitChannel); err != nil {
 		return err
 	}
 	wake() // events committed while we were not listening
@@ -236,11 +247,13 @@ func listenOnce(ctx context.Context, url string, wake func(), check time.Duratio
 		// After a quiet while the connection is checked, and made again if
 		// it does not answer.
 		wctx, cancel := context.WithTimeout(ctx, check)
-		_, err := conn.WaitForNotification(wctx)
+		n, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
 		case err == nil:
-			wake()
+			if skip == "" || n.Payload != skip {
+				wake()
+			}
 			continue
 		case ctx.Err() != nil:
 			return nil

@@ -116,7 +116,7 @@ func Open(ctx context.Context, o Options) (*gorm.DB, error) {
 		pcfg.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
 			return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: CancelGrace}
 		}
-		gdb, err = gorm.Open(postgres.New(postgres.Config{Conn: pgPool{stdlib.OpenDB(*pcfg)}}), cfg)
+		gdb, err = gorm.Open(postgres.New(postgres.Config{Conn: newPgPool(stdlib.OpenDB(*pcfg))}), cfg)
 	} else {
 		// One connection: SQLite has one writer, and a single connection turns
 		// lock contention into an orderly queue instead of SQLITE_BUSY errors.
@@ -184,8 +184,12 @@ func DialectOf(gdb *gorm.DB) Dialect {
 	return SQLite
 }
 
-// Close closes the pool behind gdb.
+// Close closes the pool behind gdb, once the NOTIFY of its last announced
+// commits is sent (announce.go).
 func Close(gdb *gorm.DB) error {
+	if a := announcerOf(gdb); a != nil {
+		a.close() // the last commits' NOTIFY first
+	}
 	sqlDB, err := gdb.DB()
 	if err != nil {
 		return err

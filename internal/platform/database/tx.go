@@ -20,9 +20,11 @@ import (
 // *sql.DB itself, except that its transactions (gorm's db.Transaction and
 // db.Begin) are pgTx: transactions that save round trips by pipelining. Their
 // BEGIN travels with their first statement, and statements given to
-// WithCommit travel with their COMMIT.
+// WithCommit travel with their COMMIT. Its announcer announces the commits
+// that asked for it (announce.go).
 type pgPool struct {
 	*sql.DB
+	ann *announcer
 }
 
 // BeginTx starts a transaction on a connection of its own. Nothing is sent
@@ -41,8 +43,10 @@ func (p pgPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool
 	if err != nil {
 		return nil, err
 	}
-	return &pgTx{db: p.DB, conn: conn, begin: begin}, nil
+	return &pgTx{db: p.DB, ann: p.ann, conn: conn, begin: begin}, nil
 }
+
+func newPgPool(db *sql.DB) pgPool { return pgPool{DB: db, ann: newAnnouncer(db)} }
 
 // GetDBConn gives gorm's db.DB() the *sql.DB.
 func (p pgPool) GetDBConn() (*sql.DB, error) { return p.DB, nil }
@@ -56,14 +60,16 @@ func (p pgPool) GetDBConn() (*sql.DB, error) { return p.DB, nil }
 // ends without a round trip.
 type pgTx struct {
 	db    *sql.DB
+	ann   *announcer
 	conn  *sql.Conn
 	begin string
 
-	mu     sync.Mutex
-	begun  bool  // the BEGIN has been sent and succeeded
-	failed error // a pipeline failed before its BEGIN ran: the commit must fail
-	held   []heldStatement
-	done   bool
+	mu       sync.Mutex
+	begun    bool  // the BEGIN has been sent and succeeded
+	failed   error // a pipeline failed before its BEGIN ran: the commit must fail
+	held     []heldStatement
+	done     bool
+	announce bool // AnnounceCommit: announce the commit (announce.go)
 }
 
 type heldStatement struct {
@@ -263,6 +269,11 @@ func (t *pgTx) Commit() error {
 	tag, err := t.pipeline(ctx, true, "COMMIT", nil)
 	if err == nil && tag.String() == "ROLLBACK" {
 		err = ErrCommitRolledBack
+	}
+	// A commit whose answer was lost may have happened: it is announced
+	// too (a wake-up too many costs a look at the journal).
+	if t.announce && !errors.Is(err, ErrCommitRolledBack) {
+		t.ann.committed()
 	}
 	if err == nil {
 		return nil
