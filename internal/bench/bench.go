@@ -1,6 +1,7 @@
 // Package bench measures what tsekh's outbox costs and how fast it goes, on
 // the PostgreSQL server it is pointed at: the cost of the event in an order's
-// write, the dispatcher's throughput and memory on a backlog (with two and
+// write, the commits a second of eight writers of events at once, the
+// dispatcher's throughput and memory on a backlog (with two and
 // with four subscribers), the delay from commit to subscriber (alone, beside
 // a slow outside subscriber, and while another session holds a snapshot),
 // the journal's deep pages, and the delay from commit to the clients of the
@@ -42,6 +43,7 @@ type Options struct {
 	XminRate        float64       // events a second in the xmin figure (150)
 	Writes          int           // orders per round and variant for the write overhead (500)
 	Rounds          int           // rounds of the write overhead; the median is reported (5)
+	WritersTime     time.Duration // how long the 8 concurrent writers write (5s)
 	StreamEvents    int           // events written one by one for the SSE stream's delay, at LatencyPace (1,000)
 	StreamClients   int           // SSE clients connected meanwhile (50)
 	// Only, when not empty, names the steps to run (see Steps); the others'
@@ -53,7 +55,7 @@ type Options struct {
 }
 
 // Steps are the measurements of a run, in the order they run.
-var Steps = []string{"write", "dispatch", "dispatch-four", "latency", "isolation", "xmin", "journal", "stream-sse"}
+var Steps = []string{"write", "writers", "dispatch", "dispatch-four", "latency", "isolation", "xmin", "journal", "stream-sse"}
 
 func (o *Options) defaults() {
 	if o.Events <= 0 {
@@ -86,6 +88,9 @@ func (o *Options) defaults() {
 	if o.Rounds <= 0 {
 		o.Rounds = 5
 	}
+	if o.WritersTime <= 0 {
+		o.WritersTime = 5 * time.Second
+	}
 	if o.StreamEvents <= 0 {
 		o.StreamEvents = 1000
 	}
@@ -102,18 +107,20 @@ func (o *Options) defaults() {
 
 // Result is what a run measured. The figures the targets name come first.
 type Result struct {
-	WriteOverheadRatio float64 `json:"write_overhead_ratio"`
-	DispatchPerS       float64 `json:"dispatch_per_s"`      // two subscribers, one local, one outside
-	DispatchFourPerS   float64 `json:"dispatch_four_per_s"` // four, two local, two outside
-	LatencyP50Ms       float64 `json:"latency_p50_ms"`
-	LatencyP99Ms       float64 `json:"latency_p99_ms"`
-	IsolationP99Ratio  float64 `json:"isolation_p99_ratio"` // local p99 beside a slow outside subscriber ÷ alone
-	XminP99Ratio       float64 `json:"xmin_p99_ratio"`      // p99 while a snapshot is held ÷ before
-	JournalPageMs      float64 `json:"journal_page_ms"`
-	DispatchHeapPeakMB float64 `json:"dispatch_heap_peak_mb"`
-	StreamSSEP99Ms     float64 `json:"stream_sse_p99_ms"` // write → SSE client, with StreamClients connected
+	WriteOverheadRatio   float64 `json:"write_overhead_ratio"`
+	ConcurrentWritesPerS float64 `json:"concurrent_writes_per_s"` // 8 writers, one event per transaction
+	DispatchPerS         float64 `json:"dispatch_per_s"`          // two subscribers, one local, one outside
+	DispatchFourPerS     float64 `json:"dispatch_four_per_s"`     // four, two local, two outside
+	LatencyP50Ms         float64 `json:"latency_p50_ms"`
+	LatencyP99Ms         float64 `json:"latency_p99_ms"`
+	IsolationP99Ratio    float64 `json:"isolation_p99_ratio"` // local p99 beside a slow outside subscriber ÷ alone
+	XminP99Ratio         float64 `json:"xmin_p99_ratio"`      // p99 while a snapshot is held ÷ before
+	JournalPageMs        float64 `json:"journal_page_ms"`
+	DispatchHeapPeakMB   float64 `json:"dispatch_heap_peak_mb"`
+	StreamSSEP99Ms       float64 `json:"stream_sse_p99_ms"` // write → SSE client, with StreamClients connected
 
 	Write        WriteResult     `json:"write"`
+	Writers      WritersResult   `json:"writers"`
 	Dispatch     DispatchResult  `json:"dispatch"`
 	DispatchFour DispatchResult  `json:"dispatch_four"`
 	Latency      LatencyResult   `json:"latency"`
@@ -195,6 +202,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	r := &runner{opt: opt, db: db, url: url, p: p}
 	steps := map[string]func(context.Context, *Result) error{
 		"write":         r.writeOverhead,
+		"writers":       r.writers,
 		"dispatch":      r.dispatch,
 		"dispatch-four": r.dispatchFour,
 		"latency":       r.latency,
@@ -309,6 +317,10 @@ func Summary(r Result) string {
 	if ran("write") {
 		fmt.Fprintf(&b, "  write overhead    %.3f  (%.3f ms per order with its event, %.3f ms without; median of %d rounds of %d)\n",
 			r.WriteOverheadRatio, r.Write.WithMs, r.Write.WithoutMs, r.Write.Rounds, r.Write.Orders)
+	}
+	if ran("writers") {
+		fmt.Fprintf(&b, "  writers           %.0f commits/s  (%d writers at once, one event per transaction, %.1fs)\n",
+			r.ConcurrentWritesPerS, r.Writers.Writers, r.Writers.Seconds)
 	}
 	if ran("dispatch") {
 		fmt.Fprintf(&b, "  dispatch          %.0f events/s  (1 local + 1 outside subscriber; %d events, %d deliveries in %.2fs; %.0f deliveries/s)\n",

@@ -21,13 +21,16 @@ func TestBench_Run(t *testing.T) {
 		t.Parallel()
 		var progress bytes.Buffer
 		res, err := bench.Run(context.Background(), bench.Options{
-			DatabaseURL: dbtest.PostgresURL(), Events: 300, Journal: 5000, LatencyEvents: 20, Writes: 10, Rounds: 1,
+			DatabaseURL: dbtest.PostgresURL(), Events: 300, Journal: 5000, LatencyEvents: 20, Writes: 10, Rounds: 1, WritersTime: 200 * time.Millisecond,
 			IsolationEvents: 80, IsolationDelay: 20 * time.Millisecond, XminDuration: 300 * time.Millisecond,
 			StreamEvents: 20, StreamClients: 3, Progress: &progress,
 		})
 		require.NoError(t, err)
 		require.Equal(t, bench.Steps, res.Steps)
 		require.Positive(t, res.WriteOverheadRatio)
+		require.Positive(t, res.Writers.Commits)
+		require.Equal(t, 8, res.Writers.Writers)
+		require.InDelta(t, float64(res.Writers.Commits)/res.Writers.Seconds, res.ConcurrentWritesPerS, 0.01*res.ConcurrentWritesPerS+1)
 		require.Positive(t, res.DispatchPerS)
 		require.Equal(t, int64(600), res.Dispatch.Deliveries)
 		require.Positive(t, res.DispatchFourPerS)
@@ -61,7 +64,7 @@ func TestBench_Run(t *testing.T) {
 		require.Contains(t, res.Claim.Plan, "events_partition_id", "the batch read must use the (partition, id) index")
 		require.Contains(t, progress.String(), "bench: dispatch")
 		require.NotContains(t, progress.String(), "\r", "not on a terminal: plain lines")
-		for _, line := range []string{"write overhead", "dispatch, four", "isolation", "xmin horizon", "journal page", "stream (SSE)"} {
+		for _, line := range []string{"write overhead", "writers", "dispatch, four", "isolation", "xmin horizon", "journal page", "stream (SSE)"} {
 			require.Contains(t, bench.Summary(res), line)
 		}
 
