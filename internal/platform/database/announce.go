@@ -40,7 +40,7 @@ import (
 const CommitChannel = "tsekh_events"
 
 // AnnounceSpacing is the least time between two NOTIFYs of one pool.
-const AnnounceSpacing = 10 * time.Millisecond
+const AnnounceSpacing = 2 * time.Millisecond
 
 // announceTimeout bounds the sending of one NOTIFY; a NOTIFY that fails is
 // not sent again (the next commit's, the listeners' reconnection or the
