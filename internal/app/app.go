@@ -225,7 +225,9 @@ func (a *App) MetricsHTTP() http.Handler { return api.MetricsHandler(a.Metrics) 
 // StartDispatcher runs the dispatcher in the background until ctx is
 // cancelled; WaitDispatcher waits for it to finish the pass in hand.
 func (a *App) StartDispatcher(ctx context.Context) error {
-	opt := events.RunnerOptions{Interval: a.Config.DispatchInterval, OnWake: a.Stream.Wake}
+	// The API's pool's commits (requests, and what else this process
+	// writes) wake the runner at once, as its own pool's do.
+	opt := events.RunnerOptions{Interval: a.Config.DispatchInterval, OnWake: a.Stream.Wake, Watch: []*gorm.DB{a.DB}}
 	if database.NotifiesCommits(a.DB) {
 		opt.ListenURL = a.Config.DatabaseURL
 	} else {
@@ -234,20 +236,7 @@ func (a *App) StartDispatcher(ctx context.Context) error {
 		opt.Poll = 250 * time.Millisecond
 	}
 	a.runner = events.NewRunner(a.Dispatcher, opt)
-	if err := a.runner.Start(ctx); err != nil {
-		return err
-	}
-	// The runner hears at once of its own pool's commits; those of the API's
-	// pool (requests, and what else this process writes) wake it at once too,
-	// rather than by their NOTIFY.
-	if a.DispatchDB != a.DB {
-		stop := database.WatchCommits(a.DB, a.runner.Wake)
-		go func() {
-			a.runner.Wait()
-			stop()
-		}()
-	}
-	return nil
+	return a.runner.Start(ctx)
 }
 
 // WaitDispatcher blocks until the dispatcher started by StartDispatcher stops.

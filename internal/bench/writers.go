@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,7 @@ const writersCount = 8
 // took PostgreSQL's NOTIFY lock, one for the whole server, across its
 // commit).
 func (r *runner) writers(ctx context.Context, res *Result) error {
-	r.p.set("writers: 8 at once", 0, 0)
+	r.p.set(fmt.Sprintf("writers: %d at once", writersCount), 0, 0)
 	var n atomic.Int64
 	var firstErr error
 	var once sync.Once

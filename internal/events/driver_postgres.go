@@ -23,8 +23,9 @@ func (pgDriver) ordered() bool { return false }
 // transaction holding an event id is visible in later snapshots as in
 // progress (or done); the commit horizon relies on it (docs/outbox.md). The
 // INSERT travels with the transaction's COMMIT, in the same round trip
-// (database.WithCommit), when tx was begun by database.Begin, and the commit
-// is announced to the dispatchers once it is done (database.AnnounceCommit).
+// (database.WithCommit), and the commit is announced to the dispatchers once
+// it is done (database.AnnounceCommit); tx is a transaction of a pool of
+// database.Open, as every PostgreSQL transaction of tsekh is.
 func (pgDriver) insertEvent(ctx context.Context, tx *gorm.DB, r newEventRow) error {
 	const q = `WITH x AS MATERIALIZED (SELECT pg_current_xact_id() AS xid)
 INSERT INTO events (id, type, aggregate_type, aggregate_id, partition, payload, actor_id, actor_name,
@@ -32,12 +33,7 @@ INSERT INTO events (id, type, aggregate_type, aggregate_id, partition, payload, 
 SELECT nextval('events_id_seq'), $1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11 FROM x`
 	args := []any{r.typ, r.aggType, r.aggID, r.part, r.payload, r.actorID, r.actorName,
 		r.causedBy, r.correlation, r.traceparent, r.tracestate}
-	if !database.AnnounceCommit(tx) {
-		// Not a transaction of database.Begin's: the NOTIFY goes with it.
-		if _, err := tx.Statement.ConnPool.ExecContext(ctx, "NOTIFY "+database.CommitChannel); err != nil {
-			return err
-		}
-	}
+	database.AnnounceCommit(tx)
 	if database.WithCommit(tx, q, args...) {
 		return nil
 	}

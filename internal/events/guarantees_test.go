@@ -651,27 +651,43 @@ func TestRunner_WakesOnCommit(t *testing.T) {
 		// process, or a NOTIFY from another on PostgreSQL) or the poll of the
 		// journal (SQLite) can wake the dispatcher for a write made with no
 		// Wake.
-		startRunner(t, db, events.NewDispatcher(db, f.reg, events.DispatcherOptions{}))
 		type writer struct {
 			name string
 			db   *gorm.DB
 		}
 		var writers []writer
+		d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{Linger: time.Hour})
 		if database.DialectOf(db) == database.Postgres {
+			pool := func() *gorm.DB {
+				p, err := database.Open(context.Background(), database.Options{PostgresURL: pgURLOf(t, db)})
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = database.Close(p) })
+				return p
+			}
 			// Another process's pool: its NOTIFY is the only way to wake this
-			// runner, which skips those of its own pool. It writes first, to
-			// objects of partitions of their own, so that no lane lingering
-			// after a dispatch finds its events either.
-			other, err := database.Open(context.Background(), database.Options{PostgresURL: pgURLOf(t, db)})
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = database.Close(other) })
-			writers = append(writers, writer{"another process", other})
+			// runner, which skips those of the pools it watches. Then a pool
+			// the runner watches besides its own (the API's), whose NOTIFYs
+			// it skips.
+			api := pool()
+			writers = append(writers, writer{"another process", pool()}, writer{"a watched pool of this process", api})
+			r := events.NewRunner(d, events.RunnerOptions{Interval: time.Hour, ListenURL: pgURLOf(t, db), Watch: []*gorm.DB{api}})
+			ctx, cancel := context.WithCancel(context.Background())
+			require.NoError(t, r.Start(ctx))
+			t.Cleanup(func() { cancel(); r.Wait() })
+			time.Sleep(200 * time.Millisecond) // past the start-up pass and the LISTEN
+		} else {
+			startRunner(t, db, d)
 		}
 		writers = append(writers, writer{"this process", db})
-		obj := int64(0)
+		// Each event is about an object of a partition of its own, and lanes
+		// linger for an hour: no lane lingering after an earlier dispatch,
+		// nor its release, finds it.
+		obj, used := int64(0), map[int]bool{}
 		for _, w := range writers {
 			for range 3 {
-				obj++
+				for obj++; used[events.PartitionOf("things", obj)]; obj++ {
+				}
+				used[events.PartitionOf("things", obj)] = true
 				id := add(t, w.db, "thing.created", obj)
 				start := time.Now()
 				require.Eventually(t, func() bool { return statusOf(t, f.journal, id) == events.StatusProcessed }, 20*time.Second, 2*time.Millisecond,

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
@@ -30,6 +32,10 @@ type RunnerOptions struct {
 	// has no NOTIFY, it catches writers other than this process's HTTP
 	// requests (the CLI, subscribers, another process on the same file).
 	Poll time.Duration
+	// Watch names other pools of this process (the API's) whose commits
+	// wake the runner at once, as its dispatcher's own pool's do; the
+	// NOTIFYs that announce them to other processes are skipped.
+	Watch []*gorm.DB
 	// OnWake, when set, is called with every wake-up (a commit's NOTIFY, a
 	// write of this process, the interval): the live journal (Stream)
 	// follows the same signals.
@@ -45,6 +51,10 @@ type Runner struct {
 	wake  chan struct{}
 	sched gocron.Scheduler
 	done  chan struct{}
+	// own are the announcer ids of the pools watched in process (their
+	// NOTIFYs are skipped); unwatch stops watching them.
+	own     []string
+	unwatch []func()
 }
 
 // NewRunner returns a runner for d.
@@ -95,13 +105,16 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 	})
 	s.Start()
-	// This process's commits wake the runner at once; the NOTIFYs of the
-	// pool that announce them to the other processes are skipped below.
-	unwatch := database.WatchCommits(r.d.db, r.Wake)
-	go func() {
-		<-r.done
-		unwatch()
-	}()
+	// This process's commits wake the runner at once; the NOTIFYs that
+	// announce them to the other processes are skipped (listen).
+	for _, pool := range append([]*gorm.DB{r.d.db}, r.opt.Watch...) {
+		id := database.AnnouncerID(pool)
+		if id == "" || slices.Contains(r.own, id) {
+			continue // SQLite, or a pool already watched
+		}
+		r.own = append(r.own, id)
+		r.unwatch = append(r.unwatch, database.WatchCommits(pool, r.Wake))
+	}
 	if r.opt.ListenURL != "" {
 		go r.listen(ctx)
 	}
@@ -121,6 +134,11 @@ func (r *Runner) Wait() { <-r.done }
 // the lanes that are not running, and asks those that are to look again.
 func (r *Runner) loop(ctx context.Context) {
 	defer close(r.done)
+	defer func() {
+		for _, stop := range r.unwatch {
+			stop()
+		}
+	}()
 	defer func() { _ = r.sched.Shutdown() }()
 	// On the way out, the lanes finish the batch in hand (their deliveries
 	// use a context that is not cancelled; ctx stops them between batches).
@@ -193,11 +211,11 @@ func (r *Runner) wakeAfter(ctx context.Context, d time.Duration) {
 	}()
 }
 
-// listen wakes the runner on every NOTIFY tsekh_events but those of its own
-// pool (whose commits wake it in process), reconnecting after a lost
-// connection.
+// listen wakes the runner on every NOTIFY tsekh_events but those of the
+// pools it watches (whose commits wake it in process), reconnecting after a
+// lost connection.
 func (r *Runner) listen(ctx context.Context) {
-	listenForCommits(ctx, r.opt.ListenURL, r.Wake, r.d.opt.Logger, r.opt.ListenCheck, database.AnnouncerID(r.d.db))
+	listenForCommits(ctx, r.opt.ListenURL, r.Wake, r.d.opt.Logger, r.opt.ListenCheck, r.own)
 }
 
 // ListenForCommits calls wake on every NOTIFY tsekh_events (the
@@ -205,13 +223,13 @@ func (r *Runner) listen(ctx context.Context) {
 // once on each (re)connection, for what was committed while it was not
 // listening, until ctx is cancelled. It reconnects after a lost connection.
 func ListenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger) {
-	listenForCommits(ctx, url, wake, log, 30*time.Second, "")
+	listenForCommits(ctx, url, wake, log, 30*time.Second, nil)
 }
 
 // listenForCommits is ListenForCommits with the quiet time after which the
 // listening connection is checked (RunnerOptions.ListenCheck), skipping the
-// NOTIFYs whose payload is skip (unless empty).
-func listenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger, check time.Duration, skip string) {
+// NOTIFYs whose payload is one of skip.
+func listenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger, check time.Duration, skip []string) {
 	for ctx.Err() == nil {
 		err := listenOnce(ctx, url, wake, check, skip)
 		if ctx.Err() != nil || err == nil {
@@ -226,7 +244,7 @@ func listenForCommits(ctx context.Context, url string, wake func(), log *slog.Lo
 	}
 }
 
-func listenOnce(ctx context.Context, url string, wake func(), check time.Duration, skip string) error {
+func listenOnce(ctx context.Context, url string, wake func(), check time.Duration, skip []string) error {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return err
@@ -251,7 +269,7 @@ func listenOnce(ctx context.Context, url string, wake func(), check time.Duratio
 		cancel()
 		switch {
 		case err == nil:
-			if skip == "" || n.Payload != skip {
+			if !slices.Contains(skip, n.Payload) {
 				wake()
 			}
 			continue
