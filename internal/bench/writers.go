@@ -59,7 +59,7 @@ func (r *runner) writers(ctx context.Context, res *Result) error {
 		return firstErr
 	}
 	secs := time.Since(start).Seconds()
-	res.Writers = WritersResult{Writers: writersCount, Seconds: round(secs, 2), Commits: n.Load(), PerS: round(float64(n.Load())/secs, 0)}
+	res.Writers = WritersResult{Writers: writersCount, Seconds: round(secs, 3), Commits: n.Load(), PerS: round(float64(n.Load())/secs, 0)}
 	res.ConcurrentWritesPerS = res.Writers.PerS
 	return nil
 }
