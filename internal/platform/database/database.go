@@ -61,6 +61,12 @@ type Options struct {
 	// long for its client, and so releases its locks, when the client's end
 	// of the connection is gone without the server hearing of it.
 	IdleInTxTimeout time.Duration
+	// WrapConnector, when set, wraps the connector that opens the pool's
+	// PostgreSQL connections; the connections it gives must be the ones
+	// it wraps, or embed them (*stdlib.Conn). The test suites keep a
+	// schema's sessions open from one test to the next this way
+	// (internal/platform/dbtest).
+	WrapConnector func(driver.Connector) driver.Connector
 }
 
 // CancelGrace is how long a statement whose context has ended may take to
@@ -116,7 +122,11 @@ func Open(ctx context.Context, o Options) (*gorm.DB, error) {
 		pcfg.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
 			return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: CancelGrace}
 		}
-		gdb, err = gorm.Open(postgres.New(postgres.Config{Conn: newPgPool(stdlib.OpenDB(*pcfg))}), cfg)
+		connector := stdlib.GetConnector(*pcfg)
+		if o.WrapConnector != nil {
+			connector = o.WrapConnector(connector)
+		}
+		gdb, err = gorm.Open(postgres.New(postgres.Config{Conn: newPgPool(sql.OpenDB(connector))}), cfg)
 	} else {
 		// One connection: SQLite has one writer, and a single connection turns
 		// lock contention into an orderly queue instead of SQLITE_BUSY errors.

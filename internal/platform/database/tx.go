@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 )
 
@@ -131,7 +130,7 @@ func (t *pgTx) pipeline(ctx context.Context, withHeld bool, query string, args [
 		return tag, nil
 	}
 	rawErr := t.conn.Raw(func(dc any) error {
-		c := dc.(*stdlib.Conn).Conn()
+		c := pgxOf(dc)
 		b := &pgx.Batch{}
 		if begin {
 			b.Queue(t.begin)
@@ -281,7 +280,7 @@ func (t *pgTx) Commit() error {
 	// End the transaction before the connection goes back to the pool; if
 	// even that fails, the connection goes.
 	_ = t.conn.Raw(func(dc any) error {
-		c := dc.(*stdlib.Conn).Conn()
+		c := pgxOf(dc)
 		if c.IsClosed() {
 			return driver.ErrBadConn
 		}
@@ -309,7 +308,7 @@ func (t *pgTx) Rollback() error {
 	ctx, cancel := context.WithTimeout(context.Background(), endTimeout)
 	defer cancel()
 	return t.conn.Raw(func(dc any) error {
-		c := dc.(*stdlib.Conn).Conn()
+		c := pgxOf(dc)
 		if c.IsClosed() {
 			return driver.ErrBadConn
 		}
@@ -318,4 +317,10 @@ func (t *pgTx) Rollback() error {
 		}
 		return nil
 	})
+}
+
+// pgxOf is the pgx connection under a pooled connection: pgx's own, or one
+// that a connector given by Options.WrapConnector wraps around it.
+func pgxOf(dc any) *pgx.Conn {
+	return dc.(interface{ Conn() *pgx.Conn }).Conn()
 }

@@ -67,7 +67,11 @@ func Each(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
 // test ends. On PostgreSQL it carries the journal check (journal.go).
 func New(t testing.TB, d database.Dialect) *gorm.DB {
 	t.Helper()
-	gdb, err := database.Open(context.Background(), Options(t, d))
+	opts, ps := options(t, d)
+	if ps != nil && ps.sessions != nil {
+		opts.WrapConnector = ps.sessions.wrap // sessions.go
+	}
+	gdb, err := database.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("dbtest: %v (is PostgreSQL running? set TEST_DATABASE_URL)", err)
 	}
@@ -84,10 +88,18 @@ func New(t testing.TB, d database.Dialect) *gorm.DB {
 // test binary migrated once (template.go).
 func Options(t testing.TB, d database.Dialect) database.Options {
 	t.Helper()
+	opts, _ := options(t, d)
+	return opts
+}
+
+// options is Options, with what the pool knows of the schema (nil on
+// SQLite).
+func options(t testing.TB, d database.Dialect) (database.Options, *pooledSchema) {
+	t.Helper()
 	ctx := context.Background()
 	if d == database.Postgres {
 		if ps, ok := pool.take(); ok {
-			return schemaOptions(t, &ps)
+			return schemaOptions(t, &ps), &ps
 		}
 	}
 	opts, schema, ps := target(t, d)
@@ -101,14 +113,14 @@ func Options(t testing.TB, d database.Dialect) database.Options {
 				*ps = adopted
 			}
 		}
-		return opts
+		return opts, ps
 	}
 	t.Logf("dbtest: no template to copy, the schema is migrated from scratch: %s", templates[d].fallback)
 	createSchema(t, schema)
 	if err := migrated(ctx, opts); err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}
-	return opts
+	return opts, ps
 }
 
 // empty prepares an empty database of the dialect and returns the options

@@ -48,15 +48,16 @@ type schemaPool struct {
 	mu   sync.Mutex
 	on   bool
 	free []pooledSchema
-	// kept are the schemas the pool has adopted, free or in use, for Run to
-	// drop when the tests end.
-	kept map[string]bool
+	// kept are the schemas the pool has adopted, free or in use, with
+	// their sessions, for Run to end and drop when the tests end.
+	kept map[string]*sessions
 }
 
 // pooledSchema is a schema as the template left it, with the fingerprint of
-// its structure then.
+// its structure then, and the sessions its tests' pools keep (sessions.go).
 type pooledSchema struct {
 	name, print string
+	sessions    *sessions
 }
 
 // Run runs the binary's tests with schemas reused between them, drops the
@@ -129,10 +130,11 @@ func (p *schemaPool) adopt(ctx context.Context, schema string) (pooledSchema, bo
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.kept == nil {
-		p.kept = map[string]bool{}
+		p.kept = map[string]*sessions{}
 	}
-	p.kept[schema] = true
-	return pooledSchema{name: schema, print: print}, true
+	ps := pooledSchema{name: schema, print: print, sessions: &sessions{}}
+	p.kept[schema] = ps.sessions
+	return ps, true
 }
 
 // giveBack puts the schema back as the template left it and keeps it for the
@@ -143,6 +145,7 @@ func (p *schemaPool) giveBack(ctx context.Context, s pooledSchema) {
 		p.mu.Lock()
 		delete(p.kept, s.name)
 		p.mu.Unlock()
+		s.sessions.close()
 		dropSchema(s.name)
 		return
 	}
@@ -151,16 +154,27 @@ func (p *schemaPool) giveBack(ctx context.Context, s pooledSchema) {
 	p.free = append(p.free, s)
 }
 
+// endIdleSessions ends the idle sessions of every schema the pool keeps.
+func (p *schemaPool) endIdleSessions() {
+	p.mu.Lock()
+	kept := make([]*sessions, 0, len(p.kept))
+	for _, s := range p.kept {
+		kept = append(kept, s)
+	}
+	p.mu.Unlock()
+	for _, s := range kept {
+		s.endIdle(false)
+	}
+}
+
 // dropAll drops every schema the pool made.
 func (p *schemaPool) dropAll() {
 	p.mu.Lock()
-	names := make([]string, 0, len(p.kept))
-	for n := range p.kept {
-		names = append(names, n)
-	}
+	kept := p.kept
 	p.kept, p.free = nil, nil
 	p.mu.Unlock()
-	for _, n := range names {
+	for n, s := range kept {
+		s.close()
 		dropSchema(n)
 	}
 }
