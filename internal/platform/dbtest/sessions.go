@@ -162,11 +162,7 @@ func (k keepingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, ok := c.(*stdlib.Conn)
-	if !ok {
-		return c, nil
-	}
-	return keptConn{stdConn: sc, s: k.s}, nil
+	return keptConn{stdConn: c.(*stdlib.Conn), s: k.s}, nil // pgx's connector's
 }
 
 // keptConn is a pool's connection whose session outlives the pool. It
