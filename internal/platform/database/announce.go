@@ -170,8 +170,9 @@ func announcerOf(gdb *gorm.DB) *announcer {
 }
 
 // AnnounceCommit asks that tx be announced once it commits (see above). It
-// reports false when tx is not a PostgreSQL transaction of this package
-// (SQLite, or not a transaction); the caller then announces otherwise.
+// reports false, and nothing is announced, when tx is not a PostgreSQL
+// transaction of this package: on SQLite the runner learns of commits by
+// the HTTP layer's wake-ups and its poll of the journal (events.RunnerOptions).
 func AnnounceCommit(tx *gorm.DB) bool {
 	t, ok := tx.Statement.ConnPool.(*pgTx)
 	if !ok || t.ann == nil {
