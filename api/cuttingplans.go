@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/cutplan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/render"
 )
 
 // MIMETextHTML is the media type of a cutting plan's printable document.
@@ -141,7 +142,7 @@ func (s *server) getCuttingPlan(c echo.Context) error {
 	switch preferredOf(c, echo.MIMEApplicationJSON, MIMETextHTML, MIMETextCSV) {
 	case MIMETextHTML:
 		var b bytes.Buffer
-		if err := cutplan.RenderPlan(&b, p); err != nil {
+		if err := render.Plan(&b, p); err != nil {
 			return err
 		}
 		return c.Blob(http.StatusOK, MIMETextHTML+"; charset=utf-8", b.Bytes())
@@ -225,7 +226,7 @@ func (s *server) getCuttingSheet(c echo.Context) error {
 		}
 		p.SheetList = nil
 		var b bytes.Buffer
-		if err := cutplan.RenderSheet(&b, p, sh); err != nil {
+		if err := render.Sheet(&b, p, sh); err != nil {
 			return err
 		}
 		return c.Blob(http.StatusOK, MIMEImageSVG+"; charset=utf-8", b.Bytes())

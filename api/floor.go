@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/render"
 )
 
 // positiveQuery reads an optional whole-number query parameter of at least 1 (0 when absent).
@@ -229,13 +230,17 @@ func (s *server) getLabels(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	parts, err := s.Plan.LabelParts(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
 	layout := c.QueryParam("layout")
-	pdf, err := s.Plan.Labels(c.Request().Context(), id, layout)
+	pdf, err := render.Labels(parts, layout)
 	if err != nil {
 		return err
 	}
 	if layout == "" {
-		layout = plan.LayoutLabel
+		layout = render.LayoutLabel
 	}
 	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="labels-%d-%s.pdf"`, id, layout))
 	return c.Blob(http.StatusOK, "application/pdf", pdf)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
-	"github.com/tsekh/tsekh/internal/plan/svgtest"
+	"github.com/tsekh/tsekh/internal/render/svgtest"
 )
 
 // parseSVGNodes reads the document, failing on any error.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/input"
+	"github.com/tsekh/tsekh/internal/render"
 )
 
 // MIMEImageSVG is the media type of the schedule's Gantt chart.
@@ -45,7 +45,7 @@ func (s *server) getSchedule(c echo.Context) error {
 	}
 	if mediaOf(c) == MIMEImageSVG {
 		var b bytes.Buffer
-		if err := plan.RenderGantt(&b, v); err != nil {
+		if err := render.Gantt(&b, v); err != nil {
 			return err
 		}
 		return c.Blob(http.StatusOK, MIMEImageSVG+"; charset=utf-8", b.Bytes())

@@ -1,7 +1,7 @@
 // Package cutplan owns the cutting plans of production orders: their uncut
 // parts laid out, board by board, on the board's sheet formats and the
 // offcuts in stock by the optimiser of package cutting, stored with their
-// cuts in saw order; each sheet drawn for the saw operator; a sheet
+// cuts in saw order (package render draws them for the saw operator); a sheet
 // reported cut sends its parts through the route's cutting step and keeps
 // the offcuts it leaves. It reads the plan module's parts and the
 // catalogue's boards through their services and owns the tables cutting_*.

@@ -100,14 +100,14 @@ type Board struct {
 	Edging string        `json:"edging"`
 }
 
-// boardOf is the part's board.
-func boardOf(p Part) Board {
+// CutFrom is the board the part is cut from and edged with.
+func (p Part) CutFrom() Board {
 	return Board{Code: p.Board, Material: p.Material, ThicknessMM: p.ThicknessMM, Decor: p.Decor, Grain: p.Grain, Edges: p.Edges, Edging: p.Edging}
 }
 
-// label is the board as a label or a list shows it: its code and decor,
+// Label is the board as a label or a list shows it: its code and decor,
 // or the material's text for a part launched before materials existed.
-func (b Board) label() string {
+func (b Board) Label() string {
 	name := b.Material
 	if b.Code != "" {
 		name = b.Code
@@ -118,10 +118,10 @@ func (b Board) label() string {
 	return name
 }
 
-// edgesText is the part's edge bands, each with the sides it goes on
+// EdgesText is the part's edge bands, each with the sides it goes on
 // ("PVC2-SONOMA l1 l2, PVC04-SONOMA w1"), or the product line's text when no
 // band is named.
-func (b Board) edgesText() string {
+func (b Board) EdgesText() string {
 	var bands []string
 	sides := map[string][]string{}
 	for _, sd := range b.Edges.Sides() {

@@ -219,7 +219,7 @@ func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o ProdOrder, part Part
 	if err != nil {
 		return err
 	}
-	b := boardOf(recut)
+	b := recut.CutFrom()
 	err = events.Add(ctx, tx, contracts.PartRecut.New(o.ID, contracts.PartRecutPayload{ProdOrderID: o.ID, PartID: recut.ID, Code: recut.Code,
 		RecutOf: part.ID, RecutOfCode: part.Code, Part: recut.Name, Material: b.Material, ThicknessMM: b.ThicknessMM,
 		LengthMM: recut.LengthMM, WidthMM: recut.WidthMM, Operations: len(again)}))
@@ -295,7 +295,7 @@ AND NOT EXISTS (SELECT 1 FROM plan_operations op WHERE op.part_id = plan_parts.i
 	}
 	out := []RecutBoard{}
 	for _, p := range parts {
-		b := boardOf(p)
+		b := p.CutFrom()
 		i := slices.IndexFunc(out, func(rb RecutBoard) bool {
 			return rb.Board == b.Code && rb.Material == b.Material && rb.ThicknessMM == b.ThicknessMM && rb.Decor == b.Decor
 		})

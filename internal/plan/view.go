@@ -287,8 +287,8 @@ func (s *Service) describeBars(ctx context.Context, bars map[[2]int64]*OrderBar)
 
 func roundMin(m float64) float64 { return float64(int64(m*100+0.5)) / 100 }
 
-// days returns the days of the view, for rendering.
-func (v ScheduleView) days() []time.Time {
+// Days returns the days of the view, from From to To.
+func (v ScheduleView) Days() []time.Time {
 	var out []time.Time
 	for d := v.From.Time; !d.After(v.To.Time); d = d.AddDate(0, 0, 1) {
 		out = append(out, d)

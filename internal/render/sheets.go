@@ -1,11 +1,12 @@
-package cutplan
+package render
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"strings"
+
+	"github.com/tsekh/tsekh/internal/cutplan"
 )
 
 // The saw operator's drawings: each sheet to scale (1 px per 2 mm at most
@@ -20,15 +21,15 @@ func sheetScale(length float64) float64 {
 	return math.Min(0.5, 1400/math.Max(length, 1))
 }
 
-// RenderSheet writes sheet n of plan p as a standalone SVG document.
-func RenderSheet(w io.Writer, p Plan, sh Sheet) error {
+// Sheet writes sheet n of plan p as a standalone SVG document.
+func Sheet(w io.Writer, p cutplan.Plan, sh cutplan.Sheet) error {
 	_, err := io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+sheetSVG(p, sh))
 	return err
 }
 
-// RenderPlan writes the whole plan as one printable HTML page: a header
+// Plan writes the whole plan as one printable HTML page: a header
 // with the totals per board, then every sheet's drawing on a page of its own.
-func RenderPlan(w io.Writer, p Plan) error {
+func Plan(w io.Writer, p cutplan.Plan) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<!DOCTYPE html><html lang="ru"><head><meta charset="utf-8"><title>Карта раскроя №%d</title>`, p.ID)
 	b.WriteString(`<style>body{font-family:sans-serif;margin:12mm}table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px;font-size:12px}` +
@@ -59,11 +60,9 @@ func joinIDs(ids []int64) string {
 	return strings.Join(s, ", ")
 }
 
-func esc(s string) string { return html.EscapeString(s) }
-
 // sheetSVG is one sheet's drawing. The sheet's length runs left to right,
 // its y axis upwards as the plan's coordinates have it.
-func sheetSVG(p Plan, sh Sheet) string {
+func sheetSVG(p cutplan.Plan, sh cutplan.Sheet) string {
 	k := sheetScale(sh.LengthMM)
 	const margin, head = 20.0, 56.0
 	wpx, hpx := sh.LengthMM*k, sh.WidthMM*k

@@ -1,4 +1,4 @@
-package plan
+package render
 
 import (
 	"bytes"
@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/tsekh/tsekh/internal/plan"
 )
 
-// The Gantt chart of a ScheduleView, drawn as SVG with the standard library:
+// The Gantt chart of a plan.ScheduleView, drawn as SVG with the standard library:
 // one lane per work centre, one bar per production order on it (stacked when
 // they overlap), the days on the horizontal axis. Every text is Russian.
 //
@@ -78,11 +80,11 @@ type barStyle struct {
 
 // ganttStatus is how a production order's state is drawn and named.
 var ganttStatus = map[string]barStyle{
-	StatusLaunched:   {"#4e79a7", "#ffffff", "запущен"},
-	StatusInProgress: {"#f28e2b", "#1f1f1f", "в работе"},
-	StatusDone:       {"#8cc084", "#1f1f1f", "готов"},
-	StatusCancelled:  {"#bab0ac", "#1f1f1f", "отменён"},
-	StatusClosed:     {"#59a14f", "#ffffff", "закрыт досрочно"},
+	plan.StatusLaunched:   {"#4e79a7", "#ffffff", "запущен"},
+	plan.StatusInProgress: {"#f28e2b", "#1f1f1f", "в работе"},
+	plan.StatusDone:       {"#8cc084", "#1f1f1f", "готов"},
+	plan.StatusCancelled:  {"#bab0ac", "#1f1f1f", "отменён"},
+	plan.StatusClosed:     {"#59a14f", "#ffffff", "закрыт досрочно"},
 }
 
 // ganttOtherStatus draws a state the chart does not know (none today).
@@ -103,7 +105,7 @@ var (
 	styleDueLate  = ganttStyle{Fill: ganttLateColor, Stroke: ganttLateColor, StrokeWidth: 1.5}
 )
 
-func barStyleOf(b OrderBar) ganttStyle {
+func barStyleOf(b plan.OrderBar) ganttStyle {
 	s := ganttStyle{Fill: statusStyle(b.Status).fill}
 	if b.Late {
 		s.Stroke, s.StrokeWidth = ganttLateColor, 2
@@ -111,9 +113,9 @@ func barStyleOf(b OrderBar) ganttStyle {
 	return s
 }
 
-// RenderGantt writes the view as an SVG document. It depends on nothing but
+// Gantt writes the view as an SVG document. It depends on nothing but
 // the view: today is v.Today.
-func RenderGantt(w io.Writer, v ScheduleView) error {
+func Gantt(w io.Writer, v plan.ScheduleView) error {
 	g := layoutGantt(v)
 	var b bytes.Buffer
 	g.writeHeader(&b)
@@ -133,7 +135,7 @@ func RenderGantt(w io.Writer, v ScheduleView) error {
 // and how large the chart is. layoutGantt makes it; its write methods draw
 // it, top to bottom.
 type gantt struct {
-	v             ScheduleView
+	v             plan.ScheduleView
 	days          []time.Time
 	dayW          float64 // a day's width
 	chartR        float64 // the right edge of the days
@@ -150,7 +152,7 @@ type gantt struct {
 
 // placedBar is a bar on the chart, with its label.
 type placedBar struct {
-	bar      OrderBar
+	bar      plan.OrderBar
 	x0, x1   float64 // the bar
 	row      int
 	label    string
@@ -170,8 +172,8 @@ type legendItem struct {
 type legendPos struct{ x, y float64 }
 
 // layoutGantt places the view's bars, their labels and the legend.
-func layoutGantt(v ScheduleView) *gantt {
-	g := &gantt{v: v, days: v.days()}
+func layoutGantt(v plan.ScheduleView) *gantt {
+	g := &gantt{v: v, days: v.Days()}
 	g.dayW = math.Max(16, math.Min(64, 1120/float64(len(g.days))))
 	g.chartR = ganttLabelW + g.dayW*float64(len(g.days))
 	g.width = g.chartR + ganttRightPad
@@ -199,7 +201,7 @@ func layoutGantt(v ScheduleView) *gantt {
 
 // placeBar places bar b of lane cs and its label: on the bar when it fits,
 // else beside it, right or left.
-func (g *gantt) placeBar(cs CenterSchedule, b OrderBar) placedBar {
+func (g *gantt) placeBar(cs plan.CenterSchedule, b plan.OrderBar) placedBar {
 	v, days, dayW, chartR := g.v, g.days, g.dayW, g.chartR
 	p := placedBar{bar: b}
 	p.x0 = dayX(v, days, dayW, b.StartDay.Time, b.StartMin, float64(cs.CapacityMinPerDay))
@@ -261,7 +263,7 @@ func (g *gantt) legendItems() []legendItem {
 		anyDue = anyDue || !b.Late
 		anyDueLate = anyDueLate || b.Late
 	}
-	for _, st := range []string{StatusLaunched, StatusInProgress, StatusDone, StatusClosed, StatusCancelled} {
+	for _, st := range []string{plan.StatusLaunched, plan.StatusInProgress, plan.StatusDone, plan.StatusClosed, plan.StatusCancelled} {
 		if s := ganttStatus[st]; usedStatus[s.label] {
 			legend = append(legend, legendItem{ganttStyle{Fill: s.fill}, "rect", "ПЗ " + s.label})
 		}
@@ -371,7 +373,7 @@ const ganttBarH = ganttRowH - 4
 
 // writeLaneDays writes lane cs's overloaded days and days off, and the
 // lines between its days.
-func (g *gantt) writeLaneDays(b *bytes.Buffer, cs CenterSchedule, y, h float64) {
+func (g *gantt) writeLaneDays(b *bytes.Buffer, cs plan.CenterSchedule, y, h float64) {
 	dayW := g.dayW
 	for k, d := range cs.Days {
 		x := ganttLabelW + float64(k)*dayW
@@ -494,7 +496,7 @@ func placeLabel(labels []string, x0, x1, chartR float64) (label string, inside b
 }
 
 // barLabels are a bar's labels, longest first; the last is the shortest.
-func barLabels(b OrderBar) []string {
+func barLabels(b plan.OrderBar) []string {
 	short := fmt.Sprintf("№%d", b.ProdOrderID)
 	po := fmt.Sprintf("ПЗ №%d", b.ProdOrderID)
 	mid := po
@@ -529,7 +531,7 @@ func salesOrders(ids []int64) string {
 }
 
 // barTitle is a bar's tooltip.
-func barTitle(cs CenterSchedule, b OrderBar) string {
+func barTitle(cs plan.CenterSchedule, b plan.OrderBar) string {
 	var t strings.Builder
 	fmt.Fprintf(&t, "ПЗ №%d", b.ProdOrderID)
 	if st, ok := ganttStatus[b.Status]; ok {
@@ -556,7 +558,7 @@ func barTitle(cs CenterSchedule, b OrderBar) string {
 	return t.String()
 }
 
-func dueTitle(b OrderBar) string {
+func dueTitle(b plan.OrderBar) string {
 	t := fmt.Sprintf("Срок ПЗ №%d: %s", b.ProdOrderID, ruDate(b.DueDate))
 	if s := salesOrders(b.SalesOrderIDs); s != "" {
 		t += " (" + s + ")"
@@ -567,11 +569,11 @@ func dueTitle(b OrderBar) string {
 	return t + fmt.Sprintf("\nГотовность (ETA) %s — в срок", ruDate(b.ETA))
 }
 
-func overloadTitle(cs CenterSchedule, d DayLoad) string {
+func overloadTitle(cs plan.CenterSchedule, d plan.DayLoad) string {
 	return fmt.Sprintf("%s, %s: перегрузка — запланировано %s мин при мощности %s мин", cs.Code, ruDate(d.Date), minutes(d.LoadMin), minutes(d.CapacityMin))
 }
 
-func lateDays(b OrderBar) int { return int(b.ETA.Sub(b.DueDate.Time).Hours() / 24) }
+func lateDays(b plan.OrderBar) int { return int(b.ETA.Sub(b.DueDate.Time).Hours() / 24) }
 
 // daysRU is n days in Russian: 1 день, 2 дня, 5 дней.
 func daysRU(n int) string {
@@ -593,13 +595,13 @@ func minutes(m float64) string {
 }
 
 type dueMarker struct {
-	OrderBar
+	plan.OrderBar
 	center int64 // the lane of the order's last bar in the view
 }
 
 // dueMarkers are the orders whose due date is in the view's range, each on
 // the lane of its bar that ends last.
-func dueMarkers(v ScheduleView) map[int64]dueMarker {
+func dueMarkers(v plan.ScheduleView) map[int64]dueMarker {
 	out := map[int64]dueMarker{}
 	for _, cs := range v.WorkCenters {
 		for _, b := range cs.Orders {
@@ -607,7 +609,7 @@ func dueMarkers(v ScheduleView) map[int64]dueMarker {
 				continue
 			}
 			m, ok := out[b.ProdOrderID]
-			if !ok || (Moment{Day: m.EndDay.Time, Min: m.EndMin}).Before(Moment{Day: b.EndDay.Time, Min: b.EndMin}) {
+			if !ok || (plan.Moment{Day: m.EndDay.Time, Min: m.EndMin}).Before(plan.Moment{Day: b.EndDay.Time, Min: b.EndMin}) {
 				out[b.ProdOrderID] = dueMarker{OrderBar: b, center: cs.ID}
 			}
 		}
@@ -617,12 +619,12 @@ func dueMarkers(v ScheduleView) map[int64]dueMarker {
 
 // dueX is the end of day d on the chart: an order due on d is on time when
 // ready by then.
-func dueX(v ScheduleView, dayW float64, d time.Time) float64 {
+func dueX(v plan.ScheduleView, dayW float64, d time.Time) float64 {
 	return ganttLabelW + (d.Sub(v.From.Time).Hours()/24+1)*dayW
 }
 
 // todayIndex is the column of v.Today, and whether it is in the view.
-func todayIndex(v ScheduleView) (int, bool) {
+func todayIndex(v plan.ScheduleView) (int, bool) {
 	if v.Today.IsZero() || v.Today.Before(v.From.Time) || v.Today.After(v.To.Time) {
 		return 0, false
 	}
@@ -630,7 +632,7 @@ func todayIndex(v ScheduleView) (int, bool) {
 }
 
 // dayX is the x of minute min of day d's capacity on the chart, clamped to the chart's days.
-func dayX(v ScheduleView, days []time.Time, dayW float64, d time.Time, minute, capacity float64) float64 {
+func dayX(v plan.ScheduleView, days []time.Time, dayW float64, d time.Time, minute, capacity float64) float64 {
 	k := d.Sub(v.From.Time).Hours() / 24
 	frac := 0.0
 	if capacity > 0 {

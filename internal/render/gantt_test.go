@@ -1,4 +1,4 @@
-package plan
+package render
 
 import (
 	"bytes"
@@ -7,20 +7,30 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tsekh/tsekh/internal/plan/svgtest"
+	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/render/svgtest"
 )
 
-func renderNodes(t *testing.T, v ScheduleView) (string, []*svgtest.Node) {
+func renderNodes(t *testing.T, v plan.ScheduleView) (string, []*svgtest.Node) {
 	t.Helper()
 	var b bytes.Buffer
-	require.NoError(t, RenderGantt(&b, v))
+	require.NoError(t, Gantt(&b, v))
 	nodes, err := svgtest.Parse(b.Bytes())
 	require.NoError(t, err, "the SVG is not well-formed XML")
 	return b.String(), nodes
+}
+
+func day(s string) time.Time {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }
 
 func date(s string) database.Date { return database.DateOf(day(s)) }
@@ -29,12 +39,12 @@ func date(s string) database.Date { return database.DateOf(day(s)) }
 // cutting centre overloaded on Tuesday with a long late bar, a sliver of
 // done work, an order due on Friday and one in a state the chart does not
 // know; an empty assembly centre.
-func ganttView() ScheduleView {
-	days := func(over string) []DayLoad {
-		var out []DayLoad
+func ganttView() plan.ScheduleView {
+	days := func(over string) []plan.DayLoad {
+		var out []plan.DayLoad
 		for d := day("2026-11-14"); !d.After(day("2026-11-20")); d = d.AddDate(0, 0, 1) {
 			wd := d.Weekday()
-			dl := DayLoad{Date: database.DateOf(d), Working: wd != 0 && wd != 6}
+			dl := plan.DayLoad{Date: database.DateOf(d), Working: wd != 0 && wd != 6}
 			if dl.Working {
 				dl.CapacityMin = 480
 			}
@@ -45,22 +55,22 @@ func ganttView() ScheduleView {
 		}
 		return out
 	}
-	return ScheduleView{
+	return plan.ScheduleView{
 		From: date("2026-11-14"), To: date("2026-11-20"), Today: date("2026-11-16"),
-		WorkCenters: []CenterSchedule{
-			{ID: 1, Code: "CUT", Name: `Раскрой <А&Б> "Ф"`, CapacityMinPerDay: 480, Days: days("2026-11-17"), Orders: []OrderBar{
-				{ProdOrderID: 7, Status: StatusInProgress, StartDay: date("2026-11-16"), EndDay: date("2026-11-20"), EndMin: 480,
+		WorkCenters: []plan.CenterSchedule{
+			{ID: 1, Code: "CUT", Name: `Раскрой <А&Б> "Ф"`, CapacityMinPerDay: 480, Days: days("2026-11-17"), Orders: []plan.OrderBar{
+				{ProdOrderID: 7, Status: plan.StatusInProgress, StartDay: date("2026-11-16"), EndDay: date("2026-11-20"), EndMin: 480,
 					Operations: 40, OpsDone: 12, Minutes: 1440, SalesOrderIDs: []int64{3, 4}, SKUs: []string{"SHK-<1>&2", "TMB-PRIK-450"},
 					DueDate: date("2026-11-17"), ETA: date("2026-11-20"), Late: true},
-				{ProdOrderID: 8, Status: StatusDone, StartDay: date("2026-11-16"), EndDay: date("2026-11-16"), EndMin: 10,
+				{ProdOrderID: 8, Status: plan.StatusDone, StartDay: date("2026-11-16"), EndDay: date("2026-11-16"), EndMin: 10,
 					Operations: 2, OpsDone: 2, Minutes: 10, SalesOrderIDs: []int64{5}, SKUs: []string{"TMB-PRIK-450"}, ETA: date("2026-11-16")},
-				{ProdOrderID: 9, Status: StatusLaunched, StartDay: date("2026-11-19"), EndDay: date("2026-11-19"), StartMin: 100, EndMin: 400,
+				{ProdOrderID: 9, Status: plan.StatusLaunched, StartDay: date("2026-11-19"), EndDay: date("2026-11-19"), StartMin: 100, EndMin: 400,
 					Operations: 5, Minutes: 300, SalesOrderIDs: []int64{6}, SKUs: []string{"DIV-CHESTER-3"},
 					DueDate: date("2026-11-20"), ETA: date("2026-11-19")},
 				{ProdOrderID: 10, Status: "on_hold", StartDay: date("2026-11-20"), EndDay: date("2026-11-20"), EndMin: 50,
 					Operations: 1, Minutes: 50, SalesOrderIDs: []int64{}, SKUs: []string{}, ETA: date("2026-11-20")},
 			}},
-			{ID: 2, Code: "ASM", Name: "Сборка", CapacityMinPerDay: 960, Days: days(""), Orders: []OrderBar{}},
+			{ID: 2, Code: "ASM", Name: "Сборка", CapacityMinPerDay: 960, Days: days(""), Orders: []plan.OrderBar{}},
 		},
 	}
 }
@@ -86,7 +96,7 @@ func TestRenderGantt(t *testing.T) {
 	})
 
 	t.Run("Russian", func(t *testing.T) {
-		for st, want := range map[string]string{StatusLaunched: "запущен", StatusInProgress: "в работе", StatusDone: "готов", StatusCancelled: "отменён"} {
+		for st, want := range map[string]string{plan.StatusLaunched: "запущен", plan.StatusInProgress: "в работе", plan.StatusDone: "готов", plan.StatusCancelled: "отменён"} {
 			require.Equal(t, want, ganttStatus[st].label, st)
 		}
 		english := regexp.MustCompile(`\b(launched|in_progress|done|cancelled|pending|closed)\b`)
