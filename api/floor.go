@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/render"
 )
@@ -57,13 +57,13 @@ func (s *server) listParts(c echo.Context) error {
 		return err
 	}
 	var fields []apperr.FieldError
-	f := plan.PartFilter{State: c.QueryParam("state")}
+	f := floor.PartFilter{State: c.QueryParam("state")}
 	f.Step = positiveQuery(c, "step", &fields)
 	f.Unit = positiveQuery(c, "unit", &fields)
 	if len(fields) > 0 {
 		return apperr.Invalid("invalid query", fields...)
 	}
-	parts, next, err := s.Plan.Parts(c.Request().Context(), id, pr, f)
+	parts, next, err := s.Floor.Parts(c.Request().Context(), id, pr, f)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (s *server) listParts(c echo.Context) error {
 }
 
 // FloorPartList is a page of a production order's physical parts.
-type FloorPartList = List[plan.FloorPart]
+type FloorPartList = List[floor.Part]
 
 // ScanRequest is the body of POST /api/v1/floor/scans.
 type ScanRequest struct {
@@ -95,7 +95,7 @@ type ScanRequest struct {
 //	@Produce		json
 //	@Security		BearerAuth
 //	@Param			body	body		ScanRequest	true	"the scan"
-//	@Success		200		{object}	plan.ScanResult
+//	@Success		200		{object}	floor.ScanResult
 //	@Failure		400		{object}	Problem
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
@@ -109,7 +109,7 @@ func (s *server) scan(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := s.Plan.ScanCode(c.Request().Context(), plan.Scan{Code: req.Code, Step: req.Step, ProdOrderID: req.ProdOrderID})
+	r, err := s.Floor.ScanCode(c.Request().Context(), floor.Scan{Code: req.Code, Step: req.Step, ProdOrderID: req.ProdOrderID})
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ type ScrapRequest struct {
 //	@Produce		json
 //	@Security		BearerAuth
 //	@Param			body	body		ScrapRequest	true	"the scrap"
-//	@Success		200		{object}	plan.ScrapResult
+//	@Success		200		{object}	floor.ScrapResult
 //	@Failure		400		{object}	Problem
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
@@ -157,7 +157,7 @@ func (s *server) scrapPart(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := s.Plan.ScrapPart(c.Request().Context(), plan.ScrapInput{Code: req.Code, PartID: req.PartID, Step: req.Step, Reason: req.Reason, Note: req.Note})
+	r, err := s.Floor.ScrapPart(c.Request().Context(), floor.ScrapInput{Code: req.Code, PartID: req.PartID, Step: req.Step, Reason: req.Reason, Note: req.Note})
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (s *server) scrapPart(c echo.Context) error {
 
 // RecutList is what the saw must cut again, by board.
 type RecutList struct {
-	Boards []plan.RecutBoard `json:"boards"`
+	Boards []floor.RecutBoard `json:"boards"`
 }
 
 // listRecuts godoc
@@ -181,7 +181,7 @@ type RecutList struct {
 //	@Failure		401	{object}	Problem
 //	@Router			/api/v1/floor/recuts [get]
 func (s *server) listRecuts(c echo.Context) error {
-	boards, err := s.Plan.Recuts(c.Request().Context())
+	boards, err := s.Floor.Recuts(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ type ScrapReasons struct {
 //	@Failure		401	{object}	Problem
 //	@Router			/api/v1/floor/scrap-reasons [get]
 func (s *server) listScrapReasons(c echo.Context) error {
-	return c.JSON(http.StatusOK, ScrapReasons{Reasons: s.Plan.ScrapReasons()})
+	return c.JSON(http.StatusOK, ScrapReasons{Reasons: s.Floor.ScrapReasons()})
 }
 
 // getLabels godoc
@@ -230,7 +230,7 @@ func (s *server) getLabels(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	parts, err := s.Plan.LabelParts(c.Request().Context(), id)
+	parts, err := s.Floor.LabelParts(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}

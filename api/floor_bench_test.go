@@ -12,7 +12,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/events"
-	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
@@ -93,7 +93,7 @@ func BenchmarkFloorScan(b *testing.B) {
 	b.Run("Service", func(b *testing.B) {
 		ctx := events.WithActor(context.Background(), events.Actor{ID: 1, Name: "Мастер"})
 		measure(b, func(code string) error {
-			_, err := env.App.Plan.ScanCode(ctx, plan.Scan{Code: code, Step: 1})
+			_, err := env.App.Floor.ScanCode(ctx, floor.Scan{Code: code, Step: 1})
 			return err
 		})
 	})

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/input"
@@ -168,7 +169,7 @@ func (s *server) getProdOrder(c echo.Context) error {
 //	@Security		BearerAuth
 //	@Param			id		path		int	true	"production order id"	minimum(1) example(1)
 //	@Param			op_id	path		int	true	"operation id"	minimum(1) example(1)
-//	@Success		200		{object}	plan.OperationChange
+//	@Success		200		{object}	floor.OperationChange
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
 //	@Failure		404		{object}	Problem
@@ -180,7 +181,7 @@ func (s *server) startOperation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ch, err := s.Plan.StartOperation(c.Request().Context(), id, opID)
+	ch, err := s.Floor.StartOperation(c.Request().Context(), id, opID)
 	if err != nil {
 		return err
 	}
@@ -197,7 +198,7 @@ func (s *server) startOperation(c echo.Context) error {
 //	@Security		BearerAuth
 //	@Param			id		path		int	true	"production order id"	minimum(1) example(1)
 //	@Param			op_id	path		int	true	"operation id"	minimum(1) example(1)
-//	@Success		200		{object}	plan.OperationChange
+//	@Success		200		{object}	floor.OperationChange
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
 //	@Failure		404		{object}	Problem
@@ -209,7 +210,7 @@ func (s *server) completeOperation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ch, err := s.Plan.CompleteOperation(c.Request().Context(), id, opID)
+	ch, err := s.Floor.CompleteOperation(c.Request().Context(), id, opID)
 	if err != nil {
 		return err
 	}
@@ -292,7 +293,7 @@ func (s *server) closeProdOrder(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	o, err := s.Plan.CloseProdOrder(c.Request().Context(), id, plan.Close{Reason: req.Reason, Rest: req.Rest})
+	o, err := s.Floor.CloseProdOrder(c.Request().Context(), id, floor.Close{Reason: req.Reason, Rest: req.Rest})
 	if err != nil {
 		return err
 	}

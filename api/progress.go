@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/floor"
 )
 
 // ProgressRequest is the body of POST /api/v1/production-orders/{id}/progress.
@@ -37,7 +37,7 @@ type ProgressRequest struct {
 //	@Security		BearerAuth
 //	@Param			id		path		int				true	"production order id"	minimum(1) example(1)
 //	@Param			body	body		ProgressRequest	true	"the report"
-//	@Success		200		{object}	plan.ProgressReport
+//	@Success		200		{object}	floor.ProgressReport
 //	@Failure		400		{object}	Problem
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
@@ -56,7 +56,7 @@ func (s *server) reportProgress(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := s.Plan.ReportProgress(c.Request().Context(), id, plan.Report{Seq: req.Seq, Qty: req.Qty, Scrap: req.Scrap, Minutes: req.Minutes, Unit: req.Unit, ItemID: req.ItemID})
+	r, err := s.Floor.ReportProgress(c.Request().Context(), id, floor.Report{Seq: req.Seq, Qty: req.Qty, Scrap: req.Scrap, Minutes: req.Minutes, Unit: req.Unit, ItemID: req.ItemID})
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,7 @@ import (
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/cutplan"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -72,6 +73,7 @@ type Deps struct {
 	Stock    *stock.Service
 	Sales    *sales.Service
 	Plan     *plan.Service
+	Floor    *floor.Service
 	CutPlans *cutplan.Service
 	Journal  *events.Journal
 	Registry *events.Registry

@@ -935,7 +935,7 @@ const docTemplate = `{
                     "200": {
                         "description": "OK",
                         "schema": {
-                            "$ref": "#/definitions/plan.ScanResult"
+                            "$ref": "#/definitions/floor.ScanResult"
                         }
                     },
                     "400": {
@@ -1017,7 +1017,7 @@ const docTemplate = `{
                     "200": {
                         "description": "OK",
                         "schema": {
-                            "$ref": "#/definitions/plan.ScrapResult"
+                            "$ref": "#/definitions/floor.ScrapResult"
                         }
                     },
                     "400": {
@@ -3691,7 +3691,7 @@ const docTemplate = `{
                     "200": {
                         "description": "OK",
                         "schema": {
-                            "$ref": "#/definitions/plan.OperationChange"
+                            "$ref": "#/definitions/floor.OperationChange"
                         }
                     },
                     "401": {
@@ -3767,7 +3767,7 @@ const docTemplate = `{
                     "200": {
                         "description": "OK",
                         "schema": {
-                            "$ref": "#/definitions/plan.OperationChange"
+                            "$ref": "#/definitions/floor.OperationChange"
                         }
                     },
                     "401": {
@@ -3955,7 +3955,7 @@ const docTemplate = `{
                     "200": {
                         "description": "OK",
                         "schema": {
-                            "$ref": "#/definitions/plan.ProgressReport"
+                            "$ref": "#/definitions/floor.ProgressReport"
                         }
                     },
                     "400": {
@@ -6408,7 +6408,7 @@ const docTemplate = `{
                 "items": {
                     "type": "array",
                     "items": {
-                        "$ref": "#/definitions/plan.FloorPart"
+                        "$ref": "#/definitions/floor.Part"
                     }
                 },
                 "next_cursor": {
@@ -6924,7 +6924,7 @@ const docTemplate = `{
                 "boards": {
                     "type": "array",
                     "items": {
-                        "$ref": "#/definitions/plan.RecutBoard"
+                        "$ref": "#/definitions/floor.RecutBoard"
                     }
                 }
             }
@@ -9059,6 +9059,423 @@ const docTemplate = `{
                 }
             }
         },
+        "floor.OperationChange": {
+            "type": "object",
+            "required": [
+                "operation",
+                "prod_order"
+            ],
+            "properties": {
+                "operation": {
+                    "$ref": "#/definitions/plan.Operation"
+                },
+                "prod_order": {
+                    "$ref": "#/definitions/plan.ProdOrder"
+                }
+            }
+        },
+        "floor.Part": {
+            "type": "object",
+            "required": [
+                "at_seq",
+                "board",
+                "code",
+                "customer",
+                "decor",
+                "edges",
+                "edging",
+                "grain",
+                "id",
+                "item_id",
+                "length_mm",
+                "line",
+                "material",
+                "name",
+                "order_id",
+                "recut_code",
+                "recut_of",
+                "scrap",
+                "sku",
+                "state",
+                "status",
+                "steps",
+                "thickness_mm",
+                "unit",
+                "unit_code",
+                "width_mm"
+            ],
+            "properties": {
+                "at_seq": {
+                    "description": "AtSeq is the first of its steps not done (null when through them all, or scrapped).",
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "board": {
+                    "description": "Board is the code of the board it is cut from, Decor the board's\ndecor, as the item's choices resolved them at launch; Grain and Edges\n(each side's edge band code, \"\" for none) as its product line says.",
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "code": {
+                    "description": "Code is the part's printable code, unique in the database, from\nlaunch: what its label's barcode carries and a scan names.",
+                    "type": "string",
+                    "example": "P12-5"
+                },
+                "customer": {
+                    "type": "string"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "edges": {
+                    "$ref": "#/definitions/catalog.Edges"
+                },
+                "edging": {
+                    "type": "string"
+                },
+                "grain": {
+                    "type": "string",
+                    "enum": [
+                        "length",
+                        "width",
+                        "none"
+                    ],
+                    "example": "length"
+                },
+                "id": {
+                    "type": "integer"
+                },
+                "item_id": {
+                    "type": "integer"
+                },
+                "length_mm": {
+                    "type": "integer"
+                },
+                "line": {
+                    "type": "integer"
+                },
+                "material": {
+                    "type": "string"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "order_id": {
+                    "description": "the sales order",
+                    "type": "integer"
+                },
+                "recut_code": {
+                    "description": "RecutCode is the code of the part cut again in its place, once scrapped.",
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "recut_of": {
+                    "description": "RecutOf is the scrapped part this one is cut again in place of.",
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "scrap": {
+                    "$ref": "#/definitions/plan.Scrap"
+                },
+                "sku": {
+                    "type": "string"
+                },
+                "state": {
+                    "description": "State is pending, in_progress or done over its part-scope steps, or scrapped.",
+                    "type": "string",
+                    "enum": [
+                        "pending",
+                        "in_progress",
+                        "done",
+                        "scrapped"
+                    ]
+                },
+                "status": {
+                    "description": "Status is live, or scrapped once the floor spoilt it (see Scrap).",
+                    "type": "string",
+                    "enum": [
+                        "live",
+                        "scrapped"
+                    ]
+                },
+                "steps": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/floor.PartStep"
+                    }
+                },
+                "thickness_mm": {
+                    "type": "integer"
+                },
+                "unit": {
+                    "type": "integer"
+                },
+                "unit_code": {
+                    "type": "string",
+                    "example": "U12-1"
+                },
+                "width_mm": {
+                    "type": "integer"
+                }
+            }
+        },
+        "floor.PartStep": {
+            "type": "object",
+            "required": [
+                "completed_at",
+                "completed_by",
+                "completed_by_id",
+                "name",
+                "operation_id",
+                "seq",
+                "started_at",
+                "status"
+            ],
+            "properties": {
+                "completed_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "completed_by": {
+                    "type": "string",
+                    "x-nullable": true
+                },
+                "completed_by_id": {
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "name": {
+                    "type": "string"
+                },
+                "operation_id": {
+                    "type": "integer"
+                },
+                "seq": {
+                    "type": "integer"
+                },
+                "started_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "pending",
+                        "in_progress",
+                        "done"
+                    ]
+                }
+            }
+        },
+        "floor.ProgressReport": {
+            "type": "object",
+            "required": [
+                "done",
+                "name",
+                "prod_order",
+                "ready",
+                "scope",
+                "seq",
+                "total"
+            ],
+            "properties": {
+                "done": {
+                    "description": "Done is how many of the step's parts (or units) are done, of Total.",
+                    "type": "integer"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "prod_order": {
+                    "$ref": "#/definitions/plan.ProdOrder"
+                },
+                "ready": {
+                    "description": "Ready is how many more may be reported now: through the step before, not done at this one.",
+                    "type": "integer"
+                },
+                "scope": {
+                    "type": "string",
+                    "enum": [
+                        "part",
+                        "item"
+                    ]
+                },
+                "seq": {
+                    "type": "integer"
+                },
+                "total": {
+                    "type": "integer"
+                }
+            }
+        },
+        "floor.Recut": {
+            "type": "object",
+            "required": [
+                "code",
+                "edging",
+                "item_id",
+                "length_mm",
+                "name",
+                "note",
+                "part_id",
+                "prod_order_id",
+                "reason",
+                "recut_of",
+                "unit",
+                "width_mm"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "P12-5.1"
+                },
+                "edging": {
+                    "type": "string"
+                },
+                "item_id": {
+                    "type": "integer"
+                },
+                "length_mm": {
+                    "type": "integer"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "note": {
+                    "type": "string"
+                },
+                "part_id": {
+                    "type": "integer"
+                },
+                "prod_order_id": {
+                    "type": "integer"
+                },
+                "reason": {
+                    "description": "why it was scrapped",
+                    "type": "string"
+                },
+                "recut_of": {
+                    "description": "the scrapped part's code",
+                    "type": "string"
+                },
+                "unit": {
+                    "type": "integer"
+                },
+                "width_mm": {
+                    "type": "integer"
+                }
+            }
+        },
+        "floor.RecutBoard": {
+            "type": "object",
+            "required": [
+                "board",
+                "decor",
+                "material",
+                "parts",
+                "qty",
+                "thickness_mm"
+            ],
+            "properties": {
+                "board": {
+                    "description": "its code in the materials catalogue; \"\" before materials existed",
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "decor": {
+                    "type": "string"
+                },
+                "material": {
+                    "type": "string"
+                },
+                "parts": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/floor.Recut"
+                    }
+                },
+                "qty": {
+                    "type": "integer"
+                },
+                "thickness_mm": {
+                    "type": "integer"
+                }
+            }
+        },
+        "floor.ScanResult": {
+            "type": "object",
+            "required": [
+                "code",
+                "kind",
+                "next_seq",
+                "operation",
+                "prod_order_id",
+                "prod_order_status",
+                "repeated",
+                "unit_made"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "P12-5"
+                },
+                "kind": {
+                    "description": "Kind is part for a part's code, unit for a unit's.",
+                    "type": "string",
+                    "enum": [
+                        "part",
+                        "unit"
+                    ]
+                },
+                "next_seq": {
+                    "description": "NextSeq is the part's (or unit's) next step not done; null when none is left.",
+                    "type": "integer",
+                    "x-nullable": true
+                },
+                "operation": {
+                    "$ref": "#/definitions/plan.Operation"
+                },
+                "prod_order_id": {
+                    "type": "integer"
+                },
+                "prod_order_status": {
+                    "description": "Status is the production order's state after the scan.",
+                    "type": "string",
+                    "enum": [
+                        "launched",
+                        "in_progress",
+                        "done",
+                        "cancelled",
+                        "closed"
+                    ]
+                },
+                "repeated": {
+                    "description": "Repeated is true when the step was done already: the same scan twice\nis one report, and nothing changed.",
+                    "type": "boolean"
+                },
+                "unit_made": {
+                    "description": "UnitMade is true when the unit is made (every operation of it done).",
+                    "type": "boolean"
+                }
+            }
+        },
+        "floor.ScrapResult": {
+            "type": "object",
+            "required": [
+                "recut",
+                "scrapped"
+            ],
+            "properties": {
+                "recut": {
+                    "$ref": "#/definitions/floor.Part"
+                },
+                "scrapped": {
+                    "$ref": "#/definitions/floor.Part"
+                }
+            }
+        },
         "plan.BacklogItem": {
             "type": "object",
             "required": [
@@ -9435,151 +9852,6 @@ const docTemplate = `{
                 }
             }
         },
-        "plan.FloorPart": {
-            "type": "object",
-            "required": [
-                "at_seq",
-                "board",
-                "code",
-                "customer",
-                "decor",
-                "edges",
-                "edging",
-                "grain",
-                "id",
-                "item_id",
-                "length_mm",
-                "line",
-                "material",
-                "name",
-                "order_id",
-                "recut_code",
-                "recut_of",
-                "scrap",
-                "sku",
-                "state",
-                "status",
-                "steps",
-                "thickness_mm",
-                "unit",
-                "unit_code",
-                "width_mm"
-            ],
-            "properties": {
-                "at_seq": {
-                    "description": "AtSeq is the first of its steps not done (null when through them all, or scrapped).",
-                    "type": "integer",
-                    "x-nullable": true
-                },
-                "board": {
-                    "description": "Board is the code of the board it is cut from, Decor the board's\ndecor, as the item's choices resolved them at launch; Grain and Edges\n(each side's edge band code, \"\" for none) as its product line says.",
-                    "type": "string",
-                    "example": "LDSP16-SONOMA"
-                },
-                "code": {
-                    "description": "Code is the part's printable code, unique in the database, from\nlaunch: what its label's barcode carries and a scan names.",
-                    "type": "string",
-                    "example": "P12-5"
-                },
-                "customer": {
-                    "type": "string"
-                },
-                "decor": {
-                    "type": "string",
-                    "example": "Дуб сонома"
-                },
-                "edges": {
-                    "$ref": "#/definitions/catalog.Edges"
-                },
-                "edging": {
-                    "type": "string"
-                },
-                "grain": {
-                    "type": "string",
-                    "enum": [
-                        "length",
-                        "width",
-                        "none"
-                    ],
-                    "example": "length"
-                },
-                "id": {
-                    "type": "integer"
-                },
-                "item_id": {
-                    "type": "integer"
-                },
-                "length_mm": {
-                    "type": "integer"
-                },
-                "line": {
-                    "type": "integer"
-                },
-                "material": {
-                    "type": "string"
-                },
-                "name": {
-                    "type": "string"
-                },
-                "order_id": {
-                    "description": "the sales order",
-                    "type": "integer"
-                },
-                "recut_code": {
-                    "description": "RecutCode is the code of the part cut again in its place, once scrapped.",
-                    "type": "string",
-                    "x-nullable": true
-                },
-                "recut_of": {
-                    "description": "RecutOf is the scrapped part this one is cut again in place of.",
-                    "type": "integer",
-                    "x-nullable": true
-                },
-                "scrap": {
-                    "$ref": "#/definitions/plan.Scrap"
-                },
-                "sku": {
-                    "type": "string"
-                },
-                "state": {
-                    "description": "State is pending, in_progress or done over its part-scope steps, or scrapped.",
-                    "type": "string",
-                    "enum": [
-                        "pending",
-                        "in_progress",
-                        "done",
-                        "scrapped"
-                    ]
-                },
-                "status": {
-                    "description": "Status is live, or scrapped once the floor spoilt it (see Scrap).",
-                    "type": "string",
-                    "enum": [
-                        "live",
-                        "scrapped"
-                    ]
-                },
-                "steps": {
-                    "type": "array",
-                    "items": {
-                        "$ref": "#/definitions/plan.PartStep"
-                    }
-                },
-                "thickness_mm": {
-                    "type": "integer"
-                },
-                "unit": {
-                    "type": "integer"
-                },
-                "unit_code": {
-                    "type": "string",
-                    "example": "U12-1"
-                },
-                "width_mm": {
-                    "type": "integer"
-                }
-            }
-        },
         "plan.Operation": {
             "type": "object",
             "required": [
@@ -9681,21 +9953,6 @@ const docTemplate = `{
                 },
                 "work_center_id": {
                     "type": "integer"
-                }
-            }
-        },
-        "plan.OperationChange": {
-            "type": "object",
-            "required": [
-                "operation",
-                "prod_order"
-            ],
-            "properties": {
-                "operation": {
-                    "$ref": "#/definitions/plan.Operation"
-                },
-                "prod_order": {
-                    "$ref": "#/definitions/plan.ProdOrder"
                 }
             }
         },
@@ -9877,56 +10134,6 @@ const docTemplate = `{
                 },
                 "width_mm": {
                     "type": "integer"
-                }
-            }
-        },
-        "plan.PartStep": {
-            "type": "object",
-            "required": [
-                "completed_at",
-                "completed_by",
-                "completed_by_id",
-                "name",
-                "operation_id",
-                "seq",
-                "started_at",
-                "status"
-            ],
-            "properties": {
-                "completed_at": {
-                    "type": "string",
-                    "format": "date-time",
-                    "x-nullable": true
-                },
-                "completed_by": {
-                    "type": "string",
-                    "x-nullable": true
-                },
-                "completed_by_id": {
-                    "type": "integer",
-                    "x-nullable": true
-                },
-                "name": {
-                    "type": "string"
-                },
-                "operation_id": {
-                    "type": "integer"
-                },
-                "seq": {
-                    "type": "integer"
-                },
-                "started_at": {
-                    "type": "string",
-                    "format": "date-time",
-                    "x-nullable": true
-                },
-                "status": {
-                    "type": "string",
-                    "enum": [
-                        "pending",
-                        "in_progress",
-                        "done"
-                    ]
                 }
             }
         },
@@ -10371,141 +10578,6 @@ const docTemplate = `{
                 }
             }
         },
-        "plan.ProgressReport": {
-            "type": "object",
-            "required": [
-                "done",
-                "name",
-                "prod_order",
-                "ready",
-                "scope",
-                "seq",
-                "total"
-            ],
-            "properties": {
-                "done": {
-                    "description": "Done is how many of the step's parts (or units) are done, of Total.",
-                    "type": "integer"
-                },
-                "name": {
-                    "type": "string"
-                },
-                "prod_order": {
-                    "$ref": "#/definitions/plan.ProdOrder"
-                },
-                "ready": {
-                    "description": "Ready is how many more may be reported now: through the step before, not done at this one.",
-                    "type": "integer"
-                },
-                "scope": {
-                    "type": "string",
-                    "enum": [
-                        "part",
-                        "item"
-                    ]
-                },
-                "seq": {
-                    "type": "integer"
-                },
-                "total": {
-                    "type": "integer"
-                }
-            }
-        },
-        "plan.Recut": {
-            "type": "object",
-            "required": [
-                "code",
-                "edging",
-                "item_id",
-                "length_mm",
-                "name",
-                "note",
-                "part_id",
-                "prod_order_id",
-                "reason",
-                "recut_of",
-                "unit",
-                "width_mm"
-            ],
-            "properties": {
-                "code": {
-                    "type": "string",
-                    "example": "P12-5.1"
-                },
-                "edging": {
-                    "type": "string"
-                },
-                "item_id": {
-                    "type": "integer"
-                },
-                "length_mm": {
-                    "type": "integer"
-                },
-                "name": {
-                    "type": "string"
-                },
-                "note": {
-                    "type": "string"
-                },
-                "part_id": {
-                    "type": "integer"
-                },
-                "prod_order_id": {
-                    "type": "integer"
-                },
-                "reason": {
-                    "description": "why it was scrapped",
-                    "type": "string"
-                },
-                "recut_of": {
-                    "description": "the scrapped part's code",
-                    "type": "string"
-                },
-                "unit": {
-                    "type": "integer"
-                },
-                "width_mm": {
-                    "type": "integer"
-                }
-            }
-        },
-        "plan.RecutBoard": {
-            "type": "object",
-            "required": [
-                "board",
-                "decor",
-                "material",
-                "parts",
-                "qty",
-                "thickness_mm"
-            ],
-            "properties": {
-                "board": {
-                    "description": "its code in the materials catalogue; \"\" before materials existed",
-                    "type": "string",
-                    "example": "LDSP16-SONOMA"
-                },
-                "decor": {
-                    "type": "string"
-                },
-                "material": {
-                    "type": "string"
-                },
-                "parts": {
-                    "type": "array",
-                    "items": {
-                        "$ref": "#/definitions/plan.Recut"
-                    }
-                },
-                "qty": {
-                    "type": "integer"
-                },
-                "thickness_mm": {
-                    "type": "integer"
-                }
-            }
-        },
         "plan.ReplanSummary": {
             "type": "object",
             "required": [
@@ -10701,63 +10773,6 @@ const docTemplate = `{
                 }
             }
         },
-        "plan.ScanResult": {
-            "type": "object",
-            "required": [
-                "code",
-                "kind",
-                "next_seq",
-                "operation",
-                "prod_order_id",
-                "prod_order_status",
-                "repeated",
-                "unit_made"
-            ],
-            "properties": {
-                "code": {
-                    "type": "string",
-                    "example": "P12-5"
-                },
-                "kind": {
-                    "description": "Kind is part for a part's code, unit for a unit's.",
-                    "type": "string",
-                    "enum": [
-                        "part",
-                        "unit"
-                    ]
-                },
-                "next_seq": {
-                    "description": "NextSeq is the part's (or unit's) next step not done; null when none is left.",
-                    "type": "integer",
-                    "x-nullable": true
-                },
-                "operation": {
-                    "$ref": "#/definitions/plan.Operation"
-                },
-                "prod_order_id": {
-                    "type": "integer"
-                },
-                "prod_order_status": {
-                    "description": "Status is the production order's state after the scan.",
-                    "type": "string",
-                    "enum": [
-                        "launched",
-                        "in_progress",
-                        "done",
-                        "cancelled",
-                        "closed"
-                    ]
-                },
-                "repeated": {
-                    "description": "Repeated is true when the step was done already: the same scan twice\nis one report, and nothing changed.",
-                    "type": "boolean"
-                },
-                "unit_made": {
-                    "description": "UnitMade is true when the unit is made (every operation of it done).",
-                    "type": "boolean"
-                }
-            }
-        },
         "plan.ScheduleView": {
             "type": "object",
             "required": [
@@ -10825,21 +10840,6 @@ const docTemplate = `{
                     "description": "ScrappedByID and ScrappedBy are who reported it.",
                     "type": "integer",
                     "x-nullable": true
-                }
-            }
-        },
-        "plan.ScrapResult": {
-            "type": "object",
-            "required": [
-                "recut",
-                "scrapped"
-            ],
-            "properties": {
-                "recut": {
-                    "$ref": "#/definitions/plan.FloorPart"
-                },
-                "scrapped": {
-                    "$ref": "#/definitions/plan.FloorPart"
                 }
             }
         },

@@ -22,6 +22,7 @@ import (
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/cutplan"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/maintenance"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/config"
@@ -55,6 +56,7 @@ type App struct {
 	Catalog *catalog.Service
 	Sales   *sales.Service
 	Plan    *plan.Service
+	Floor   *floor.Service
 	Stock   *stock.Service
 	CutPlan *cutplan.Service
 
@@ -140,9 +142,10 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Plan = plan.NewService(db)
 	a.Plan.SetTimeZone(cfg.FactoryLocation())
 	a.Plan.SetEdgeOverhang(cfg.EdgeOverhangMM)
+	a.Floor = floor.NewService(db)
+	a.Floor.SetScrapReasons(cfg.FloorScrapReasons)
 	a.Stock = stock.NewService(db)
-	a.Plan.SetScrapReasons(cfg.FloorScrapReasons)
-	a.CutPlan = cutplan.NewService(db, a.Plan, cutplan.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages,
+	a.CutPlan = cutplan.NewService(db, a.Floor, cutplan.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages,
 		MinOffcutMM: cfg.CuttingMinOffcutMM, TimeBudget: cfg.CuttingTimeBudget})
 	a.Plan.SetPlannedSheets(a.CutPlan.PlannedSheets)
 	if cfg.NATSURL != "" {
@@ -188,7 +191,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 // subscribers, as cfg wires them. The registry declares every module's types
 // before it subscribes anyone, so their order does not matter.
 func (a *App) eventModules(cfg config.Config) []events.Module {
-	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan, a.Stock, a.CutPlan}
+	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan, a.Floor, a.Stock, a.CutPlan}
 	if cfg.ShopCallbackURL != "" {
 		cb := sales.ShopCallback(cfg.ShopCallbackURL, cfg.ShopWebhookSecret, nil)
 		cb.Concurrency = cfg.ShopCallbackConc
@@ -210,7 +213,7 @@ func (a *App) HTTP() *echo.Echo {
 		metrics = a.Metrics
 	}
 	return api.New(api.Deps{
-		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan, Stock: a.Stock, CutPlans: a.CutPlan,
+		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan, Floor: a.Floor, Stock: a.Stock, CutPlans: a.CutPlan,
 		Journal: a.Journal, Registry: a.Registry, Metrics: metrics, Logger: a.Logger,
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret, AsyncAPI: a.asyncAPI,
 		RequestTimeout: a.Config.HTTPRequestTimeout,

@@ -6,9 +6,9 @@ import "github.com/tsekh/tsekh/internal/events"
 var (
 	ProdOrderLaunched = events.Declare[ProdOrderLaunchedPayload]("prod_order.launched", "plan", "plan_prod_orders",
 		"A production order was launched for sales-order items along a route, exploded into parts and operations, with its ETA.")
-	ProdOrderStarted = events.Declare[ProdOrderPayload]("prod_order.started", "plan", "plan_prod_orders",
+	ProdOrderStarted = events.Declare[ProdOrderPayload]("prod_order.started", "floor", "plan_prod_orders",
 		"The first operation of a production order was started: the order is in progress.")
-	ProdOrderCompleted = events.Declare[ProdOrderPayload]("prod_order.completed", "plan", "plan_prod_orders",
+	ProdOrderCompleted = events.Declare[ProdOrderPayload]("prod_order.completed", "floor", "plan_prod_orders",
 		"The last operation of a production order was completed: its items are made.")
 	ProdOrderCancelled = events.Declare[ProdOrderPayload]("prod_order.cancelled", "plan", "plan_prod_orders",
 		"A production order was cancelled before any work started; its items are back in the planning backlog (unless their sales order was cancelled).")
@@ -58,7 +58,7 @@ type ProdOrderPayload struct {
 
 // ProdOrderProgressReported is written for every report of the shop floor in
 // quantities (POST /api/v1/production-orders/{id}/progress).
-var ProdOrderProgressReported = events.Declare[ProdOrderProgressPayload]("prod_order.progress_reported", "plan", "plan_prod_orders",
+var ProdOrderProgressReported = events.Declare[ProdOrderProgressPayload]("prod_order.progress_reported", "floor", "plan_prod_orders",
 	"The shop floor reported a quantity of one route step of a production order done, and parts scrapped at it (to be made again from the first step).")
 
 // ProdOrderProgressPayload is the payload of prod_order.progress_reported.
@@ -106,7 +106,7 @@ type ProdOrderNeedsAttentionPayload struct {
 
 // ProdOrderClosed is written when a planner closes a production order short
 // (POST /api/v1/production-orders/{id}/close).
-var ProdOrderClosed = events.Declare[ProdOrderClosedPayload]("prod_order.closed", "plan", "plan_prod_orders",
+var ProdOrderClosed = events.Declare[ProdOrderClosedPayload]("prod_order.closed", "floor", "plan_prod_orders",
 	"A production order on which work had started was closed short, with a reason: the units made stay made; of each item the rest went back to the planning backlog or was written off, as the planner said (an item of a cancelled sales order is never returned).")
 
 // Ways to deal with what a closed production order leaves unmade.
@@ -174,9 +174,9 @@ type ProdOrderPriorityChangedPayload struct {
 // beside the production order's prod_order.started and .completed when it
 // is its first or last.
 var (
-	OperationStarted = events.Declare[OperationPayload]("operation.started", "plan", "plan_prod_orders",
+	OperationStarted = events.Declare[OperationPayload]("operation.started", "floor", "plan_prod_orders",
 		"The shop floor started one operation of a production order: a route step on one physical part (part scope) or on one unit (item scope).")
-	OperationCompleted = events.Declare[OperationPayload]("operation.completed", "plan", "plan_prod_orders",
+	OperationCompleted = events.Declare[OperationPayload]("operation.completed", "floor", "plan_prod_orders",
 		"The shop floor completed one operation of a production order: a route step on one physical part (part scope) or on one unit (item scope).")
 )
 
@@ -232,11 +232,11 @@ type ReplanMoved struct {
 // order (plan_prod_orders), so that it reaches subscribers in order with
 // the order's other events.
 var (
-	UnitMade = events.Declare[UnitMadePayload]("unit.made", "plan", "plan_prod_orders",
+	UnitMade = events.Declare[UnitMadePayload]("unit.made", "floor", "plan_prod_orders",
 		"Every operation of one unit of a sales-order item was done: the unit is made, whatever the rest of its production order does; sales count it for the item at once (made_qty), so that it can ship.")
-	PartScrapped = events.Declare[PartScrappedPayload]("part.scrapped", "plan", "plan_prod_orders",
+	PartScrapped = events.Declare[PartScrappedPayload]("part.scrapped", "floor", "plan_prod_orders",
 		"The shop floor scrapped one physical part, named by its code, at a route step, with a reason of the factory's list and free text; the part is kept, scrapped, and a re-cut takes its place (part.recut).")
-	PartRecut = events.Declare[PartRecutPayload]("part.recut", "plan", "plan_prod_orders",
+	PartRecut = events.Declare[PartRecutPayload]("part.recut", "floor", "plan_prod_orders",
 		"A part was created to be cut again in place of a scrapped one: a new code, linked to the old, through every part-scope step of the route again; it is on the saw's re-cut list and in the next cutting list.")
 )
 

@@ -84,7 +84,7 @@ func (s *Service) CutSheet(ctx context.Context, planID int64, n int) (Sheet, err
 				payload.ProdOrders = append(payload.ProdOrders, p.ProdOrderID)
 			}
 		}
-		if err := s.plan.CompleteCuttingTx(ctx, tx, payload.Parts); err != nil {
+		if err := s.floor.CompleteCuttingTx(ctx, tx, payload.Parts); err != nil {
 			var ae *apperr.Error
 			if errors.As(err, &ae) && ae.Code == apperr.ECONFLICT {
 				return apperr.Conflict("sheet %d of cutting plan %d cannot be reported cut: %s; build a new plan", n, planID, ae.Message)

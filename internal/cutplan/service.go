@@ -18,22 +18,22 @@ import (
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/cutting"
 	"github.com/tsekh/tsekh/internal/events"
-	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
 // Service makes, stores and reports cutting plans.
 type Service struct {
-	db   *gorm.DB
-	plan *plan.Service
-	set  Settings
+	db    *gorm.DB
+	floor *floor.Service
+	set   Settings
 }
 
 // NewService returns the cutting-plan service over db, reading parts
 // through the plan service, with the saw's settings.
-func NewService(db *gorm.DB, p *plan.Service, set Settings) *Service {
-	return &Service{db: db, plan: p, set: set}
+func NewService(db *gorm.DB, f *floor.Service, set Settings) *Service {
+	return &Service{db: db, floor: f, set: set}
 }
 
 // Settings returns the saw's settings the service plans with.
@@ -47,7 +47,7 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 // boardGroup is the parts of one board.
 type boardGroup struct {
 	board catalog.Material
-	parts []plan.SawPart
+	parts []floor.SawPart
 }
 
 // Create lays out every uncut part of the production orders, board by
@@ -102,7 +102,7 @@ func (s *Service) create(ctx context.Context, ids []int64, replaces *int64) (Pla
 // on new sheets and the available offcuts (with those of the plan replaces):
 // the plan's totals, its sheets and the offcuts it cuts.
 func (s *Service) layOut(ctx context.Context, ids []int64, replaces *int64) (p Plan, sheets []Sheet, used []int64, err error) {
-	parts, err := s.plan.PartsToCut(ctx, ids)
+	parts, err := s.floor.PartsToCut(ctx, ids)
 	if err != nil {
 		return Plan{}, nil, nil, err
 	}
@@ -124,7 +124,7 @@ func (s *Service) layOut(ctx context.Context, ids []int64, replaces *int64) (p P
 		bt := BoardTotals{Board: g.board.Code, Name: g.board.Name, Decor: g.board.Decor, ThicknessMM: g.board.ThicknessMM, Grain: g.board.Grain,
 			Sheets: cp.Totals.Sheets, Parts: cp.Totals.Parts, SheetsM2: cp.Totals.SheetsM2, PartsM2: cp.Totals.PartsM2, Yield: cp.Totals.Yield,
 			WasteM2: cp.Totals.WasteM2, OffcutsM2: cp.Totals.OffcutsM2, Offcuts: cp.Totals.Offcuts}
-		byID := map[string]plan.SawPart{}
+		byID := map[string]floor.SawPart{}
 		for _, pt := range g.parts {
 			byID[strconv.FormatInt(pt.ID, 10)] = pt
 		}
@@ -207,7 +207,7 @@ func storePlan(ctx context.Context, tx *gorm.DB, p *Plan, sheets []Sheet, used [
 // boardsOf groups the parts by board, in board code order, with the boards
 // from the catalogue: EINVALID naming the part whose board is unknown or
 // has no sheet formats.
-func boardsOf(ctx context.Context, db *gorm.DB, parts []plan.SawPart, ids []int64) ([]boardGroup, error) {
+func boardsOf(ctx context.Context, db *gorm.DB, parts []floor.SawPart, ids []int64) ([]boardGroup, error) {
 	var codes []string
 	for _, p := range parts {
 		codes = append(codes, p.Board)
@@ -249,7 +249,7 @@ func boardsOf(ctx context.Context, db *gorm.DB, parts []plan.SawPart, ids []int6
 
 // partField names a part as a field of the request: the production order
 // it belongs to, by its place in the list, and the part's id.
-func partField(p plan.SawPart, ids []int64) string {
+func partField(p floor.SawPart, ids []int64) string {
 	return fmt.Sprintf("prod_orders[%d].parts[%d]", slices.Index(ids, p.ProdOrderID), p.ID)
 }
 
@@ -338,7 +338,7 @@ func (s *Service) optimise(g boardGroup, offcuts []Offcut, ids []int64) (cutting
 
 // sheetOf turns the optimiser's sheet into a stored one, with each part's
 // production order and the order the saw frees it in.
-func sheetOf(sh cutting.Sheet, b catalog.Material, byID map[string]plan.SawPart, kerf float64) Sheet {
+func sheetOf(sh cutting.Sheet, b catalog.Material, byID map[string]floor.SawPart, kerf float64) Sheet {
 	out := Sheet{Board: b.Code, Decor: b.Decor, ThicknessMM: b.ThicknessMM, Grain: b.Grain, Format: sh.Name, LengthMM: sh.Length, WidthMM: sh.Width,
 		Usable: sh.Usable, Stages: sh.Stages, Cuts: sh.Cuts, Yield: sh.Yield, WasteM2: sh.WasteM2, Offcuts: sh.Offcuts}
 	if out.Cuts == nil {
@@ -369,7 +369,7 @@ func sheetOf(sh cutting.Sheet, b catalog.Material, byID map[string]plan.SawPart,
 
 // partCode is how the saw's drawings name a physical part: the code its
 // label carries, or its id for a part stored before parts had codes.
-func partCode(p plan.SawPart) string {
+func partCode(p floor.SawPart) string {
 	if p.Code != "" {
 		return p.Code
 	}
@@ -458,7 +458,7 @@ func (s *Service) describe(ctx context.Context, db *gorm.DB, p *Plan, withSheets
 			p.SheetList = append(p.SheetList, sh)
 		}
 	}
-	uncut, err := s.plan.UncutParts(ctx, ids)
+	uncut, err := s.floor.UncutParts(ctx, ids)
 	if err != nil {
 		return err
 	}

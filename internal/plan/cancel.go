@@ -7,9 +7,11 @@ import (
 	"strings"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
@@ -81,7 +83,7 @@ func (s *Service) releaseCancelled(ctx context.Context, tx *gorm.DB, p contracts
 // cancelEmptied cancels a production order none of whose items is wanted
 // any more; they do not go back to the backlog.
 func (s *Service) cancelEmptied(ctx context.Context, tx *gorm.DB, o ProdOrder) error {
-	if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusCancelled, "cancelled_at", contracts.ProdOrderCancelled); err != nil {
+	if err := MoveOrderTx(ctx, tx, o, StatusLaunched, StatusCancelled, "cancelled_at", contracts.ProdOrderCancelled); err != nil {
 		return err
 	}
 	return tx.Model(&ProdItem{}).Where("prod_order_id = ?", o.ID).Update("released", true).Error
@@ -171,4 +173,94 @@ func (s *Service) flagFor(ctx context.Context, tx *gorm.DB, o ProdOrder, orderID
 	}
 	return events.Add(ctx, tx, contracts.ProdOrderNeedsAttention.New(o.ID, contracts.ProdOrderNeedsAttentionPayload{
 		ProdOrderID: o.ID, OrderID: orderID, Items: items, Status: o.Status, Reason: reason}))
+}
+
+// CancelProdOrder cancels a production order on which no operation has
+// started: its items are released and go back to the planning backlog
+// (unless their sales order was cancelled meanwhile), its operations no
+// longer load the work centres, and prod_order.cancelled is written. It
+// returns ENOTFOUND, or ECONFLICT when work has started or the order is
+// cancelled already.
+func (s *Service) CancelProdOrder(ctx context.Context, id int64) (ProdOrder, error) {
+	var o ProdOrder
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		o, err = prodOrder(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if o.Status != StatusLaunched {
+			return apperr.Conflict("%s is %s; only an order on which no work has started can be cancelled", describe(o), o.Status)
+		}
+		if err := MoveOrderTx(ctx, tx, o, StatusLaunched, StatusCancelled, "cancelled_at", contracts.ProdOrderCancelled); err != nil {
+			return err
+		}
+		if err := tx.Model(&ProdItem{}).Where("prod_order_id = ?", id).Update("released", true).Error; err != nil {
+			return err
+		}
+		var cancelled []int64
+		if err := tx.Model(&cancelledOrder{}).Where("order_id IN ?", orderIDs(o)).Pluck("order_id", &cancelled).Error; err != nil {
+			return err
+		}
+		var back []BacklogItem
+		for _, it := range o.Items {
+			if !slices.Contains(cancelled, it.OrderID) && !it.Removed {
+				back = append(back, backlogRow(it, it.orderedNow()))
+			}
+		}
+		if len(back) > 0 {
+			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&back).Error; err != nil {
+				return err
+			}
+		}
+		o, err = prodOrder(ctx, tx, id, false)
+		return err
+	})
+	return o, err
+}
+
+// backlogRow is the backlog's row for qty units of a production order's
+// item: what the backlog knew of the item when it was launched.
+func backlogRow(it ProdItem, qty int) BacklogItem {
+	return BacklogItem{ItemID: it.ItemID, OrderID: it.OrderID, SKU: it.SKU, Qty: qty,
+		DueDate: it.DueDate, ReceivedAt: it.ReceivedAt, EventID: it.EventID, Customer: it.Customer, Note: it.Note}
+}
+
+func orderIDs(o ProdOrder) []int64 {
+	var ids []int64
+	for _, it := range o.Items {
+		if !slices.Contains(ids, it.OrderID) {
+			ids = append(ids, it.OrderID)
+		}
+	}
+	return ids
+}
+
+// cancelledOrder remembers a sales order the plan saw cancelled.
+type cancelledOrder struct {
+	OrderID int64 `gorm:"primaryKey;autoIncrement:false"`
+	EventID int64
+}
+
+func (cancelledOrder) TableName() string { return "plan_cancelled_orders" }
+
+// dropFromBacklog runs in the dispatcher's transaction: a cancelled sales
+// order's items leave the backlog, and the plan remembers the order so that
+// a cancelled production order never puts them back.
+func (s *Service) dropFromBacklog(ctx context.Context, tx *gorm.DB, ev events.Event) error {
+	p, err := contracts.OrderCancelled.Decode(ev)
+	if err != nil {
+		return err
+	}
+	if p.OrderID == 0 {
+		return nil
+	}
+	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&cancelledOrder{OrderID: p.OrderID, EventID: ev.ID}).Error; err != nil {
+		return err
+	}
+	q := tx.Where("order_id = ?", p.OrderID)
+	if len(p.Items) > 0 {
+		q = tx.Where("order_id = ? OR item_id IN ?", p.OrderID, p.Items)
+	}
+	return q.Delete(&BacklogItem{}).Error
 }

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"cmp"
 	"context"
 	"slices"
 
@@ -20,39 +19,6 @@ type carried struct {
 	parts []Part
 	// done holds the seqs done of each part (by id) and, under 0, of the unit's item-scope steps.
 	done map[int64][]int
-}
-
-// closeBack marks, of each item of order o being closed short, the units
-// that go back to the backlog (returned of them, those furthest on first),
-// so that a launch of the item takes over their parts.
-func closeBack(ctx context.Context, tx *gorm.DB, orderID int64, ops []Operation, returned map[int64]int) error {
-	doneOf := map[unitKey]int{}
-	for _, op := range ops {
-		if op.Status == OpDone {
-			doneOf[unitKey{op.ItemID, op.Unit}]++
-		}
-	}
-	var units []Unit
-	if err := tx.WithContext(ctx).Where("prod_order_id = ? AND made_at IS NULL", orderID).Order("item_id, unit").Find(&units).Error; err != nil {
-		return err
-	}
-	slices.SortStableFunc(units, func(a, b Unit) int {
-		if c := cmp.Compare(a.ItemID, b.ItemID); c != 0 {
-			return c
-		}
-		return doneOf[unitKey{b.ItemID, b.Unit}] - doneOf[unitKey{a.ItemID, a.Unit}]
-	})
-	var back []int64
-	for _, u := range units {
-		if k := (unitKey{u.ItemID, u.Unit}); returned[u.ItemID] > 0 && doneOf[k] > 0 {
-			back = append(back, u.ID)
-			returned[u.ItemID]--
-		}
-	}
-	if len(back) == 0 {
-		return nil
-	}
-	return tx.Model(&Unit{}).Where("id IN ?", back).Update("closed_back", true).Error
 }
 
 // carriedUnits returns, per backlog item, the units closed back to carry on

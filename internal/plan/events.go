@@ -11,10 +11,8 @@ const AggregateType = "plan_prod_orders"
 // RegisterEvents declares the plan module's event types (internal/contracts,
 // plan.go) and its subscribers to the sales module's orders.
 func (s *Service) RegisterEvents(r *events.Registrar) {
-	r.Declare(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
-		contracts.ProdOrderProgressReported, contracts.ProdOrderItemsReleased, contracts.ProdOrderNeedsAttention, contracts.ProdOrderClosed,
-		contracts.ProdOrderRescheduled, contracts.ProdOrderPriorityChanged, contracts.OperationStarted, contracts.OperationCompleted,
-		contracts.PlanReplanned, contracts.UnitMade, contracts.PartScrapped, contracts.PartRecut)
+	r.Declare(contracts.ProdOrderLaunched, contracts.ProdOrderCancelled, contracts.ProdOrderItemsReleased, contracts.ProdOrderNeedsAttention,
+		contracts.ProdOrderRescheduled, contracts.ProdOrderPriorityChanged, contracts.PlanReplanned)
 	r.Subscribe(events.Subscriber{
 		Name:        "plan.backlog",
 		Types:       events.Names(contracts.OrderReceived, contracts.OrderChanged),

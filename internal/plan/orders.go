@@ -232,6 +232,17 @@ type Operation struct {
 // TableName is the plan module's operation table.
 func (Operation) TableName() string { return "plan_operations" }
 
+// Precedes tells whether op must be done before next may be completed: an
+// earlier step of the same unit, on the same part or with either of them
+// item-scope. The schedule plans with the same order (explode), and the
+// shop floor keeps it.
+func (op Operation) Precedes(next Operation) bool {
+	if op.ItemID != next.ItemID || op.Unit != next.Unit || op.Seq >= next.Seq {
+		return false
+	}
+	return op.PartID == nil || next.PartID == nil || *op.PartID == *next.PartID
+}
+
 // ProdOrderDetail is a production order with its parts and operations.
 type ProdOrderDetail struct {
 	ProdOrder

@@ -57,8 +57,6 @@ type Service struct {
 	// edgeOverhang is what each banded side's band runs past the part, in
 	// mm (EDGE_OVERHANG_MM).
 	edgeOverhang int
-	// scrapReasons are the reasons the factory keeps for scrap (FLOOR_SCRAP_REASONS).
-	scrapReasons []string
 	// plannedSheets, when set, tells requirements what cutting plans lay
 	// out (SetPlannedSheets).
 	plannedSheets PlannedSheets

@@ -313,7 +313,7 @@ func remainingTasks(ops []Operation, base int) []Task {
 			continue
 		}
 		for _, j := range u.at[u.seqs[k-1]] {
-			if precedes(ops[j], op) {
+			if ops[j].Precedes(op) {
 				tasks[i].After = append(tasks[i].After, base+j)
 			}
 		}

@@ -54,7 +54,11 @@ func TestReplan_WhatComesMeanwhileWaits(t *testing.T) {
 					if meanwhile == "launch" {
 						_, err = s.LaunchProdOrder(ctx, Launch{Items: []int64{2}})
 					} else {
-						_, err = s.ReportProgress(ctx, first.ID, Report{Seq: 1, Qty: 10})
+						// the shop floor's report locks the order's row first (floor, LockOrder)
+						err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+							_, err := LockOrder(ctx, tx, first.ID)
+							return err
+						})
 					}
 					done <- err
 				}()

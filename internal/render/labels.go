@@ -10,6 +10,7 @@ import (
 	"github.com/boombuler/barcode/code128"
 	"github.com/go-pdf/fpdf"
 
+	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 )
@@ -31,7 +32,7 @@ const (
 // Labels renders the parts' labels, one per part in the order given, as a
 // PDF in the layout (LayoutLabel, the default, or LayoutA4). It returns
 // EINVALID naming layout for another layout.
-func Labels(parts []plan.FloorPart, layout string) ([]byte, error) {
+func Labels(parts []floor.Part, layout string) ([]byte, error) {
 	if layout == "" {
 		layout = LayoutLabel
 	}
@@ -43,7 +44,7 @@ func Labels(parts []plan.FloorPart, layout string) ([]byte, error) {
 		labels[i] = PartLabel{Code: p.Code, Name: p.Name, LengthMM: p.LengthMM, WidthMM: p.WidthMM, Board: p.CutFrom(), Unit: p.UnitCode,
 			ProdOrderID: p.ProdOrderID, OrderID: p.OrderID, Customer: p.Customer, SKU: p.SKU}
 	}
-	return RenderLabels(labels, layout)
+	return labelsPDF(labels, layout)
 }
 
 // PartLabel is what one part's label says.
@@ -60,8 +61,8 @@ type PartLabel struct {
 	SKU         string
 }
 
-// RenderLabels writes the labels as a PDF in the layout.
-func RenderLabels(labels []PartLabel, layout string) ([]byte, error) {
+// labelsPDF writes the labels as a PDF in the layout.
+func labelsPDF(labels []PartLabel, layout string) ([]byte, error) {
 	var pdf *fpdf.Fpdf
 	const w, h = 58.0, 40.0
 	if layout == LayoutA4 {

@@ -1,8 +1,7 @@
-package plan
+package floor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
@@ -32,9 +32,9 @@ type ScanResult struct {
 	Kind string `json:"kind" enums:"part,unit"`
 	// Repeated is true when the step was done already: the same scan twice
 	// is one report, and nothing changed.
-	Repeated    bool      `json:"repeated"`
-	ProdOrderID int64     `json:"prod_order_id"`
-	Operation   Operation `json:"operation"`
+	Repeated    bool           `json:"repeated"`
+	ProdOrderID int64          `json:"prod_order_id"`
+	Operation   plan.Operation `json:"operation"`
 	// NextSeq is the part's (or unit's) next step not done; null when none is left.
 	NextSeq *int `json:"next_seq" extensions:"x-nullable"`
 	// UnitMade is true when the unit is made (every operation of it done).
@@ -49,8 +49,8 @@ func (in *Scan) validate() error {
 	switch {
 	case in.Code == "":
 		fields = append(fields, apperr.Field("code", "is required: the code on the part's or unit's label"))
-	case len(in.Code) > MaxCode:
-		fields = append(fields, apperr.Field("code", "must be at most %d characters", MaxCode))
+	case len(in.Code) > plan.MaxCode:
+		fields = append(fields, apperr.Field("code", "must be at most %d characters", plan.MaxCode))
 	}
 	if in.Step <= 0 {
 		fields = append(fields, apperr.Field("step", "must be the positive seq of a step of the route"))
@@ -66,8 +66,8 @@ func (in *Scan) validate() error {
 
 // scanned is what a code names: a part, or a unit.
 type scanned struct {
-	part *Part
-	unit *Unit
+	part *plan.Part
+	unit *plan.Unit
 }
 
 func (x scanned) orderID() int64 {
@@ -79,14 +79,14 @@ func (x scanned) orderID() int64 {
 
 // findCode returns the part or unit with the code, or EINVALID naming code.
 func findCode(ctx context.Context, tx *gorm.DB, code string) (scanned, error) {
-	var parts []Part
+	var parts []plan.Part
 	if err := tx.WithContext(ctx).Where("code = ?", code).Limit(1).Find(&parts).Error; err != nil {
 		return scanned{}, err
 	}
 	if len(parts) == 1 {
 		return scanned{part: &parts[0]}, nil
 	}
-	var units []Unit
+	var units []plan.Unit
 	if err := tx.WithContext(ctx).Where("code = ?", code).Limit(1).Find(&units).Error; err != nil {
 		return scanned{}, err
 	}
@@ -123,7 +123,7 @@ func (s *Service) ScanCode(ctx context.Context, in Scan) (ScanResult, error) {
 			return apperr.Invalid("the code is of another production order", apperr.Field("code",
 				"%s is of production order %d, not of production order %d", in.Code, x.orderID(), in.ProdOrderID))
 		}
-		o, err := lockedOrder(ctx, tx, x.orderID())
+		o, err := plan.LockOrder(ctx, tx, x.orderID())
 		if err != nil {
 			return err
 		}
@@ -135,20 +135,20 @@ func (s *Service) ScanCode(ctx context.Context, in Scan) (ScanResult, error) {
 		if x.unit != nil {
 			out.Kind = "unit"
 		}
-		if op.Status == OpDone {
+		if op.Status == plan.OpDone {
 			out.Repeated = true
 			return s.scanResult(ctx, tx, x, op.ID, &out)
 		}
-		if x.part != nil && x.part.Status == PartScrapped {
+		if x.part != nil && x.part.Status == plan.PartScrapped {
 			return apperr.Conflict("part %s was scrapped at step %d: scan its re-cut", in.Code, deref(x.part.ScrapSeq))
 		}
-		if o.Status != StatusLaunched && o.Status != StatusInProgress {
-			return apperr.Conflict("%s is %s: nothing can be reported on it", describe(o), o.Status)
+		if o.Status != plan.StatusLaunched && o.Status != plan.StatusInProgress {
+			return apperr.Conflict("%s is %s: nothing can be reported on it", o.Describe(), o.Status)
 		}
 		if err := scanRouteOrder(ctx, tx, x, op); err != nil {
 			return err
 		}
-		if err := s.moveOperation(ctx, tx, o, op, OpDone); err != nil {
+		if err := s.moveOperation(ctx, tx, o, op, plan.OpDone); err != nil {
 			return err
 		}
 		return s.scanResult(ctx, tx, x, op.ID, &out)
@@ -163,31 +163,18 @@ func deref(p *int) int {
 	return *p
 }
 
-// lockedOrder reads a production order with its items, its row locked (on
-// PostgreSQL) for the change of its operations: scans of one order queue up
-// here, so that a scan sees what the one before it did.
-func lockedOrder(ctx context.Context, tx *gorm.DB, id int64) (ProdOrder, error) {
-	var o ProdOrder
-	q := database.ForUpdate(withItems(tx.WithContext(ctx)))
-	err := q.First(&o, id).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return o, apperr.NotFound("production order %d does not exist", id)
-	}
-	return o, err
-}
-
 // scanOperation returns the operation of the scanned part or unit at the
 // step, or the EINVALID naming step that says why there is none.
-func scanOperation(ctx context.Context, tx *gorm.DB, x scanned, in Scan) (Operation, error) {
+func scanOperation(ctx context.Context, tx *gorm.DB, x scanned, in Scan) (plan.Operation, error) {
 	q := tx.WithContext(ctx).Where("seq = ?", in.Step)
 	if x.part != nil {
 		q = q.Where("part_id = ?", x.part.ID)
 	} else {
 		q = q.Where("prod_order_id = ? AND item_id = ? AND unit = ? AND scope = ?", x.unit.ProdOrderID, x.unit.ItemID, x.unit.Unit, catalog.ScopeItem)
 	}
-	var ops []Operation
+	var ops []plan.Operation
 	if err := q.Limit(1).Find(&ops).Error; err != nil {
-		return Operation{}, err
+		return plan.Operation{}, err
 	}
 	if len(ops) == 1 {
 		return ops[0], nil
@@ -197,9 +184,9 @@ func scanOperation(ctx context.Context, tx *gorm.DB, x scanned, in Scan) (Operat
 		Name  string
 		Scope string
 	}
-	err := database.Scan(tx.WithContext(ctx).Model(&Operation{}).Distinct("seq", "name", "scope").Where("prod_order_id = ?", x.orderID()).Order("seq"), &steps)
+	err := database.Scan(tx.WithContext(ctx).Model(&plan.Operation{}).Distinct("seq", "name", "scope").Where("prod_order_id = ?", x.orderID()).Order("seq"), &steps)
 	if err != nil {
-		return Operation{}, err
+		return plan.Operation{}, err
 	}
 	var names []string
 	for _, st := range steps {
@@ -209,32 +196,32 @@ func scanOperation(ctx context.Context, tx *gorm.DB, x scanned, in Scan) (Operat
 		}
 		switch {
 		case x.part != nil && st.Scope == catalog.ScopeItem:
-			return Operation{}, apperr.Invalid("the scan is not valid", apperr.Field("step",
+			return plan.Operation{}, apperr.Invalid("the scan is not valid", apperr.Field("step",
 				"step %d (%s) is done per unit: scan the unit's code, not the part's %s", st.Seq, st.Name, in.Code))
 		case x.unit != nil && st.Scope == catalog.ScopePart:
-			return Operation{}, apperr.Invalid("the scan is not valid", apperr.Field("step",
+			return plan.Operation{}, apperr.Invalid("the scan is not valid", apperr.Field("step",
 				"step %d (%s) is done per part: scan each part's code, not the unit's %s", st.Seq, st.Name, in.Code))
 		}
-		if x.part != nil && x.part.Status == PartScrapped {
-			return Operation{}, apperr.Conflict("part %s was scrapped at step %d: scan its re-cut", in.Code, deref(x.part.ScrapSeq))
+		if x.part != nil && x.part.Status == plan.PartScrapped {
+			return plan.Operation{}, apperr.Conflict("part %s was scrapped at step %d: scan its re-cut", in.Code, deref(x.part.ScrapSeq))
 		}
-		return Operation{}, apperr.Conflict("%s has nothing left to do at step %d (%s): its production order was closed short", in.Code, st.Seq, st.Name)
+		return plan.Operation{}, apperr.Conflict("%s has nothing left to do at step %d (%s): its production order was closed short", in.Code, st.Seq, st.Name)
 	}
-	return Operation{}, apperr.Invalid("the scan is not valid", apperr.Field("step",
+	return plan.Operation{}, apperr.Invalid("the scan is not valid", apperr.Field("step",
 		"the route of production order %d has no step %d; its steps are %s", x.orderID(), in.Step, strings.Join(names, ", ")))
 }
 
 // scanRouteOrder refuses (ECONFLICT, naming the step it is at) a scan ahead
 // of the route: a part's steps before this one not done, or for a unit, any
 // of its operations before the step.
-func scanRouteOrder(ctx context.Context, tx *gorm.DB, x scanned, op Operation) error {
-	var before []Operation
+func scanRouteOrder(ctx context.Context, tx *gorm.DB, x scanned, op plan.Operation) error {
+	var before []plan.Operation
 	err := tx.WithContext(ctx).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND seq < ? AND status <> ?",
-		op.ProdOrderID, op.ItemID, op.Unit, op.Seq, OpDone).Order("seq, id").Find(&before).Error
+		op.ProdOrderID, op.ItemID, op.Unit, op.Seq, plan.OpDone).Order("seq, id").Find(&before).Error
 	if err != nil {
 		return err
 	}
-	before = slices.DeleteFunc(before, func(p Operation) bool { return !precedes(p, op) })
+	before = slices.DeleteFunc(before, func(p plan.Operation) bool { return !p.Precedes(op) })
 	if len(before) == 0 {
 		return nil
 	}
@@ -254,7 +241,7 @@ func scanRouteOrder(ctx context.Context, tx *gorm.DB, x scanned, op Operation) e
 			ids = append(ids, *p.PartID)
 		}
 	}
-	if err := tx.WithContext(ctx).Model(&Part{}).Where("id IN ?", ids).Order("id").Limit(10).Pluck("code", &codes).Error; err != nil {
+	if err := tx.WithContext(ctx).Model(&plan.Part{}).Where("id IN ?", ids).Order("id").Limit(10).Pluck("code", &codes).Error; err != nil {
 		return err
 	}
 	return apperr.Conflict("unit %s is at step %d (%s): %d of its parts are not through it (%s): it cannot be reported through step %d (%s) before",
@@ -269,7 +256,7 @@ func (s *Service) scanResult(ctx context.Context, tx *gorm.DB, x scanned, opID i
 		return err
 	}
 	op := out.Operation
-	q := db.Model(&Operation{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND status <> ?", op.ProdOrderID, op.ItemID, op.Unit, OpDone)
+	q := db.Model(&plan.Operation{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND status <> ?", op.ProdOrderID, op.ItemID, op.Unit, plan.OpDone)
 	if x.part != nil {
 		q = q.Where("part_id = ? OR part_id IS NULL", x.part.ID)
 	} else {
@@ -283,14 +270,14 @@ func (s *Service) scanResult(ctx context.Context, tx *gorm.DB, x scanned, opID i
 		out.NextSeq = &next[0]
 	}
 	var made []int64
-	err := db.Model(&Unit{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NOT NULL", op.ProdOrderID, op.ItemID, op.Unit).
+	err := db.Model(&plan.Unit{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NOT NULL", op.ProdOrderID, op.ItemID, op.Unit).
 		Pluck("id", &made).Error
 	if err != nil {
 		return err
 	}
 	out.UnitMade = len(made) > 0
 	var status []string
-	if err := db.Model(&ProdOrder{}).Where("id = ?", op.ProdOrderID).Pluck("status", &status).Error; err != nil {
+	if err := db.Model(&plan.ProdOrder{}).Where("id = ?", op.ProdOrderID).Pluck("status", &status).Error; err != nil {
 		return err
 	}
 	if len(status) == 1 {

@@ -1,4 +1,4 @@
-package plan
+package floor
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
@@ -47,8 +48,8 @@ type ScrapInput struct {
 
 // ScrapResult is the scrapped part and the part cut again in its place.
 type ScrapResult struct {
-	Scrapped FloorPart `json:"scrapped"`
-	Recut    FloorPart `json:"recut"`
+	Scrapped Part `json:"scrapped"`
+	Recut    Part `json:"recut"`
 }
 
 func (s *Service) validateScrap(in *ScrapInput) error {
@@ -59,8 +60,8 @@ func (s *Service) validateScrap(in *ScrapInput) error {
 		fields = append(fields, apperr.Field("code", "is required: the code on the part's label (or give part_id)"))
 	case in.Code != "" && in.PartID != 0:
 		fields = append(fields, apperr.Field("part_id", "give the part's code or its id, not both"))
-	case len(in.Code) > MaxCode:
-		fields = append(fields, apperr.Field("code", "must be at most %d characters", MaxCode))
+	case len(in.Code) > plan.MaxCode:
+		fields = append(fields, apperr.Field("code", "must be at most %d characters", plan.MaxCode))
 	case in.PartID < 0:
 		fields = append(fields, apperr.Field("part_id", "must be a positive part id"))
 	}
@@ -101,7 +102,7 @@ func (s *Service) ScrapPart(ctx context.Context, in ScrapInput) (ScrapResult, er
 	}
 	var out ScrapResult
 	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
-		var part Part
+		var part plan.Part
 		if in.Code != "" {
 			x, err := findCode(ctx, tx, in.Code)
 			if err != nil {
@@ -119,27 +120,27 @@ func (s *Service) ScrapPart(ctx context.Context, in ScrapInput) (ScrapResult, er
 				return err
 			}
 		}
-		o, err := lockedOrder(ctx, tx, part.ProdOrderID)
+		o, err := plan.LockOrder(ctx, tx, part.ProdOrderID)
 		if err != nil {
 			return err
 		}
 		if err := tx.WithContext(ctx).First(&part, part.ID).Error; err != nil { // as it is under the lock
 			return err
 		}
-		if part.Status == PartScrapped {
+		if part.Status == plan.PartScrapped {
 			return apperr.Conflict("part %s was scrapped already at step %d", part.Code, deref(part.ScrapSeq))
 		}
-		if o.Status != StatusLaunched && o.Status != StatusInProgress {
-			return apperr.Conflict("%s is %s: nothing on it can be scrapped", describe(o), o.Status)
+		if o.Status != plan.StatusLaunched && o.Status != plan.StatusInProgress {
+			return apperr.Conflict("%s is %s: nothing on it can be scrapped", o.Describe(), o.Status)
 		}
 		var made int64
-		if err := tx.Model(&Unit{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NOT NULL", o.ID, part.ItemID, part.Unit).Count(&made).Error; err != nil {
+		if err := tx.Model(&plan.Unit{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NOT NULL", o.ID, part.ItemID, part.Unit).Count(&made).Error; err != nil {
 			return err
 		}
 		if made > 0 {
 			return apperr.Conflict("part %s is of a unit that is made: nothing of it can be scrapped", part.Code)
 		}
-		var ops []Operation
+		var ops []plan.Operation
 		if err := tx.Where("part_id = ?", part.ID).Order("seq").Find(&ops).Error; err != nil {
 			return err
 		}
@@ -148,7 +149,7 @@ func (s *Service) ScrapPart(ctx context.Context, in ScrapInput) (ScrapResult, er
 		if step == 0 {
 			step = at
 		}
-		i := slices.IndexFunc(ops, func(op Operation) bool { return op.Seq == step })
+		i := slices.IndexFunc(ops, func(op plan.Operation) bool { return op.Seq == step })
 		switch {
 		case i < 0:
 			return apperr.Invalid("the scrap is not valid", apperr.Field("step", "part %s has no step %d: its part-scope steps are %s", part.Code, step, seqsText(ops)))
@@ -165,9 +166,9 @@ func (s *Service) ScrapPart(ctx context.Context, in ScrapInput) (ScrapResult, er
 
 // scrapStep is the step a part is at: its first operation not done; the
 // last when every one is done.
-func scrapStep(ops []Operation) int {
+func scrapStep(ops []plan.Operation) int {
 	for _, op := range ops {
-		if op.Status != OpDone {
+		if op.Status != plan.OpDone {
 			return op.Seq
 		}
 	}
@@ -178,33 +179,33 @@ func scrapStep(ops []Operation) int {
 }
 
 // scrap does ScrapPart's work in tx, the order locked and the input checked.
-func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o ProdOrder, part Part, ops []Operation, at Operation, in ScrapInput, out *ScrapResult) error {
-	set := map[string]any{"status": PartScrapped, "scrap_seq": at.Seq, "scrap_reason": in.Reason, "scrap_note": in.Note,
+func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part plan.Part, ops []plan.Operation, at plan.Operation, in ScrapInput, out *ScrapResult) error {
+	set := map[string]any{"status": plan.PartScrapped, "scrap_seq": at.Seq, "scrap_reason": in.Reason, "scrap_note": in.Note,
 		"scrapped_at": gorm.Expr(database.Now(tx))}
 	if a, ok := events.ActorFrom(ctx); ok {
 		set["scrapped_by_id"], set["scrapped_by"] = a.ID, a.Name
 	}
-	res := tx.Model(&Part{}).Where("id = ? AND status = ?", part.ID, PartLive).Updates(set)
+	res := tx.Model(&plan.Part{}).Where("id = ? AND status = ?", part.ID, plan.PartLive).Updates(set)
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected != 1 {
 		return apperr.Conflict("part %s changed at the same time; read it again", part.Code)
 	}
-	if err := tx.Where("part_id = ? AND status <> ?", part.ID, OpDone).Delete(&Operation{}).Error; err != nil {
+	if err := tx.Where("part_id = ? AND status <> ?", part.ID, plan.OpDone).Delete(&plan.Operation{}).Error; err != nil {
 		return err
 	}
 	recut := part
-	recut.ID, recut.Code, recut.Status, recut.RecutOf, recut.Scrap = 0, recutCode(part.Code), PartLive, &part.ID, Scrap{}
+	recut.ID, recut.Code, recut.Status, recut.RecutOf, recut.Scrap = 0, recutCode(part.Code), plan.PartLive, &part.ID, plan.Scrap{}
 	if err := tx.Omit("ID").Create(&recut).Error; err != nil {
 		if database.IsUniqueViolation(err) {
 			return apperr.Conflict("part %s was re-cut at the same time; read it again", part.Code)
 		}
 		return err
 	}
-	again := make([]Operation, len(ops))
+	again := make([]plan.Operation, len(ops))
 	for i, op := range ops {
-		op.ID, op.PartID, op.Status = 0, &recut.ID, OpPending
+		op.ID, op.PartID, op.Status = 0, &recut.ID, plan.OpPending
 		op.StartedAt, op.CompletedAt, op.CompletedByID, op.CompletedBy = nil, nil, nil, nil
 		again[i] = op
 	}
@@ -226,7 +227,7 @@ func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o ProdOrder, part Part
 	if err != nil {
 		return err
 	}
-	var both []Part
+	var both []plan.Part
 	if err := tx.Where("id IN ?", []int64{part.ID, recut.ID}).Order("id").Find(&both).Error; err != nil {
 		return err
 	}
@@ -273,15 +274,14 @@ const MaxRecuts = 5000
 // not done, oldest first.
 func (s *Service) Recuts(ctx context.Context) ([]RecutBoard, error) {
 	db := s.db.WithContext(ctx)
-	var parts []Part
+	var parts []plan.Part
 	err := db.Where(`recut_of IS NOT NULL AND status = ? AND EXISTS (SELECT 1 FROM plan_prod_orders po WHERE po.id = plan_parts.prod_order_id AND po.status IN ?)
 AND NOT EXISTS (SELECT 1 FROM plan_operations op WHERE op.part_id = plan_parts.id AND op.status = ?
-  AND op.seq = (SELECT min(f.seq) FROM plan_operations f WHERE f.part_id = plan_parts.id))`,
-		PartLive, []string{StatusLaunched, StatusInProgress}, OpDone).Order("id").Limit(MaxRecuts).Find(&parts).Error
+  AND op.seq = (SELECT min(f.seq) FROM plan_operations f WHERE f.part_id = plan_parts.id))`, plan.PartLive, []string{plan.StatusLaunched, plan.StatusInProgress}, plan.OpDone).Order("id").Limit(MaxRecuts).Find(&parts).Error
 	if err != nil {
 		return nil, err
 	}
-	var old []Part
+	var old []plan.Part
 	ids := []int64{}
 	for _, p := range parts {
 		ids = append(ids, *p.RecutOf)
@@ -289,7 +289,7 @@ AND NOT EXISTS (SELECT 1 FROM plan_operations op WHERE op.part_id = plan_parts.i
 	if err := db.Where("id IN ?", ids).Find(&old).Error; err != nil {
 		return nil, err
 	}
-	byID := map[int64]Part{}
+	byID := map[int64]plan.Part{}
 	for _, p := range old {
 		byID[p.ID] = p
 	}

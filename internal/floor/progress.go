@@ -1,4 +1,4 @@
-package plan
+package floor
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
@@ -49,8 +50,8 @@ type ProgressReport struct {
 	Done  int `json:"done"`
 	Total int `json:"total"`
 	// Ready is how many more may be reported now: through the step before, not done at this one.
-	Ready     int       `json:"ready"`
-	ProdOrder ProdOrder `json:"prod_order"`
+	Ready     int            `json:"ready"`
+	ProdOrder plan.ProdOrder `json:"prod_order"`
 }
 
 func (in Report) validate() error {
@@ -58,11 +59,11 @@ func (in Report) validate() error {
 	if in.Seq <= 0 {
 		fields = append(fields, apperr.Field("seq", "must be the positive seq of a step of the order's route"))
 	}
-	if in.Qty < 0 || in.Qty > MaxLaunchOps {
-		fields = append(fields, apperr.Field("qty", "must be from 0 to %d", MaxLaunchOps))
+	if in.Qty < 0 || in.Qty > plan.MaxLaunchOps {
+		fields = append(fields, apperr.Field("qty", "must be from 0 to %d", plan.MaxLaunchOps))
 	}
-	if in.Scrap < 0 || in.Scrap > MaxLaunchOps {
-		fields = append(fields, apperr.Field("scrap", "must be from 0 to %d", MaxLaunchOps))
+	if in.Scrap < 0 || in.Scrap > plan.MaxLaunchOps {
+		fields = append(fields, apperr.Field("scrap", "must be from 0 to %d", plan.MaxLaunchOps))
 	}
 	if in.Qty == 0 && in.Scrap == 0 && in.Qty >= 0 && in.Scrap >= 0 {
 		fields = append(fields, apperr.Field("qty", "qty or scrap must be at least 1"))
@@ -101,21 +102,21 @@ func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) 
 	}
 	var out ProgressReport
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		o, err := prodOrder(ctx, tx, orderID, true)
+		o, err := plan.LoadOrder(ctx, tx, orderID, true)
 		if err != nil {
 			return err
 		}
-		if o.Status == StatusCancelled || o.Status == StatusDone || o.Status == StatusClosed {
-			return apperr.Conflict("%s is %s: no progress can be reported on it", describe(o), o.Status)
+		if o.Status == plan.StatusCancelled || o.Status == plan.StatusDone || o.Status == plan.StatusClosed {
+			return apperr.Conflict("%s is %s: no progress can be reported on it", o.Describe(), o.Status)
 		}
-		var ops []Operation
+		var ops []plan.Operation
 		if err := tx.Where("prod_order_id = ?", orderID).Order("id").Find(&ops).Error; err != nil {
 			return err
 		}
 		st := stepOf(ops, in.Seq)
 		if st.total == 0 {
 			return apperr.Invalid("the report is not valid", apperr.Field("seq", "route %q of %s has no step %d; its steps are %s",
-				o.Route.Name, describe(o), in.Seq, seqsText(ops)))
+				o.Route.Name, o.Describe(), in.Seq, seqsText(ops)))
 		}
 		if in.Scrap > 0 && st.scope != catalog.ScopePart {
 			return apperr.Invalid("the report is not valid", apperr.Field("scrap", "step %d (%s) is done per unit: scrap is counted in parts, at a part-scope step", in.Seq, st.name))
@@ -145,16 +146,16 @@ func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) 
 		if err := s.unitsMade(ctx, tx, o, nil); err != nil {
 			return err
 		}
-		if o.Status == StatusLaunched {
-			if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
+		if o.Status == plan.StatusLaunched {
+			if err := plan.MoveOrderTx(ctx, tx, o, plan.StatusLaunched, plan.StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
 				return err
 			}
-			o.Status = StatusInProgress
+			o.Status = plan.StatusInProgress
 		}
 		if err := s.completeIfDone(ctx, tx, o); err != nil {
 			return err
 		}
-		var after []Operation
+		var after []plan.Operation
 		if err := tx.Where("prod_order_id = ?", orderID).Order("id").Find(&after).Error; err != nil {
 			return err
 		}
@@ -165,7 +166,7 @@ func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) 
 		if err := events.Add(ctx, tx, contracts.ProdOrderProgressReported.New(orderID, payload)); err != nil {
 			return err
 		}
-		out.ProdOrder, err = prodOrder(ctx, tx, orderID, false)
+		out.ProdOrder, err = plan.LoadOrder(ctx, tx, orderID, false)
 		return err
 	})
 	return out, err
@@ -184,7 +185,7 @@ func (st step) unit() string {
 	return "units"
 }
 
-func stepOf(ops []Operation, seq int) step {
+func stepOf(ops []plan.Operation, seq int) step {
 	var st step
 	for _, op := range ops {
 		if op.Seq != seq {
@@ -192,14 +193,14 @@ func stepOf(ops []Operation, seq int) step {
 		}
 		st.name, st.scope = op.Name, op.Scope
 		st.total++
-		if op.Status == OpDone {
+		if op.Status == plan.OpDone {
 			st.done++
 		}
 	}
 	return st
 }
 
-func seqsText(ops []Operation) string {
+func seqsText(ops []plan.Operation) string {
 	var seqs []int
 	for _, op := range ops {
 		if !slices.Contains(seqs, op.Seq) {
@@ -216,35 +217,25 @@ type unitKey struct {
 	unit int
 }
 
-// precedes tells whether op p must be done before op may be completed:
-// an earlier step of the same unit, on the same part or with either of them
-// item-scope.
-func precedes(p, op Operation) bool {
-	if p.ItemID != op.ItemID || p.Unit != op.Unit || p.Seq >= op.Seq {
-		return false
-	}
-	return p.PartID == nil || op.PartID == nil || *p.PartID == *op.PartID
-}
-
 // readyAt returns the operations of step seq that are not done and whose
 // predecessors are all done, those in progress first, then in id order.
-func readyAt(ops []Operation, seq int) []Operation {
-	byUnit := map[unitKey][]Operation{}
+func readyAt(ops []plan.Operation, seq int) []plan.Operation {
+	byUnit := map[unitKey][]plan.Operation{}
 	for _, op := range ops {
 		k := unitKey{op.ItemID, op.Unit}
 		byUnit[k] = append(byUnit[k], op)
 	}
-	var ready []Operation
+	var ready []plan.Operation
 	for _, op := range ops {
-		if op.Seq != seq || op.Status == OpDone {
+		if op.Seq != seq || op.Status == plan.OpDone {
 			continue
 		}
-		if !slices.ContainsFunc(byUnit[unitKey{op.ItemID, op.Unit}], func(p Operation) bool { return p.Status != OpDone && precedes(p, op) }) {
+		if !slices.ContainsFunc(byUnit[unitKey{op.ItemID, op.Unit}], func(p plan.Operation) bool { return p.Status != plan.OpDone && p.Precedes(op) }) {
 			ready = append(ready, op)
 		}
 	}
-	slices.SortStableFunc(ready, func(a, b Operation) int {
-		ia, ib := a.Status == OpInProgress, b.Status == OpInProgress
+	slices.SortStableFunc(ready, func(a, b plan.Operation) int {
+		ia, ib := a.Status == plan.OpInProgress, b.Status == plan.OpInProgress
 		switch {
 		case ia && !ib:
 			return -1
@@ -259,7 +250,7 @@ func readyAt(ops []Operation, seq int) []Operation {
 // idBatch is the ids per UPDATE … WHERE id IN.
 const idBatch = 500
 
-func idsOf(ops []Operation) []int64 {
+func idsOf(ops []plan.Operation) []int64 {
 	ids := make([]int64, len(ops))
 	for i, op := range ops {
 		ids[i] = op.ID
@@ -280,23 +271,23 @@ func inBatches(ids []int64, fn func([]int64) error) error {
 
 // completeOps marks the operations done, started now when they were
 // pending, by the caller's user.
-func completeOps(ctx context.Context, tx *gorm.DB, ops []Operation) error {
+func completeOps(ctx context.Context, tx *gorm.DB, ops []plan.Operation) error {
 	now := gorm.Expr(database.Now(tx))
-	set := map[string]any{"status": OpDone, "completed_at": now}
+	set := map[string]any{"status": plan.OpDone, "completed_at": now}
 	if a, ok := events.ActorFrom(ctx); ok {
 		set["completed_by_id"], set["completed_by"] = a.ID, a.Name
 	}
 	return inBatches(idsOf(ops), func(ids []int64) error {
-		if err := tx.Model(&Operation{}).Where("id IN ? AND status = ?", ids, OpPending).Update("started_at", now).Error; err != nil {
+		if err := tx.Model(&plan.Operation{}).Where("id IN ? AND status = ?", ids, plan.OpPending).Update("started_at", now).Error; err != nil {
 			return err
 		}
-		return tx.Model(&Operation{}).Where("id IN ?", ids).Updates(set).Error
+		return tx.Model(&plan.Operation{}).Where("id IN ?", ids).Updates(set).Error
 	})
 }
 
 // remake sends the scrapped operations' parts back to the first step: every
 // operation on those parts becomes pending again.
-func remake(tx *gorm.DB, orderID int64, ops, scrapped []Operation) error {
+func remake(tx *gorm.DB, orderID int64, ops, scrapped []plan.Operation) error {
 	if len(scrapped) == 0 {
 		return nil
 	}
@@ -305,34 +296,34 @@ func remake(tx *gorm.DB, orderID int64, ops, scrapped []Operation) error {
 		parts = append(parts, *op.PartID)
 	}
 	return inBatches(parts, func(ids []int64) error {
-		return tx.Model(&Operation{}).Where("prod_order_id = ? AND part_id IN ?", orderID, ids).
-			Updates(map[string]any{"status": OpPending, "started_at": nil, "completed_at": nil}).Error
+		return tx.Model(&plan.Operation{}).Where("prod_order_id = ? AND part_id IN ?", orderID, ids).
+			Updates(map[string]any{"status": plan.OpPending, "started_at": nil, "completed_at": nil}).Error
 	})
 }
 
 // completeIfDone moves an order in progress with every operation done to done.
-func (s *Service) completeIfDone(ctx context.Context, tx *gorm.DB, o ProdOrder) error {
+func (s *Service) completeIfDone(ctx context.Context, tx *gorm.DB, o plan.ProdOrder) error {
 	var left []int64
-	if err := tx.Model(&Operation{}).Where("prod_order_id = ? AND status <> ?", o.ID, OpDone).Limit(1).Pluck("id", &left).Error; err != nil {
+	if err := tx.Model(&plan.Operation{}).Where("prod_order_id = ? AND status <> ?", o.ID, plan.OpDone).Limit(1).Pluck("id", &left).Error; err != nil {
 		return err
 	}
 	if len(left) > 0 {
 		return nil
 	}
-	return s.moveOrder(ctx, tx, o, StatusInProgress, StatusDone, "completed_at", contracts.ProdOrderCompleted)
+	return plan.MoveOrderTx(ctx, tx, o, plan.StatusInProgress, plan.StatusDone, "completed_at", contracts.ProdOrderCompleted)
 }
 
 // checkRouteOrder refuses to complete an operation before its predecessors
 // in the route are done (ECONFLICT naming the first one not done).
-func checkRouteOrder(ctx context.Context, tx *gorm.DB, op Operation) error {
-	var unit []Operation
+func checkRouteOrder(ctx context.Context, tx *gorm.DB, op plan.Operation) error {
+	var unit []plan.Operation
 	err := tx.WithContext(ctx).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND seq < ? AND status <> ?",
-		op.ProdOrderID, op.ItemID, op.Unit, op.Seq, OpDone).Order("seq, id").Find(&unit).Error
+		op.ProdOrderID, op.ItemID, op.Unit, op.Seq, plan.OpDone).Order("seq, id").Find(&unit).Error
 	if err != nil {
 		return err
 	}
 	for _, p := range unit {
-		if precedes(p, op) {
+		if p.Precedes(op) {
 			return apperr.Conflict("operation %d (step %d, %s) comes after operation %d (step %d, %s), which is %s: the route's order is kept",
 				op.ID, op.Seq, op.Name, p.ID, p.Seq, p.Name, p.Status)
 		}
@@ -344,7 +335,7 @@ func checkRouteOrder(ctx context.Context, tx *gorm.DB, op Operation) error {
 // or says why it names none: EINVALID naming unit (or item_id) when the
 // order has no such unit, or several items have a unit of that number and
 // item_id does not say which.
-func ofUnit(ops, ready []Operation, in Report) ([]Operation, error) {
+func ofUnit(ops, ready []plan.Operation, in Report) ([]plan.Operation, error) {
 	var items []int64
 	for _, op := range ops {
 		if op.Unit == in.Unit && (in.ItemID == 0 || op.ItemID == in.ItemID) && !slices.Contains(items, op.ItemID) {
@@ -359,7 +350,7 @@ func ofUnit(ops, ready []Operation, in Report) ([]Operation, error) {
 	case len(items) > 1:
 		return nil, apperr.Invalid("the report is not valid", apperr.Field("item_id", "items %v each have a unit %d: say which with item_id", items, in.Unit))
 	}
-	var out []Operation
+	var out []plan.Operation
 	for _, op := range ready {
 		if op.Unit == in.Unit && op.ItemID == items[0] {
 			out = append(out, op)

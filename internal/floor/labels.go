@@ -1,23 +1,25 @@
-package plan
+package floor
 
 import (
 	"context"
+
+	"github.com/tsekh/tsekh/internal/plan"
 )
 
 // MaxLabelParts bounds the labels of one document.
-const MaxLabelParts = MaxLaunchParts * 2
+const MaxLabelParts = plan.MaxLaunchParts * 2
 
 // LabelParts returns the production order's live parts, in id order, with
 // what their labels say of them (package render draws the labels). It
 // returns ENOTFOUND for an unknown order.
-func (s *Service) LabelParts(ctx context.Context, orderID int64) ([]FloorPart, error) {
+func (s *Service) LabelParts(ctx context.Context, orderID int64) ([]Part, error) {
 	db := s.db.WithContext(ctx)
-	o, err := prodOrder(ctx, db, orderID, false)
+	o, err := plan.LoadOrder(ctx, db, orderID, false)
 	if err != nil {
 		return nil, err
 	}
-	var parts []Part
-	if err := db.Where("prod_order_id = ? AND status = ?", orderID, PartLive).Order("id").Limit(MaxLabelParts).Find(&parts).Error; err != nil {
+	var parts []plan.Part
+	if err := db.Where("prod_order_id = ? AND status = ?", orderID, plan.PartLive).Order("id").Limit(MaxLabelParts).Find(&parts).Error; err != nil {
 		return nil, err
 	}
 	fps, err := floorParts(ctx, db, o, parts)

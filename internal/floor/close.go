@@ -1,15 +1,17 @@
-package plan
+package floor
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"strings"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
@@ -67,25 +69,25 @@ func (in *Close) validate() error {
 // or "write_off"; ENOTFOUND for an unknown order; ECONFLICT when no work has
 // started on it (it is cancelled instead, see CancelProdOrder) or it is
 // done, cancelled or closed already.
-func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (ProdOrder, error) {
+func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (plan.ProdOrder, error) {
 	if err := in.validate(); err != nil {
-		return ProdOrder{}, err
+		return plan.ProdOrder{}, err
 	}
-	var o ProdOrder
+	var o plan.ProdOrder
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		o, err = prodOrder(ctx, tx, id, true)
+		o, err = plan.LoadOrder(ctx, tx, id, true)
 		if err != nil {
 			return err
 		}
 		switch o.Status {
-		case StatusInProgress:
-		case StatusLaunched:
-			return apperr.Conflict("no work has started on %s: cancel it instead (POST /api/v1/production-orders/%d/cancel), which puts its items back in the backlog whole", describe(o), o.ID)
+		case plan.StatusInProgress:
+		case plan.StatusLaunched:
+			return apperr.Conflict("no work has started on %s: cancel it instead (POST /api/v1/production-orders/%d/cancel), which puts its items back in the backlog whole", o.Describe(), o.ID)
 		default:
-			return apperr.Conflict("%s is %s; only an order on which work has started and is not done can be closed", describe(o), o.Status)
+			return apperr.Conflict("%s is %s; only an order on which work has started and is not done can be closed", o.Describe(), o.Status)
 		}
-		var ops []Operation
+		var ops []plan.Operation
 		if err := tx.Where("prod_order_id = ?", id).Find(&ops).Error; err != nil {
 			return err
 		}
@@ -94,13 +96,12 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (ProdO
 		if err != nil {
 			return err
 		}
-		var cancelled []int64
-		if err := tx.Model(&cancelledOrder{}).Where("order_id IN ?", orderIDs(o)).Pluck("order_id", &cancelled).Error; err != nil {
+		cancelled, err := plan.CancelledOrders(ctx, tx, o)
+		if err != nil {
 			return err
 		}
 		payload := contracts.ProdOrderClosedPayload{ProdOrderID: id, Items: o.ItemIDs(), Reason: in.Reason, Rest: in.Rest,
 			Quantities: make([]contracts.ClosedQuantities, len(o.Items))}
-		var back []BacklogItem
 		for i, it := range o.Items {
 			q := contracts.ClosedQuantities{ItemID: it.ItemID, OrderID: it.OrderID, Qty: it.Qty, Made: min(made[it.ItemID], it.Qty)}
 			q.MadeReported = min(reported[it.ItemID], q.Made)
@@ -108,17 +109,14 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (ProdO
 			// now (a change after the launch may have moved it); an item
 			// removed from its order, or of a cancelled order, is never
 			// returned.
-			rest := max(it.orderedNow()-q.Made, 0)
+			rest := max(it.OrderedNow()-q.Made, 0)
 			if in.Rest == contracts.RestBacklog && !slices.Contains(cancelled, it.OrderID) && !it.Removed {
 				q.Returned = rest
 			} else {
 				q.WrittenOff = rest
 			}
-			if q.Returned > 0 {
-				back = append(back, backlogRow(it, q.Returned))
-			}
 			payload.Quantities[i] = q
-			res := tx.Model(&ProdItem{}).Where("prod_order_id = ? AND item_id = ?", id, it.ItemID).
+			res := tx.Model(&plan.ProdItem{}).Where("prod_order_id = ? AND item_id = ?", id, it.ItemID).
 				Updates(map[string]any{"released": true, "made_qty": q.Made, "returned_qty": q.Returned, "written_off_qty": q.WrittenOff})
 			if res.Error != nil {
 				return res.Error
@@ -131,41 +129,39 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (ProdO
 		if err := closeBack(ctx, tx, id, ops, returned); err != nil {
 			return err
 		}
-		if err := tx.Where("prod_order_id = ? AND status <> ?", id, OpDone).Delete(&Operation{}).Error; err != nil {
+		if err := tx.Where("prod_order_id = ? AND status <> ?", id, plan.OpDone).Delete(&plan.Operation{}).Error; err != nil {
 			return err
 		}
-		if len(back) > 0 {
-			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&back).Error; err != nil {
-				return err
-			}
+		if err := plan.ReturnToBacklogTx(ctx, tx, o, returned); err != nil {
+			return err
 		}
-		set := map[string]any{"status": StatusClosed, "closed_at": gorm.Expr(database.Now(tx)), "close_reason": in.Reason, "close_rest": in.Rest,
+		set := map[string]any{"status": plan.StatusClosed, "closed_at": gorm.Expr(database.Now(tx)), "close_reason": in.Reason, "close_rest": in.Rest,
 			"needs_attention": false, "attention_reason": ""}
 		if a, ok := events.ActorFrom(ctx); ok {
 			set["closed_by_id"], set["closed_by"] = a.ID, a.Name
 		}
-		res := tx.Model(&ProdOrder{}).Where("id = ? AND status = ?", id, StatusInProgress).Updates(set)
+		res := tx.Model(&plan.ProdOrder{}).Where("id = ? AND status = ?", id, plan.StatusInProgress).Updates(set)
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected != 1 {
-			return apperr.Conflict("%s changed at the same time; read it again", describe(o))
+			return apperr.Conflict("%s changed at the same time; read it again", o.Describe())
 		}
 		if err := events.Add(ctx, tx, contracts.ProdOrderClosed.New(id, payload)); err != nil {
 			return err
 		}
-		o, err = prodOrder(ctx, tx, id, false)
+		o, err = plan.LoadOrder(ctx, tx, id, false)
 		return err
 	})
 	return o, err
 }
 
 // madeUnits counts, per item, the units every operation of which is done.
-func madeUnits(ops []Operation) map[int64]int {
+func madeUnits(ops []plan.Operation) map[int64]int {
 	open := map[unitKey]bool{}
 	for _, op := range ops {
 		k := unitKey{op.ItemID, op.Unit}
-		open[k] = open[k] || op.Status != OpDone
+		open[k] = open[k] || op.Status != plan.OpDone
 	}
 	made := map[int64]int{}
 	for k, notDone := range open {
@@ -174,4 +170,38 @@ func madeUnits(ops []Operation) map[int64]int {
 		}
 	}
 	return made
+}
+
+// closeBack marks, of each item of order o being closed short, the units
+// that go back to the backlog (returned of them, those furthest on first),
+// so that a launch of the item takes over their parts.
+func closeBack(ctx context.Context, tx *gorm.DB, orderID int64, ops []plan.Operation, returned map[int64]int) error {
+	doneOf := map[unitKey]int{}
+	for _, op := range ops {
+		if op.Status == plan.OpDone {
+			doneOf[unitKey{op.ItemID, op.Unit}]++
+		}
+	}
+	var units []plan.Unit
+	if err := tx.WithContext(ctx).Where("prod_order_id = ? AND made_at IS NULL", orderID).Order("item_id, unit").Find(&units).Error; err != nil {
+		return err
+	}
+	slices.SortStableFunc(units, func(a, b plan.Unit) int {
+		if c := cmp.Compare(a.ItemID, b.ItemID); c != 0 {
+			return c
+		}
+		return doneOf[unitKey{b.ItemID, b.Unit}] - doneOf[unitKey{a.ItemID, a.Unit}]
+	})
+	returned = maps.Clone(returned)
+	var back []int64
+	for _, u := range units {
+		if k := (unitKey{u.ItemID, u.Unit}); returned[u.ItemID] > 0 && doneOf[k] > 0 {
+			back = append(back, u.ID)
+			returned[u.ItemID]--
+		}
+	}
+	if len(back) == 0 {
+		return nil
+	}
+	return tx.Model(&plan.Unit{}).Where("id IN ?", back).Update("closed_back", true).Error
 }

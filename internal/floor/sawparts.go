@@ -1,4 +1,4 @@
-package plan
+package floor
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 )
 
@@ -19,7 +20,7 @@ import (
 // part-scope step) in the caller's transaction.
 
 // MaxSawOrders is the most production orders one cutting plan takes.
-const MaxSawOrders = MaxCuttingListOrders
+const MaxSawOrders = plan.MaxCuttingListOrders
 
 // SawPart is one physical part waiting for the saw.
 type SawPart struct {
@@ -39,7 +40,7 @@ type SawPart struct {
 
 // cuttingStep is the route's cutting step among the order's operations:
 // the first part-scope step; 0 when it has none.
-func cuttingStep(ops []Operation) int {
+func cuttingStep(ops []plan.Operation) int {
 	step := 0
 	for _, op := range ops {
 		if op.Scope == catalog.ScopePart && (step == 0 || op.Seq < step) {
@@ -71,40 +72,40 @@ func (s *Service) PartsToCut(ctx context.Context, ids []int64) ([]SawPart, error
 		if slices.Index(ids, id) < i {
 			return nil, bad(field, "production order %d is listed twice", id)
 		}
-		o, err := prodOrder(ctx, db, id, false)
+		o, err := plan.LoadOrder(ctx, db, id, false)
 		if apperr.Code(err) == apperr.ENOTFOUND {
 			return nil, bad(field, "production order %d does not exist", id)
 		}
 		if err != nil {
 			return nil, err
 		}
-		if o.Status == StatusCancelled || o.Status == StatusDone || o.Status == StatusClosed {
-			return nil, bad(field, "%s is %s: nothing of it is cut any more", describe(o), o.Status)
+		if o.Status == plan.StatusCancelled || o.Status == plan.StatusDone || o.Status == plan.StatusClosed {
+			return nil, bad(field, "%s is %s: nothing of it is cut any more", o.Describe(), o.Status)
 		}
-		var ops []Operation
+		var ops []plan.Operation
 		if err := db.Where("prod_order_id = ?", id).Order("id").Find(&ops).Error; err != nil {
 			return nil, err
 		}
 		step := cuttingStep(ops)
 		var uncut []int64
 		for _, op := range ops {
-			if op.Seq == step && op.PartID != nil && op.Status != OpDone {
+			if op.Seq == step && op.PartID != nil && op.Status != plan.OpDone {
 				uncut = append(uncut, *op.PartID)
 			}
 		}
 		if len(uncut) == 0 {
-			return nil, bad(field, "%s has no part left to cut", describe(o))
+			return nil, bad(field, "%s has no part left to cut", o.Describe())
 		}
-		var parts []Part
+		var parts []plan.Part
 		if err := inBatches(uncut, func(b []int64) error {
-			var ps []Part
+			var ps []plan.Part
 			err := db.Where("id IN ?", b).Find(&ps).Error
 			parts = append(parts, ps...)
 			return err
 		}); err != nil {
 			return nil, err
 		}
-		slices.SortFunc(parts, func(a, b Part) int { return int(a.ID - b.ID) })
+		slices.SortFunc(parts, func(a, b plan.Part) int { return int(a.ID - b.ID) })
 		for _, p := range parts {
 			out = append(out, SawPart{ID: p.ID, Code: p.Code, ProdOrderID: id, ItemID: p.ItemID, Unit: p.Unit, Name: p.Name, Board: p.Board, Decor: p.Decor,
 				ThicknessMM: p.ThicknessMM, LengthMM: p.LengthMM, WidthMM: p.WidthMM, Grain: p.Grain})
@@ -120,26 +121,26 @@ func (s *Service) UncutParts(ctx context.Context, partIDs []int64) (map[int64]bo
 	out := map[int64]bool{}
 	db := s.db.WithContext(ctx)
 	err := inBatches(partIDs, func(b []int64) error {
-		var ops []Operation
+		var ops []plan.Operation
 		err := db.Where("part_id IN ?", b).Order("id").Find(&ops).Error
 		if err != nil {
 			return err
 		}
-		byOrder := map[int64][]Operation{}
+		byOrder := map[int64][]plan.Operation{}
 		for _, op := range ops {
 			byOrder[op.ProdOrderID] = append(byOrder[op.ProdOrderID], op)
 		}
 		for id, ops := range byOrder {
-			o, err := prodOrder(ctx, db, id, false)
+			o, err := plan.LoadOrder(ctx, db, id, false)
 			if err != nil {
 				return err
 			}
-			if o.Status == StatusCancelled || o.Status == StatusDone || o.Status == StatusClosed {
+			if o.Status == plan.StatusCancelled || o.Status == plan.StatusDone || o.Status == plan.StatusClosed {
 				continue
 			}
 			step := cuttingStep(ops)
 			for _, op := range ops {
-				if op.Seq == step && op.Status != OpDone {
+				if op.Seq == step && op.Status != plan.OpDone {
 					out[*op.PartID] = true
 				}
 			}
@@ -158,9 +159,9 @@ func (s *Service) UncutParts(ctx context.Context, partIDs []int64) (map[int64]bo
 // returns ECONFLICT for a part already cut or whose order is cancelled,
 // done or closed, ENOTFOUND for a part that does not exist.
 func (s *Service) CompleteCuttingTx(ctx context.Context, tx *gorm.DB, partIDs []int64) error {
-	var ops []Operation
+	var ops []plan.Operation
 	if err := inBatches(partIDs, func(b []int64) error {
-		var os []Operation
+		var os []plan.Operation
 		err := tx.WithContext(ctx).Where("part_id IN ?", b).Order("id").Find(&os).Error
 		ops = append(ops, os...)
 		return err
@@ -186,14 +187,14 @@ func (s *Service) CompleteCuttingTx(ctx context.Context, tx *gorm.DB, partIDs []
 	}
 	slices.Sort(orders)
 	for _, orderID := range orders {
-		o, err := prodOrder(ctx, tx, orderID, true)
+		o, err := plan.LoadOrder(ctx, tx, orderID, true)
 		if err != nil {
 			return err
 		}
-		if o.Status == StatusCancelled || o.Status == StatusDone || o.Status == StatusClosed {
-			return apperr.Conflict("%s is %s: its parts cannot be reported cut", describe(o), o.Status)
+		if o.Status == plan.StatusCancelled || o.Status == plan.StatusDone || o.Status == plan.StatusClosed {
+			return apperr.Conflict("%s is %s: its parts cannot be reported cut", o.Describe(), o.Status)
 		}
-		var all []Operation
+		var all []plan.Operation
 		if err := tx.WithContext(ctx).Where("prod_order_id = ?", orderID).Order("id").Find(&all).Error; err != nil {
 			return err
 		}
@@ -202,29 +203,29 @@ func (s *Service) CompleteCuttingTx(ctx context.Context, tx *gorm.DB, partIDs []
 		for _, p := range byOrder[orderID] {
 			want[p] = true
 		}
-		var done []Operation
+		var done []plan.Operation
 		for _, op := range all {
 			if op.Seq != step || op.PartID == nil || !want[*op.PartID] {
 				continue
 			}
-			if op.Status == OpDone {
-				return apperr.Conflict("part %d of %s is cut already", *op.PartID, describe(o))
+			if op.Status == plan.OpDone {
+				return apperr.Conflict("part %d of %s is cut already", *op.PartID, o.Describe())
 			}
 			done = append(done, op)
 		}
 		if err := completeOps(ctx, tx, done); err != nil {
 			return err
 		}
-		if o.Status == StatusLaunched {
-			if err := s.moveOrder(ctx, tx, o, StatusLaunched, StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
+		if o.Status == plan.StatusLaunched {
+			if err := plan.MoveOrderTx(ctx, tx, o, plan.StatusLaunched, plan.StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
 				return err
 			}
-			o.Status = StatusInProgress
+			o.Status = plan.StatusInProgress
 		}
 		if err := s.completeIfDone(ctx, tx, o); err != nil {
 			return err
 		}
-		var after []Operation
+		var after []plan.Operation
 		if err := tx.WithContext(ctx).Where("prod_order_id = ?", orderID).Order("id").Find(&after).Error; err != nil {
 			return err
 		}

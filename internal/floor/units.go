@@ -1,4 +1,4 @@
-package plan
+package floor
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
@@ -15,9 +16,9 @@ import (
 // made counts for its item at once, whatever the rest of its production
 // order does. only, when given, is the one unit a completion touched; nil
 // looks at every unit of the order (a report by quantity).
-func (s *Service) unitsMade(ctx context.Context, tx *gorm.DB, o ProdOrder, only *unitKey) error {
-	q := tx.WithContext(ctx).Model(&Operation{}).Select("item_id, unit").Where("prod_order_id = ?", o.ID).
-		Group("item_id, unit").Having("sum(CASE WHEN status <> ? THEN 1 ELSE 0 END) = 0", OpDone)
+func (s *Service) unitsMade(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, only *unitKey) error {
+	q := tx.WithContext(ctx).Model(&plan.Operation{}).Select("item_id, unit").Where("prod_order_id = ?", o.ID).
+		Group("item_id, unit").Having("sum(CASE WHEN status <> ? THEN 1 ELSE 0 END) = 0", plan.OpDone)
 	if only != nil {
 		q = q.Where("item_id = ? AND unit = ?", only.item, only.unit)
 	}
@@ -35,13 +36,13 @@ func (s *Service) unitsMade(ctx context.Context, tx *gorm.DB, o ProdOrder, only 
 	if len(done) == 0 {
 		return nil
 	}
-	items := map[int64]ProdItem{}
+	items := map[int64]plan.ProdItem{}
 	for _, it := range o.Items {
 		items[it.ItemID] = it
 	}
 	now := gorm.Expr(database.Now(tx))
 	for _, k := range done {
-		var u Unit
+		var u plan.Unit
 		res := tx.Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NULL", o.ID, k.item, k.unit).Limit(1).Find(&u)
 		if res.Error != nil {
 			return res.Error
@@ -49,7 +50,7 @@ func (s *Service) unitsMade(ctx context.Context, tx *gorm.DB, o ProdOrder, only 
 		if res.RowsAffected == 0 {
 			continue
 		}
-		res = tx.Model(&Unit{}).Where("id = ? AND made_at IS NULL", u.ID).Update("made_at", now)
+		res = tx.Model(&plan.Unit{}).Where("id = ? AND made_at IS NULL", u.ID).Update("made_at", now)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -57,7 +58,7 @@ func (s *Service) unitsMade(ctx context.Context, tx *gorm.DB, o ProdOrder, only 
 			continue
 		}
 		var made int64
-		if err := tx.Model(&Unit{}).Where("prod_order_id = ? AND item_id = ? AND made_at IS NOT NULL", o.ID, k.item).Count(&made).Error; err != nil {
+		if err := tx.Model(&plan.Unit{}).Where("prod_order_id = ? AND item_id = ? AND made_at IS NOT NULL", o.ID, k.item).Count(&made).Error; err != nil {
 			return err
 		}
 		it := items[k.item]
@@ -77,7 +78,7 @@ func unitsReported(ctx context.Context, tx *gorm.DB, orderID int64) (map[int64]i
 		ItemID int64
 		N      int
 	}
-	err := database.Scan(tx.WithContext(ctx).Model(&Unit{}).Select("item_id, count(*) AS n").Where("prod_order_id = ? AND made_at IS NOT NULL", orderID).
+	err := database.Scan(tx.WithContext(ctx).Model(&plan.Unit{}).Select("item_id, count(*) AS n").Where("prod_order_id = ? AND made_at IS NOT NULL", orderID).
 		Group("item_id"), &rows)
 	out := map[int64]int{}
 	for _, r := range rows {
