@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 )
 
@@ -23,7 +23,7 @@ import (
 //	@Security		BearerAuth
 //	@Param			id	path		int	true	"production order id"	minimum(1) example(1)
 //	@Param			layout	query	string	false	"CSV only: office (Russian headers) or optimiser"	Enums(office, optimiser) default(office) example(optimiser)
-//	@Success		200	{object}	plan.CuttingList
+//	@Success		200	{object}	floor.CuttingList
 //	@Failure		401	{object}	Problem
 //	@Failure		404	{object}	Problem
 //	@Failure		422	{object}	Problem
@@ -34,7 +34,7 @@ func (s *server) getCuttingList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.Plan.CuttingList(c.Request().Context(), id)
+	l, err := s.Floor.CuttingList(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (s *server) getCuttingList(c echo.Context) error {
 //	@Security		BearerAuth
 //	@Param			ids	query		string	true	"production order ids separated by commas, e.g. 1,2,3"	minlength(1) maxlength(2000) extensions(x-pattern=ids) example(1,2)
 //	@Param			layout	query	string	false	"CSV only: office (Russian headers) or optimiser"	Enums(office, optimiser) default(office) example(optimiser)
-//	@Success		200	{object}	plan.CuttingList
+//	@Success		200	{object}	floor.CuttingList
 //	@Failure		400	{object}	Problem
 //	@Failure		401	{object}	Problem
 //	@Failure		422	{object}	Problem
@@ -64,14 +64,14 @@ func (s *server) getCuttingLists(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := s.Plan.CuttingListOf(c.Request().Context(), ids)
+	l, err := s.Floor.CuttingListOf(c.Request().Context(), ids)
 	if err != nil {
 		return err
 	}
 	return cuttingListAnswer(c, l, "cutting-list.csv")
 }
 
-func cuttingListAnswer(c echo.Context, l plan.CuttingList, filename string) error {
+func cuttingListAnswer(c echo.Context, l floor.CuttingList, filename string) error {
 	layout := c.QueryParam("layout")
 	switch layout {
 	case "", "office":
@@ -95,7 +95,7 @@ var cuttingListOfficeHeader = []string{"Плита", "Декор", "Матери
 // grainRU names a part's grain for the office.
 var grainRU = map[string]string{"length": "вдоль длины", "width": "вдоль ширины", "none": "нет"}
 
-func cuttingListOfficeRows(l plan.CuttingList) [][]string {
+func cuttingListOfficeRows(l floor.CuttingList) [][]string {
 	var rows [][]string
 	for _, m := range l.Materials {
 		for _, p := range m.Parts {
@@ -112,7 +112,7 @@ func cuttingListOfficeRows(l plan.CuttingList) [][]string {
 var cuttingListOptimiserHeader = []string{"id", "board", "decor", "thickness_mm", "name", "length_mm", "width_mm", "qty", "grain",
 	"edge_l1", "edge_l2", "edge_w1", "edge_w2", "where"}
 
-func cuttingListOptimiserRows(l plan.CuttingList) [][]string {
+func cuttingListOptimiserRows(l floor.CuttingList) [][]string {
 	var rows [][]string
 	for _, m := range l.Materials {
 		for i, p := range m.Parts {

@@ -80,6 +80,7 @@ type cutPlan struct {
 
 type launchedPart struct {
 	ID       int64
+	Code     string
 	Name     string
 	Board    string
 	Grain    string
@@ -238,8 +239,7 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		po := launch(t, env, map[string]any{"items": ids})
 		parts := prodOrderParts(t, env, po.ID)
 		require.NotEmpty(t, parts)
-		estimate := boardNeeds(t, env, po.ID)
-		require.Nil(t, estimate["LDSP16-WHITE"].PlannedSheets, "no plan yet: the area estimate")
+		estimate := boardNeeds(t, env, po.ID) // no plan yet: the optimiser's estimate from the parts' shapes
 
 		t.Run("ErrInvalid", func(t *testing.T) {
 			events := env.Count("events")
@@ -269,6 +269,9 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 			require.LessOrEqual(t, b.Yield, 1.0)
 		}
 		checkCutPlan(t, p, parts)
+		for _, b := range p.Boards {
+			require.GreaterOrEqual(t, *estimate[b.Board].Sheets, b.Sheets, "%s: the estimate is never fewer sheets than the plan", b.Board)
+		}
 		created := catalogEvents(t, env, "cutting_plan.created", "cutting_plans", p.ID)
 		require.Len(t, created, 1)
 		require.Equal(t, "Администратор", created[0].Actor.Name)
@@ -277,13 +280,19 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		again := createCutPlan(t, env, po.ID)
 		require.Equal(t, sheetsJSON(t, p), sheetsJSON(t, again))
 
-		// Requirements count the plan's sheets now.
+		// Requirements count the newest plan's sheets now: each part its
+		// share of the sheet it lies on; and the older twin is stale, its
+		// parts laid out by the newer one.
 		needs := boardNeeds(t, env, po.ID)
-		for _, b := range p.Boards {
-			require.NotNil(t, needs[b.Board].PlannedSheets, b.Board)
-			require.Equal(t, b.Sheets, *needs[b.Board].PlannedSheets, b.Board)
-			require.EqualValues(t, b.Sheets, needs[b.Board].Launched, b.Board)
+		for _, b := range again.Boards {
+			require.InDelta(t, float64(b.Sheets-b.OffcutsUsed), needs[b.Board].Launched, 2e-3, b.Board)
+			require.Equal(t, b.Sheets-b.OffcutsUsed, *needs[b.Board].Sheets, b.Board)
 		}
+		var twin cutPlan
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", p.ID), nil).JSON(t, &twin)
+		require.True(t, twin.Stale)
+		require.Contains(t, twin.Why[0], fmt.Sprintf("laid out by cutting plan %d now", again.ID))
+		p, again = again, p // the newest is the plan the saw cuts
 
 		var got cutPlan
 		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", p.ID), nil).JSON(t, &got)
@@ -291,7 +300,7 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		var list struct{ Items []cutPlan }
 		env.Admin(http.MethodGet, "/api/v1/cutting-plans?limit=1", nil).JSON(t, &list)
 		require.Len(t, list.Items, 1)
-		require.Equal(t, p.ID, list.Items[0].ID)
+		require.Equal(t, again.ID, list.Items[0].ID, "the first plan first")
 
 		// The saw operator's views.
 		r := env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/sheets/1", p.ID), nil, apptest.AdminToken, "Accept", "image/svg+xml")
@@ -352,7 +361,7 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		viewer := env.UserToken("Наблюдатель", "viewer")
 		requireProblem(t, env.Do(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/sheets/%d/cut", p.ID, 1), nil, viewer), http.StatusForbidden)
 
-		// The twin plan's parts on that sheet are cut now: it is stale; the first is not.
+		// The older twin stays stale; the plan cut from is not.
 		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", again.ID), nil).JSON(t, &got)
 		require.True(t, got.Stale)
 		require.NotEmpty(t, got.Why)
@@ -396,12 +405,15 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		po2 := launch(t, env, map[string]any{"items": ids2})
 		parts2 := prodOrderParts(t, env, po2.ID)
 		events := env.Count("events")
+		stockEvents := len(catalogEventsOf(t, env, "stock.reserved")) + len(catalogEventsOf(t, env, "stock.released"))
 		next := createCutPlan(t, env, po2.ID)
 		checkCutPlan(t, next, parts2)
 		for _, s := range next.SheetList {
 			require.Nil(t, s.OffcutID)
 		}
-		require.Equal(t, events+1, env.Count("events"), "cutting_plan.created, nothing else")
+		booked := len(catalogEventsOf(t, env, "stock.reserved")) + len(catalogEventsOf(t, env, "stock.released")) - stockEvents
+		require.Positive(t, booked, "its parts' needs follow its sheets")
+		require.Equal(t, events+1+int64(booked), env.Count("events"), "cutting_plan.created and the needs it changed, nothing else")
 	})
 }
 
@@ -441,10 +453,10 @@ func TestCuttingPlans_ErrCannotLayOut(t *testing.T) {
 }
 
 type boardNeed struct {
-	Code          string
-	Launched      float64
-	Qty           float64
-	PlannedSheets *int `json:"planned_sheets"`
+	Code     string
+	Launched float64
+	Qty      float64
+	Sheets   *int
 }
 
 func boardNeeds(t *testing.T, env *apptest.Env, id int64) map[string]boardNeed {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -76,8 +77,8 @@ func idsOf(c echo.Context) ([]int64, error) {
 		return nil, apperr.Invalid("invalid query", apperr.Field("ids", "is required: production order ids separated by commas"))
 	}
 	parts := strings.Split(v, ",")
-	if len(parts) > plan.MaxCuttingListOrders {
-		return nil, apperr.Invalid("invalid query", apperr.Field("ids", "may name at most %d production orders", plan.MaxCuttingListOrders))
+	if len(parts) > floor.MaxCuttingListOrders {
+		return nil, apperr.Invalid("invalid query", apperr.Field("ids", "may name at most %d production orders", floor.MaxCuttingListOrders))
 	}
 	ids := make([]int64, 0, len(parts))
 	for _, p := range parts {

@@ -56,10 +56,11 @@ type prodOrder struct {
 		SKU    string
 		Qty    int
 	}
-	PartsCount int    `json:"parts_count"`
-	OpsCount   int    `json:"ops_count"`
-	ETA        string `json:"eta"`
-	PlannedETA string `json:"planned_eta"`
+	PartsCount int      `json:"parts_count"`
+	OpsCount   int      `json:"ops_count"`
+	Short      []string `json:"short"`
+	ETA        string   `json:"eta"`
+	PlannedETA string   `json:"planned_eta"`
 	Progress   struct {
 		OpsTotal      int     `json:"ops_total"`
 		OpsInProgress int     `json:"ops_in_progress"`
@@ -67,9 +68,13 @@ type prodOrder struct {
 		Percent       float64 `json:"percent"`
 	}
 	Parts []struct {
-		ID     int64
-		ItemID int64 `json:"item_id"`
-		Unit   int
+		ID        int64
+		ItemID    int64 `json:"item_id"`
+		Unit      int
+		Code      string
+		Status    string
+		Board     string
+		BoardNeed float64 `json:"board_need"`
 	}
 	Operations []struct {
 		ID              int64
@@ -183,8 +188,13 @@ func TestProduction_LaunchSeedFigures(t *testing.T) {
 					require.GreaterOrEqual(t, op.PlannedEndDay, op.PlannedStartDay)
 				}
 
-				// One event, with exactly the seed's payload, by the admin.
-				require.Equal(t, events+1, env.Count("events"))
+				// One event, with exactly the seed's payload, by the admin;
+				// and in the same transaction what stock reserves for it.
+				require.Equal(t, events+2, env.Count("events"))
+				reserved := catalogEventsOf(t, env, "stock.reserved")
+				require.NotEmpty(t, reserved)
+				require.EqualValues(t, o.ID, reserved[0].Payload["prod_order_id"])
+				require.NotEmpty(t, reserved[0].Payload["lines"], "what it needs of each material")
 				evs := eventsOf(t, env, "prod_order.launched", o.ID)
 				require.Len(t, evs, 1)
 				ev := evs[0]
@@ -192,9 +202,6 @@ func TestProduction_LaunchSeedFigures(t *testing.T) {
 				require.Equal(t, "Администратор", ev.Actor.Name)
 				want := map[string]any{"prod_order_id": float64(o.ID), "route": tc.route, "parts_count": float64(tc.parts),
 					"ops_count": float64(tc.ops), "eta": o.ETA, "items": toAny(tc.items)}
-				// Beside the seed's fields, what it needs of each material (added since).
-				require.NotEmpty(t, ev.Payload["materials"])
-				delete(ev.Payload, "materials")
 				require.Equal(t, want, ev.Payload)
 
 				// The items left the backlog; reading the order gives what the launch returned.

@@ -160,7 +160,11 @@ func TestProduction_ProgressByQuantity(t *testing.T) {
 		p := refuse(map[string]any{"seq": 2, "qty": 11}, http.StatusConflict)
 		require.Contains(t, p.Detail, "10")
 		refuse(map[string]any{"seq": 1, "qty": 3}, http.StatusUnprocessableEntity, "qty")
-		refuse(map[string]any{"seq": 1, "qty": 2, "scrap": 1}, http.StatusUnprocessableEntity, "qty")
+		refuse(map[string]any{"seq": 1, "qty": 2, "scrap_parts": []map[string]any{{"code": o.Parts[0].Code, "reason": "chipped"}}}, http.StatusUnprocessableEntity, "qty")
+		// Scrap names its parts: a count alone scraps nothing, and says how to report it.
+		p = refuse(map[string]any{"seq": 1, "qty": 1, "scrap": 1}, http.StatusUnprocessableEntity, "scrap")
+		require.Contains(t, p.Errors[0].Message, "scrap_parts")
+		require.Contains(t, p.Errors[0].Message, "/api/v1/floor/scrap")
 		refuse(map[string]any{"seq": 4, "qty": 1}, http.StatusConflict)
 		refuse(map[string]any{"seq": 9, "qty": 1}, http.StatusUnprocessableEntity, "seq")
 		refuse(map[string]any{"seq": 4, "scrap": 1}, http.StatusUnprocessableEntity, "scrap")
@@ -171,19 +175,50 @@ func TestProduction_ProgressByQuantity(t *testing.T) {
 		requireProblem(t, env.Do(http.MethodPost, url, map[string]any{"seq": 1, "qty": 1}, viewer), http.StatusForbidden)
 		requireProblem(t, env.Do(http.MethodPost, "/api/v1/production-orders/99999/progress", map[string]any{"seq": 1, "qty": 1}, master), http.StatusNotFound)
 
-		// Edge banding: 8 done, 2 spoilt; the spoilt ones go back to be cut again.
-		rep = report(map[string]any{"seq": 2, "qty": 8, "scrap": 2})
+		// Edge banding: 8 done, 2 spoilt, named: each is scrapped and a re-cut takes its place.
+		var atBanding struct{ Items []floorPart }
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/parts?step=2&state=pending", o.ID), nil).JSON(t, &atBanding)
+		require.Len(t, atBanding.Items, 12)
+		var ready2 []floorPart
+		for _, fp := range atBanding.Items {
+			if fp.AtSeq != nil && *fp.AtSeq == 2 {
+				ready2 = append(ready2, fp)
+			}
+		}
+		require.Len(t, ready2, 10)
+		spoilt := []map[string]any{{"code": ready2[0].Code, "reason": "edge_defect"}, {"code": ready2[1].Code, "reason": "chipped", "note": "скол"}}
+		rep = report(map[string]any{"seq": 2, "qty": 8, "scrap": 2, "scrap_parts": spoilt})
 		require.Equal(t, 8, rep.Done)
-		require.Equal(t, 0, rep.Ready, "the two left at edge banding are not cut yet")
+		require.Equal(t, 0, rep.Ready, "the two left at edge banding and the re-cuts are not cut yet")
 		var got prodOrder
 		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", o.ID), nil).JSON(t, &got)
-		cut := 0
+		cut, scrapped := 0, 0
 		for _, op := range got.Operations {
 			if op.Seq == 1 && op.Status == "done" {
 				cut++
 			}
 		}
-		require.Equal(t, 8, cut, "10 were cut, 2 of them spoilt")
+		for _, part := range got.Parts {
+			if part.Status == "scrapped" {
+				scrapped++
+			}
+		}
+		require.Equal(t, 10, cut, "10 were cut, 2 of them spoilt at banding")
+		require.Equal(t, 2, scrapped, "the parts named are scrapped")
+		require.Len(t, got.Parts, 14, "and cut again")
+		var recuts struct {
+			Boards []struct {
+				Parts []struct {
+					RecutOf string `json:"recut_of"`
+					Reason  string
+				}
+			}
+		}
+		env.Admin(http.MethodGet, "/api/v1/floor/recuts", nil).JSON(t, &recuts)
+		require.Len(t, recuts.Boards, 1)
+		require.Len(t, recuts.Boards[0].Parts, 2)
+		require.ElementsMatch(t, []string{ready2[0].Code, ready2[1].Code}, []string{recuts.Boards[0].Parts[0].RecutOf, recuts.Boards[0].Parts[1].RecutOf})
+		require.Equal(t, "edge_defect", recuts.Boards[0].Parts[0].Reason)
 		refuse(map[string]any{"seq": 2, "qty": 1}, http.StatusConflict)
 
 		report(map[string]any{"seq": 1, "qty": 4})

@@ -56,6 +56,8 @@ func TestSpec_ParameterExamplesSucceed(t *testing.T) {
 	launch(t, env, map[string]any{"items": ids[:1]})
 	po := launch(t, env, map[string]any{"items": ids[1:]})
 	createCutPlan(t, env, po.ID) // cutting plan 1
+	// Its first sheet cut, which keeps offcut O1-1-1.
+	require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, "/api/v1/cutting-plans/1/sheets/1/cut", nil).Status)
 	// A refused delivery kept in the intake inbox: rejection 1.
 	require.Equal(t, http.StatusUnprocessableEntity, deliver(env, shopBody("spec-refused", `{"sku": "NO-SUCH-SKU", "qty": 1}`), time.Now()).Status)
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/stock"
@@ -137,7 +137,7 @@ func (s *server) countStock(c echo.Context) error {
 //
 //	@Summary	What production orders or a period need of each material
 //	@ID			getRequirements
-//	@Description	With prod_orders: everything those production orders need. With from and to: the work due then — the parts not yet cut and the fittings of live production orders with an item due then, and the backlog's items due then (as a launch would explode them, by the boards their options choose). With both: the production orders named and the backlog's items due in the period. Boards in whole sheets (the parts' area ÷ the board's largest usable format, rounded up), edge bands in metres (each banded side plus EDGE_OVERHANG_MM), fittings in pieces; launched and backlog apart and in all.
+//	@Description	With prod_orders: what those production orders still need (what stock reserves for them) and have used up. With from and to: the work due then — the live production orders with an item due then, and the backlog's items due then (as a launch would explode them, by the boards their options choose). With both: the production orders named and the backlog's items due in the period. qty = launched + backlog. Boards in sheets, fractions included, pooled: a part's board is its share of the cutting-plan sheet it lies on, or of what the cutting optimiser lays its launch's (or backlog item's) parts out on; sheets is qty rounded up once, for buying. Edge bands in metres (each banded side plus EDGE_OVERHANG_MM), fittings in pieces.
 //	@Description	With Accept: text/csv, one row per material, ";" separated, Russian headers.
 //	@Tags		stock
 //	@Produce	json
@@ -146,7 +146,7 @@ func (s *server) countStock(c echo.Context) error {
 //	@Param		prod_orders	query		string	false	"production order ids separated by commas"	maxlength(2000) extensions(x-pattern=ids) example(1,2)
 //	@Param		from		query		string	false	"the first due date of the period"	format(date) example(2026-12-07)
 //	@Param		to			query		string	false	"the last due date of the period (at most a year after from)"	format(date) example(2026-12-13)
-//	@Success	200			{object}	plan.Requirements
+//	@Success	200			{object}	stock.Requirements
 //	@Failure	400			{object}	Problem
 //	@Failure	401			{object}	Problem
 //	@Failure	406			{object}	Problem	"the Accept header allows none of the media types it answers in"
@@ -163,8 +163,8 @@ func (s *server) getRequirements(c echo.Context) error {
 			}
 			ids = append(ids, id)
 		}
-		if len(ids) > plan.MaxCuttingListOrders {
-			return apperr.Invalid("invalid query", apperr.Field("prod_orders", "may name at most %d production orders", plan.MaxCuttingListOrders))
+		if len(ids) > floor.MaxCuttingListOrders {
+			return apperr.Invalid("invalid query", apperr.Field("prod_orders", "may name at most %d production orders", floor.MaxCuttingListOrders))
 		}
 	}
 	from, f1 := input.Date("from", c.QueryParam("from"))
@@ -172,16 +172,31 @@ func (s *server) getRequirements(c echo.Context) error {
 	if f := slices.Concat(f1, f2); len(f) > 0 {
 		return apperr.Invalid("invalid query", f...)
 	}
-	r, err := s.Plan.Requirements(ctx, ids, from, to)
+	orders, backlog, err := s.Plan.RequirementsScope(ctx, ids, from, to)
 	if err != nil {
 		return err
+	}
+	area, err := s.Plan.UncutArea(ctx, orders)
+	if err != nil {
+		return err
+	}
+	r, err := s.Stock.Requirements(ctx, orders, backlog, area)
+	if err != nil {
+		return err
+	}
+	if !from.IsZero() {
+		r.From, r.To = from.String(), to.String()
 	}
 	if wantsCSV(c) {
 		rows := make([][]string, len(r.Materials))
 		for i, m := range r.Materials {
-			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, num(m.Launched), num(m.Backlog), num(m.Qty), num(m.AreaM2)}
+			sheets := ""
+			if m.Sheets != nil {
+				sheets = strconv.Itoa(*m.Sheets)
+			}
+			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, num(m.Launched), num(m.Backlog), num(m.Qty), sheets, num(m.Consumed), num(m.AreaM2)}
 		}
-		return writeCSVRowsSep(c, "requirements.csv", []string{"Код", "Материал", "Декор", "Ед.", "Запущено", "Портфель", "Всего", "Площадь, м²"}, rows, ';')
+		return writeCSVRowsSep(c, "requirements.csv", []string{"Код", "Материал", "Декор", "Ед.", "Запущено", "Портфель", "Всего", "Листов", "Израсходовано", "Площадь, м²"}, rows, ';')
 	}
 	return c.JSON(http.StatusOK, r)
 }
@@ -193,14 +208,14 @@ func num(v float64) string {
 
 // ShortageList is what to buy.
 type ShortageList struct {
-	Items []stock.Shortage `json:"items"`
+	Items []stock.ShortageLine `json:"items"`
 }
 
 // getShortages godoc
 //
 //	@Summary	What to buy: materials short of what the backlog needs and their reorder point
 //	@ID			getShortages
-//	@Description	Per material: on hand, reserved (launched work's needs), available, what the backlog's items need, the reorder point, and to_buy = backlog + reorder point − available (whole sheets and pieces, rounded up); only materials with something to buy.
+//	@Description	Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy.
 //	@Description	With Accept: text/csv, one row per material, ";" separated, Russian headers.
 //	@Tags		stock
 //	@Produce	json
@@ -212,15 +227,11 @@ type ShortageList struct {
 //	@Router		/api/v1/materials/shortages [get]
 func (s *server) getShortages(c echo.Context) error {
 	ctx := c.Request().Context()
-	backlog, err := s.Plan.BacklogRequirements(ctx)
+	backlog, err := s.Plan.BacklogItems(ctx)
 	if err != nil {
 		return err
 	}
-	need := map[string]float64{}
-	for _, m := range backlog.Materials {
-		need[strings.ToLower(m.Code)] = m.Qty
-	}
-	short, err := s.Stock.Shortages(ctx, need)
+	short, err := s.Stock.Shortages(ctx, backlog)
 	if err != nil {
 		return err
 	}
@@ -232,4 +243,111 @@ func (s *server) getShortages(c echo.Context) error {
 		return writeCSVRowsSep(c, "shortages.csv", []string{"Код", "Материал", "Декор", "Ед.", "На складе", "В резерве", "Доступно", "Портфель", "Точка заказа", "Купить"}, rows, ';')
 	}
 	return c.JSON(http.StatusOK, ShortageList{Items: short})
+}
+
+// StockWriteOffRequest is the body of POST /api/v1/stock/write-offs.
+type StockWriteOffRequest struct {
+	// What leaves the shelf: materials in their unit, or offcuts by code (qty 1).
+	Lines  []StockLineRequest `json:"lines" validate:"required,min=1,max=200"`
+	Reason string             `json:"reason" maxLength:"200" example:"лист повреждён при разгрузке"`
+}
+
+// writeOffStock godoc
+//
+//	@Summary		Write materials or offcuts off (admin, planner)
+//	@ID			writeOffStock
+//	@Description	Takes what the lines name off the shelf for the reason (damaged, lost) and writes stock.written_off: a material's on hand comes down by the quantity (it may go below nothing, as the shelf says), an offcut (by its code, qty 1) is written off and leaves the cutting plan that reserved it stale. 422 naming lines[i].code for a code that is no material and no offcut in stock, lines[i].qty for a quantity not positive (or not whole, for sheets and pieces; not 1 for an offcut), reason when it is missing; nothing is written then.
+//	@Tags			stock
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			body	body		StockWriteOffRequest	true	"what leaves the shelf, and why"
+//	@Success		201		{object}	stock.Receipt
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/stock/write-offs [post]
+func (s *server) writeOffStock(c echo.Context) error {
+	var req StockWriteOffRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	r, err := s.Stock.WriteOff(c.Request().Context(), stockLines(req.Lines), req.Reason)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, r)
+}
+
+// OffcutList is a page of offcuts.
+type OffcutList = List[stock.Offcut]
+
+// listOffcuts godoc
+//
+//	@Summary	Offcuts in stock
+//	@ID			listOffcuts
+//	@Description	The offcuts (деловой остаток) cut sheets left, in id order: each with its code (O<cutting plan>-<sheet>-<k>, on its label), board, size and state. Without status, those in stock: available, and reserved by a cutting plan that cuts parts from them. The next cutting plans of a board cut its available offcuts first.
+//	@Tags		stock
+//	@Produce	json
+//	@Security	BearerAuth
+//	@Param		board			query		string	false	"only offcuts of this board (its code, regardless of case)"	maxlength(32) example(LDSP16-WHITE)
+//	@Param		min_length_mm	query		number	false	"only pieces at least this long (either way round)"	minimum(0) maximum(100000) example(600)
+//	@Param		min_width_mm	query		number	false	"only pieces at least this wide (either way round)"	minimum(0) maximum(100000) example(300)
+//	@Param		status			query		string	false	"only offcuts in this state"	Enums(available, reserved, used, written_off) example(available)
+//	@Param		limit			query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
+//	@Param		cursor			query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9zdG9jay9vZmZjdXRzIiwiaWQiOjF9)
+//	@Success	200				{object}	OffcutList
+//	@Failure	400				{object}	Problem
+//	@Failure	401				{object}	Problem
+//	@Failure	422				{object}	Problem
+//	@Router		/api/v1/stock/offcuts [get]
+func (s *server) listOffcuts(c echo.Context) error {
+	pr, err := pageOf(c)
+	if err != nil {
+		return err
+	}
+	f := stock.OffcutFilter{Board: c.QueryParam("board"), Status: c.QueryParam("status")}
+	for _, q := range []struct {
+		name string
+		to   *float64
+	}{{"min_length_mm", &f.MinLengthMM}, {"min_width_mm", &f.MinWidthMM}} {
+		v := c.QueryParam(q.name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n < 0 || n > 100000 || n != n {
+			return apperr.Invalid("invalid query", apperr.Field(q.name, "must be a size in millimetres from 0 to 100000"))
+		}
+		*q.to = n
+	}
+	offcuts, next, err := s.Stock.Offcuts(c.Request().Context(), f, pr)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, pageList(c, offcuts, next))
+}
+
+// getOffcut godoc
+//
+//	@Summary	One offcut
+//	@ID			getOffcut
+//	@Description	The offcut with the code (regardless of case): its board, size, the sheet that left it and its state.
+//	@Tags		stock
+//	@Produce	json
+//	@Security	BearerAuth
+//	@Param		code	path		string	true	"the offcut's code"	maxlength(40) example(O1-1-1)
+//	@Success	200		{object}	stock.Offcut
+//	@Failure	401		{object}	Problem
+//	@Failure	404		{object}	Problem
+//	@Router		/api/v1/stock/offcuts/{code} [get]
+func (s *server) getOffcut(c echo.Context) error {
+	o, err := s.Stock.OffcutByCode(c.Request().Context(), c.Param("code"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, o)
 }

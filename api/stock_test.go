@@ -87,34 +87,47 @@ func TestStock_ShortagesAfterReceiptAndLaunch(t *testing.T) {
 		require.Equal(t, stockLevel{Code: "LDSP16-WHITE", Unit: "sheet", OnHand: 5, Available: 5, ReorderPoint: 10}, s["LDSP16-WHITE"])
 		require.InDelta(t, 100.5, s["PVC2-WHITE"].OnHand, 1e-9)
 
-		// The wardrobe's white body: 7.76 m² of 5.70 m² usable sheets, 2 sheets; its sonoma doors 3.40 m², 1 sheet, none on hand.
+		// The wardrobe's white body takes two sheets, the second not whole;
+		// its sonoma doors most of one sheet, none on hand. What stock
+		// reserves is what its parts need: each its share of the sheets
+		// the optimiser lays them out on.
 		_, ids := receive(t, env, line{"SHK-KUPE-1600", 1})
 		po := launch(t, env, map[string]any{"items": ids})
-		env.Dispatch()
+		need := map[string]float64{}
+		for _, p := range po.Parts {
+			need[p.Board] += p.BoardNeed
+		}
+		require.Greater(t, need["LDSP16-WHITE"], 1.0)
+		require.Less(t, need["LDSP16-WHITE"], 2.0, "the second sheet is not used whole: its rest is one clean piece")
+		require.Greater(t, need["LDSP16-SONOMA"], 0.5)
+		require.Less(t, need["LDSP16-SONOMA"], 1.0)
 		s = stockOf(t, env)
 		require.Equal(t, 5.0, s["LDSP16-WHITE"].OnHand)
-		require.Equal(t, 2.0, s["LDSP16-WHITE"].Reserved)
-		require.Equal(t, 3.0, s["LDSP16-WHITE"].Available)
-		require.Equal(t, 1.0, s["LDSP16-SONOMA"].Reserved)
-		require.Equal(t, -1.0, s["LDSP16-SONOMA"].Available, "launched short, not refused")
+		require.InDelta(t, need["LDSP16-WHITE"], s["LDSP16-WHITE"].Reserved, 1e-3)
+		require.InDelta(t, 5-need["LDSP16-WHITE"], s["LDSP16-WHITE"].Available, 2e-3)
+		require.InDelta(t, need["LDSP16-SONOMA"], s["LDSP16-SONOMA"].Reserved, 1e-3)
+		require.InDelta(t, -need["LDSP16-SONOMA"], s["LDSP16-SONOMA"].Available, 2e-3, "launched short, not refused")
 		reserved := catalogEventsOf(t, env, "stock.reserved")
-		require.Len(t, reserved, 1)
+		require.Len(t, reserved, 1, "written in the launch's transaction")
 		require.EqualValues(t, po.ID, reserved[0].Payload["prod_order_id"])
 		require.Contains(t, fmt.Sprint(reserved[0].Payload["short"]), "LDSP16-SONOMA")
-		require.Nil(t, reserved[0].Actor, "the system's work")
+		require.Equal(t, "Администратор", reserved[0].Actor.Name, "the launch's author")
+		require.Contains(t, po.Short, "LDSP16-SONOMA", "the launch's answer says what it is short of")
 		var got struct{ Short []string }
 		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d", po.ID), nil).JSON(t, &got)
-		require.Contains(t, got.Short, "LDSP16-SONOMA", "the production order says what it was launched short of")
+		require.Equal(t, po.Short, got.Short, "as a read just after it says")
+		require.Contains(t, got.Short, "LDSP16-SONOMA", "the production order says what it is short of")
 		require.Contains(t, got.Short, "CONFIRMAT", "none on hand")
-		require.NotContains(t, got.Short, "LDSP16-WHITE", "5 sheets on hand cover 2")
+		require.NotContains(t, got.Short, "LDSP16-WHITE", "5 sheets on hand cover it")
 		require.NotContains(t, got.Short, "PVC2-WHITE", "100.5 m on hand cover it")
 
-		// Another wardrobe waits in the backlog: 2 more white sheets, 1 sonoma.
+		// Another wardrobe waits in the backlog: it needs what the first did,
+		// rounded up once, with the reorder point, for buying.
 		receive(t, env, line{"SHK-KUPE-1600", 1})
 		short := shortagesOf(t, env)
-		require.Equal(t, 2.0, short["LDSP16-WHITE"].Backlog)
-		require.Equal(t, 9.0, short["LDSP16-WHITE"].ToBuy, "2 for the backlog + 10 reorder point − 3 available")
-		require.Equal(t, 12.0, short["LDSP16-SONOMA"].ToBuy, "1 + 10 − (−1)")
+		require.InDelta(t, need["LDSP16-WHITE"], short["LDSP16-WHITE"].Backlog, 1e-3)
+		require.Equal(t, math.Ceil(need["LDSP16-WHITE"]+10-(5-need["LDSP16-WHITE"])), short["LDSP16-WHITE"].ToBuy, "backlog + 10 reorder point − available, rounded up once")
+		require.Equal(t, math.Ceil(need["LDSP16-SONOMA"]+10+need["LDSP16-SONOMA"]), short["LDSP16-SONOMA"].ToBuy, "backlog + 10 − (−reserved)")
 		require.Equal(t, 100.0, short["CONFIRMAT"].ToBuy-short["CONFIRMAT"].Backlog+short["CONFIRMAT"].Available-900, "the reorder point of 1000 pieces")
 		rows := readCSVSep(t, env, "/api/v1/materials/shortages", apptest.AdminToken, ';')
 		require.Equal(t, "Купить", rows[0][len(rows[0])-1])
@@ -124,7 +137,7 @@ func TestStock_ShortagesAfterReceiptAndLaunch(t *testing.T) {
 		env.Admin(http.MethodPost, "/api/v1/stock/receipts", map[string]any{"lines": []map[string]any{{"code": "LDSP16-WHITE", "qty": 20}}})
 		short = shortagesOf(t, env)
 		_, listed := short["LDSP16-WHITE"]
-		require.False(t, listed, "23 available cover the backlog's 2 and the reorder point")
+		require.False(t, listed, "over 23 available cover the backlog and the reorder point")
 
 		// Cancelling releases the reservation; a count sets what is on hand.
 		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/cancel", po.ID), nil)
@@ -222,10 +235,23 @@ func TestStock_InvariantsUnderConcurrency(t *testing.T) {
 				want[m.Code] += m.Qty
 			}
 		}
-		require.Equal(t, 10.0, want["LDSP16-WHITE"], "one sheet per nightstand's white body")
+		var one struct {
+			Materials []struct {
+				Code string
+				Qty  float64
+			}
+		}
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/materials/requirements?prod_orders=%d", pos[0]), nil).JSON(t, &one)
+		for _, m := range one.Materials {
+			if m.Code == "LDSP16-WHITE" {
+				require.InDelta(t, 10*m.Qty, want["LDSP16-WHITE"], 0.01, "ten nightstands' white bodies, pooled: not a sheet each")
+				require.Less(t, want["LDSP16-WHITE"], 2.0)
+			}
+		}
 		requireStockInvariants(t, env)
 		for code, l := range stockOf(t, env) {
-			require.InDelta(t, want[code], l.Reserved, 1e-6, "%s: reserved = what the live orders need", code)
+			// each order's requirement is shown rounded (sheets to the thousandth, metres to the centimetre)
+			require.InDelta(t, want[code], l.Reserved, 0.06, "%s: reserved = what the live orders need", code)
 		}
 		var left float64
 		var cancelled []string
@@ -234,7 +260,7 @@ func TestStock_InvariantsUnderConcurrency(t *testing.T) {
 				cancelled = append(cancelled, fmt.Sprint(id))
 			}
 		}
-		require.NoError(t, database.Scan(env.App.DB.Raw(`SELECT coalesce(sum(needed - consumed), 0) FROM stock_reservations WHERE NOT released AND prod_order_id IN (`+
+		require.NoError(t, database.Scan(env.App.DB.Raw(`SELECT coalesce(sum(needed), 0) FROM stock_needs WHERE prod_order_id IN (`+
 			strings.Join(cancelled, ",")+`)`), &left))
 		require.Zero(t, math.Abs(left), "a cancelled order leaves nothing reserved")
 	})
@@ -274,28 +300,37 @@ func TestStock_ItemsReleasedShrinkTheReservation(t *testing.T) {
 		for _, m := range req.Materials {
 			want[m.Code] += m.Qty
 		}
-		require.Equal(t, 1.0, want["LDSP16-WHITE"], "the nightstand's white body")
+		left := prodOrderOf(t, env, po.ID)
+		boards := map[string]float64{}
+		for _, p := range left.Parts {
+			require.Equal(t, kept[0], p.ItemID, "the wardrobe's parts are gone")
+			boards[p.Board] += p.BoardNeed
+		}
+		require.InDelta(t, boards["LDSP16-WHITE"], want["LDSP16-WHITE"], 1e-3, "the nightstand's white body")
+		require.Greater(t, boards["LDSP16-WHITE"], 0.0)
+		require.Less(t, boards["LDSP16-WHITE"], 0.5, "a nightstand's share, not the wardrobe's sheets")
 		require.Equal(t, 8.0, want["CONFIRMAT"], "the nightstand's confirmats")
-		require.Equal(t, 1.0, want["LDSP16-SONOMA"], "the nightstand's front: the wardrobe's doors are gone")
+		require.InDelta(t, boards["LDSP16-SONOMA"], want["LDSP16-SONOMA"], 1e-3, "the nightstand's front: the wardrobe's doors are gone")
 
 		s := stockOf(t, env)
 		for code, l := range s {
 			require.InDelta(t, want[code], l.Reserved, 1e-6, "%s: reserved = what the item left needs", code)
 			require.InDelta(t, l.OnHand-l.Reserved, l.Available, 1e-6, "%s: available = on hand − reserved", code)
 		}
-		require.Equal(t, 9.0, s["LDSP16-WHITE"].Available)
-		var left []struct {
+		require.InDelta(t, 10-boards["LDSP16-WHITE"], s["LDSP16-WHITE"].Available, 2e-3)
+		var needs []struct {
 			Code string
 			Qty  float64
 		}
-		require.NoError(t, database.Scan(env.App.DB.Raw(`SELECT code, needed - consumed AS qty FROM stock_reservations WHERE NOT released AND prod_order_id = ?`, po.ID), &left))
-		for _, l := range left {
-			require.InDelta(t, want[l.Code], l.Qty, 1e-6, "%s: the order's reservation", l.Code)
+		require.NoError(t, database.Scan(env.App.DB.Raw(`SELECT code, needed AS qty FROM stock_needs WHERE needed > 0 AND prod_order_id = ?`, po.ID), &needs))
+		for _, l := range needs {
+			require.InDelta(t, want[l.Code], l.Qty, 1e-2, "%s: the order's needs", l.Code)
 		}
 		released := catalogEventsOf(t, env, "stock.released")
 		require.Len(t, released, 1)
 		require.EqualValues(t, po.ID, released[0].Payload["prod_order_id"])
 		require.Contains(t, fmt.Sprint(released[0].Payload["lines"]), "KUPE-ROLLERS", "the wardrobe's fittings")
+		require.Contains(t, fmt.Sprint(released[0].Payload["source"]), "items_released")
 		require.Nil(t, released[0].Actor, "the system's work")
 
 		// Cancelling the production order then releases the rest.
@@ -308,39 +343,77 @@ func TestStock_ItemsReleasedShrinkTheReservation(t *testing.T) {
 	})
 }
 
-// The floor's reports use up what was reserved: boards at cutting (the
-// first step), bands at banding (the second), fittings at assembly.
+// The floor's reports use up what physically moved: a part cut without a
+// cutting plan its own area of its own board (in sheets of the board's
+// largest usable format), a part banded its own edges' metres (each banded
+// side plus the overhang), a unit assembled its fittings; each release of
+// what the order needs is exactly that part's need.
 func TestStock_ConsumedAsTheFloorReports(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		env.Admin(http.MethodPost, "/api/v1/stock/receipts", map[string]any{"lines": []map[string]any{
-			{"code": "LDSP16-WHITE", "qty": 4}, {"code": "PVC2-WHITE", "qty": 50}, {"code": "CONFIRMAT", "qty": 100}}})
+			{"code": "LDSP16-WHITE", "qty": 4}, {"code": "LDSP16-SONOMA", "qty": 4}, {"code": "HDF3-WHITE", "qty": 4},
+			{"code": "PVC2-WHITE", "qty": 50}, {"code": "CONFIRMAT", "qty": 100}}})
 		_, ids := receive(t, env, line{"TMB-PRIK-450", 1})
 		po := launch(t, env, map[string]any{"items": ids})
-		env.Dispatch()
 		report := func(seq, qty int) {
 			t.Helper()
 			r := env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/production-orders/%d/progress", po.ID), map[string]any{"seq": seq, "qty": qty})
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-			env.Dispatch()
 		}
+		partsAt := func(step int, state string) []floorPart {
+			t.Helper()
+			var l struct{ Items []floorPart }
+			env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/parts?step=%d&state=%s", po.ID, step, state), nil).JSON(t, &l)
+			return l.Items
+		}
+		const usableWhite = 2.780 * 2.050 // 2800 × 2070 less 10 mm trims
 		s := stockOf(t, env)
-		require.Equal(t, 1.0, s["LDSP16-WHITE"].Reserved)
-		bands := s["PVC2-WHITE"].Reserved
+		white, bands := 0.0, 0.0
+		for _, p := range partsAt(1, "pending") {
+			if p.Board == "LDSP16-WHITE" {
+				white += p.BoardNeed
+			}
+			bands += bandMetres(p, "PVC2-WHITE")
+		}
+		require.InDelta(t, white, s["LDSP16-WHITE"].Reserved, 1e-3)
+		require.InDelta(t, bands, s["PVC2-WHITE"].Reserved, 1e-3)
 		require.InDelta(t, 2.88, bands, 1e-9, "the sides' front edges, 2 × (500 + 30) mm, and the top all round, 2 × 480 + 2 × 430 mm")
 
-		report(1, 3) // half the parts cut: the white sheet is started, so used up
+		report(1, 3)
+		cut := partsAt(1, "done")
+		require.Len(t, cut, 3)
+		area, need := map[string]float64{}, map[string]float64{}
+		for _, p := range cut {
+			area[p.Board] += float64(p.LengthMM*p.WidthMM) / 1e6
+		}
+		for _, p := range partsAt(1, "pending") {
+			need[p.Board] += p.BoardNeed
+		}
 		s = stockOf(t, env)
-		require.Equal(t, 3.0, s["LDSP16-WHITE"].OnHand)
-		require.Zero(t, s["LDSP16-WHITE"].Reserved)
+		require.InDelta(t, 4-area["LDSP16-WHITE"]/usableWhite, s["LDSP16-WHITE"].OnHand, 2e-3, "their own area, not a sheet")
+		require.InDelta(t, need["LDSP16-WHITE"], s["LDSP16-WHITE"].Reserved, 2e-3, "what the parts left uncut need")
 		require.Equal(t, 50.0, s["PVC2-WHITE"].OnHand, "nothing banded yet")
-		require.Len(t, catalogEventsOf(t, env, "stock.consumed"), 1)
+		consumed := catalogEventsOf(t, env, "stock.consumed")
+		require.Len(t, consumed, 1)
+		src := consumed[0].Payload["source"].(map[string]any)
+		require.Equal(t, "cut", src["what"])
+		var codes []string
+		for _, p := range cut {
+			codes = append(codes, p.Code)
+		}
+		require.ElementsMatch(t, codes, src["parts"], "the document names the parts cut")
 
 		report(1, 3)
-		report(2, 3) // half banded: half the band
+		report(2, 3) // three banded: their own edges
+		banded := partsAt(2, "done")
+		done := 0.0
+		for _, p := range banded {
+			done += bandMetres(p, "PVC2-WHITE")
+		}
 		s = stockOf(t, env)
-		require.InDelta(t, 50-bands/2, s["PVC2-WHITE"].OnHand, 1e-6)
-		require.InDelta(t, bands/2, s["PVC2-WHITE"].Reserved, 1e-6)
+		require.InDelta(t, 50-done, s["PVC2-WHITE"].OnHand, 1e-6)
+		require.InDelta(t, bands-done, s["PVC2-WHITE"].Reserved, 1e-6)
 		report(2, 3)
 		report(3, 6)
 		require.Equal(t, 100.0, stockOf(t, env)["CONFIRMAT"].OnHand, "not assembled yet")
@@ -349,7 +422,26 @@ func TestStock_ConsumedAsTheFloorReports(t *testing.T) {
 		require.Equal(t, 92.0, s["CONFIRMAT"].OnHand, "8 confirmats per nightstand")
 		require.InDelta(t, 50-bands, s["PVC2-WHITE"].OnHand, 1e-6)
 		require.Zero(t, s["PVC2-WHITE"].Reserved)
+		require.Zero(t, s["LDSP16-WHITE"].Reserved)
+		requireStockInvariants(t, env)
 	})
+}
+
+// bandMetres is what the part's edges banded with band need: each side's
+// length plus the 30 mm overhang.
+func bandMetres(p floorPart, band string) float64 {
+	m := 0.0
+	for side, b := range p.Edges {
+		if b != band {
+			continue
+		}
+		l := p.LengthMM
+		if side == "w1" || side == "w2" {
+			l = p.WidthMM
+		}
+		m += float64(l+30) / 1000
+	}
+	return m
 }
 
 // What a week's due work needs: the launched production orders with an
@@ -372,9 +464,10 @@ func TestMaterials_RequirementsOfAWeek(t *testing.T) {
 			ProdOrders   []int64 `json:"prod_orders"`
 			BacklogItems []int64 `json:"backlog_items"`
 			Materials    []struct {
-				Code                   string
-				Unit                   string
-				Qty, Launched, Backlog float64
+				Code                             string
+				Unit                             string
+				Qty, Launched, Backlog, Consumed float64
+				Sheets                           *int
 			}
 		}
 		r := env.Admin(http.MethodGet, "/api/v1/materials/requirements?from=2026-12-07&to=2026-12-13", nil)
@@ -383,11 +476,25 @@ func TestMaterials_RequirementsOfAWeek(t *testing.T) {
 		require.Equal(t, []int64{po.ID}, req.ProdOrders)
 		require.Equal(t, a, req.BacklogItems, "the item due on the 20th is not this week's")
 		got := map[string][3]float64{}
+		sheets := map[string]int{}
 		for _, m := range req.Materials {
 			got[m.Code] = [3]float64{m.Launched, m.Backlog, m.Qty}
+			require.InDelta(t, m.Launched+m.Backlog, m.Qty, 1.5e-3, "%s: qty = launched + backlog", m.Code)
+			if m.Sheets != nil {
+				sheets[m.Code] = *m.Sheets
+				require.Equal(t, int(math.Ceil(m.Qty-1e-9)), *m.Sheets, "%s: rounded up once, for buying", m.Code)
+			}
 		}
-		require.Equal(t, [3]float64{2, 0, 2}, got["LDSP16-WHITE"], "the wardrobe's white body; the nightstand chose sonoma")
-		require.Equal(t, [3]float64{1, 1, 1}, got["LDSP16-SONOMA"], "the doors 3.40 m² and the nightstand 1.49 m² fit one sheet")
+		need := map[string]float64{}
+		for _, p := range po.Parts {
+			need[p.Board] += p.BoardNeed
+		}
+		require.InDelta(t, need["LDSP16-WHITE"], got["LDSP16-WHITE"][0], 1e-3, "the wardrobe's white body, as stock reserves it")
+		require.Zero(t, got["LDSP16-WHITE"][1], "the nightstand chose sonoma")
+		require.Equal(t, 2, sheets["LDSP16-WHITE"])
+		require.InDelta(t, need["LDSP16-SONOMA"], got["LDSP16-SONOMA"][0], 1e-3, "the wardrobe's doors")
+		require.Greater(t, got["LDSP16-SONOMA"][1], 0.1, "the nightstand's sonoma body")
+		require.Equal(t, 1, sheets["LDSP16-SONOMA"], "the doors and the nightstand's body, pooled, in one sheet")
 		require.Equal(t, [3]float64{24, 8, 32}, got["CONFIRMAT"])
 		require.Equal(t, [3]float64{0, 4.33, 4.33}, got["PVC2-SONOMA"], "1060 + 1820 + 1452 mm")
 
@@ -404,7 +511,9 @@ func TestMaterials_RequirementsOfAWeek(t *testing.T) {
 		require.Empty(t, req.BacklogItems)
 		for _, m := range req.Materials {
 			if m.Code == "LDSP16-WHITE" {
-				require.Equal(t, 2.0, m.Qty)
+				require.Zero(t, m.Qty, "the order still needs nothing of it")
+				require.Greater(t, m.Consumed, 1.0, "it used its parts' area")
+				require.Less(t, m.Consumed, need["LDSP16-WHITE"], "their area is less than the sheets they were laid out on")
 			}
 		}
 		rows := readCSVSep(t, env, fmt.Sprintf("/api/v1/materials/requirements?prod_orders=%d", po.ID), apptest.AdminToken, ';')

@@ -16,6 +16,7 @@ import (
 func GoMigrations() []*goose.Migration {
 	return []*goose.Migration{
 		goose.NewGoMigration(11, &goose.GoFunc{RunTx: customerSearchUp}, &goose.GoFunc{RunTx: customerSearchDown}),
+		goose.NewGoMigration(34, &goose.GoFunc{RunTx: physicalStockUp}, &goose.GoFunc{RunTx: noDown}),
 	}
 }
 

@@ -1687,7 +1687,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "With prod_orders: everything those production orders need. With from and to: the work due then — the parts not yet cut and the fittings of live production orders with an item due then, and the backlog's items due then (as a launch would explode them, by the boards their options choose). With both: the production orders named and the backlog's items due in the period. Boards in whole sheets (the parts' area ÷ the board's largest usable format, rounded up), edge bands in metres (each banded side plus EDGE_OVERHANG_MM), fittings in pieces; launched and backlog apart and in all.\nWith Accept: text/csv, one row per material, \";\" separated, Russian headers.",
+                "description": "With prod_orders: what those production orders still need (what stock reserves for them) and have used up. With from and to: the work due then — the live production orders with an item due then, and the backlog's items due then (as a launch would explode them, by the boards their options choose). With both: the production orders named and the backlog's items due in the period. qty = launched + backlog. Boards in sheets, fractions included, pooled: a part's board is its share of the cutting-plan sheet it lies on, or of what the cutting optimiser lays its launch's (or backlog item's) parts out on; sheets is qty rounded up once, for buying. Edge bands in metres (each banded side plus EDGE_OVERHANG_MM), fittings in pieces.\nWith Accept: text/csv, one row per material, \";\" separated, Russian headers.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -1728,7 +1728,7 @@ const docTemplate = `{
                     "200": {
                         "description": "OK",
                         "schema": {
-                            "$ref": "#/definitions/plan.Requirements"
+                            "$ref": "#/definitions/stock.Requirements"
                         }
                     },
                     "400": {
@@ -1765,7 +1765,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Per material: on hand, reserved (launched work's needs), available, what the backlog's items need, the reorder point, and to_buy = backlog + reorder point − available (whole sheets and pieces, rounded up); only materials with something to buy.\nWith Accept: text/csv, one row per material, \";\" separated, Russian headers.",
+                "description": "Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy.\nWith Accept: text/csv, one row per material, \";\" separated, Russian headers.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -3167,7 +3167,7 @@ const docTemplate = `{
                     "200": {
                         "description": "OK",
                         "schema": {
-                            "$ref": "#/definitions/plan.CuttingList"
+                            "$ref": "#/definitions/floor.CuttingList"
                         }
                     },
                     "400": {
@@ -3549,7 +3549,7 @@ const docTemplate = `{
                     "200": {
                         "description": "OK",
                         "schema": {
-                            "$ref": "#/definitions/plan.CuttingList"
+                            "$ref": "#/definitions/floor.CuttingList"
                         }
                     },
                     "401": {
@@ -3919,7 +3919,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Completes qty parts of a part-scope step (or units of an item-scope step) of the production order, and sends scrap parts of it back to be made again from the first step (every operation on them pending again). Route order is kept: only parts through the step before (for an item-scope step, units with every part through the part-scope steps) can be reported; those in progress go first. It works on the same operations as start/complete.\nWrites prod_order.progress_reported {\"prod_order_id\", \"items\", \"seq\", \"operation\", \"scope\", \"qty\", \"scrap\", \"minutes\"?, \"done\", \"total\"}; the first report moves the order to in_progress (prod_order.started), the one that leaves nothing to do to done (prod_order.completed).\n422 for a step the route does not have, scrap at an item-scope step, or more than the step has left (field qty); 409 when the report gets ahead of the step before (the detail says how many are ready), or the order is cancelled, done or closed.",
+                "description": "Completes qty parts of a part-scope step (or units of an item-scope step) of the production order, and scraps the parts scrap_parts names at the step (each kept, scrapped with its reason, and a re-cut in its place, as POST /api/v1/floor/scrap does). Route order is kept: only parts through the step before (for an item-scope step, units with every part through the part-scope steps) can be reported; those in progress go first. It completes operations the way a scan or start/complete does (operation.completed for each, stock.consumed for what they used).\nWrites prod_order.progress_reported {\"prod_order_id\", \"items\", \"seq\", \"operation\", \"scope\", \"qty\", \"scrap\", \"minutes\"?, \"done\", \"total\"}; the first report moves the order to in_progress (prod_order.started), the one that leaves nothing to do to done (prod_order.completed).\n422 for a step the route does not have, scrap at an item-scope step, scrap that names no parts (scrap_parts) or parts not at the step, or more than the step has left (field qty); 409 when the report gets ahead of the step before (the detail says how many are ready), or the order is cancelled, done or closed.",
                 "consumes": [
                     "application/json"
                 ],
@@ -4740,6 +4740,159 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/stock/offcuts": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The offcuts (деловой остаток) cut sheets left, in id order: each with its code (O\u003ccutting plan\u003e-\u003csheet\u003e-\u003ck\u003e, on its label), board, size and state. Without status, those in stock: available, and reserved by a cutting plan that cuts parts from them. The next cutting plans of a board cut its available offcuts first.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "stock"
+                ],
+                "summary": "Offcuts in stock",
+                "operationId": "listOffcuts",
+                "parameters": [
+                    {
+                        "maxLength": 32,
+                        "type": "string",
+                        "x-example": "LDSP16-WHITE",
+                        "description": "only offcuts of this board (its code, regardless of case)",
+                        "name": "board",
+                        "in": "query"
+                    },
+                    {
+                        "maximum": 100000,
+                        "minimum": 0,
+                        "type": "number",
+                        "x-example": 600,
+                        "description": "only pieces at least this long (either way round)",
+                        "name": "min_length_mm",
+                        "in": "query"
+                    },
+                    {
+                        "maximum": 100000,
+                        "minimum": 0,
+                        "type": "number",
+                        "x-example": 300,
+                        "description": "only pieces at least this wide (either way round)",
+                        "name": "min_width_mm",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "available",
+                            "reserved",
+                            "used",
+                            "written_off"
+                        ],
+                        "type": "string",
+                        "x-example": "available",
+                        "description": "only offcuts in this state",
+                        "name": "status",
+                        "in": "query"
+                    },
+                    {
+                        "maximum": 500,
+                        "minimum": 1,
+                        "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 1000,
+                        "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9zdG9jay9vZmZjdXRzIiwiaWQiOjF9",
+                        "pattern": "^[A-Za-z0-9_-]+$",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.OffcutList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/stock/offcuts/{code}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The offcut with the code (regardless of case): its board, size, the sheet that left it and its state.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "stock"
+                ],
+                "summary": "One offcut",
+                "operationId": "getOffcut",
+                "parameters": [
+                    {
+                        "maxLength": 40,
+                        "type": "string",
+                        "x-example": "O1-1-1",
+                        "description": "the offcut's code",
+                        "name": "code",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/stock.Offcut"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/stock/receipts": {
             "post": {
                 "security": [
@@ -4767,6 +4920,82 @@ const docTemplate = `{
                         "required": true,
                         "schema": {
                             "$ref": "#/definitions/api.StockReceiptRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/stock.Receipt"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/stock/write-offs": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Takes what the lines name off the shelf for the reason (damaged, lost) and writes stock.written_off: a material's on hand comes down by the quantity (it may go below nothing, as the shelf says), an offcut (by its code, qty 1) is written off and leaves the cutting plan that reserved it stale. 422 naming lines[i].code for a code that is no material and no offcut in stock, lines[i].qty for a quantity not positive (or not whole, for sheets and pieces; not 1 for an offcut), reason when it is missing; nothing is written then.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "stock"
+                ],
+                "summary": "Write materials or offcuts off (admin, planner)",
+                "operationId": "writeOffStock",
+                "parameters": [
+                    {
+                        "description": "what leaves the shelf, and why",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.StockWriteOffRequest"
                         }
                     }
                 ],
@@ -6575,6 +6804,24 @@ const docTemplate = `{
                 }
             }
         },
+        "api.OffcutList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/stock.Offcut"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
         "api.OrderItemRequest": {
             "type": "object",
             "required": [
@@ -6895,11 +7142,19 @@ const docTemplate = `{
                     "example": 120
                 },
                 "scrap": {
-                    "description": "Parts spoilt at the step: they are made again from the first step. Part-scope steps only.",
+                    "description": "Parts spoilt at the step, named in scrap_parts (its length when absent). Part-scope steps only.",
                     "type": "integer",
                     "maximum": 20000,
                     "minimum": 0,
-                    "example": 2
+                    "example": 1
+                },
+                "scrap_parts": {
+                    "description": "The parts spoilt at the step, each with its reason: each is scrapped as POST /api/v1/floor/scrap does, and a re-cut takes its place.",
+                    "type": "array",
+                    "maxItems": 500,
+                    "items": {
+                        "$ref": "#/definitions/api.ScrapPartRequest"
+                    }
                 },
                 "seq": {
                     "description": "The route step (seq of the route's operation).",
@@ -7082,6 +7337,33 @@ const docTemplate = `{
                     "type": "integer",
                     "minimum": 1,
                     "example": 3
+                }
+            }
+        },
+        "api.ScrapPartRequest": {
+            "type": "object",
+            "required": [
+                "code",
+                "reason"
+            ],
+            "properties": {
+                "code": {
+                    "description": "The code on the part's label.",
+                    "type": "string",
+                    "maxLength": 40,
+                    "example": "P12-5"
+                },
+                "note": {
+                    "description": "Free text.",
+                    "type": "string",
+                    "maxLength": 1000,
+                    "example": "скол по кромке"
+                },
+                "reason": {
+                    "description": "One of the factory's scrap reasons (GET /api/v1/floor/scrap-reasons).",
+                    "type": "string",
+                    "maxLength": 100,
+                    "example": "chipped"
                 }
             }
         },
@@ -7373,7 +7655,7 @@ const docTemplate = `{
                 "items": {
                     "type": "array",
                     "items": {
-                        "$ref": "#/definitions/stock.Shortage"
+                        "$ref": "#/definitions/stock.ShortageLine"
                     }
                 }
             }
@@ -7504,6 +7786,29 @@ const docTemplate = `{
                     "type": "string",
                     "maxLength": 2000,
                     "example": "накладная 1542 от ООО «Плита»"
+                }
+            }
+        },
+        "api.StockWriteOffRequest": {
+            "type": "object",
+            "required": [
+                "lines",
+                "reason"
+            ],
+            "properties": {
+                "lines": {
+                    "description": "What leaves the shelf: materials in their unit, or offcuts by code (qty 1).",
+                    "type": "array",
+                    "maxItems": 200,
+                    "minItems": 1,
+                    "items": {
+                        "$ref": "#/definitions/api.StockLineRequest"
+                    }
+                },
+                "reason": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "example": "лист повреждён при разгрузке"
                 }
             }
         },
@@ -9059,6 +9364,245 @@ const docTemplate = `{
                 }
             }
         },
+        "floor.CutBand": {
+            "type": "object",
+            "required": [
+                "band",
+                "decor",
+                "metres",
+                "name",
+                "sides",
+                "thickness_mm",
+                "width_mm"
+            ],
+            "properties": {
+                "band": {
+                    "type": "string",
+                    "example": "PVC2-SONOMA"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "metres": {
+                    "type": "number",
+                    "example": 12.4
+                },
+                "name": {
+                    "type": "string",
+                    "example": "Кромка ПВХ 2×19 Дуб сонома"
+                },
+                "sides": {
+                    "description": "Sides is the number of banded sides; Metres their band, with the overhang.",
+                    "type": "integer"
+                },
+                "thickness_mm": {
+                    "type": "number",
+                    "example": 2
+                },
+                "width_mm": {
+                    "type": "integer",
+                    "example": 19
+                }
+            }
+        },
+        "floor.CutFitting": {
+            "type": "object",
+            "required": [
+                "code",
+                "name",
+                "prod_order_id",
+                "qty"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "HINGE-110"
+                },
+                "name": {
+                    "type": "string",
+                    "example": "Петля накладная 110°"
+                },
+                "prod_order_id": {
+                    "type": "integer"
+                },
+                "qty": {
+                    "type": "integer"
+                }
+            }
+        },
+        "floor.CutMaterial": {
+            "type": "object",
+            "required": [
+                "area_m2",
+                "board",
+                "decor",
+                "material",
+                "parts",
+                "qty",
+                "sheets",
+                "thickness_mm"
+            ],
+            "properties": {
+                "area_m2": {
+                    "type": "number"
+                },
+                "board": {
+                    "description": "Board is the board's code, Decor its decor, Material its name.",
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "material": {
+                    "type": "string",
+                    "example": "ЛДСП 16 мм Дуб сонома"
+                },
+                "parts": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/floor.CutPart"
+                    }
+                },
+                "qty": {
+                    "description": "Qty is the number of physical parts; AreaM2 their area in m².",
+                    "type": "integer"
+                },
+                "sheets": {
+                    "description": "Sheets estimates the sheets needed: what the cutting optimiser's\nquick first layouts of the parts take (as stock estimates them\nbefore a cutting plan), rounded up; 0 for a board without formats.",
+                    "type": "integer"
+                },
+                "thickness_mm": {
+                    "type": "integer",
+                    "example": 16
+                }
+            }
+        },
+        "floor.CutOrigin": {
+            "type": "object",
+            "required": [
+                "item_id",
+                "order_id",
+                "prod_order_id",
+                "qty",
+                "sku"
+            ],
+            "properties": {
+                "item_id": {
+                    "type": "integer"
+                },
+                "order_id": {
+                    "description": "the sales order",
+                    "type": "integer"
+                },
+                "prod_order_id": {
+                    "type": "integer"
+                },
+                "qty": {
+                    "type": "integer"
+                },
+                "sku": {
+                    "type": "string"
+                }
+            }
+        },
+        "floor.CutPart": {
+            "type": "object",
+            "required": [
+                "edges",
+                "edging",
+                "grain",
+                "length_mm",
+                "name",
+                "origins",
+                "qty",
+                "where",
+                "width_mm"
+            ],
+            "properties": {
+                "edges": {
+                    "$ref": "#/definitions/catalog.Edges"
+                },
+                "edging": {
+                    "type": "string"
+                },
+                "grain": {
+                    "type": "string",
+                    "enum": [
+                        "length",
+                        "width",
+                        "none"
+                    ]
+                },
+                "length_mm": {
+                    "type": "integer"
+                },
+                "name": {
+                    "type": "string"
+                },
+                "origins": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/floor.CutOrigin"
+                    }
+                },
+                "qty": {
+                    "type": "integer"
+                },
+                "where": {
+                    "description": "Where summarises where the parts go, by sales order: \"№5 ×4, №9 ×2\".",
+                    "type": "string",
+                    "example": "№5 ×4, №9 ×2"
+                },
+                "width_mm": {
+                    "type": "integer"
+                }
+            }
+        },
+        "floor.CuttingList": {
+            "type": "object",
+            "required": [
+                "bands",
+                "edge_overhang_mm",
+                "fittings",
+                "materials",
+                "prod_orders"
+            ],
+            "properties": {
+                "bands": {
+                    "description": "Bands are the edge-band metres per band: each banded side's length\nplus EdgeOverhangMM, for every part.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/floor.CutBand"
+                    }
+                },
+                "edge_overhang_mm": {
+                    "type": "integer",
+                    "example": 30
+                },
+                "fittings": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/floor.CutFitting"
+                    }
+                },
+                "materials": {
+                    "description": "Materials are the parts by board, in board code order.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/floor.CutMaterial"
+                    }
+                },
+                "prod_orders": {
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    }
+                }
+            }
+        },
         "floor.OperationChange": {
             "type": "object",
             "required": [
@@ -9079,6 +9623,7 @@ const docTemplate = `{
             "required": [
                 "at_seq",
                 "board",
+                "board_need",
                 "code",
                 "customer",
                 "decor",
@@ -9095,6 +9640,8 @@ const docTemplate = `{
                 "recut_code",
                 "recut_of",
                 "scrap",
+                "sheet_n",
+                "sheet_plan_id",
                 "sku",
                 "state",
                 "status",
@@ -9114,6 +9661,11 @@ const docTemplate = `{
                     "description": "Board is the code of the board it is cut from, Decor the board's\ndecor, as the item's choices resolved them at launch; Grain and Edges\n(each side's edge band code, \"\" for none) as its product line says.",
                     "type": "string",
                     "example": "LDSP16-SONOMA"
+                },
+                "board_need": {
+                    "description": "BoardNeed is what stock reserves of its board for it until it is\ncut, in sheets: its share of the sheet a cutting plan lays it out\non (nothing on an offcut, reserved whole), or of what the optimiser\nestimates its launch's parts take.",
+                    "type": "number",
+                    "example": 0.21
                 },
                 "code": {
                     "description": "Code is the part's printable code, unique in the database, from\nlaunch: what its label's barcode carries and a scan names.",
@@ -9176,6 +9728,17 @@ const docTemplate = `{
                 },
                 "scrap": {
                     "$ref": "#/definitions/plan.Scrap"
+                },
+                "sheet_n": {
+                    "type": "integer",
+                    "x-nullable": true,
+                    "example": 2
+                },
+                "sheet_plan_id": {
+                    "description": "SheetPlanID and SheetN are the cutting plan's sheet it lies on, once\na plan lays it out: cutting it takes that sheet to the saw.",
+                    "type": "integer",
+                    "x-nullable": true,
+                    "example": 3
                 },
                 "sku": {
                     "type": "string"
@@ -9582,245 +10145,6 @@ const docTemplate = `{
                 }
             }
         },
-        "plan.CutBand": {
-            "type": "object",
-            "required": [
-                "band",
-                "decor",
-                "metres",
-                "name",
-                "sides",
-                "thickness_mm",
-                "width_mm"
-            ],
-            "properties": {
-                "band": {
-                    "type": "string",
-                    "example": "PVC2-SONOMA"
-                },
-                "decor": {
-                    "type": "string",
-                    "example": "Дуб сонома"
-                },
-                "metres": {
-                    "type": "number",
-                    "example": 12.4
-                },
-                "name": {
-                    "type": "string",
-                    "example": "Кромка ПВХ 2×19 Дуб сонома"
-                },
-                "sides": {
-                    "description": "Sides is the number of banded sides; Metres their band, with the overhang.",
-                    "type": "integer"
-                },
-                "thickness_mm": {
-                    "type": "number",
-                    "example": 2
-                },
-                "width_mm": {
-                    "type": "integer",
-                    "example": 19
-                }
-            }
-        },
-        "plan.CutFitting": {
-            "type": "object",
-            "required": [
-                "code",
-                "name",
-                "prod_order_id",
-                "qty"
-            ],
-            "properties": {
-                "code": {
-                    "type": "string",
-                    "example": "HINGE-110"
-                },
-                "name": {
-                    "type": "string",
-                    "example": "Петля накладная 110°"
-                },
-                "prod_order_id": {
-                    "type": "integer"
-                },
-                "qty": {
-                    "type": "integer"
-                }
-            }
-        },
-        "plan.CutMaterial": {
-            "type": "object",
-            "required": [
-                "area_m2",
-                "board",
-                "decor",
-                "material",
-                "parts",
-                "qty",
-                "sheets",
-                "thickness_mm"
-            ],
-            "properties": {
-                "area_m2": {
-                    "type": "number"
-                },
-                "board": {
-                    "description": "Board is the board's code, Decor its decor, Material its name.",
-                    "type": "string",
-                    "example": "LDSP16-SONOMA"
-                },
-                "decor": {
-                    "type": "string",
-                    "example": "Дуб сонома"
-                },
-                "material": {
-                    "type": "string",
-                    "example": "ЛДСП 16 мм Дуб сонома"
-                },
-                "parts": {
-                    "type": "array",
-                    "items": {
-                        "$ref": "#/definitions/plan.CutPart"
-                    }
-                },
-                "qty": {
-                    "description": "Qty is the number of physical parts; AreaM2 their area in m².",
-                    "type": "integer"
-                },
-                "sheets": {
-                    "description": "Sheets estimates the sheets needed: the area ÷ the board's largest\nusable format (trims cut off), rounded up; 0 when it has no format.",
-                    "type": "integer"
-                },
-                "thickness_mm": {
-                    "type": "integer",
-                    "example": 16
-                }
-            }
-        },
-        "plan.CutOrigin": {
-            "type": "object",
-            "required": [
-                "item_id",
-                "order_id",
-                "prod_order_id",
-                "qty",
-                "sku"
-            ],
-            "properties": {
-                "item_id": {
-                    "type": "integer"
-                },
-                "order_id": {
-                    "description": "the sales order",
-                    "type": "integer"
-                },
-                "prod_order_id": {
-                    "type": "integer"
-                },
-                "qty": {
-                    "type": "integer"
-                },
-                "sku": {
-                    "type": "string"
-                }
-            }
-        },
-        "plan.CutPart": {
-            "type": "object",
-            "required": [
-                "edges",
-                "edging",
-                "grain",
-                "length_mm",
-                "name",
-                "origins",
-                "qty",
-                "where",
-                "width_mm"
-            ],
-            "properties": {
-                "edges": {
-                    "$ref": "#/definitions/catalog.Edges"
-                },
-                "edging": {
-                    "type": "string"
-                },
-                "grain": {
-                    "type": "string",
-                    "enum": [
-                        "length",
-                        "width",
-                        "none"
-                    ]
-                },
-                "length_mm": {
-                    "type": "integer"
-                },
-                "name": {
-                    "type": "string"
-                },
-                "origins": {
-                    "type": "array",
-                    "items": {
-                        "$ref": "#/definitions/plan.CutOrigin"
-                    }
-                },
-                "qty": {
-                    "type": "integer"
-                },
-                "where": {
-                    "description": "Where summarises where the parts go, by sales order: \"№5 ×4, №9 ×2\".",
-                    "type": "string",
-                    "example": "№5 ×4, №9 ×2"
-                },
-                "width_mm": {
-                    "type": "integer"
-                }
-            }
-        },
-        "plan.CuttingList": {
-            "type": "object",
-            "required": [
-                "bands",
-                "edge_overhang_mm",
-                "fittings",
-                "materials",
-                "prod_orders"
-            ],
-            "properties": {
-                "bands": {
-                    "description": "Bands are the edge-band metres per band: each banded side's length\nplus EdgeOverhangMM, for every part.",
-                    "type": "array",
-                    "items": {
-                        "$ref": "#/definitions/plan.CutBand"
-                    }
-                },
-                "edge_overhang_mm": {
-                    "type": "integer",
-                    "example": 30
-                },
-                "fittings": {
-                    "type": "array",
-                    "items": {
-                        "$ref": "#/definitions/plan.CutFitting"
-                    }
-                },
-                "materials": {
-                    "description": "Materials are the parts by board, in board code order.",
-                    "type": "array",
-                    "items": {
-                        "$ref": "#/definitions/plan.CutMaterial"
-                    }
-                },
-                "prod_orders": {
-                    "type": "array",
-                    "items": {
-                        "type": "integer"
-                    }
-                }
-            }
-        },
         "plan.DayLoad": {
             "type": "object",
             "required": [
@@ -10044,6 +10368,7 @@ const docTemplate = `{
             "type": "object",
             "required": [
                 "board",
+                "board_need",
                 "code",
                 "decor",
                 "edges",
@@ -10057,6 +10382,8 @@ const docTemplate = `{
                 "name",
                 "recut_of",
                 "scrap",
+                "sheet_n",
+                "sheet_plan_id",
                 "status",
                 "thickness_mm",
                 "unit",
@@ -10067,6 +10394,11 @@ const docTemplate = `{
                     "description": "Board is the code of the board it is cut from, Decor the board's\ndecor, as the item's choices resolved them at launch; Grain and Edges\n(each side's edge band code, \"\" for none) as its product line says.",
                     "type": "string",
                     "example": "LDSP16-SONOMA"
+                },
+                "board_need": {
+                    "description": "BoardNeed is what stock reserves of its board for it until it is\ncut, in sheets: its share of the sheet a cutting plan lays it out\non (nothing on an offcut, reserved whole), or of what the optimiser\nestimates its launch's parts take.",
+                    "type": "number",
+                    "example": 0.21
                 },
                 "code": {
                     "description": "Code is the part's printable code, unique in the database, from\nlaunch: what its label's barcode carries and a scan names.",
@@ -10117,6 +10449,17 @@ const docTemplate = `{
                 },
                 "scrap": {
                     "$ref": "#/definitions/plan.Scrap"
+                },
+                "sheet_n": {
+                    "type": "integer",
+                    "x-nullable": true,
+                    "example": 2
+                },
+                "sheet_plan_id": {
+                    "description": "SheetPlanID and SheetN are the cutting plan's sheet it lies on, once\na plan lays it out: cutting it takes that sheet to the saw.",
+                    "type": "integer",
+                    "x-nullable": true,
+                    "example": 3
                 },
                 "status": {
                     "description": "Status is live, or scrapped once the floor spoilt it (see Scrap).",
@@ -10361,7 +10704,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/plan.RouteRef"
                 },
                 "short": {
-                    "description": "Short names the materials of which less was available than its\nlaunch reserved (the stock module's stock.reserved says so): it was\nlaunched all the same.",
+                    "description": "Short names the materials it still needs of which the shelf holds\ntoo little: stock goes to the live orders in launch order, and the\norders up to this one need more than is on hand (computed as it is\nread; a launch answers it from its own transaction).",
                     "type": "array",
                     "items": {
                         "type": "string"
@@ -10528,7 +10871,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/plan.RouteRef"
                 },
                 "short": {
-                    "description": "Short names the materials of which less was available than its\nlaunch reserved (the stock module's stock.reserved says so): it was\nlaunched all the same.",
+                    "description": "Short names the materials it still needs of which the shelf holds\ntoo little: stock goes to the live orders in launch order, and the\norders up to this one need more than is on hand (computed as it is\nread; a launch answers it from its own transaction).",
                     "type": "array",
                     "items": {
                         "type": "string"
@@ -10606,113 +10949,6 @@ const docTemplate = `{
                 "replanned": {
                     "description": "Replanned is the number of unfinished production orders placed again.",
                     "type": "integer"
-                }
-            }
-        },
-        "plan.Requirement": {
-            "type": "object",
-            "required": [
-                "area_m2",
-                "backlog",
-                "code",
-                "decor",
-                "kind",
-                "launched",
-                "name",
-                "qty",
-                "unit"
-            ],
-            "properties": {
-                "area_m2": {
-                    "description": "AreaM2 is the boards' parts' area.",
-                    "type": "number",
-                    "example": 9.6
-                },
-                "backlog": {
-                    "type": "number",
-                    "example": 1
-                },
-                "code": {
-                    "type": "string",
-                    "example": "LDSP16-SONOMA"
-                },
-                "decor": {
-                    "type": "string",
-                    "example": "Дуб сонома"
-                },
-                "kind": {
-                    "type": "string",
-                    "enum": [
-                        "board",
-                        "band",
-                        "fitting"
-                    ],
-                    "example": "board"
-                },
-                "launched": {
-                    "description": "Launched is what the launched production orders selected need (not\nyet cut); Backlog what the backlog's items selected need.",
-                    "type": "number",
-                    "example": 2
-                },
-                "name": {
-                    "type": "string",
-                    "example": "ЛДСП 16 мм Дуб сонома"
-                },
-                "planned_sheets": {
-                    "description": "PlannedSheets: the new sheets cutting plans take for the launched\nparts they lay out (Launched and Qty count them, the area estimate\nthe rest); absent where no plan lays out any.",
-                    "type": "integer",
-                    "x-nullable": true,
-                    "example": 2
-                },
-                "qty": {
-                    "description": "Qty is the whole need: Launched + Backlog (for boards, the sheets of\ntheir summed area).",
-                    "type": "number",
-                    "example": 3
-                },
-                "unit": {
-                    "type": "string",
-                    "enum": [
-                        "sheet",
-                        "m",
-                        "pcs"
-                    ],
-                    "example": "sheet"
-                }
-            }
-        },
-        "plan.Requirements": {
-            "type": "object",
-            "required": [
-                "backlog_items",
-                "materials",
-                "prod_orders"
-            ],
-            "properties": {
-                "backlog_items": {
-                    "type": "array",
-                    "items": {
-                        "type": "integer"
-                    }
-                },
-                "from": {
-                    "type": "string",
-                    "format": "date"
-                },
-                "materials": {
-                    "type": "array",
-                    "items": {
-                        "$ref": "#/definitions/plan.Requirement"
-                    }
-                },
-                "prod_orders": {
-                    "type": "array",
-                    "items": {
-                        "type": "integer"
-                    }
-                },
-                "to": {
-                    "type": "string",
-                    "format": "date"
                 }
             }
         },
@@ -11376,7 +11612,7 @@ const docTemplate = `{
             "properties": {
                 "available": {
                     "type": "number",
-                    "example": 7
+                    "example": 6.6
                 },
                 "code": {
                     "type": "string",
@@ -11400,7 +11636,7 @@ const docTemplate = `{
                     "example": "ЛДСП 16 мм Дуб сонома"
                 },
                 "on_hand": {
-                    "description": "OnHand is what is on the shelf; Reserved what live production orders\nstill need of it; Available the difference (negative when they need\nmore than is there).",
+                    "description": "OnHand is what is on the shelf; Reserved what live production orders\nstill need of it; Available the difference (negative when they need\nmore than is there). Boards are counted in sheets, fractions of a\nsheet included (a part cut without a cutting plan uses its own area).",
                     "type": "number",
                     "example": 12
                 },
@@ -11410,7 +11646,7 @@ const docTemplate = `{
                 },
                 "reserved": {
                     "type": "number",
-                    "example": 5
+                    "example": 5.4
                 },
                 "unit": {
                     "type": "string",
@@ -11423,11 +11659,84 @@ const docTemplate = `{
                 }
             }
         },
+        "stock.Offcut": {
+            "type": "object",
+            "required": [
+                "board",
+                "code",
+                "created_at",
+                "id",
+                "length_mm",
+                "plan_id",
+                "reason",
+                "reserved_by",
+                "sheet",
+                "status",
+                "width_mm"
+            ],
+            "properties": {
+                "board": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "code": {
+                    "description": "Code is O\u003ccutting plan\u003e-\u003csheet\u003e-\u003ck\u003e: the k-th offcut its sheet left.",
+                    "type": "string",
+                    "example": "O3-2-1"
+                },
+                "created_at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "id": {
+                    "type": "integer",
+                    "example": 7
+                },
+                "length_mm": {
+                    "type": "number",
+                    "example": 1750
+                },
+                "plan_id": {
+                    "description": "PlanID and Sheet are the cutting plan's sheet that left it.",
+                    "type": "integer",
+                    "example": 3
+                },
+                "reason": {
+                    "description": "Reason is why it was written off.",
+                    "type": "string"
+                },
+                "reserved_by": {
+                    "description": "ReservedBy is the cutting plan that cuts parts from it.",
+                    "type": "integer",
+                    "x-nullable": true,
+                    "example": 4
+                },
+                "sheet": {
+                    "type": "integer",
+                    "example": 2
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "available",
+                        "reserved",
+                        "used",
+                        "written_off"
+                    ],
+                    "example": "available"
+                },
+                "width_mm": {
+                    "type": "number",
+                    "example": 1645
+                }
+            }
+        },
         "stock.Receipt": {
             "type": "object",
             "required": [
                 "document_id",
-                "lines"
+                "lines",
+                "offcuts"
             ],
             "properties": {
                 "document_id": {
@@ -11439,10 +11748,130 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/stock.Level"
                     }
+                },
+                "offcuts": {
+                    "description": "Offcuts are the offcuts the document named, as they are now.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/stock.Offcut"
+                    }
                 }
             }
         },
-        "stock.Shortage": {
+        "stock.Requirement": {
+            "type": "object",
+            "required": [
+                "area_m2",
+                "backlog",
+                "code",
+                "consumed",
+                "decor",
+                "kind",
+                "launched",
+                "name",
+                "qty",
+                "unit"
+            ],
+            "properties": {
+                "area_m2": {
+                    "description": "AreaM2 is, for a board, the area of the parts its need is for.",
+                    "type": "number",
+                    "example": 9.6
+                },
+                "backlog": {
+                    "type": "number",
+                    "example": 2.2
+                },
+                "code": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "consumed": {
+                    "description": "Consumed is what the production orders selected used up already.",
+                    "type": "number",
+                    "example": 3
+                },
+                "decor": {
+                    "type": "string",
+                    "example": "Дуб сонома"
+                },
+                "kind": {
+                    "type": "string",
+                    "enum": [
+                        "board",
+                        "band",
+                        "fitting"
+                    ],
+                    "example": "board"
+                },
+                "launched": {
+                    "description": "Launched is what the production orders selected still need (what\nstock reserves for them: for boards, the sheets their cutting plans\nlay their uncut parts on, or the optimiser's estimate of them);\nBacklog what the backlog's items selected need, estimated the same\nway.",
+                    "type": "number",
+                    "example": 6.2
+                },
+                "name": {
+                    "type": "string",
+                    "example": "ЛДСП 16 мм Дуб сонома"
+                },
+                "qty": {
+                    "description": "Qty is the whole need: Launched + Backlog.",
+                    "type": "number",
+                    "example": 8.4
+                },
+                "sheets": {
+                    "description": "Sheets is Qty in whole sheets, for a board: what to buy for it.",
+                    "type": "integer",
+                    "x-nullable": true,
+                    "example": 9
+                },
+                "unit": {
+                    "type": "string",
+                    "enum": [
+                        "sheet",
+                        "m",
+                        "pcs"
+                    ],
+                    "example": "sheet"
+                }
+            }
+        },
+        "stock.Requirements": {
+            "type": "object",
+            "required": [
+                "backlog_items",
+                "materials",
+                "prod_orders"
+            ],
+            "properties": {
+                "backlog_items": {
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    }
+                },
+                "from": {
+                    "type": "string",
+                    "format": "date"
+                },
+                "materials": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/stock.Requirement"
+                    }
+                },
+                "prod_orders": {
+                    "type": "array",
+                    "items": {
+                        "type": "integer"
+                    }
+                },
+                "to": {
+                    "type": "string",
+                    "format": "date"
+                }
+            }
+        },
+        "stock.ShortageLine": {
             "type": "object",
             "required": [
                 "available",
@@ -11460,7 +11889,7 @@ const docTemplate = `{
             "properties": {
                 "available": {
                     "type": "number",
-                    "example": 7
+                    "example": 6.6
                 },
                 "backlog": {
                     "description": "Backlog is what the items waiting in the backlog need.",
@@ -11489,7 +11918,7 @@ const docTemplate = `{
                     "example": "ЛДСП 16 мм Дуб сонома"
                 },
                 "on_hand": {
-                    "description": "OnHand is what is on the shelf; Reserved what live production orders\nstill need of it; Available the difference (negative when they need\nmore than is there).",
+                    "description": "OnHand is what is on the shelf; Reserved what live production orders\nstill need of it; Available the difference (negative when they need\nmore than is there). Boards are counted in sheets, fractions of a\nsheet included (a part cut without a cutting plan uses its own area).",
                     "type": "number",
                     "example": 12
                 },
@@ -11499,10 +11928,10 @@ const docTemplate = `{
                 },
                 "reserved": {
                     "type": "number",
-                    "example": 5
+                    "example": 5.4
                 },
                 "to_buy": {
-                    "description": "ToBuy = Backlog + ReorderPoint - Available, rounded up to whole\nsheets and pieces; only materials with something to buy are listed.",
+                    "description": "ToBuy = Backlog + ReorderPoint - Available, rounded up once: to whole\nsheets and pieces, metres to the centimetre; only materials with\nsomething to buy are listed.",
                     "type": "number",
                     "example": 7
                 },

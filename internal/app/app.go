@@ -139,15 +139,14 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Catalog = catalog.NewService(db)
 	a.Sales = sales.NewService(db)
 	a.Sales.SetShopConflicts(cfg.ShopConflicts)
-	a.Plan = plan.NewService(db)
+	a.Stock = stock.NewService(db, stock.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages, MinOffcutMM: cfg.CuttingMinOffcutMM,
+		EdgeOverhangMM: cfg.EdgeOverhangMM})
+	a.Plan = plan.NewService(db, a.Stock)
 	a.Plan.SetTimeZone(cfg.FactoryLocation())
-	a.Plan.SetEdgeOverhang(cfg.EdgeOverhangMM)
-	a.Floor = floor.NewService(db)
+	a.Floor = floor.NewService(db, a.Stock)
 	a.Floor.SetScrapReasons(cfg.FloorScrapReasons)
-	a.Stock = stock.NewService(db)
-	a.CutPlan = cutplan.NewService(db, a.Floor, cutplan.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages,
+	a.CutPlan = cutplan.NewService(db, a.Floor, a.Stock, cutplan.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages,
 		MinOffcutMM: cfg.CuttingMinOffcutMM, TimeBudget: cfg.CuttingTimeBudget})
-	a.Plan.SetPlannedSheets(a.CutPlan.PlannedSheets)
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
 	}

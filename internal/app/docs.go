@@ -32,7 +32,7 @@ func DataSchemaURL(publicURL string) func(eventType string) string {
 // as New wires them but over no database: for the documents generated from
 // them (tsekh asyncapi).
 func EventTypes() ([]events.Type, error) {
-	a := &App{Auth: auth.NewService(nil), Catalog: catalog.NewService(nil), Sales: sales.NewService(nil), Plan: plan.NewService(nil)}
+	a := &App{Auth: auth.NewService(nil), Catalog: catalog.NewService(nil), Sales: sales.NewService(nil), Plan: plan.NewService(nil, nil)}
 	reg := events.NewRegistry()
 	if err := reg.Register(a.eventModules(config.Config{})...); err != nil {
 		return nil, fmt.Errorf("wiring the events: %w", err)

@@ -31,7 +31,7 @@ var MaterialKinds = []string{KindBoard, KindBand, KindFitting}
 
 // Units materials are counted in, by kind.
 const (
-	UnitSheet  = "sheet" // boards: whole sheets
+	UnitSheet  = "sheet" // boards: sheets (a part cut without a cutting plan uses a fraction of one)
 	UnitMetre  = "m"     // edge bands: metres
 	UnitPieces = "pcs"   // fittings: pieces
 )

@@ -8,7 +8,7 @@ var (
 	CuttingPlanCreated = events.Declare[CuttingPlanPayload]("cutting_plan.created", "cutting", "cutting_plans",
 		"A cutting plan was laid out for production orders: their uncut parts, board by board, on sheets and offcuts in stock; or rebuilt from a stale one, which it replaces.")
 	CuttingSheetCut = events.Declare[CuttingSheetCutPayload]("cutting_plan.sheet_cut", "cutting", "cutting_plans",
-		"A sheet of a cutting plan was reported cut: its parts went through the cutting step, the offcut it was cut from is used up, the offcuts it left are kept.")
+		"A sheet of a cutting plan was reported cut: its parts still waiting for the saw went through the cutting step, the sheet (a new one, or the offcut it is) is used up in stock once, whether a scan of one of its parts took it to the saw first or the report, and the offcuts it left are kept.")
 )
 
 // CuttingPlanPayload is the payload of cutting_plan.created.
@@ -22,8 +22,8 @@ type CuttingPlanPayload struct {
 	Replaces *int64 `json:"replaces,omitempty" jsonschema_description:"the plan it was rebuilt from, which no longer counts"`
 	// NewSheets are the new sheets (not offcuts) the plan cuts, per
 	// production order and board: each sheet counts for the first
-	// production order with a part on it, which the sheet is charged to
-	// when it is cut.
+	// production order with a part on it (stock reserves each part's share
+	// of its sheet).
 	NewSheets []CuttingOrderSheets `json:"new_sheets" jsonschema_description:"the new sheets (not offcuts) the plan cuts, per production order and board; a sheet counts for the first production order with a part on it"`
 }
 
@@ -51,10 +51,9 @@ type CuttingSheetCutPayload struct {
 	Sheet    int    `json:"sheet" jsonschema_description:"the sheet's number in the plan, from 1"`
 	Board    string `json:"board" jsonschema_description:"the board's code"`
 	OffcutID *int64 `json:"offcut_id,omitempty" jsonschema_description:"the offcut the sheet is, when it is one; absent for a new sheet"`
-	// NewSheet: a new sheet of the board was used (not an offcut); it is
-	// charged to the first of ProdOrders.
-	NewSheet   bool    `json:"new_sheet" jsonschema_description:"a new sheet of the board was used up (not an offcut), charged to the first of prod_orders"`
-	Parts      []int64 `json:"parts" jsonschema_description:"the physical parts cut"`
+	// NewSheet: the sheet is a new sheet of the board (not an offcut).
+	NewSheet   bool    `json:"new_sheet" jsonschema_description:"the sheet is a new sheet of the board, not an offcut"`
+	Parts      []int64 `json:"parts" jsonschema_description:"the physical parts the sheet lays out"`
 	ProdOrders []int64 `json:"prod_orders" jsonschema_description:"their production orders, the first one's part first on the sheet"`
 	// OffcutsKept are the offcuts the sheet left, now in stock.
 	OffcutsKept []int64 `json:"offcuts_kept" jsonschema_description:"the offcuts the sheet left, kept in stock"`

@@ -27,9 +27,10 @@ type ProdOrderLaunchedPayload struct {
 	PartsCount  int     `json:"parts_count" jsonschema_description:"physical parts: the sum of part qty × item qty"`
 	OpsCount    int     `json:"ops_count" jsonschema_description:"parts_count × part-scope operations + units × item-scope operations"`
 	ETA         string  `json:"eta" jsonschema:"format=date" jsonschema_description:"the day the last operation is planned to end"`
-	// Materials are what it needs of the materials catalogue (absent from
-	// events written before materials existed).
-	Materials []MaterialNeed `json:"materials,omitempty" jsonschema_description:"what it needs of each material, and the route step that uses it up"`
+	// Materials are what it needed of the materials catalogue, as events
+	// written before stock booked a launch's needs in the launch's own
+	// transaction said; stock.reserved says it now.
+	Materials []MaterialNeed `json:"materials,omitempty" jsonschema_description:"absent: stock.reserved, written in the launch's transaction, says what it needs of each material; events of older versions carried it here"`
 	// CarriedUnits and CarriedParts are what it took over from production
 	// orders closed short (their done steps are not done again, and not in
 	// ops_count).
@@ -88,7 +89,8 @@ type ProdOrderItemsReleasedPayload struct {
 	PartsCount  int     `json:"parts_count" jsonschema_description:"its physical parts now"`
 	OpsCount    int     `json:"ops_count" jsonschema_description:"its operations now"`
 	ETA         string  `json:"eta" jsonschema:"format=date" jsonschema_description:"its ETA now: the end of its last operation left, unless a planner gave one"`
-	// Materials are what it still needs of each material, counted as its
+	// Materials are what it still needs of each material (absent: stock
+	// books it in the same transaction, stock.released), counted as its
 	// launch counted them (prod_order.launched): what its reservations
 	// come down to. Absent (nil) from events written before it was; an
 	// empty list when it needs nothing.

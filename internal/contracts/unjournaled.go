@@ -44,17 +44,6 @@ var Unjournaled = map[string]Exemption{
 	"plan_prod_order_items": {Reason: "the customer and due date of a launched item's order, as sales' order.changed reports them",
 		Columns: []string{"customer", "due_date"}, BySubscriber: true},
 
-	// The plan's copy of what the stock module's stock.reserved said of a
-	// production order: the materials it was launched short of.
-	"plan_prod_orders": {Reason: "the materials a production order was launched short of, as the stock module's stock.reserved reports them",
-		Columns: []string{"short"}, BySubscriber: true},
-
-	// The stock module's count of the parts (or units) done at the route
-	// step that uses up a reservation, as the plan's events report it;
-	// what is used up is journalled as stock.consumed.
-	"stock_reservations": {Reason: "how many parts or units of the step that uses up a reservation are done, as the plan's prod_order.progress_reported and operation.completed report it",
-		Columns: []string{"done"}, BySubscriber: true},
-
 	// A replay guard, not data: the response kept for a repeated request.
 	"sales_idempotency_keys": {Reason: "the Idempotency-Key of POST /api/v1/orders and the response kept for its repeats; the order itself is journalled"},
 

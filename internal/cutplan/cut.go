@@ -43,19 +43,18 @@ func sheetRowOf(ctx context.Context, db *gorm.DB, planID int64, n int, lock bool
 }
 
 // CutSheet reports sheet n of the plan cut, in one transaction with its
-// events: its parts go through the route's cutting step (the plan module
-// completes their operations and reports the progress, marked sheet_cut so
-// that stock uses up no board by the area estimate for it), a new sheet of
-// the board is used up (stock consumes it from the reservation of the first
-// production order with a part on the sheet), the offcut it was, if any, is
-// used up, and the
-// offcuts it leaves are kept in stock of its board for the next plans
-// (cutting_plan.sheet_cut). It returns ENOTFOUND for an unknown plan or
-// sheet, ECONFLICT when the sheet is cut already or a part of it no longer
-// waits for the saw (the plan is stale).
+// events: its parts that still wait for the saw go through the route's
+// cutting step (the shop floor completes them, prod_order.progress_reported
+// marked sheet_cut; the parts cut already by a scan on this plan, scrapped
+// or no longer wanted stay as they are), the sheet goes to the saw (stock
+// uses up a new sheet of its board, or the offcut it is, once: not again
+// when a scan of one of its parts took it there) and the offcuts it leaves
+// are kept in stock (cutting_plan.sheet_cut). It returns ENOTFOUND for an
+// unknown plan or sheet, ECONFLICT when the sheet is reported cut already,
+// the plan is replaced, or a newer plan lays one of its parts out.
 func (s *Service) CutSheet(ctx context.Context, planID int64, n int) (Sheet, error) {
 	var out Sheet
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		r, err := sheetRowOf(ctx, tx, planID, n, true)
 		if err != nil {
 			return err
@@ -84,31 +83,15 @@ func (s *Service) CutSheet(ctx context.Context, planID int64, n int) (Sheet, err
 				payload.ProdOrders = append(payload.ProdOrders, p.ProdOrderID)
 			}
 		}
-		if err := s.floor.CompleteCuttingTx(ctx, tx, payload.Parts); err != nil {
+		if err := s.floor.CutSheetTx(ctx, tx, planID, n, payload.Parts); err != nil {
 			var ae *apperr.Error
 			if errors.As(err, &ae) && ae.Code == apperr.ECONFLICT {
 				return apperr.Conflict("sheet %d of cutting plan %d cannot be reported cut: %s; build a new plan", n, planID, ae.Message)
 			}
 			return err
 		}
-		if sh.OffcutID != nil {
-			res := tx.Model(&Offcut{}).Where("id = ? AND status = ?", *sh.OffcutID, OffcutReserved).Update("status", OffcutUsed)
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected != 1 {
-				return apperr.Conflict("offcut %d of sheet %d is no longer in stock", *sh.OffcutID, n)
-			}
-		}
-		for _, o := range sh.Offcuts {
-			off := Offcut{Board: sh.Board, LengthMM: o.DX, WidthMM: o.DY, PlanID: planID, Sheet: n, Status: OffcutAvailable}
-			if off.WidthMM > off.LengthMM && !sh.Grain {
-				off.LengthMM, off.WidthMM = off.WidthMM, off.LengthMM
-			}
-			if err := tx.Omit("ID").Create(&off).Error; err != nil {
-				return err
-			}
-			payload.OffcutsKept = append(payload.OffcutsKept, off.ID)
+		if payload.OffcutsKept, err = s.stock.OffcutsOfSheet(ctx, tx, planID, n); err != nil {
+			return err
 		}
 		if err := tx.Model(&sheetRow{}).Where("plan_id = ? AND n = ?", planID, n).Update("cut_at", gorm.Expr(database.Now(tx))).Error; err != nil {
 			return err

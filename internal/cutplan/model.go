@@ -1,10 +1,13 @@
 // Package cutplan owns the cutting plans of production orders: their uncut
 // parts laid out, board by board, on the board's sheet formats and the
 // offcuts in stock by the optimiser of package cutting, stored with their
-// cuts in saw order (package render draws them for the saw operator); a sheet
-// reported cut sends its parts through the route's cutting step and keeps
-// the offcuts it leaves. It reads the plan module's parts and the
-// catalogue's boards through their services and owns the tables cutting_*.
+// cuts in saw order (package render draws them for the saw operator). A
+// plan tells the shop floor which sheet each part lies on and stock the
+// sheets it cuts (the offcuts it takes, reserved; the offcuts each sheet
+// leaves), so that a part cut, by a scan or with its sheet reported cut,
+// takes its sheet to the saw. It reads the floor's parts and the
+// catalogue's boards through their services and owns the tables
+// cutting_plans and cutting_sheets.
 package cutplan
 
 import (
@@ -14,13 +17,6 @@ import (
 	"time"
 
 	"github.com/tsekh/tsekh/internal/cutting"
-)
-
-// Offcut states.
-const (
-	OffcutAvailable = "available" // on the shelf, for the next plan
-	OffcutReserved  = "reserved"  // a plan cuts parts from it
-	OffcutUsed      = "used"      // its sheet was cut
 )
 
 // Settings are the panel saw's: its kerf, the stages it makes (0: any
@@ -170,21 +166,6 @@ func (r sheetRow) sheet() (Sheet, error) {
 	s.CutAt = r.CutAt
 	return s, nil
 }
-
-// Offcut is a piece a cut sheet left, kept in stock of its board.
-type Offcut struct {
-	ID         int64   `json:"id" gorm:"primaryKey"`
-	Board      string  `json:"board"`
-	LengthMM   float64 `json:"length_mm"`
-	WidthMM    float64 `json:"width_mm"`
-	PlanID     int64   `json:"plan_id"`
-	Sheet      int     `json:"sheet"`
-	Status     string  `json:"status" enums:"available,reserved,used"`
-	ReservedBy *int64  `json:"reserved_by,omitempty"`
-}
-
-// TableName is the cutting module's offcut table.
-func (Offcut) TableName() string { return "cutting_offcuts" }
 
 func jsonValue(v any) (driver.Value, error) {
 	b, err := json.Marshal(v)

@@ -20,20 +20,24 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/page"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // Service makes, stores and reports cutting plans.
 type Service struct {
 	db    *gorm.DB
 	floor *floor.Service
+	stock *stock.Service
 	set   Settings
 }
 
 // NewService returns the cutting-plan service over db, reading parts
-// through the plan service, with the saw's settings.
-func NewService(db *gorm.DB, f *floor.Service, set Settings) *Service {
-	return &Service{db: db, floor: f, set: set}
+// through the shop floor's service and offcuts through stock's, with the
+// saw's settings.
+func NewService(db *gorm.DB, f *floor.Service, st *stock.Service, set Settings) *Service {
+	return &Service{db: db, floor: f, stock: st, set: set}
 }
 
 // Settings returns the saw's settings the service plans with.
@@ -89,8 +93,8 @@ func (s *Service) create(ctx context.Context, ids []int64, replaces *int64) (Pla
 	if err != nil {
 		return Plan{}, err
 	}
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return storePlan(ctx, tx, &p, sheets, used, replaces)
+	err = database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
+		return s.storePlan(ctx, tx, &p, sheets, used, replaces)
 	})
 	if err != nil {
 		return Plan{}, err
@@ -113,7 +117,7 @@ func (s *Service) layOut(ctx context.Context, ids []int64, replaces *int64) (p P
 	}
 	p = Plan{ProdOrders: ids, KerfMM: s.set.KerfMM, Stages: s.set.Stages, MinOffcutMM: s.set.MinOffcutMM, Boards: BoardList{}}
 	for _, g := range groups {
-		offcuts, err := availableOffcuts(ctx, db, g.board.Code, replaces)
+		offcuts, err := s.stock.AvailableOffcuts(ctx, db, g.board.Code, replaces)
 		if err != nil {
 			return Plan{}, nil, nil, err
 		}
@@ -134,7 +138,7 @@ func (s *Service) layOut(ctx context.Context, ids []int64, replaces *int64) (p P
 			if sh.Offcut {
 				id := offcuts[sh.Format].ID
 				out.OffcutID = &id
-				out.Format = fmt.Sprintf("offcut #%d", id)
+				out.Format = "offcut " + offcuts[sh.Format].Code
 				used = append(used, id)
 				bt.OffcutsUsed++
 			}
@@ -148,9 +152,12 @@ func (s *Service) layOut(ctx context.Context, ids []int64, replaces *int64) (p P
 }
 
 // storePlan stores the plan laid out and its sheets, marks the plan it
-// replaces, reserves the offcuts it cuts (ECONFLICT when one was taken
-// meanwhile) and writes cutting.plan_created, inside tx.
-func storePlan(ctx context.Context, tx *gorm.DB, p *Plan, sheets []Sheet, used []int64, replaces *int64) error {
+// replaces, reserves the offcuts it cuts in stock (ECONFLICT when one was
+// taken meanwhile), tells stock its sheets and the offcuts each leaves,
+// tells the shop floor which sheet each part lies on (its board need
+// becomes its share of that sheet: stock reserves the difference) and
+// writes cutting_plan.created, inside tx.
+func (s *Service) storePlan(ctx context.Context, tx *gorm.DB, p *Plan, sheets []Sheet, used []int64, replaces *int64) error {
 	ids := p.ProdOrders
 	if err := tx.Omit("ID", "CreatedAt").Create(p).Error; err != nil {
 		return err
@@ -163,45 +170,68 @@ func storePlan(ctx context.Context, tx *gorm.DB, p *Plan, sheets []Sheet, used [
 		if res.RowsAffected != 1 {
 			return apperr.Conflict("cutting plan %d was replaced meanwhile", *replaces)
 		}
-		// what it reserved and does not cut any more is back in stock
-		err := tx.Model(&Offcut{}).Where("status = ? AND reserved_by = ?", OffcutReserved, *replaces).
-			Updates(map[string]any{"status": OffcutAvailable, "reserved_by": nil}).Error
-		if err != nil {
-			return err
-		}
 	}
-	for _, id := range used {
-		res := tx.Model(&Offcut{}).Where("id = ? AND status = ?", id, OffcutAvailable).
-			Updates(map[string]any{"status": OffcutReserved, "reserved_by": p.ID})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return apperr.Conflict("offcut %d was taken by another plan meanwhile: try again", id)
-		}
+	if err := s.stock.ReserveOffcutsTx(ctx, tx, p.ID, used, replaces); err != nil {
+		return err
 	}
-	for _, sh := range sheets {
+	planned := make([]stock.PlannedSheet, len(sheets))
+	var as []floor.Assignment
+	for i, sh := range sheets {
 		b, err := json.Marshal(sh)
 		if err != nil {
 			return err
 		}
-		var off *int64
-		if sh.OffcutID != nil {
-			off = sh.OffcutID
-		}
-		if err := tx.Create(&sheetRow{PlanID: p.ID, N: sh.N, Board: sh.Board, OffcutID: off, Layout: string(b)}).Error; err != nil {
+		if err := tx.Create(&sheetRow{PlanID: p.ID, N: sh.N, Board: sh.Board, OffcutID: sh.OffcutID, Layout: string(b)}).Error; err != nil {
 			return err
 		}
+		planned[i] = stock.PlannedSheet{N: sh.N, Board: sh.Board, OffcutID: sh.OffcutID, Keep: keptOf(sh)}
+		as = append(as, assignments(sh)...)
 	}
-	payload := contracts.CuttingPlanPayload{PlanID: p.ID, ProdOrders: ids, OffcutsUsed: used, Replaces: replaces}
+	if err := s.stock.RegisterSheetsTx(ctx, tx, p.ID, planned); err != nil {
+		return err
+	}
+	if err := s.floor.AssignSheetsTx(ctx, tx, p.ID, as); err != nil {
+		return err
+	}
+	payload := contracts.CuttingPlanPayload{PlanID: p.ID, ProdOrders: ids, OffcutsUsed: used, Replaces: replaces, NewSheets: newSheets(sheets)}
 	if payload.OffcutsUsed == nil {
 		payload.OffcutsUsed = []int64{}
 	}
-	payload.NewSheets = newSheets(sheets)
 	for _, b := range p.Boards {
 		payload.Boards = append(payload.Boards, contracts.CuttingBoardTotals{Board: b.Board, Sheets: b.Sheets, Offcuts: b.OffcutsUsed, Parts: b.Parts, Yield: b.Yield, WasteM2: b.WasteM2})
 	}
 	return events.Add(ctx, tx, contracts.CuttingPlanCreated.New(p.ID, payload))
+}
+
+// keptOf is the pieces the sheet leaves to keep, each with its length
+// along the grain on a board with grain, along its longer side otherwise.
+func keptOf(sh Sheet) []stock.Size {
+	out := make([]stock.Size, len(sh.Offcuts))
+	for k, o := range sh.Offcuts {
+		l, w := o.DX, o.DY
+		if w > l && !sh.Grain {
+			l, w = w, l
+		}
+		out[k] = stock.Size{LengthMM: l, WidthMM: w}
+	}
+	return out
+}
+
+// assignments lays the sheet's parts out on it: on a new sheet each needs
+// its share of the sheet by area; on an offcut (reserved whole) nothing.
+func assignments(sh Sheet) []floor.Assignment {
+	total := 0.0
+	for _, p := range sh.Parts {
+		total += p.DX * p.DY
+	}
+	out := make([]floor.Assignment, len(sh.Parts))
+	for i, p := range sh.Parts {
+		out[i] = floor.Assignment{PartID: p.PartID, N: sh.N}
+		if sh.OffcutID == nil && total > 0 {
+			out[i].Share = p.DX * p.DY / total
+		}
+	}
+	return out
 }
 
 // boardsOf groups the parts by board, in board code order, with the boards
@@ -253,20 +283,6 @@ func partField(p floor.SawPart, ids []int64) string {
 	return fmt.Sprintf("prod_orders[%d].parts[%d]", slices.Index(ids, p.ProdOrderID), p.ID)
 }
 
-// availableOffcuts are the board's offcuts in stock, those the plan being
-// replaced reserved among them.
-func availableOffcuts(ctx context.Context, db *gorm.DB, board string, replaces *int64) ([]Offcut, error) {
-	var out []Offcut
-	q := db.WithContext(ctx).Where("board = ?", board)
-	if replaces != nil {
-		q = q.Where("status = ? OR (status = ? AND reserved_by = ?)", OffcutAvailable, OffcutReserved, *replaces)
-	} else {
-		q = q.Where("status = ?", OffcutAvailable)
-	}
-	err := q.Order("id").Find(&out).Error
-	return out, err
-}
-
 // grainOf is the part's grain as the optimiser takes it: none unless the
 // board has a grain direction.
 func grainOf(b catalog.Material, g string) cutting.Grain {
@@ -287,7 +303,7 @@ var problemField = regexp.MustCompile(`^(parts|formats)\[(\d+)\](.*)$`)
 // optimise lays out one board's parts: the offcuts first (one each, trims
 // not applied), then the board's formats as many as needed. The
 // optimiser's field errors are renamed to what the request can change.
-func (s *Service) optimise(g boardGroup, offcuts []Offcut, ids []int64) (cutting.Plan, error) {
+func (s *Service) optimise(g boardGroup, offcuts []stock.Offcut, ids []int64) (cutting.Plan, error) {
 	pr := cutting.Defaults()
 	pr.Kerf = s.set.KerfMM
 	pr.Stages = s.set.Stages
@@ -296,7 +312,7 @@ func (s *Service) optimise(g boardGroup, offcuts []Offcut, ids []int64) (cutting
 	t := g.board.Trim
 	pr.Trims = cutting.Trims{Left: float64(t.W1), Right: float64(t.W2), Bottom: float64(t.L1), Top: float64(t.L2)}
 	for _, o := range offcuts {
-		pr.Formats = append(pr.Formats, cutting.Format{Name: fmt.Sprintf("offcut #%d", o.ID), Length: o.LengthMM, Width: o.WidthMM, Count: 1, Offcut: true})
+		pr.Formats = append(pr.Formats, cutting.Format{Name: "offcut " + o.Code, Length: o.LengthMM, Width: o.WidthMM, Count: 1, Offcut: true})
 	}
 	for _, f := range g.board.Formats {
 		pr.Formats = append(pr.Formats, cutting.Format{Name: fmt.Sprintf("%d × %d", f.LengthMM, f.WidthMM), Length: float64(f.LengthMM), Width: float64(f.WidthMM)})
@@ -441,7 +457,15 @@ func (s *Service) describe(ctx context.Context, db *gorm.DB, p *Plan, withSheets
 	var ids []int64
 	cutOn := map[int64]bool{}
 	names := map[int64]SheetPart{}
+	type offcutSheet struct {
+		n      int
+		offcut int64
+	}
+	var offcutSheets []offcutSheet
 	for _, r := range rows {
+		if r.OffcutID != nil && r.CutAt == nil {
+			offcutSheets = append(offcutSheets, offcutSheet{r.N, *r.OffcutID})
+		}
 		sh, err := r.sheet()
 		if err != nil {
 			return err
@@ -458,17 +482,31 @@ func (s *Service) describe(ctx context.Context, db *gorm.DB, p *Plan, withSheets
 			p.SheetList = append(p.SheetList, sh)
 		}
 	}
-	uncut, err := s.floor.UncutParts(ctx, ids)
+	states, err := s.floor.SawStates(ctx, ids)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		pt := names[id]
+		pt, st := names[id], states[id]
+		_, live := states[id]
+		on := st.SheetPlanID != nil && *st.SheetPlanID == p.ID
 		switch {
-		case cutOn[id] && uncut[id]:
-			p.Why = append(p.Why, fmt.Sprintf("part %s %q of production order %d is to be cut again (a re-cut)", pt.Code, pt.Name, pt.ProdOrderID))
-		case !cutOn[id] && !uncut[id]:
-			p.Why = append(p.Why, fmt.Sprintf("part %s %q of production order %d no longer waits for this plan (cut elsewhere, released or its order cancelled or closed)", pt.Code, pt.Name, pt.ProdOrderID))
+		case cutOn[id]:
+		case !live:
+			p.Why = append(p.Why, fmt.Sprintf("part %s %q of production order %d no longer waits for the saw (scrapped, released, or its order cancelled or closed)", pt.Code, pt.Name, pt.ProdOrderID))
+		case st.SheetPlanID != nil && !on:
+			p.Why = append(p.Why, fmt.Sprintf("part %s %q of production order %d is laid out by cutting plan %d now", pt.Code, pt.Name, pt.ProdOrderID, *st.SheetPlanID))
+		case !st.Waits && !on:
+			p.Why = append(p.Why, fmt.Sprintf("part %s %q of production order %d was cut without this plan", pt.Code, pt.Name, pt.ProdOrderID))
+		}
+	}
+	for _, sh := range offcutSheets {
+		off, err := s.stock.OffcutByID(ctx, sh.offcut)
+		if err != nil {
+			return err
+		}
+		if off.Status == stock.OffcutWrittenOff {
+			p.Why = append(p.Why, fmt.Sprintf("sheet %d is offcut %s, which was written off (%s)", sh.n, off.Code, off.Reason))
 		}
 	}
 	if p.ReplacedBy != nil {
@@ -482,8 +520,9 @@ func (s *Service) describe(ctx context.Context, db *gorm.DB, p *Plan, withSheets
 }
 
 // newSheets counts the new sheets (not offcuts) per production order and
-// board, each for the first production order with a part on it (the one
-// cutting_plan.sheet_cut charges it to), in board and order id order.
+// board, each for the first production order with a part on it, in board
+// and order id order: what the plan cuts, told to those who read its
+// event (stock reserves each part's share of its sheet).
 func newSheets(sheets []Sheet) []contracts.CuttingOrderSheets {
 	type key struct {
 		board string

@@ -15,6 +15,7 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // MaxCloseReason bounds the reason given for closing an order short, in characters.
@@ -74,7 +75,7 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (plan.
 		return plan.ProdOrder{}, err
 	}
 	var o plan.ProdOrder
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		var err error
 		o, err = plan.LoadOrder(ctx, tx, id, true)
 		if err != nil {
@@ -132,6 +133,16 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (plan.
 		if err := tx.Where("prod_order_id = ? AND status <> ?", id, plan.OpDone).Delete(&plan.Operation{}).Error; err != nil {
 			return err
 		}
+		// It needs nothing more: what it still had reserved is released, and
+		// a part carried on to a later launch is counted there.
+		err = tx.Model(&plan.Part{}).Where("prod_order_id = ?", id).
+			Updates(map[string]any{"board_need": 0, "sheet_plan_id": nil, "sheet_n": nil}).Error
+		if err != nil {
+			return err
+		}
+		if err := s.stock.ReleaseOrderTx(ctx, tx, id, stock.ForClosed); err != nil {
+			return err
+		}
 		if err := plan.ReturnToBacklogTx(ctx, tx, o, returned); err != nil {
 			return err
 		}
@@ -150,7 +161,7 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (plan.
 		if err := events.Add(ctx, tx, contracts.ProdOrderClosed.New(id, payload)); err != nil {
 			return err
 		}
-		o, err = plan.LoadOrder(ctx, tx, id, false)
+		o, err = s.orderNow(ctx, tx, id)
 		return err
 	})
 	return o, err

@@ -9,17 +9,25 @@
 // The parts, units and operations are the plan's tables (plan_parts,
 // plan_units, plan_operations), built by a launch; the floor moves their
 // state. It reads and writes the production order through package plan's
-// functions.
+// functions, and books what its work physically uses in stock, in the
+// same transaction as the work.
 package floor
 
-import "gorm.io/gorm"
+import (
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/stock"
+)
 
 // Service runs the shop floor.
 type Service struct {
 	db *gorm.DB
+	// stock books what the floor's work physically uses.
+	stock *stock.Service
 	// scrapReasons are the reasons the factory keeps for scrap (FLOOR_SCRAP_REASONS).
 	scrapReasons []string
 }
 
-// NewService returns the shop floor's service over db.
-func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+// NewService returns the shop floor's service over db, booking what its
+// work uses in st.
+func NewService(db *gorm.DB, st *stock.Service) *Service { return &Service{db: db, stock: st} }

@@ -7,7 +7,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/contracts"
-	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -45,7 +44,7 @@ func (s *Service) CompleteOperation(ctx context.Context, orderID, opID int64) (O
 
 func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from, to string) (OperationChange, error) {
 	var out OperationChange
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		o, err := plan.LoadOrder(ctx, tx, orderID, true)
 		if err != nil {
 			return err
@@ -70,83 +69,35 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 			if err := checkRouteOrder(ctx, tx, op); err != nil {
 				return err
 			}
-		}
-		if err := s.moveOperation(ctx, tx, o, op, to); err != nil {
+			if err := s.complete(ctx, tx, &o, []plan.Operation{op}); err != nil {
+				return err
+			}
+		} else if err := s.start(ctx, tx, &o, op); err != nil {
 			return err
 		}
 		if err := tx.First(&out.Operation, opID).Error; err != nil {
 			return err
 		}
-		out.ProdOrder, err = plan.LoadOrder(ctx, tx, orderID, false)
+		out.ProdOrder, err = s.orderNow(ctx, tx, orderID)
 		return err
 	})
 	return out, err
 }
 
-// moveOperation is the one path that moves an operation on, for a start or
-// completion by its id and for a scan alike: op goes from its state to to
-// (done straight from pending too, as a scan says), stamped with the
-// database clock and, when done, with who did it; operation.started or
-// .completed is written; the order starts when launched, its unit is made
-// when this was its last operation (unit.made), and the order is done when
-// nothing is left (prod_order.completed). The caller holds the order's
-// lock and has checked the route order.
-func (s *Service) moveOperation(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, op plan.Operation, to string) error {
-	now := gorm.Expr(database.Now(tx))
-	set := map[string]any{"status": to}
-	if to == plan.OpInProgress || op.Status == plan.OpPending {
-		set["started_at"] = now
-	}
-	if to == plan.OpDone {
-		set["completed_at"] = now
-		if a, ok := events.ActorFrom(ctx); ok {
-			set["completed_by_id"], set["completed_by"] = a.ID, a.Name
-		}
-	}
-	res := tx.Model(&plan.Operation{}).Where("id = ? AND status = ?", op.ID, op.Status).Updates(set)
+// start marks a pending operation in progress, stamped with the database
+// clock, writes operation.started and starts the order when it was
+// launched. The caller holds the order's lock.
+func (s *Service) start(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder, op plan.Operation) error {
+	res := tx.Model(&plan.Operation{}).Where("id = ? AND status = ?", op.ID, plan.OpPending).
+		Updates(map[string]any{"status": plan.OpInProgress, "started_at": gorm.Expr(database.Now(tx))})
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected != 1 {
 		return apperr.Conflict("operation %d changed at the same time; read it again", op.ID)
 	}
-	if err := operationEvent(ctx, tx, op, to); err != nil {
+	if err := operationEvents(ctx, tx, []plan.Operation{op}, contracts.OperationStarted); err != nil {
 		return err
 	}
-	if o.Status == plan.StatusLaunched {
-		if err := plan.MoveOrderTx(ctx, tx, o, plan.StatusLaunched, plan.StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
-			return err
-		}
-	}
-	if to != plan.OpDone {
-		return nil
-	}
-	if err := s.unitsMade(ctx, tx, o, &unitKey{op.ItemID, op.Unit}); err != nil {
-		return err
-	}
-	return s.completeIfDone(ctx, tx, o)
-}
-
-// operationEvent writes operation.started (to in_progress) or
-// operation.completed (to done) for op, naming its step and its part or unit.
-func operationEvent(ctx context.Context, tx *gorm.DB, op plan.Operation, to string) error {
-	p := contracts.OperationPayload{ProdOrderID: op.ProdOrderID, OperationID: op.ID, Seq: op.Seq, Operation: op.Name, Scope: op.Scope,
-		WorkCenterID: op.WorkCenterID, ItemID: op.ItemID, Unit: op.Unit, PartID: op.PartID}
-	if op.PartID != nil {
-		var part struct{ Name, Code string }
-		if err := database.Scan(tx.Raw("SELECT name, code FROM plan_parts WHERE id = ?", *op.PartID), &part); err != nil {
-			return err
-		}
-		p.Part, p.Code = part.Name, part.Code
-	} else {
-		err := database.Scan(tx.Raw("SELECT code FROM plan_units WHERE prod_order_id = ? AND item_id = ? AND unit = ?", op.ProdOrderID, op.ItemID, op.Unit), &p.Code)
-		if err != nil {
-			return err
-		}
-	}
-	ev := contracts.OperationStarted
-	if to == plan.OpDone {
-		ev = contracts.OperationCompleted
-	}
-	return events.Add(ctx, tx, ev.New(op.ProdOrderID, p))
+	return s.startOrder(ctx, tx, o)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // This file is the shop floor's report in quantities and the route order
@@ -29,10 +31,14 @@ const MaxReportMinutes = 31 * 24 * 60
 
 // Report is the input of ReportProgress.
 type Report struct {
-	Seq     int      // the route step
-	Qty     int      // parts (part-scope step) or units (item-scope step) done
-	Scrap   int      // parts spoilt at the step, to be made again from the first step
-	Minutes *float64 // the minutes spent, when said
+	Seq int // the route step
+	Qty int // parts (part-scope step) or units (item-scope step) done
+	// Scrap is how many parts were spoilt at the step; ScrapParts names
+	// them, each with its reason: scrap names its parts, so that the part
+	// spoilt is the one scrapped and cut again.
+	Scrap      int
+	ScrapParts []ScrapLine
+	Minutes    *float64 // the minutes spent, when said
 	// Unit, when given, reports only on that unit (n of its item's
 	// quantity) and ItemID which item's, needed when several items of the
 	// order have a unit n.
@@ -54,7 +60,18 @@ type ProgressReport struct {
 	ProdOrder plan.ProdOrder `json:"prod_order"`
 }
 
-func (in Report) validate() error {
+// ScrapLine is a part a report scraps: its code, the reason (one of the
+// factory's) and free text.
+type ScrapLine struct {
+	Code   string
+	Reason string
+	Note   string
+}
+
+func (s *Service) validateReport(in *Report) error {
+	if in.Scrap == 0 {
+		in.Scrap = len(in.ScrapParts)
+	}
 	var fields []apperr.FieldError
 	if in.Seq <= 0 {
 		fields = append(fields, apperr.Field("seq", "must be the positive seq of a step of the order's route"))
@@ -67,6 +84,34 @@ func (in Report) validate() error {
 	}
 	if in.Qty == 0 && in.Scrap == 0 && in.Qty >= 0 && in.Scrap >= 0 {
 		fields = append(fields, apperr.Field("qty", "qty or scrap must be at least 1"))
+	}
+	switch {
+	case in.Scrap < 0 || in.Scrap > plan.MaxLaunchOps:
+	case in.Scrap > 0 && len(in.ScrapParts) == 0:
+		fields = append(fields, apperr.Field("scrap", "name the parts spoilt: scrap_parts [{\"code\", \"reason\"}], one per part (the codes on their labels), or report each with POST /api/v1/floor/scrap"))
+	case in.Scrap > 0 && len(in.ScrapParts) != in.Scrap:
+		fields = append(fields, apperr.Field("scrap", "says %d parts but scrap_parts names %d: give one line per part spoilt", in.Scrap, len(in.ScrapParts)))
+	}
+	reasons := s.ScrapReasons()
+	for i := range in.ScrapParts {
+		l := &in.ScrapParts[i]
+		at := func(f string) string { return fmt.Sprintf("scrap_parts[%d].%s", i, f) }
+		l.Code, l.Reason, l.Note = normalCode(l.Code), strings.TrimSpace(l.Reason), strings.TrimSpace(l.Note)
+		switch {
+		case l.Code == "":
+			fields = append(fields, apperr.Field(at("code"), "is required: the code on the part's label"))
+		case len(l.Code) > plan.MaxCode:
+			fields = append(fields, apperr.Field(at("code"), "must be at most %d characters", plan.MaxCode))
+		case slices.ContainsFunc(in.ScrapParts[:i], func(o ScrapLine) bool { return o.Code == l.Code }):
+			fields = append(fields, apperr.Field(at("code"), "repeats %s: a part is scrapped once", l.Code))
+		}
+		switch {
+		case l.Reason == "":
+			fields = append(fields, apperr.Field(at("reason"), "is required: one of %s", strings.Join(reasons, ", ")))
+		case !slices.Contains(reasons, l.Reason):
+			fields = append(fields, apperr.Field(at("reason"), "must be one of %s (FLOOR_SCRAP_REASONS); say more in note", strings.Join(reasons, ", ")))
+		}
+		fields = append(fields, input.Note(at("note"), l.Note, MaxScrapNote)...)
 	}
 	if in.Unit < 0 {
 		fields = append(fields, apperr.Field("unit", "must be a unit number from 1"))
@@ -84,11 +129,12 @@ func (in Report) validate() error {
 }
 
 // ReportProgress completes Qty parts (or units) of route step Seq of the
-// production order and sends Scrap parts of it back to be made again, in one
-// transaction with a prod_order.progress_reported event. The operations
-// completed are those ready at the step (through the step before), those in
-// progress first; the parts scrapped are taken from the ready ones left, and
-// every operation of theirs becomes pending again. The first report moves the
+// production order and scraps the parts ScrapParts names at it, in one
+// transaction with a prod_order.progress_reported event. Each part scrapped
+// is scrapped as ScrapPart does (kept, scrapped, with its reason; a re-cut
+// in its place). The operations completed are those ready at the step
+// (through the step before), those in progress first, through the one
+// completion every report takes (complete). The first report moves the
 // order to in_progress (prod_order.started), the one that leaves nothing to
 // do to done (prod_order.completed).
 //
@@ -97,11 +143,11 @@ func (in Report) validate() error {
 // when the order is cancelled, done or closed, or the report is ahead of the step
 // before (more than are ready); ENOTFOUND for an unknown order.
 func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) (ProgressReport, error) {
-	if err := in.validate(); err != nil {
+	if err := s.validateReport(&in); err != nil {
 		return ProgressReport{}, err
 	}
 	var out ProgressReport
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		o, err := plan.LoadOrder(ctx, tx, orderID, true)
 		if err != nil {
 			return err
@@ -136,23 +182,26 @@ func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) 
 			return apperr.Conflict("step %d (%s) would get ahead of the steps before it: %d %s are through them and not done at this step; qty %d and scrap %d make %d",
 				in.Seq, st.name, len(ready), st.unit(), in.Qty, in.Scrap, in.Qty+in.Scrap)
 		}
-		done, scrapped := ready[:in.Qty], ready[in.Qty:in.Qty+in.Scrap]
-		if err := completeOps(ctx, tx, done); err != nil {
+		recuts, err := s.reportScrap(ctx, tx, &o, in, ready)
+		if err != nil {
 			return err
 		}
-		if err := remake(tx, orderID, ops, scrapped); err != nil {
-			return err
-		}
-		if err := s.unitsMade(ctx, tx, o, nil); err != nil {
-			return err
-		}
-		if o.Status == plan.StatusLaunched {
-			if err := plan.MoveOrderTx(ctx, tx, o, plan.StatusLaunched, plan.StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
+		if len(recuts) > 0 { // what is ready without the parts scrapped and their re-cuts
+			if err := tx.Where("prod_order_id = ?", orderID).Order("id").Find(&ops).Error; err != nil {
 				return err
 			}
-			o.Status = plan.StatusInProgress
+			if ready = readyAt(ops, in.Seq); in.Unit > 0 {
+				if ready, err = ofUnit(ops, ready, in); err != nil {
+					return err
+				}
+			}
+			ready = slices.DeleteFunc(ready, func(op plan.Operation) bool { return op.PartID != nil && slices.Contains(recuts, *op.PartID) })
 		}
-		if err := s.completeIfDone(ctx, tx, o); err != nil {
+		if in.Qty > len(ready) {
+			return apperr.Conflict("step %d (%s) would get ahead of the steps before it: %d %s are through them and not done at this step besides the parts scrapped; qty is %d",
+				in.Seq, st.name, len(ready), st.unit(), in.Qty)
+		}
+		if err := s.complete(ctx, tx, &o, ready[:in.Qty]); err != nil {
 			return err
 		}
 		var after []plan.Operation
@@ -166,10 +215,54 @@ func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) 
 		if err := events.Add(ctx, tx, contracts.ProdOrderProgressReported.New(orderID, payload)); err != nil {
 			return err
 		}
-		out.ProdOrder, err = plan.LoadOrder(ctx, tx, orderID, false)
+		out.ProdOrder, err = s.orderNow(ctx, tx, orderID)
 		return err
 	})
 	return out, err
+}
+
+// reportScrap scraps the parts the report names at its step, each as
+// ScrapPart would, and returns the ids of their re-cuts: each must be a
+// part of the order ready at the step (through the steps before it, not
+// done at it); EINVALID naming scrap_parts[i].code otherwise.
+func (s *Service) reportScrap(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder, in Report, ready []plan.Operation) ([]int64, error) {
+	var recuts []int64
+	for i, l := range in.ScrapParts {
+		field := fmt.Sprintf("scrap_parts[%d].code", i)
+		x, err := findCode(ctx, tx, l.Code)
+		if apperr.Code(err) == apperr.EINVALID {
+			return nil, apperr.Invalid("the report is not valid", apperr.Field(field, "no part has the code %q", l.Code))
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case x.part == nil:
+			return nil, apperr.Invalid("the report is not valid", apperr.Field(field, "%s is a unit's code: scrap names parts", l.Code))
+		case x.part.ProdOrderID != o.ID:
+			return nil, apperr.Invalid("the report is not valid", apperr.Field(field, "%s is a part of production order %d, not of production order %d", l.Code, x.part.ProdOrderID, o.ID))
+		case !slices.ContainsFunc(ready, func(op plan.Operation) bool { return op.PartID != nil && *op.PartID == x.part.ID }):
+			return nil, apperr.Invalid("the report is not valid", apperr.Field(field, "part %s is not at step %d: only a part through the steps before it and not done at it can be spoilt there", l.Code, in.Seq))
+		}
+		r, err := s.scrapAt(ctx, tx, o, x.part.ID, in.Seq, l.Reason, l.Note, fmt.Sprintf("scrap_parts[%d].", i))
+		if err != nil {
+			return nil, err
+		}
+		recuts = append(recuts, r.Recut.ID)
+	}
+	return recuts, nil
+}
+
+// orderNow is the production order as it is now in tx, with what it is
+// short of.
+func (s *Service) orderNow(ctx context.Context, tx *gorm.DB, id int64) (plan.ProdOrder, error) {
+	o, err := plan.LoadOrder(ctx, tx, id, false)
+	if err != nil {
+		return o, err
+	}
+	os := []plan.ProdOrder{o}
+	err = plan.FillShort(ctx, tx, s.stock, os)
+	return os[0], err
 }
 
 // step is what a route step of a production order stands at.
@@ -267,50 +360,6 @@ func inBatches(ids []int64, fn func([]int64) error) error {
 		ids = ids[n:]
 	}
 	return nil
-}
-
-// completeOps marks the operations done, started now when they were
-// pending, by the caller's user.
-func completeOps(ctx context.Context, tx *gorm.DB, ops []plan.Operation) error {
-	now := gorm.Expr(database.Now(tx))
-	set := map[string]any{"status": plan.OpDone, "completed_at": now}
-	if a, ok := events.ActorFrom(ctx); ok {
-		set["completed_by_id"], set["completed_by"] = a.ID, a.Name
-	}
-	return inBatches(idsOf(ops), func(ids []int64) error {
-		if err := tx.Model(&plan.Operation{}).Where("id IN ? AND status = ?", ids, plan.OpPending).Update("started_at", now).Error; err != nil {
-			return err
-		}
-		return tx.Model(&plan.Operation{}).Where("id IN ?", ids).Updates(set).Error
-	})
-}
-
-// remake sends the scrapped operations' parts back to the first step: every
-// operation on those parts becomes pending again.
-func remake(tx *gorm.DB, orderID int64, ops, scrapped []plan.Operation) error {
-	if len(scrapped) == 0 {
-		return nil
-	}
-	var parts []int64
-	for _, op := range scrapped {
-		parts = append(parts, *op.PartID)
-	}
-	return inBatches(parts, func(ids []int64) error {
-		return tx.Model(&plan.Operation{}).Where("prod_order_id = ? AND part_id IN ?", orderID, ids).
-			Updates(map[string]any{"status": plan.OpPending, "started_at": nil, "completed_at": nil}).Error
-	})
-}
-
-// completeIfDone moves an order in progress with every operation done to done.
-func (s *Service) completeIfDone(ctx context.Context, tx *gorm.DB, o plan.ProdOrder) error {
-	var left []int64
-	if err := tx.Model(&plan.Operation{}).Where("prod_order_id = ? AND status <> ?", o.ID, plan.OpDone).Limit(1).Pluck("id", &left).Error; err != nil {
-		return err
-	}
-	if len(left) > 0 {
-		return nil
-	}
-	return plan.MoveOrderTx(ctx, tx, o, plan.StatusInProgress, plan.StatusDone, "completed_at", contracts.ProdOrderCompleted)
 }
 
 // checkRouteOrder refuses to complete an operation before its predecessors

@@ -7,20 +7,20 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
-// This file is what the cutting plans need of the plan module: the physical
-// parts of production orders that the saw has not cut yet, and the report
-// that a sheet's parts are cut, through the route's cutting step (its first
-// part-scope step) in the caller's transaction.
+// This file is what the cutting plans need of the shop floor: the physical
+// parts of production orders that the saw has not cut yet, the sheets a
+// plan lays them out on, and a sheet reported cut, through the route's
+// cutting step (its first part-scope step) in the caller's transaction.
 
 // MaxSawOrders is the most production orders one cutting plan takes.
-const MaxSawOrders = plan.MaxCuttingListOrders
+const MaxSawOrders = MaxCuttingListOrders
 
 // SawPart is one physical part waiting for the saw.
 type SawPart struct {
@@ -36,18 +36,6 @@ type SawPart struct {
 	LengthMM    int    `json:"length_mm"`
 	WidthMM     int    `json:"width_mm"`
 	Grain       string `json:"grain"`
-}
-
-// cuttingStep is the route's cutting step among the order's operations:
-// the first part-scope step; 0 when it has none.
-func cuttingStep(ops []plan.Operation) int {
-	step := 0
-	for _, op := range ops {
-		if op.Scope == catalog.ScopePart && (step == 0 || op.Seq < step) {
-			step = op.Seq
-		}
-	}
-	return step
 }
 
 // PartsToCut returns the physical parts of the production orders whose
@@ -86,7 +74,7 @@ func (s *Service) PartsToCut(ctx context.Context, ids []int64) ([]SawPart, error
 		if err := db.Where("prod_order_id = ?", id).Order("id").Find(&ops).Error; err != nil {
 			return nil, err
 		}
-		step := cuttingStep(ops)
+		step := plan.MaterialStepsOf(ops).Cut
 		var uncut []int64
 		for _, op := range ops {
 			if op.Seq == step && op.PartID != nil && op.Status != plan.OpDone {
@@ -99,7 +87,7 @@ func (s *Service) PartsToCut(ctx context.Context, ids []int64) ([]SawPart, error
 		var parts []plan.Part
 		if err := inBatches(uncut, func(b []int64) error {
 			var ps []plan.Part
-			err := db.Where("id IN ?", b).Find(&ps).Error
+			err := db.Where("id IN ? AND status = ?", b, plan.PartLive).Find(&ps).Error
 			parts = append(parts, ps...)
 			return err
 		}); err != nil {
@@ -114,35 +102,57 @@ func (s *Service) PartsToCut(ctx context.Context, ids []int64) ([]SawPart, error
 	return out, nil
 }
 
-// UncutParts returns which of the parts are still waiting for the saw (their
-// production order live and their cutting step not done): a cutting plan
-// whose parts are no longer all there is stale.
-func (s *Service) UncutParts(ctx context.Context, partIDs []int64) (map[int64]bool, error) {
-	out := map[int64]bool{}
-	db := s.db.WithContext(ctx)
+// SawState is where a live part stands with the saw: whether it still
+// waits for it (its production order live, its cutting step not done), and
+// the cutting plan's sheet that lays it out last, if any.
+type SawState struct {
+	Waits       bool
+	SheetPlanID *int64
+	SheetN      *int
+}
+
+// SawStates returns the saw state of each of the parts that is live (a
+// part scrapped, or released with its item, is absent): a cutting plan
+// with a part absent, cut on another plan's sheet or laid out by a newer
+// plan is stale for it.
+func (s *Service) SawStates(ctx context.Context, partIDs []int64) (map[int64]SawState, error) {
+	return sawStates(ctx, s.db, partIDs)
+}
+
+func sawStates(ctx context.Context, db *gorm.DB, partIDs []int64) (map[int64]SawState, error) {
+	out := map[int64]SawState{}
+	db = db.WithContext(ctx)
+	steps := map[int64]int{}
+	live := map[int64]bool{}
 	err := inBatches(partIDs, func(b []int64) error {
-		var ops []plan.Operation
-		err := db.Where("part_id IN ?", b).Order("id").Find(&ops).Error
-		if err != nil {
+		var parts []plan.Part
+		if err := db.Where("id IN ? AND status = ?", b, plan.PartLive).Find(&parts).Error; err != nil {
 			return err
 		}
-		byOrder := map[int64][]plan.Operation{}
-		for _, op := range ops {
-			byOrder[op.ProdOrderID] = append(byOrder[op.ProdOrderID], op)
-		}
-		for id, ops := range byOrder {
-			o, err := plan.LoadOrder(ctx, db, id, false)
-			if err != nil {
-				return err
-			}
-			if o.Status == plan.StatusCancelled || o.Status == plan.StatusDone || o.Status == plan.StatusClosed {
-				continue
-			}
-			step := cuttingStep(ops)
-			for _, op := range ops {
-				if op.Seq == step && op.Status != plan.OpDone {
-					out[*op.PartID] = true
+		for _, p := range parts {
+			if _, ok := steps[p.ProdOrderID]; !ok {
+				o, err := plan.LoadOrder(ctx, db, p.ProdOrderID, false)
+				if err != nil {
+					return err
 				}
+				live[o.ID] = o.Status == plan.StatusLaunched || o.Status == plan.StatusInProgress
+				ms, err := materialSteps(ctx, db, o.ID)
+				if err != nil {
+					return err
+				}
+				steps[o.ID] = ms.Cut
+			}
+			out[p.ID] = SawState{SheetPlanID: p.SheetPlanID, SheetN: p.SheetN}
+		}
+		var ops []plan.Operation
+		if err := db.Select("part_id, prod_order_id, seq").Where("part_id IN ? AND status <> ?", b, plan.OpDone).Find(&ops).Error; err != nil {
+			return err
+		}
+		for _, op := range ops {
+			st, ok := out[*op.PartID]
+			if ok && live[op.ProdOrderID] && op.Seq == steps[op.ProdOrderID] {
+				st.Waits = true
+				out[*op.PartID] = st
 			}
 		}
 		return nil
@@ -150,89 +160,169 @@ func (s *Service) UncutParts(ctx context.Context, partIDs []int64) (map[int64]bo
 	return out, err
 }
 
-// CompleteCuttingTx reports the parts cut, in the caller's transaction:
-// each part's cutting-step operation is completed as a progress report of
-// that step would complete it (the order starts, and is done when nothing is
-// left), with one prod_order.progress_reported per production order, marked
-// sheet_cut (the parts are a cutting plan's sheet, whose board stock uses up
-// from cutting_plan.sheet_cut, not by the area estimate). It
-// returns ECONFLICT for a part already cut or whose order is cancelled,
-// done or closed, ENOTFOUND for a part that does not exist.
-func (s *Service) CompleteCuttingTx(ctx context.Context, tx *gorm.DB, partIDs []int64) error {
-	var ops []plan.Operation
-	if err := inBatches(partIDs, func(b []int64) error {
-		var os []plan.Operation
-		err := tx.WithContext(ctx).Where("part_id IN ?", b).Order("id").Find(&os).Error
-		ops = append(ops, os...)
+// Assignment lays a part out on sheet N of a cutting plan, where it needs
+// Share of a new sheet of its board (nothing on an offcut).
+type Assignment struct {
+	PartID int64
+	N      int
+	Share  float64
+}
+
+// AssignSheetsTx records, in tx, that cutting plan planID lays the parts
+// out (the newest plan that lays a part out is the one its cut takes to
+// the saw), and sets each part's board need to its share of its sheet:
+// stock reserves the difference for its production order. It returns
+// ECONFLICT naming the part's code when it no longer waits for the saw.
+func (s *Service) AssignSheetsTx(ctx context.Context, tx *gorm.DB, planID int64, as []Assignment) error {
+	ids := make([]int64, len(as))
+	for i, a := range as {
+		ids[i] = a.PartID
+	}
+	parts, err := partsByID(ctx, tx, ids)
+	if err != nil {
 		return err
-	}); err != nil {
+	}
+	byID := map[int64]plan.Part{}
+	for _, p := range parts {
+		byID[p.ID] = p
+	}
+	states, err := sawStates(ctx, tx, ids)
+	if err != nil {
 		return err
 	}
-	byOrder := map[int64][]int64{}
-	seen := map[int64]bool{}
-	for _, op := range ops {
-		if !seen[*op.PartID] {
-			seen[*op.PartID] = true
-			byOrder[op.ProdOrderID] = append(byOrder[op.ProdOrderID], *op.PartID)
+	bookings := map[int64]*stock.Booking{}
+	var orders []int64
+	for _, a := range as {
+		p, ok := byID[a.PartID]
+		if !ok || !states[a.PartID].Waits {
+			code := p.Code
+			if !ok {
+				code = fmt.Sprintf("#%d", a.PartID)
+			}
+			return apperr.Conflict("part %s no longer waits for the saw (cut, scrapped, released or its order closed meanwhile): lay the plan out again", code)
 		}
-	}
-	for _, id := range partIDs {
-		if !seen[id] {
-			return apperr.NotFound("part %d does not exist", id)
-		}
-	}
-	orders := make([]int64, 0, len(byOrder))
-	for id := range byOrder {
-		orders = append(orders, id)
-	}
-	slices.Sort(orders)
-	for _, orderID := range orders {
-		o, err := plan.LoadOrder(ctx, tx, orderID, true)
+		err := tx.WithContext(ctx).Model(&plan.Part{}).Where("id = ?", p.ID).
+			Updates(map[string]any{"sheet_plan_id": planID, "sheet_n": a.N, "board_need": a.Share}).Error
 		if err != nil {
 			return err
 		}
-		if o.Status == plan.StatusCancelled || o.Status == plan.StatusDone || o.Status == plan.StatusClosed {
-			return apperr.Conflict("%s is %s: its parts cannot be reported cut", o.Describe(), o.Status)
+		b := bookings[p.ProdOrderID]
+		if b == nil {
+			b = &stock.Booking{ProdOrderID: p.ProdOrderID, Source: stock.Source{What: stock.ForCuttingPlan, Plan: &planID}}
+			bookings[p.ProdOrderID] = b
+			orders = append(orders, p.ProdOrderID)
 		}
-		var all []plan.Operation
-		if err := tx.WithContext(ctx).Where("prod_order_id = ?", orderID).Order("id").Find(&all).Error; err != nil {
+		b.Needs = append(b.Needs, stock.Move{Code: p.Board, Qty: a.Share - p.BoardNeed})
+	}
+	slices.Sort(orders)
+	bs := make([]stock.Booking, len(orders))
+	for i, o := range orders {
+		bs[i] = *bookings[o]
+	}
+	return s.stock.BookTx(ctx, tx, bs...)
+}
+
+// CutSheetTx reports, in tx, sheet n of cutting plan planID cut, with the
+// parts it lays out: the sheet goes to the saw (stock uses it up, once,
+// keeping its offcuts), and each of its parts that still waits for the saw
+// completes the cutting step (complete; the parts cut already, by a scan
+// on this plan, scrapped or no longer wanted are left as they are), with
+// one prod_order.progress_reported per production order, marked sheet_cut.
+// It returns ECONFLICT naming the part's code when a newer cutting plan
+// lays one of them out (this plan is stale for it).
+func (s *Service) CutSheetTx(ctx context.Context, tx *gorm.DB, planID int64, n int, partIDs []int64) error {
+	parts, err := partsByID(ctx, tx, partIDs)
+	if err != nil {
+		return err
+	}
+	var orders []int64
+	byOrder := map[int64][]plan.Part{}
+	for _, p := range parts {
+		if p.SheetPlanID != nil && *p.SheetPlanID != planID {
+			return apperr.Conflict("part %s is laid out by cutting plan %d now, not by plan %d: cut the sheets of that plan", p.Code, *p.SheetPlanID, planID)
+		}
+		if _, ok := byOrder[p.ProdOrderID]; !ok {
+			orders = append(orders, p.ProdOrderID)
+		}
+		byOrder[p.ProdOrderID] = append(byOrder[p.ProdOrderID], p)
+	}
+	slices.Sort(orders)
+	if len(orders) == 0 {
+		return nil
+	}
+	// The orders' rows first, in id order, as a scan locks its order's
+	// before stock's levels.
+	locked := make(map[int64]plan.ProdOrder, len(orders))
+	for _, id := range orders {
+		o, err := plan.LoadOrder(ctx, tx, id, true)
+		if err != nil {
 			return err
 		}
-		step := cuttingStep(all)
-		want := map[int64]bool{}
-		for _, p := range byOrder[orderID] {
-			want[p] = true
+		locked[id] = o
+	}
+	// The sheet goes to the saw first, in one document naming its parts
+	// (nothing when a scan of one of them took it there already); each
+	// order's parts then release what they needed of it.
+	sheet := stock.SheetRef{PlanID: planID, N: n}
+	took := stock.Booking{ProdOrderID: orders[0], Source: stock.Source{What: stock.ForCut}, Sheets: []stock.SheetRef{sheet}}
+	for _, p := range parts {
+		if p.Status == plan.PartLive {
+			took.Source.Parts = append(took.Source.Parts, p.Code)
 		}
-		var done []plan.Operation
-		for _, op := range all {
-			if op.Seq != step || op.PartID == nil || !want[*op.PartID] {
-				continue
-			}
-			if op.Status == plan.OpDone {
-				return apperr.Conflict("part %d of %s is cut already", *op.PartID, o.Describe())
-			}
-			done = append(done, op)
+	}
+	if err := s.stock.BookTx(ctx, tx, took); err != nil {
+		return err
+	}
+	for _, id := range orders {
+		o := locked[id]
+		if o.Status != plan.StatusLaunched && o.Status != plan.StatusInProgress {
+			continue
 		}
-		if err := completeOps(ctx, tx, done); err != nil {
+		steps, err := materialSteps(ctx, tx, id)
+		if err != nil {
 			return err
 		}
-		if o.Status == plan.StatusLaunched {
-			if err := plan.MoveOrderTx(ctx, tx, o, plan.StatusLaunched, plan.StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
-				return err
+		ids := make([]int64, 0, len(byOrder[id]))
+		for _, p := range byOrder[id] {
+			if p.Status == plan.PartLive {
+				ids = append(ids, p.ID)
 			}
-			o.Status = plan.StatusInProgress
 		}
-		if err := s.completeIfDone(ctx, tx, o); err != nil {
+		var ops []plan.Operation
+		if err := inBatches(ids, func(b []int64) error {
+			var os []plan.Operation
+			err := tx.WithContext(ctx).Where("part_id IN ? AND seq = ? AND status <> ?", b, steps.Cut, plan.OpDone).Order("id").Find(&os).Error
+			ops = append(ops, os...)
+			return err
+		}); err != nil {
+			return err
+		}
+		if len(ops) == 0 {
+			continue
+		}
+		// A part the plan laid out before parts had their sheet is on it all the same.
+		var legacy []int64
+		for _, op := range ops {
+			if i := slices.IndexFunc(byOrder[id], func(p plan.Part) bool { return p.ID == *op.PartID }); i >= 0 && byOrder[id][i].SheetPlanID == nil {
+				legacy = append(legacy, *op.PartID)
+			}
+		}
+		if err := inBatches(legacy, func(b []int64) error {
+			return tx.WithContext(ctx).Model(&plan.Part{}).Where("id IN ?", b).Updates(map[string]any{"sheet_plan_id": planID, "sheet_n": n}).Error
+		}); err != nil {
+			return err
+		}
+		if err := s.complete(ctx, tx, &o, ops); err != nil {
 			return err
 		}
 		var after []plan.Operation
-		if err := tx.WithContext(ctx).Where("prod_order_id = ?", orderID).Order("id").Find(&after).Error; err != nil {
+		if err := tx.WithContext(ctx).Where("prod_order_id = ? AND seq = ?", id, steps.Cut).Find(&after).Error; err != nil {
 			return err
 		}
-		now := stepOf(after, step)
-		payload := contracts.ProdOrderProgressPayload{ProdOrderID: orderID, Items: o.ItemIDs(), Seq: step, Operation: now.name, Scope: now.scope,
-			Qty: len(done), Done: now.done, Total: now.total, SheetCut: true}
-		if err := events.Add(ctx, tx, contracts.ProdOrderProgressReported.New(orderID, payload)); err != nil {
+		now := stepOf(after, steps.Cut)
+		payload := contracts.ProdOrderProgressPayload{ProdOrderID: id, Items: o.ItemIDs(), Seq: steps.Cut, Operation: now.name, Scope: now.scope,
+			Qty: len(ops), Done: now.done, Total: now.total, SheetCut: true}
+		if err := events.Add(ctx, tx, contracts.ProdOrderProgressReported.New(id, payload)); err != nil {
 			return err
 		}
 	}

@@ -148,7 +148,7 @@ func (s *Service) ScanCode(ctx context.Context, in Scan) (ScanResult, error) {
 		if err := scanRouteOrder(ctx, tx, x, op); err != nil {
 			return err
 		}
-		if err := s.moveOperation(ctx, tx, o, op, plan.OpDone); err != nil {
+		if err := s.complete(ctx, tx, &o, []plan.Operation{op}); err != nil {
 			return err
 		}
 		return s.scanResult(ctx, tx, x, op.ID, &out)

@@ -14,6 +14,7 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // DefaultScrapReasons are the scrap reasons when none are set: the
@@ -124,42 +125,8 @@ func (s *Service) ScrapPart(ctx context.Context, in ScrapInput) (ScrapResult, er
 		if err != nil {
 			return err
 		}
-		if err := tx.WithContext(ctx).First(&part, part.ID).Error; err != nil { // as it is under the lock
-			return err
-		}
-		if part.Status == plan.PartScrapped {
-			return apperr.Conflict("part %s was scrapped already at step %d", part.Code, deref(part.ScrapSeq))
-		}
-		if o.Status != plan.StatusLaunched && o.Status != plan.StatusInProgress {
-			return apperr.Conflict("%s is %s: nothing on it can be scrapped", o.Describe(), o.Status)
-		}
-		var made int64
-		if err := tx.Model(&plan.Unit{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NOT NULL", o.ID, part.ItemID, part.Unit).Count(&made).Error; err != nil {
-			return err
-		}
-		if made > 0 {
-			return apperr.Conflict("part %s is of a unit that is made: nothing of it can be scrapped", part.Code)
-		}
-		var ops []plan.Operation
-		if err := tx.Where("part_id = ?", part.ID).Order("seq").Find(&ops).Error; err != nil {
-			return err
-		}
-		at := scrapStep(ops)
-		step := in.Step
-		if step == 0 {
-			step = at
-		}
-		i := slices.IndexFunc(ops, func(op plan.Operation) bool { return op.Seq == step })
-		switch {
-		case i < 0:
-			return apperr.Invalid("the scrap is not valid", apperr.Field("step", "part %s has no step %d: its part-scope steps are %s", part.Code, step, seqsText(ops)))
-		case at > 0 && step > at:
-			return apperr.Invalid("the scrap is not valid", apperr.Field("step", "part %s is at step %d: it cannot have been spoilt at step %d, after it", part.Code, at, step))
-		}
-		if err := s.scrap(ctx, tx, o, part, ops, ops[i], in, &out); err != nil {
-			return err
-		}
-		return nil
+		out, err = s.scrapAt(ctx, tx, &o, part.ID, in.Step, in.Reason, in.Note, "")
+		return err
 	})
 	return out, err
 }
@@ -178,30 +145,91 @@ func scrapStep(ops []plan.Operation) int {
 	return ops[len(ops)-1].Seq
 }
 
-// scrap does ScrapPart's work in tx, the order locked and the input checked.
-func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part plan.Part, ops []plan.Operation, at plan.Operation, in ScrapInput, out *ScrapResult) error {
-	set := map[string]any{"status": plan.PartScrapped, "scrap_seq": at.Seq, "scrap_reason": in.Reason, "scrap_note": in.Note,
-		"scrapped_at": gorm.Expr(database.Now(tx))}
+// scrapAt scraps part partID of order o (its row locked by the caller) at
+// route step step (0: the step it is at), in tx, for ScrapPart and for a
+// report's scrap alike; at names the request's field of the part in its
+// errors ("" for ScrapPart's own fields). It checks the part as it is under
+// the lock, then does the scrap (scrap).
+func (s *Service) scrapAt(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder, partID int64, step int, reason, note, at string) (ScrapResult, error) {
+	var part plan.Part
+	if err := tx.WithContext(ctx).First(&part, partID).Error; err != nil {
+		return ScrapResult{}, err
+	}
+	if part.Status == plan.PartScrapped {
+		return ScrapResult{}, apperr.Conflict("part %s was scrapped already at step %d", part.Code, deref(part.ScrapSeq))
+	}
+	if o.Status != plan.StatusLaunched && o.Status != plan.StatusInProgress {
+		return ScrapResult{}, apperr.Conflict("%s is %s: nothing on it can be scrapped", o.Describe(), o.Status)
+	}
+	var made int64
+	if err := tx.Model(&plan.Unit{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NOT NULL", o.ID, part.ItemID, part.Unit).Count(&made).Error; err != nil {
+		return ScrapResult{}, err
+	}
+	if made > 0 {
+		return ScrapResult{}, apperr.Conflict("part %s is of a unit that is made: nothing of it can be scrapped", part.Code)
+	}
+	var ops []plan.Operation
+	if err := tx.Where("part_id = ?", part.ID).Order("seq").Find(&ops).Error; err != nil {
+		return ScrapResult{}, err
+	}
+	now := scrapStep(ops)
+	if step == 0 {
+		step = now
+	}
+	i := slices.IndexFunc(ops, func(op plan.Operation) bool { return op.Seq == step })
+	switch {
+	case i < 0:
+		return ScrapResult{}, apperr.Invalid("the scrap is not valid", apperr.Field(at+"step", "part %s has no step %d: its part-scope steps are %s", part.Code, step, seqsText(ops)))
+	case now > 0 && step > now:
+		return ScrapResult{}, apperr.Invalid("the scrap is not valid", apperr.Field(at+"step", "part %s is at step %d: it cannot have been spoilt at step %d, after it", part.Code, now, step))
+	}
+	return s.scrap(ctx, tx, *o, part, ops, ops[i], reason, note)
+}
+
+// scrap does the scrap in tx, the order locked and the input checked:
+//   - the part is kept, scrapped at step at with the reason, note, who and
+//     when, and its operations not done are dropped (part.scrapped);
+//   - what it used is booked: its board when the saw had not finished it
+//     (spoilt at cutting: the sheet it lay on, or its own area), its
+//     edges' bands when it was spoilt at banding; what it still needed is
+//     released (stock, naming the part);
+//   - a re-cut takes its place with its own code, every part-scope
+//     operation of the route pending and its own needs reserved: its
+//     board's share estimated from its shape, its bands (part.recut).
+func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part plan.Part, ops []plan.Operation, at plan.Operation, reason, note string) (ScrapResult, error) {
+	var out ScrapResult
+	set := map[string]any{"status": plan.PartScrapped, "scrap_seq": at.Seq, "scrap_reason": reason, "scrap_note": note,
+		"scrapped_at": gorm.Expr(database.Now(tx)), "board_need": 0}
 	if a, ok := events.ActorFrom(ctx); ok {
 		set["scrapped_by_id"], set["scrapped_by"] = a.ID, a.Name
 	}
 	res := tx.Model(&plan.Part{}).Where("id = ? AND status = ?", part.ID, plan.PartLive).Updates(set)
 	if res.Error != nil {
-		return res.Error
+		return out, res.Error
 	}
 	if res.RowsAffected != 1 {
-		return apperr.Conflict("part %s changed at the same time; read it again", part.Code)
+		return out, apperr.Conflict("part %s changed at the same time; read it again", part.Code)
 	}
 	if err := tx.Where("part_id = ? AND status <> ?", part.ID, plan.OpDone).Delete(&plan.Operation{}).Error; err != nil {
-		return err
+		return out, err
+	}
+	used, err := s.scrapBooking(ctx, tx, o, part, ops, at)
+	if err != nil {
+		return out, err
 	}
 	recut := part
 	recut.ID, recut.Code, recut.Status, recut.RecutOf, recut.Scrap = 0, recutCode(part.Code), plan.PartLive, &part.ID, plan.Scrap{}
+	recut.SheetPlanID, recut.SheetN = nil, nil
+	shares, err := s.stock.BoardShares(ctx, tx, []stock.PartShape{recut.Shape()})
+	if err != nil {
+		return out, err
+	}
+	recut.BoardNeed = shares[0]
 	if err := tx.Omit("ID").Create(&recut).Error; err != nil {
 		if database.IsUniqueViolation(err) {
-			return apperr.Conflict("part %s was re-cut at the same time; read it again", part.Code)
+			return out, apperr.Conflict("part %s was re-cut at the same time; read it again", part.Code)
 		}
-		return err
+		return out, err
 	}
 	again := make([]plan.Operation, len(ops))
 	for i, op := range ops {
@@ -211,32 +239,82 @@ func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part
 	}
 	if len(again) > 0 {
 		if err := tx.Omit("ID").Create(&again).Error; err != nil {
-			return err
+			return out, err
 		}
 	}
-	err := events.Add(ctx, tx, contracts.PartScrapped.New(o.ID, contracts.PartScrappedPayload{ProdOrderID: o.ID, PartID: part.ID, Code: part.Code,
-		Part: part.Name, ItemID: part.ItemID, Unit: part.Unit, Seq: at.Seq, Operation: at.Name, Reason: in.Reason, Note: in.Note,
+	steps, err := materialSteps(ctx, tx, o.ID)
+	if err != nil {
+		return out, err
+	}
+	needs := stock.Booking{ProdOrderID: o.ID, Source: stock.Source{What: stock.ForRecut, Parts: []string{recut.Code}}}
+	if steps.Cut > 0 && recut.BoardNeed > 0 {
+		needs.Needs = append(needs.Needs, stock.Move{Code: recut.Board, Qty: recut.BoardNeed})
+	}
+	if steps.Band > 0 {
+		needs.Needs = append(needs.Needs, stock.BandMetres(recut.Shape(), o.EdgeOverhangMM)...)
+	}
+	if err := s.stock.BookTx(ctx, tx, used, needs); err != nil {
+		return out, err
+	}
+	err = events.Add(ctx, tx, contracts.PartScrapped.New(o.ID, contracts.PartScrappedPayload{ProdOrderID: o.ID, PartID: part.ID, Code: part.Code,
+		Part: part.Name, ItemID: part.ItemID, Unit: part.Unit, Seq: at.Seq, Operation: at.Name, Reason: reason, Note: note,
 		RecutID: recut.ID, RecutCode: recut.Code}))
 	if err != nil {
-		return err
+		return out, err
 	}
 	b := recut.CutFrom()
 	err = events.Add(ctx, tx, contracts.PartRecut.New(o.ID, contracts.PartRecutPayload{ProdOrderID: o.ID, PartID: recut.ID, Code: recut.Code,
 		RecutOf: part.ID, RecutOfCode: part.Code, Part: recut.Name, Material: b.Material, ThicknessMM: b.ThicknessMM,
 		LengthMM: recut.LengthMM, WidthMM: recut.WidthMM, Operations: len(again)}))
 	if err != nil {
-		return err
+		return out, err
 	}
 	var both []plan.Part
 	if err := tx.Where("id IN ?", []int64{part.ID, recut.ID}).Order("id").Find(&both).Error; err != nil {
-		return err
+		return out, err
 	}
 	fps, err := floorParts(ctx, tx, o, both)
 	if err != nil {
-		return err
+		return out, err
 	}
 	out.Scrapped, out.Recut = fps[0], fps[1]
-	return nil
+	return out, nil
+}
+
+// scrapBooking is what a part scrapped at step at used and no longer
+// needs: spoilt at or after cutting with its cutting not done (the saw
+// spoilt it), it used its board as a part cut does; spoilt at banding with
+// its banding not done, its edges' bands; whatever it still needed of
+// either is released.
+func (s *Service) scrapBooking(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part plan.Part, ops []plan.Operation, at plan.Operation) (stock.Booking, error) {
+	steps, err := materialSteps(ctx, tx, o.ID)
+	if err != nil {
+		return stock.Booking{}, err
+	}
+	notDone := func(seq int) bool {
+		return slices.ContainsFunc(ops, func(op plan.Operation) bool { return op.Seq == seq && op.Status != plan.OpDone })
+	}
+	b := stock.Booking{ProdOrderID: o.ID, Source: stock.Source{What: stock.ForScrapped, Parts: []string{part.Code}}}
+	if steps.Cut > 0 && notDone(steps.Cut) {
+		if at.Seq >= steps.Cut {
+			cut, err := s.cutBooking(ctx, tx, o.ID, []plan.Part{part}, stock.ForScrapped)
+			if err != nil {
+				return b, err
+			}
+			b.Consumed, b.Sheets, b.Needs = cut.Consumed, cut.Sheets, cut.Needs
+		} else if part.BoardNeed > 0 {
+			b.Needs = append(b.Needs, stock.Move{Code: part.Board, Qty: -part.BoardNeed})
+		}
+	}
+	if steps.Band > 0 && notDone(steps.Band) {
+		for _, m := range stock.BandMetres(part.Shape(), o.EdgeOverhangMM) {
+			if at.Seq == steps.Band {
+				b.Consumed = append(b.Consumed, m)
+			}
+			b.Needs = append(b.Needs, stock.Move{Code: m.Code, Qty: -m.Qty})
+		}
+	}
+	return b, nil
 }
 
 // Recut is a part the saw must cut again: a re-cut not yet through its

@@ -14,13 +14,14 @@ import (
 // unitsMade marks made the units of order o every operation of which is
 // done and that are not marked yet, and writes unit.made for each: a unit
 // made counts for its item at once, whatever the rest of its production
-// order does. only, when given, is the one unit a completion touched; nil
-// looks at every unit of the order (a report by quantity).
-func (s *Service) unitsMade(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, only *unitKey) error {
+// order does. only, when not nil, are the units a completion touched.
+func (s *Service) unitsMade(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, only map[unitKey]bool) error {
 	q := tx.WithContext(ctx).Model(&plan.Operation{}).Select("item_id, unit").Where("prod_order_id = ?", o.ID).
 		Group("item_id, unit").Having("sum(CASE WHEN status <> ? THEN 1 ELSE 0 END) = 0", plan.OpDone)
-	if only != nil {
-		q = q.Where("item_id = ? AND unit = ?", only.item, only.unit)
+	if len(only) == 1 {
+		for k := range only {
+			q = q.Where("item_id = ? AND unit = ?", k.item, k.unit)
+		}
 	}
 	var done []unitKey
 	var rows []struct {
@@ -31,7 +32,9 @@ func (s *Service) unitsMade(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, 
 		return err
 	}
 	for _, r := range rows {
-		done = append(done, unitKey{r.ItemID, r.Unit})
+		if k := (unitKey{r.ItemID, r.Unit}); only == nil || only[k] {
+			done = append(done, k)
+		}
 	}
 	if len(done) == 0 {
 		return nil

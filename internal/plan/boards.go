@@ -8,8 +8,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/catalog"
-	"github.com/tsekh/tsekh/internal/contracts"
-	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 )
 
@@ -120,18 +118,4 @@ func saveFittings(ctx context.Context, tx *gorm.DB, prodOrderID int64, backlog [
 		}
 	}
 	return tx.WithContext(ctx).CreateInBatches(&rows, insertBatch).Error
-}
-
-// stockShort runs in the dispatcher's transaction: it marks the production
-// order with the materials stock.reserved found short.
-func (s *Service) stockShort(ctx context.Context, tx *gorm.DB, ev events.Event) error {
-	p, err := contracts.StockReserved.Decode(ev)
-	if err != nil || p.ProdOrderID == nil {
-		return err
-	}
-	short := catalog.StringList{}
-	for _, m := range p.Short {
-		short = append(short, m.Code)
-	}
-	return tx.WithContext(ctx).Model(&ProdOrder{}).Where("id = ?", *p.ProdOrderID).Update("short", short).Error
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // orderCancelled runs in the dispatcher's transaction when a sales order is
@@ -86,6 +87,9 @@ func (s *Service) cancelEmptied(ctx context.Context, tx *gorm.DB, o ProdOrder) e
 	if err := MoveOrderTx(ctx, tx, o, StatusLaunched, StatusCancelled, "cancelled_at", contracts.ProdOrderCancelled); err != nil {
 		return err
 	}
+	if err := s.stock.ReleaseOrderTx(ctx, tx, o.ID, stock.ForCancelled); err != nil {
+		return err
+	}
 	return tx.Model(&ProdItem{}).Where("prod_order_id = ?", o.ID).Update("released", true).Error
 }
 
@@ -140,13 +144,18 @@ func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, ord
 			remaining = append(remaining, it.ItemID)
 		}
 	}
-	needs, err := s.orderNeeds(ctx, tx, o)
+	err := events.Add(ctx, tx, contracts.ProdOrderItemsReleased.New(o.ID, contracts.ProdOrderItemsReleasedPayload{
+		ProdOrderID: o.ID, OrderID: orderID, Items: items, Remaining: remaining, PartsCount: int(parts), OpsCount: int(ops), ETA: eta.String()}))
 	if err != nil {
 		return err
 	}
-	return events.Add(ctx, tx, contracts.ProdOrderItemsReleased.New(o.ID, contracts.ProdOrderItemsReleasedPayload{
-		ProdOrderID: o.ID, OrderID: orderID, Items: items, Remaining: remaining, PartsCount: int(parts), OpsCount: int(ops), ETA: eta.String(),
-		Materials: &needs}))
+	// What it still needs is what its parts and units left need.
+	o.Items = slices.DeleteFunc(o.Items, func(it ProdItem) bool { return slices.Contains(items, it.ItemID) })
+	needs, err := RemainingNeeds(ctx, tx, o)
+	if err != nil {
+		return err
+	}
+	return s.stock.SetNeedsTx(ctx, tx, o.ID, needs, stock.ForItemsReleased)
 }
 
 // flag marks a production order on which work has started for the
@@ -195,6 +204,9 @@ func (s *Service) CancelProdOrder(ctx context.Context, id int64) (ProdOrder, err
 		if err := MoveOrderTx(ctx, tx, o, StatusLaunched, StatusCancelled, "cancelled_at", contracts.ProdOrderCancelled); err != nil {
 			return err
 		}
+		if err := s.stock.ReleaseOrderTx(ctx, tx, id, stock.ForCancelled); err != nil {
+			return err
+		}
 		if err := tx.Model(&ProdItem{}).Where("prod_order_id = ?", id).Update("released", true).Error; err != nil {
 			return err
 		}
@@ -216,7 +228,12 @@ func (s *Service) CancelProdOrder(ctx context.Context, id int64) (ProdOrder, err
 		o, err = prodOrder(ctx, tx, id, false)
 		return err
 	})
-	return o, err
+	if err != nil {
+		return o, err
+	}
+	os := []ProdOrder{o}
+	err = s.fillShort(ctx, s.db, os)
+	return os[0], err
 }
 
 // backlogRow is the backlog's row for qty units of a production order's

@@ -139,7 +139,9 @@ func (x *exploded) storeParts(tx *gorm.DB, orderID int64) error {
 	var at []int
 	for i := range x.parts {
 		if old, ok := x.reuse[i]; ok {
-			err := tx.Model(&Part{}).Where("id = ?", old.ID).Updates(map[string]any{"prod_order_id": orderID, "unit": x.parts[i].Unit}).Error
+			err := tx.Model(&Part{}).Where("id = ?", old.ID).
+				Updates(map[string]any{"prod_order_id": orderID, "unit": x.parts[i].Unit, "board_need": x.parts[i].BoardNeed,
+					"sheet_plan_id": nil, "sheet_n": nil}).Error
 			if err != nil {
 				return err
 			}

@@ -23,10 +23,5 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 		Types:       events.Names(contracts.OrderCancelled),
 		Description: "Takes the items of a cancelled sales order out of the planning backlog, for good, and out of the production orders on which no work has started (cancelling one left empty); flags for the planner those on which work has started.",
 		HandleTx:    s.orderCancelled,
-	}, events.Subscriber{
-		Name:        "plan.stock-short",
-		Types:       events.Names(contracts.StockReserved),
-		Description: "Marks a production order with the materials its launch found short in stock.",
-		HandleTx:    s.stockShort,
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // Limits of one launch.
@@ -68,10 +69,15 @@ func (s *Service) LaunchProdOrder(ctx context.Context, in Launch) (ProdOrderDeta
 	if err := in.validate(); err != nil {
 		return ProdOrderDetail{}, err
 	}
-	var id int64
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		id, err = s.launch(ctx, tx, in)
+	var out ProdOrderDetail
+	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
+		id, err := s.launch(ctx, tx, in)
+		if err != nil {
+			return err
+		}
+		// The answer is read in the launch's own transaction: what it is
+		// short of is what a read just after it says.
+		out, err = s.prodOrderDetail(ctx, tx, id)
 		return err
 	})
 	if err != nil {
@@ -80,7 +86,7 @@ func (s *Service) LaunchProdOrder(ctx context.Context, in Launch) (ProdOrderDeta
 		}
 		return ProdOrderDetail{}, err
 	}
-	return s.ProdOrder(ctx, id)
+	return out, nil
 }
 
 func (in *Launch) validate() error {
@@ -135,6 +141,10 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if err := l.build(ctx, tx); err != nil {
 		return 0, err
 	}
+	l.overhang = s.stock.EdgeOverhang()
+	if l.needs, err = s.launchNeeds(ctx, tx, &l.x, l.backlog, l.products, l.overhang); err != nil {
+		return 0, err
+	}
 	if err := s.scheduleLaunch(ctx, tx, l); err != nil {
 		return 0, err
 	}
@@ -148,8 +158,12 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 		return 0, err
 	}
 	// Live work of lower priority moves after the new order.
-	_, err = s.replan(ctx, tx, now, l.centers, "plan_prod_orders.priority < ? AND plan_prod_orders.id <> ?", in.Priority, l.order.ID)
-	return l.order.ID, err
+	if _, err = s.replan(ctx, tx, now, l.centers, "plan_prod_orders.priority < ? AND plan_prod_orders.id <> ?", in.Priority, l.order.ID); err != nil {
+		return 0, err
+	}
+	// Stock last: its levels are locked after the orders' rows, as the
+	// shop floor's reports lock them, so that neither waits for the other.
+	return l.order.ID, s.stock.BookTx(ctx, tx, stock.Booking{ProdOrderID: l.order.ID, Source: stock.Source{What: stock.ForLaunch}, Needs: l.needs})
 }
 
 // launching is a launch in hand: what launch's steps read, build and plan,
@@ -167,6 +181,8 @@ type launching struct {
 	lead     int  // the tasks of plan before the new order's
 	eta      database.Date
 	order    ProdOrder
+	overhang int          // EDGE_OVERHANG_MM, kept with the order
+	needs    []stock.Move // what it needs of each material
 }
 
 // readLaunch reads the items' backlog rows, their products and the route
@@ -254,7 +270,7 @@ func (s *Service) scheduleLaunch(ctx context.Context, tx *gorm.DB, l *launching)
 func (l *launching) store(ctx context.Context, tx *gorm.DB) error {
 	in, x, backlog, products := l.in, &l.x, l.backlog, l.products
 	o := ProdOrder{Status: StatusLaunched, Route: RouteRef{ID: l.route.ID, Name: l.route.Name},
-		PartsCount: x.partsCount, OpsCount: len(x.ops), ETA: l.eta, PlannedETA: l.eta, Priority: in.Priority}
+		PartsCount: x.partsCount, OpsCount: len(x.ops), ETA: l.eta, PlannedETA: l.eta, Priority: in.Priority, EdgeOverhangMM: l.overhang}
 	if !in.ETA.IsZero() {
 		o.ETA, o.ETAGiven = in.ETA, true
 	}
@@ -318,16 +334,12 @@ func (l *launching) takeFromBacklog(tx *gorm.DB) error {
 	return nil
 }
 
-// announceLaunch writes prod_order.launched, with the materials the order
-// needs.
+// announceLaunch writes prod_order.launched (stock reserves what the order
+// needs at the end of the launch: stock.reserved, saying what is short).
 func (s *Service) announceLaunch(ctx context.Context, tx *gorm.DB, l *launching) error {
 	o, x := l.order, &l.x
-	needs, err := s.launchNeeds(ctx, tx, x, l.backlog, l.products, l.route)
-	if err != nil {
-		return err
-	}
 	return events.Add(ctx, tx, contracts.ProdOrderLaunched.New(o.ID, contracts.ProdOrderLaunchedPayload{ProdOrderID: o.ID, Items: l.in.Items,
-		Route: l.route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String(), Materials: needs,
+		Route: l.route.Name, PartsCount: o.PartsCount, OpsCount: o.OpsCount, ETA: o.ETA.String(),
 		CarriedUnits: len(l.carry), CarriedParts: x.carriedParts()}))
 }
 

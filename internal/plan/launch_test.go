@@ -15,6 +15,7 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // The explosion: physical parts per unit, operations in route order, and
@@ -76,7 +77,7 @@ func seededPlan(tb testing.TB, d database.Dialect) (*Service, *gorm.DB) {
 	db := dbtest.New(tb, d)
 	_, err := catalog.NewService(db).SeedDemo(context.Background())
 	require.NoError(tb, err)
-	s := NewService(db)
+	s := NewService(db, stock.NewService(db, stock.DefaultSettings()))
 	s.SetToday(func() time.Time { return time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC) })
 	return s, db
 }
@@ -142,7 +143,7 @@ func TestLaunchProdOrder_ETAOnLoad(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		_, err := catalog.NewService(db).SeedDemo(context.Background())
 		require.NoError(t, err)
-		s := NewService(db)
+		s := NewService(db, stock.NewService(db, stock.DefaultSettings()))
 		s.SetToday(func() time.Time { return time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC) })
 		ctx := context.Background()
 		// Each launch of 14 wardrobes needs 1,008 minutes of cutting at 960 a

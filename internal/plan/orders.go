@@ -12,6 +12,7 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/page"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // Production-order states.
@@ -46,10 +47,15 @@ type ProdOrder struct {
 	Items      []ProdItem `json:"items" gorm:"foreignKey:ProdOrderID"`
 	PartsCount int        `json:"parts_count"`
 	OpsCount   int        `json:"ops_count"`
-	// Short names the materials of which less was available than its
-	// launch reserved (the stock module's stock.reserved says so): it was
-	// launched all the same.
-	Short catalog.StringList `json:"short" gorm:"column:short" example:"LDSP16-SONOMA"`
+	// Short names the materials it still needs of which the shelf holds
+	// too little: stock goes to the live orders in launch order, and the
+	// orders up to this one need more than is on hand (computed as it is
+	// read; a launch answers it from its own transaction).
+	Short []string `json:"short" gorm:"-" example:"LDSP16-SONOMA"`
+	// EdgeOverhangMM is what each banded side's band runs past its parts,
+	// as EDGE_OVERHANG_MM said at its launch: what its bands are counted
+	// with.
+	EdgeOverhangMM int `json:"-"`
 	// ETA is the day it is promised for: the planned ETA, or the planner's.
 	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date"`
 	// PlannedETA is the day the schedule computed, at launch or at the last re-plan.
@@ -180,6 +186,15 @@ type Part struct {
 	// RecutOf is the scrapped part this one is cut again in place of.
 	RecutOf *int64 `json:"recut_of" extensions:"x-nullable"`
 	Scrap   `json:"scrap"`
+	// BoardNeed is what stock reserves of its board for it until it is
+	// cut, in sheets: its share of the sheet a cutting plan lays it out
+	// on (nothing on an offcut, reserved whole), or of what the optimiser
+	// estimates its launch's parts take.
+	BoardNeed float64 `json:"board_need" example:"0.21"`
+	// SheetPlanID and SheetN are the cutting plan's sheet it lies on, once
+	// a plan lays it out: cutting it takes that sheet to the saw.
+	SheetPlanID *int64 `json:"sheet_plan_id" extensions:"x-nullable" example:"3"`
+	SheetN      *int   `json:"sheet_n" extensions:"x-nullable" example:"2"`
 }
 
 // Scrap is where, why, who and when a part was scrapped; empty on a live part.
@@ -315,22 +330,53 @@ func (s *Service) ProdOrders(ctx context.Context, pr page.Request, f ProdOrderFi
 	for i := range os {
 		markLate(&os[i])
 	}
+	if err := s.fillShort(ctx, s.db, os); err != nil {
+		return nil, "", err
+	}
 	return os, next, nil
+}
+
+// fillShort sets what each order is short of, as stock tells it now.
+func (s *Service) fillShort(ctx context.Context, db *gorm.DB, os []ProdOrder) error {
+	return FillShort(ctx, db, s.stock, os)
+}
+
+// FillShort sets what each order is short of, as st tells it now (Short).
+func FillShort(ctx context.Context, db *gorm.DB, st *stock.Service, os []ProdOrder) error {
+	ids := make([]int64, len(os))
+	for i, o := range os {
+		ids[i] = o.ID
+	}
+	short, err := st.ShortOf(ctx, db, ids)
+	if err != nil {
+		return err
+	}
+	for i := range os {
+		os[i].Short = []string{}
+		for _, sh := range short[os[i].ID] {
+			os[i].Short = append(os[i].Short, sh.Code)
+		}
+	}
+	return nil
 }
 
 // ProdOrder returns the production order with its items, parts, operations
 // and progress, or ENOTFOUND.
 func (s *Service) ProdOrder(ctx context.Context, id int64) (ProdOrderDetail, error) {
-	return prodOrderDetail(ctx, s.db, id)
+	return s.prodOrderDetail(ctx, s.db, id)
 }
 
-func prodOrderDetail(ctx context.Context, db *gorm.DB, id int64) (ProdOrderDetail, error) {
+func (s *Service) prodOrderDetail(ctx context.Context, db *gorm.DB, id int64) (ProdOrderDetail, error) {
 	var d ProdOrderDetail
 	o, err := prodOrder(ctx, db, id, false)
 	if err != nil {
 		return d, err
 	}
-	d.ProdOrder = o
+	os := []ProdOrder{o}
+	if err := s.fillShort(ctx, db, os); err != nil {
+		return d, err
+	}
+	d.ProdOrder = os[0]
 	if err := db.WithContext(ctx).Where("prod_order_id = ?", id).Order("id").Find(&d.Parts).Error; err != nil {
 		return d, err
 	}
@@ -365,6 +411,7 @@ func prodOrder(ctx context.Context, db *gorm.DB, id int64, lock bool) (ProdOrder
 		return o, err
 	}
 	markLate(&os[0])
+	os[0].Short = []string{}
 	return os[0], nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/page"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // BacklogItem is a sales-order item waiting for production.
@@ -54,17 +55,13 @@ type Service struct {
 	// planned, when set, is called by a re-plan once it has computed the
 	// new plan and before it stores it; for tests of what runs meanwhile.
 	planned func()
-	// edgeOverhang is what each banded side's band runs past the part, in
-	// mm (EDGE_OVERHANG_MM).
-	edgeOverhang int
-	// plannedSheets, when set, tells requirements what cutting plans lay
-	// out (SetPlannedSheets).
-	plannedSheets PlannedSheets
+	// stock books what launches need and tells what is short.
+	stock *stock.Service
 }
 
-// NewService returns the plan service over db, planning in UTC until
-// SetTimeZone says otherwise.
-func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+// NewService returns the plan service over db, booking what its launches
+// need in st, planning in UTC until SetTimeZone says otherwise.
+func NewService(db *gorm.DB, st *stock.Service) *Service { return &Service{db: db, stock: st} }
 
 // SetTimeZone makes the service plan in the factory's time zone
 // (FACTORY_TIMEZONE): its days and the work centres' shift starts are in it.

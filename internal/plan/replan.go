@@ -165,6 +165,12 @@ func (s *Service) SetPriority(ctx context.Context, id int64, priority int) (Prio
 			return err
 		}
 		out.ProdOrder, err = prodOrder(ctx, tx, id, false)
+		if err != nil {
+			return err
+		}
+		os := []ProdOrder{out.ProdOrder}
+		err = s.fillShort(ctx, tx, os)
+		out.ProdOrder = os[0]
 		return err
 	})
 	return out, err

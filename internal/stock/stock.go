@@ -1,7 +1,16 @@
-// Package stock owns the stock of materials: what is on hand, reserved for
-// launched production orders and available, per material of the catalogue;
-// receipts, counts, and the reservations, consumption and releases that
-// follow the plan's events.
+// Package stock owns the stock of materials: what is on hand, what live
+// production orders still need of it (reserved) and what is available, per
+// material of the catalogue; the offcuts kept from cut sheets, each a stock
+// item of its own; and what production needs and what to buy.
+//
+// Every movement is a line of a stock document. Receipts, counts and
+// write-offs are the office's; the rest is booked by the modules whose facts
+// move stock, in their own transactions (BookTx): a launch reserves what the
+// production order needs, the shop floor uses up what physically moved (the
+// sheet a part lies on, or the part's own area; the metres of its own edges;
+// a unit's fittings), a cutting plan sets the sheets its parts need. The
+// quantities of boards are fractional sheets, pooled across orders; whole
+// sheets are rounded once, for buying (Shortages).
 package stock
 
 import (
@@ -16,6 +25,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/cutting"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -23,7 +33,7 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
-// Limits of one receipt or count.
+// Limits of one receipt, count or write-off.
 const (
 	MaxLines = 200
 	MaxQty   = 1_000_000
@@ -33,27 +43,34 @@ const (
 const (
 	DocReceipt     = "receipt"
 	DocCount       = "count"
-	DocReservation = "reservation"
+	DocWriteOff    = "write_off"
+	DocReservation = "reservation" // what a production order needs changed
+	DocConsumption = "consumption" // the floor used materials up
 )
 
 // Movement kinds.
 const (
-	MoveReceipt = "receipt"
-	MoveCount   = "count"
-	MoveReserve = "reserve"
-	MoveConsume = "consume"
-	MoveRelease = "release"
+	MoveReceipt  = "receipt"
+	MoveCount    = "count"
+	MoveWriteOff = "write_off"
+	MoveReserve  = "reserve"
+	MoveConsume  = "consume"
+	MoveRelease  = "release"
 )
 
-// epsilon is below any quantity stock tells apart (metres to the millimetre).
+// epsilon is below any quantity stock tells apart (metres to the
+// millimetre, sheets to a millionth).
 const epsilon = 1e-6
 
-// Document is a receipt, a count, or a production order's reservation.
+// Document is a receipt, a count, a write-off, a change of what a
+// production order needs, or what the floor used up.
 type Document struct {
 	ID          int64 `gorm:"primaryKey"`
 	Kind        string
 	ProdOrderID *int64
 	Reason      string
+	// Source is what made it, as JSON (contracts.StockSource).
+	Source string
 }
 
 // TableName is the stock module's document table.
@@ -71,7 +88,9 @@ type Movement struct {
 // TableName is the stock module's movement table.
 func (Movement) TableName() string { return "stock_movements" }
 
-// level is a material's stock, kept in step with its movements.
+// level is a material's stock, kept in step with its movements: on hand =
+// receipts + counts - write-offs - consumption; reserved = what live
+// production orders still need (the sum of stock_needs).
 type level struct {
 	Code     string `gorm:"primaryKey"`
 	OnHand   float64
@@ -80,29 +99,47 @@ type level struct {
 
 func (level) TableName() string { return "stock_levels" }
 
-// reservation is what a production order needs of one material and what of
-// it is used up.
-type reservation struct {
-	ProdOrderID int64  `gorm:"primaryKey;autoIncrement:false"`
-	Code        string `gorm:"primaryKey"`
-	Kind        string
-	Step        int
-	Total       int
-	Done        int
-	Needed      float64
-	Consumed    float64
-	Released    bool
+// Settings are what stock counts materials with: the saw's kerf, stages and
+// smallest offcut (for the sheets the optimiser estimates before a cutting
+// plan exists), and what each banded side's band runs past the part.
+type Settings struct {
+	KerfMM         float64
+	Stages         int
+	MinOffcutMM    int
+	EdgeOverhangMM int
 }
 
-func (reservation) TableName() string { return "stock_reservations" }
+// DefaultEdgeOverhangMM is what a band runs past each end of a banded side
+// unless EDGE_OVERHANG_MM says otherwise.
+const DefaultEdgeOverhangMM = 30
+
+// DefaultSettings are the cutting work centre's defaults.
+func DefaultSettings() Settings {
+	return Settings{KerfMM: cutting.DefaultKerf, Stages: cutting.DefaultStages, MinOffcutMM: cutting.DefaultMinOffcut,
+		EdgeOverhangMM: DefaultEdgeOverhangMM}
+}
 
 // Service keeps the stock.
-type Service struct{ db *gorm.DB }
+type Service struct {
+	db  *gorm.DB
+	set Settings
+	est *estimates
+}
 
-// NewService returns the stock service over db.
-func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+// NewService returns the stock service over db with the settings.
+func NewService(db *gorm.DB, set Settings) *Service {
+	if set.EdgeOverhangMM < 0 {
+		set.EdgeOverhangMM = 0
+	}
+	return &Service{db: db, set: set, est: newEstimates()}
+}
 
-// Line is a quantity of one material, in its unit, for a receipt or a count.
+// EdgeOverhang is what each banded side's band runs past the part, in mm.
+func (s *Service) EdgeOverhang() int { return s.set.EdgeOverhangMM }
+
+// Line is a quantity of one material, in its unit, for a receipt, a count
+// or a write-off; or an offcut by its code (a count: 1 on the shelf, 0
+// gone; a write-off: 1).
 type Line struct {
 	Code string
 	Qty  float64
@@ -117,26 +154,31 @@ type Level struct {
 	Unit  string `json:"unit" enums:"sheet,m,pcs" example:"sheet"`
 	// OnHand is what is on the shelf; Reserved what live production orders
 	// still need of it; Available the difference (negative when they need
-	// more than is there).
+	// more than is there). Boards are counted in sheets, fractions of a
+	// sheet included (a part cut without a cutting plan uses its own area).
 	OnHand       float64 `json:"on_hand" example:"12"`
-	Reserved     float64 `json:"reserved" example:"5"`
-	Available    float64 `json:"available" example:"7"`
+	Reserved     float64 `json:"reserved" example:"5.4"`
+	Available    float64 `json:"available" example:"6.6"`
 	ReorderPoint float64 `json:"reorder_point" example:"10"`
 	// id orders the list: the material's id in the catalogue.
 	id int64
 }
 
-// Receipt is the answer to a receipt or a count: its document and the
-// levels after it.
+// Receipt is the answer to a receipt, a count or a write-off: its document
+// and the levels after it (offcuts named are left out of Lines).
 type Receipt struct {
 	DocumentID int64   `json:"document_id" example:"1"`
 	Lines      []Level `json:"lines"`
+	// Offcuts are the offcuts the document named, as they are now.
+	Offcuts []Offcut `json:"offcuts"`
 }
 
-// checkLines validates receipt or count lines against the catalogue: the
+// checkLines validates receipt, count or write-off lines against the
+// catalogue (and, for counts and write-offs, the offcuts in stock): the
 // code known, the quantity within bounds and whole for sheets and pieces;
-// positive for a receipt, not negative for a count.
-func checkLines(ctx context.Context, tx *gorm.DB, lines []Line, count bool) (map[string]catalog.Material, error) {
+// positive for a receipt or a write-off, not negative for a count; an
+// offcut counted 0 or 1, written off 1.
+func checkLines(ctx context.Context, tx *gorm.DB, lines []Line, kind string) (map[string]catalog.Material, map[string]Offcut, error) {
 	var fields []apperr.FieldError
 	switch {
 	case len(lines) == 0:
@@ -150,34 +192,50 @@ func checkLines(ctx context.Context, tx *gorm.DB, lines []Line, count bool) (map
 	}
 	known, err := catalog.MaterialsByCode(ctx, tx, codes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	offcuts := map[string]Offcut{}
+	if kind != DocReceipt {
+		if offcuts, err = offcutsByCode(ctx, tx, codes); err != nil {
+			return nil, nil, err
+		}
 	}
 	for i, l := range lines {
 		at := func(f string) string { return fmt.Sprintf("lines[%d].%s", i, f) }
 		m, ok := known[strings.ToLower(codes[i])]
+		off, isOffcut := offcuts[strings.ToLower(codes[i])]
 		switch {
 		case codes[i] == "":
 			fields = append(fields, apperr.Field(at("code"), "is required"))
-		case !ok:
+		case !ok && !isOffcut && kind == DocReceipt:
 			fields = append(fields, apperr.Field(at("code"), "no material has the code %q", l.Code))
+		case !ok && !isOffcut:
+			fields = append(fields, apperr.Field(at("code"), "no material or offcut has the code %q", l.Code))
 		case slices.ContainsFunc(codes[:i], func(c string) bool { return strings.EqualFold(c, codes[i]) }):
 			fields = append(fields, apperr.Field(at("code"), "repeats %q: give its quantity once", l.Code))
 		}
 		switch {
-		case math.IsNaN(l.Qty) || l.Qty > MaxQty:
+		case math.IsNaN(l.Qty) || math.IsInf(l.Qty, 0) || l.Qty > MaxQty:
 			fields = append(fields, apperr.Field(at("qty"), "must be at most %d", MaxQty))
-		case !count && l.Qty <= 0:
+		case isOffcut && kind == DocCount && l.Qty != 0 && l.Qty != 1:
+			fields = append(fields, apperr.Field(at("qty"), "an offcut is counted 1 (on the shelf) or 0 (gone)"))
+		case isOffcut && kind == DocWriteOff && l.Qty != 1:
+			fields = append(fields, apperr.Field(at("qty"), "an offcut is written off whole: 1"))
+		case isOffcut && (off.Status == OffcutUsed || off.Status == OffcutWrittenOff):
+			fields = append(fields, apperr.Field(at("code"), "offcut %s is %s: it is no longer in stock", off.Code, strings.ReplaceAll(off.Status, "_", " ")))
+		case isOffcut:
+		case kind != DocCount && l.Qty <= 0:
 			fields = append(fields, apperr.Field(at("qty"), "must be more than 0"))
-		case count && l.Qty < 0:
+		case kind == DocCount && l.Qty < 0:
 			fields = append(fields, apperr.Field(at("qty"), "must not be negative"))
 		case ok && m.Unit != catalog.UnitMetre && l.Qty != math.Trunc(l.Qty):
 			fields = append(fields, apperr.Field(at("qty"), "%s is counted in whole %s", m.Code, unitWord(m.Unit)))
 		}
 	}
 	if len(fields) > 0 {
-		return nil, apperr.Invalid("the stock lines are not valid", fields...)
+		return nil, nil, apperr.Invalid("the stock lines are not valid", fields...)
 	}
-	return known, nil
+	return known, offcuts, nil
 }
 
 func unitWord(u string) string {
@@ -199,8 +257,9 @@ func (s *Service) Receive(ctx context.Context, lines []Line, note string) (Recei
 }
 
 // Count records an inventory: each material's on hand becomes what was
-// counted, the difference a movement; it writes stock.counted. The reason
-// is required; EINVALID as Receive, a count may be 0.
+// counted, the difference a movement; an offcut counted 1 is confirmed on
+// the shelf, counted 0 is written off as gone. It writes stock.counted. The
+// reason is required; EINVALID as Receive, a count may be 0.
 func (s *Service) Count(ctx context.Context, lines []Line, reason string) (Receipt, error) {
 	reason = strings.TrimSpace(reason)
 	if f := input.RequiredLine("reason", reason, input.MaxName); len(f) > 0 {
@@ -209,52 +268,84 @@ func (s *Service) Count(ctx context.Context, lines []Line, reason string) (Recei
 	return s.document(ctx, DocCount, lines, reason)
 }
 
+// WriteOff takes materials or offcuts off the shelf for a reason (damaged,
+// lost) and writes stock.written_off: on hand comes down (it may go
+// negative, as the shelf says), an offcut is written off. The reason is
+// required; EINVALID as Receive, naming an offcut used or written off
+// already.
+func (s *Service) WriteOff(ctx context.Context, lines []Line, reason string) (Receipt, error) {
+	reason = strings.TrimSpace(reason)
+	if f := input.RequiredLine("reason", reason, input.MaxName); len(f) > 0 {
+		return Receipt{}, apperr.Invalid("the write-off is not valid", f...)
+	}
+	return s.document(ctx, DocWriteOff, lines, reason)
+}
+
 func (s *Service) document(ctx context.Context, kind string, lines []Line, reason string) (Receipt, error) {
 	var out Receipt
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		known, err := checkLines(ctx, tx, lines, kind == DocCount)
+		known, offcuts, err := checkLines(ctx, tx, lines, kind)
 		if err != nil {
 			return err
 		}
-		doc := Document{Kind: kind, Reason: reason}
+		doc := Document{Kind: kind, Reason: reason, Source: "{}"}
 		if err := tx.Omit("ID").Create(&doc).Error; err != nil {
 			return err
 		}
-		payload := contracts.StockPayload{DocumentID: doc.ID, Reason: reason}
+		payload := contracts.StockPayload{DocumentID: doc.ID, Reason: reason, Lines: []contracts.StockLine{}}
+		out = Receipt{DocumentID: doc.ID, Lines: []Level{}, Offcuts: []Offcut{}}
 		for _, l := range lines {
-			code := known[strings.ToLower(strings.TrimSpace(l.Code))].Code
-			lv, err := lockLevel(ctx, tx, code)
+			key := strings.ToLower(strings.TrimSpace(l.Code))
+			if off, ok := offcuts[key]; ok && known[key].Code == "" {
+				line, err := offcutDocument(ctx, tx, doc.ID, kind, off, l.Qty, reason)
+				if err != nil {
+					return err
+				}
+				payload.Lines = append(payload.Lines, line)
+				now, err := offcutByID(ctx, tx, off.ID)
+				if err != nil {
+					return err
+				}
+				out.Offcuts = append(out.Offcuts, now)
+				continue
+			}
+			m := known[key]
+			lv, err := lockLevel(ctx, tx, m.Code)
 			if err != nil {
 				return err
 			}
 			qty, move := l.Qty, MoveReceipt
-			if kind == DocCount {
+			switch kind {
+			case DocCount:
 				qty, move = l.Qty-lv.OnHand, MoveCount
+			case DocWriteOff:
+				move = MoveWriteOff
 			}
-			if err := moveStock(ctx, tx, doc.ID, code, move, qty, &lv); err != nil {
+			if err := moveStock(ctx, tx, doc.ID, m.Code, move, qty, &lv); err != nil {
 				return err
 			}
-			payload.Lines = append(payload.Lines, contracts.StockLine{Code: code, Qty: qty, OnHand: lv.OnHand, Reserve: lv.Reserved})
+			if kind == DocWriteOff {
+				qty = -qty
+			}
+			payload.Lines = append(payload.Lines, contracts.StockLine{Code: m.Code, Qty: qty, OnHand: lv.OnHand, Reserve: lv.Reserved})
+			out.Lines = append(out.Lines, levelOf(m, lv))
 		}
 		ev := contracts.StockReceived.New(doc.ID, payload)
-		if kind == DocCount {
+		switch kind {
+		case DocCount:
 			ev = contracts.StockCounted.New(doc.ID, payload)
+		case DocWriteOff:
+			ev = contracts.StockWrittenOff.New(doc.ID, payload)
 		}
-		if err := events.Add(ctx, tx, ev); err != nil {
-			return err
-		}
-		out.DocumentID = doc.ID
-		for _, l := range payload.Lines {
-			m := known[strings.ToLower(l.Code)]
-			out.Lines = append(out.Lines, levelOf(m, level{Code: l.Code, OnHand: l.OnHand, Reserved: l.Reserve}))
-		}
-		return nil
+		return events.Add(ctx, tx, ev)
 	})
 	return out, err
 }
 
 // lockLevel returns the material's level, creating it, locked for the
-// transaction on PostgreSQL (SQLite has one writer at a time).
+// transaction on PostgreSQL (SQLite has one writer at a time). A
+// transaction that locks several levels locks them in code order
+// (lockLevels), so that two never wait for each other.
 func lockLevel(ctx context.Context, tx *gorm.DB, code string) (level, error) {
 	if err := tx.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&level{Code: code}).Error; err != nil {
 		return level{}, err
@@ -265,9 +356,26 @@ func lockLevel(ctx context.Context, tx *gorm.DB, code string) (level, error) {
 	return lv, err
 }
 
+// lockLevels locks the levels of the codes in code order and returns them
+// by code.
+func lockLevels(ctx context.Context, tx *gorm.DB, codes []string) (map[string]*level, error) {
+	codes = slices.Clone(codes)
+	slices.Sort(codes)
+	codes = slices.Compact(codes)
+	out := make(map[string]*level, len(codes))
+	for _, c := range codes {
+		lv, err := lockLevel(ctx, tx, c)
+		if err != nil {
+			return nil, err
+		}
+		out[c] = &lv
+	}
+	return out, nil
+}
+
 // moveStock writes one movement and updates the level: receipts and counts
-// change on hand; a reservation and its release, reserved; consumption
-// takes from both.
+// change on hand, write-offs and consumption take from it; a reservation
+// and its release change reserved.
 func moveStock(ctx context.Context, tx *gorm.DB, doc int64, code, kind string, qty float64, lv *level) error {
 	if math.Abs(qty) < epsilon && kind != MoveCount {
 		return nil
@@ -278,12 +386,11 @@ func moveStock(ctx context.Context, tx *gorm.DB, doc int64, code, kind string, q
 	switch kind {
 	case MoveReceipt, MoveCount:
 		lv.OnHand += qty
+	case MoveWriteOff, MoveConsume:
+		lv.OnHand -= qty
 	case MoveReserve:
 		lv.Reserved += qty
 	case MoveRelease:
-		lv.Reserved -= qty
-	case MoveConsume:
-		lv.OnHand -= qty
 		lv.Reserved -= qty
 	}
 	lv.OnHand, lv.Reserved = clean(lv.OnHand), clean(lv.Reserved)
@@ -300,9 +407,26 @@ func clean(v float64) float64 {
 	return r
 }
 
+// shown rounds a quantity for people: sheets to the thousandth, metres to
+// the centimetre, pieces whole.
+func shown(unit string, v float64) float64 {
+	switch unit {
+	case catalog.UnitMetre:
+		v = math.Round(v*100) / 100
+	case catalog.UnitPieces:
+		v = math.Round(v*1e6) / 1e6
+	default:
+		v = math.Round(v*1000) / 1000
+	}
+	if v == 0 {
+		return 0
+	}
+	return v
+}
+
 func levelOf(m catalog.Material, lv level) Level {
-	return Level{Code: m.Code, Kind: m.Kind, Name: m.Name, Decor: m.Decor, Unit: m.Unit, OnHand: lv.OnHand, Reserved: lv.Reserved,
-		Available: clean(lv.OnHand - lv.Reserved), ReorderPoint: m.ReorderPoint, id: m.ID}
+	return Level{Code: m.Code, Kind: m.Kind, Name: m.Name, Decor: m.Decor, Unit: m.Unit, OnHand: shown(m.Unit, lv.OnHand),
+		Reserved: shown(m.Unit, lv.Reserved), Available: shown(m.Unit, lv.OnHand-lv.Reserved), ReorderPoint: m.ReorderPoint, id: m.ID}
 }
 
 // Levels returns a page of every material's stock in the catalogue's
@@ -320,7 +444,7 @@ func (s *Service) Levels(ctx context.Context, kind string, pr page.Request) ([]L
 	if err := q.Order("id").Limit(pr.Limit + 1).Find(&ms).Error; err != nil {
 		return nil, "", err
 	}
-	levels, err := s.levelsOf(ctx, s.db, ms)
+	levels, err := levelsOf(ctx, s.db, ms)
 	if err != nil {
 		return nil, "", err
 	}
@@ -328,7 +452,7 @@ func (s *Service) Levels(ctx context.Context, kind string, pr page.Request) ([]L
 	return out, next, nil
 }
 
-func (s *Service) levelsOf(ctx context.Context, db *gorm.DB, ms []catalog.Material) ([]Level, error) {
+func levelsOf(ctx context.Context, db *gorm.DB, ms []catalog.Material) ([]Level, error) {
 	codes := make([]string, len(ms))
 	for i, m := range ms {
 		codes[i] = m.Code
@@ -346,47 +470,6 @@ func (s *Service) levelsOf(ctx context.Context, db *gorm.DB, ms []catalog.Materi
 	out := make([]Level, len(ms))
 	for i, m := range ms {
 		out[i] = levelOf(m, by[m.Code])
-	}
-	return out, nil
-}
-
-// Shortage is what to buy of one material: what the backlog needs beyond
-// what is available (launched work's needs are reserved already), brought
-// up to the reorder point.
-type Shortage struct {
-	Level
-	// Backlog is what the items waiting in the backlog need.
-	Backlog float64 `json:"backlog" example:"4"`
-	// ToBuy = Backlog + ReorderPoint - Available, rounded up to whole
-	// sheets and pieces; only materials with something to buy are listed.
-	ToBuy float64 `json:"to_buy" example:"7"`
-}
-
-// Shortages returns what to buy, per material, given what the backlog
-// needs (by code): every material whose available stock, less the
-// backlog's need, falls below its reorder point.
-func (s *Service) Shortages(ctx context.Context, backlog map[string]float64) ([]Shortage, error) {
-	var ms []catalog.Material
-	if err := s.db.WithContext(ctx).Order("id").Find(&ms).Error; err != nil {
-		return nil, err
-	}
-	levels, err := s.levelsOf(ctx, s.db, ms)
-	if err != nil {
-		return nil, err
-	}
-	out := []Shortage{}
-	for _, l := range levels {
-		need := backlog[strings.ToLower(l.Code)]
-		buy := need + l.ReorderPoint - l.Available
-		if l.Unit != catalog.UnitMetre {
-			buy = math.Ceil(buy - epsilon)
-		} else {
-			buy = math.Ceil(buy*100-epsilon) / 100
-		}
-		if buy <= epsilon || (l.ReorderPoint == 0 && need == 0 && l.Available >= 0) {
-			continue
-		}
-		out = append(out, Shortage{Level: l, Backlog: need, ToBuy: clean(buy)})
 	}
 	return out, nil
 }

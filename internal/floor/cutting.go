@@ -1,4 +1,4 @@
-package plan
+package floor
 
 import (
 	"cmp"
@@ -11,29 +11,15 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/cutting"
+	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/stock"
 )
 
 // MaxCuttingListOrders is the most production orders one cutting list sums.
 const MaxCuttingListOrders = 200
-
-// DefaultEdgeOverhangMM is what a band runs past each end of a banded side
-// unless EDGE_OVERHANG_MM says otherwise.
-const DefaultEdgeOverhangMM = 30
-
-// SetEdgeOverhang sets what each banded side's band runs past the part, in
-// mm, for the band metres of cutting lists and requirements
-// (EDGE_OVERHANG_MM). Call it before the service is used.
-func (s *Service) SetEdgeOverhang(mm int) { s.edgeOverhang = mm }
-
-// EdgeOverhang is what each banded side's band runs past the part, in mm.
-func (s *Service) EdgeOverhang() int {
-	if s.edgeOverhang == 0 {
-		return DefaultEdgeOverhangMM
-	}
-	return max(s.edgeOverhang, 0)
-}
 
 // CuttingList is what the saw and the edgebander need for production
 // orders: the parts by board (code, decor, thickness), the edge-band metres
@@ -59,8 +45,9 @@ type CutMaterial struct {
 	// Qty is the number of physical parts; AreaM2 their area in m².
 	Qty    int     `json:"qty"`
 	AreaM2 float64 `json:"area_m2"`
-	// Sheets estimates the sheets needed: the area ÷ the board's largest
-	// usable format (trims cut off), rounded up; 0 when it has no format.
+	// Sheets estimates the sheets needed: what the cutting optimiser's
+	// quick first layouts of the parts take (as stock estimates them
+	// before a cutting plan), rounded up; 0 for a board without formats.
 	Sheets int       `json:"sheets"`
 	Parts  []CutPart `json:"parts"`
 }
@@ -114,7 +101,7 @@ func (p CutPart) Label() string { return p.Where }
 
 // CuttingList returns the cutting list of one production order, or ENOTFOUND.
 func (s *Service) CuttingList(ctx context.Context, id int64) (CuttingList, error) {
-	if _, err := prodOrder(ctx, s.db, id, false); err != nil {
+	if _, err := plan.LoadOrder(ctx, s.db, id, false); err != nil {
 		return CuttingList{}, err
 	}
 	return s.cuttingList(ctx, s.db, []int64{id})
@@ -134,7 +121,7 @@ func (s *Service) CuttingListOf(ctx context.Context, ids []int64) (CuttingList, 
 		return CuttingList{}, apperr.Invalid("invalid query", apperr.Field("ids", "may name at most %d production orders", MaxCuttingListOrders))
 	}
 	var found []int64
-	if err := s.db.WithContext(ctx).Model(&ProdOrder{}).Where("id IN ?", ids).Pluck("id", &found).Error; err != nil {
+	if err := s.db.WithContext(ctx).Model(&plan.ProdOrder{}).Where("id IN ?", ids).Pluck("id", &found).Error; err != nil {
 		return CuttingList{}, err
 	}
 	if len(found) < len(ids) {
@@ -178,7 +165,7 @@ const partRowColumns = "prod_order_id, item_id, name, material, board, decor, th
 // partRows sums the physical parts of the production orders per item and
 // identical part; where narrows them further (with its args).
 func partRows(ctx context.Context, db *gorm.DB, ids []int64, where string, args ...any) ([]partRow, error) {
-	q := db.WithContext(ctx).Model(&Part{}).Select(partRowColumns+", count(*) AS n").Where("prod_order_id IN ?", ids)
+	q := db.WithContext(ctx).Model(&plan.Part{}).Select(partRowColumns+", count(*) AS n").Where("prod_order_id IN ?", ids)
 	if where != "" {
 		q = q.Where(where, args...)
 	}
@@ -223,16 +210,17 @@ func round(v float64, places int) float64 {
 }
 
 func (s *Service) cuttingList(ctx context.Context, db *gorm.DB, ids []int64) (CuttingList, error) {
-	rows, err := partRows(ctx, db, ids, "")
+	// The live parts: a scrapped part is not cut again, its re-cut is.
+	rows, err := partRows(ctx, db, ids, "status = ?", plan.PartLive)
 	if err != nil {
 		return CuttingList{}, err
 	}
-	var items []ProdItem
+	var items []plan.ProdItem
 	if err := db.WithContext(ctx).Select("prod_order_id, item_id, order_id, sku").Where("prod_order_id IN ?", ids).Find(&items).Error; err != nil {
 		return CuttingList{}, err
 	}
 	type itemKey struct{ order, item int64 }
-	itemOf := map[itemKey]ProdItem{}
+	itemOf := map[itemKey]plan.ProdItem{}
 	for _, it := range items {
 		itemOf[itemKey{it.ProdOrderID, it.ItemID}] = it
 	}
@@ -255,7 +243,7 @@ func (s *Service) cuttingList(ctx context.Context, db *gorm.DB, ids []int64) (Cu
 	groups := map[materialKey]*CutMaterial{}
 	parts := map[materialKey]map[partKey]*CutPart{}
 	metres, sides := map[string]float64{}, map[string]int{}
-	overhang := s.EdgeOverhang()
+	overhang := s.stock.EdgeOverhang()
 	for _, r := range rows {
 		mk := materialKey{r.Board, r.Decor, r.Material, r.ThicknessMM}
 		m := groups[mk]
@@ -289,8 +277,8 @@ func (s *Service) cuttingList(ctx context.Context, db *gorm.DB, ids []int64) (Cu
 			return cmp.Or(cmp.Compare(b.LengthMM, a.LengthMM), cmp.Compare(b.WidthMM, a.WidthMM), cmp.Compare(a.Name, b.Name),
 				cmp.Compare(a.Edging, b.Edging), cmp.Compare(a.Grain, b.Grain), cmp.Compare(fmt.Sprint(a.Edges), fmt.Sprint(b.Edges)))
 		})
-		if b, ok := materials[strings.ToLower(m.Board)]; ok && b.UsableAreaM2() > 0 {
-			m.Sheets = int(math.Ceil(m.AreaM2/b.UsableAreaM2() - 1e-9))
+		if m.Sheets, err = s.estimateSheets(ctx, db, m.Board, m.Parts); err != nil {
+			return CuttingList{}, err
 		}
 		m.AreaM2 = round(m.AreaM2, 3)
 		list.Materials = append(list.Materials, *m)
@@ -304,9 +292,29 @@ func (s *Service) cuttingList(ctx context.Context, db *gorm.DB, ids []int64) (Cu
 			Sides: sides[code], Metres: round(v, 2)})
 	}
 	slices.SortFunc(list.Bands, func(a, b CutBand) int { return cmp.Compare(a.Band, b.Band) })
-	err = database.Scan(db.WithContext(ctx).Model(&Fitting{}).Select("prod_order_id, code, max(name) AS name, sum(qty) AS qty").
+	err = database.Scan(db.WithContext(ctx).Model(&plan.Fitting{}).Select("prod_order_id, code, max(name) AS name, sum(qty) AS qty").
 		Where("prod_order_id IN ?", ids).Group("prod_order_id, code").Order("prod_order_id, code"), &list.Fittings)
 	return list, err
+}
+
+// estimateSheets is how many sheets of the board the parts take, as stock
+// estimates them from their shapes.
+func (s *Service) estimateSheets(ctx context.Context, db *gorm.DB, board string, parts []CutPart) (int, error) {
+	var shapes []stock.PartShape
+	for _, p := range parts {
+		for range p.Qty {
+			shapes = append(shapes, stock.PartShape{Board: board, LengthMM: p.LengthMM, WidthMM: p.WidthMM, Grain: p.Grain})
+		}
+	}
+	if len(shapes) == 0 || len(shapes) > cutting.MaxParts {
+		return 0, nil
+	}
+	shares, err := s.stock.BoardShares(ctx, db, shapes)
+	total := 0.0
+	for _, v := range shares {
+		total += v
+	}
+	return int(math.Ceil(total - 1e-6)), err
 }
 
 // mergeOrigins sums the origins of one item (they come one per identical

@@ -1,0 +1,297 @@
+package floor
+
+import (
+	"context"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/plan"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/stock"
+)
+
+// This file is the one way work is completed on the floor, whatever
+// reported it: a scan, an operation completed by its id, a report in
+// quantities, a cutting plan's sheet reported cut. Each of them checks what
+// it must (the route's order, what is ready) and hands the operations to
+// complete.
+
+// complete completes the operations of order o (its row locked by the
+// caller) from pending or in progress, in tx:
+//   - each is done, stamped with the database clock (started too, when it
+//     was pending) and with who did it, and operation.completed is written
+//     for it, naming its part's or unit's code;
+//   - the order starts when it was launched (prod_order.started);
+//   - stock books what the work physically used (useMaterials);
+//   - a unit whose last operation this was is made (unit.made), and the
+//     order is done when nothing is left (prod_order.completed), releasing
+//     what it still had reserved.
+//
+// It returns ECONFLICT when an operation was completed at the same time.
+func (s *Service) complete(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder, ops []plan.Operation) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	now := gorm.Expr(database.Now(tx))
+	set := map[string]any{"status": plan.OpDone, "completed_at": now}
+	if a, ok := events.ActorFrom(ctx); ok {
+		set["completed_by_id"], set["completed_by"] = a.ID, a.Name
+	}
+	err := inBatches(idsOf(ops), func(ids []int64) error {
+		if err := tx.Model(&plan.Operation{}).Where("id IN ? AND status = ?", ids, plan.OpPending).Update("started_at", now).Error; err != nil {
+			return err
+		}
+		res := tx.Model(&plan.Operation{}).Where("id IN ? AND status <> ?", ids, plan.OpDone).Updates(set)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != int64(len(ids)) {
+			return apperr.Conflict("an operation of %s was completed at the same time; read it again", o.Describe())
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := operationEvents(ctx, tx, ops, contracts.OperationCompleted); err != nil {
+		return err
+	}
+	if err := s.startOrder(ctx, tx, o); err != nil {
+		return err
+	}
+	if err := s.useMaterials(ctx, tx, *o, ops); err != nil {
+		return err
+	}
+	units := map[unitKey]bool{}
+	for _, op := range ops {
+		units[unitKey{op.ItemID, op.Unit}] = true
+	}
+	if err := s.unitsMade(ctx, tx, *o, units); err != nil {
+		return err
+	}
+	return s.completeIfDone(ctx, tx, o)
+}
+
+// startOrder moves a launched order in progress (prod_order.started).
+func (s *Service) startOrder(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder) error {
+	if o.Status != plan.StatusLaunched {
+		return nil
+	}
+	if err := plan.MoveOrderTx(ctx, tx, *o, plan.StatusLaunched, plan.StatusInProgress, "started_at", contracts.ProdOrderStarted); err != nil {
+		return err
+	}
+	o.Status = plan.StatusInProgress
+	return nil
+}
+
+// completeIfDone moves an order in progress with every operation done to
+// done (prod_order.completed) and releases what it still had reserved.
+func (s *Service) completeIfDone(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder) error {
+	var left []int64
+	if err := tx.Model(&plan.Operation{}).Where("prod_order_id = ? AND status <> ?", o.ID, plan.OpDone).Limit(1).Pluck("id", &left).Error; err != nil {
+		return err
+	}
+	if len(left) > 0 || o.Status != plan.StatusInProgress {
+		return nil
+	}
+	if err := plan.MoveOrderTx(ctx, tx, *o, plan.StatusInProgress, plan.StatusDone, "completed_at", contracts.ProdOrderCompleted); err != nil {
+		return err
+	}
+	o.Status = plan.StatusDone
+	return s.stock.ReleaseOrderTx(ctx, tx, o.ID, stock.ForCompleted)
+}
+
+// operationEvents writes ev (operation.started or .completed) for each
+// operation, naming its step and its part's or unit's code.
+func operationEvents(ctx context.Context, tx *gorm.DB, ops []plan.Operation, ev events.Contract[contracts.OperationPayload]) error {
+	var partIDs []int64
+	orders := map[int64]bool{}
+	for _, op := range ops {
+		if op.PartID != nil {
+			partIDs = append(partIDs, *op.PartID)
+		} else {
+			orders[op.ProdOrderID] = true
+		}
+	}
+	parts := map[int64]plan.Part{}
+	err := inBatches(partIDs, func(ids []int64) error {
+		var ps []plan.Part
+		if err := tx.WithContext(ctx).Select("id, name, code").Where("id IN ?", ids).Find(&ps).Error; err != nil {
+			return err
+		}
+		for _, p := range ps {
+			parts[p.ID] = p
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	units := map[unitKey]string{}
+	for id := range orders {
+		var us []plan.Unit
+		if err := tx.WithContext(ctx).Where("prod_order_id = ?", id).Find(&us).Error; err != nil {
+			return err
+		}
+		for _, u := range us {
+			units[unitKey{u.ItemID, u.Unit}] = u.Code
+		}
+	}
+	for _, op := range ops {
+		p := contracts.OperationPayload{ProdOrderID: op.ProdOrderID, OperationID: op.ID, Seq: op.Seq, Operation: op.Name, Scope: op.Scope,
+			WorkCenterID: op.WorkCenterID, ItemID: op.ItemID, Unit: op.Unit, PartID: op.PartID}
+		if op.PartID != nil {
+			p.Part, p.Code = parts[*op.PartID].Name, parts[*op.PartID].Code
+		} else {
+			p.Code = units[unitKey{op.ItemID, op.Unit}]
+		}
+		if err := events.Add(ctx, tx, ev.New(op.ProdOrderID, p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// materialSteps are the order's route steps whose work uses materials up.
+func materialSteps(ctx context.Context, tx *gorm.DB, orderID int64) (plan.MaterialSteps, error) {
+	var steps []plan.Operation
+	err := tx.WithContext(ctx).Model(&plan.Operation{}).Distinct("seq", "scope").Where("prod_order_id = ?", orderID).Find(&steps).Error
+	return plan.MaterialStepsOf(steps), err
+}
+
+// useMaterials books in stock what the completed operations physically
+// used, one stock document per kind of work, naming its parts or units:
+//   - a part cut uses its board: the cutting plan's sheet it lies on, whole,
+//     the first time one of the sheet's parts is cut (its offcuts are kept
+//     then); its own area otherwise. Its board need is released;
+//   - a part banded uses each banded side's band (its length plus the
+//     order's overhang); the same leaves its need;
+//   - a unit assembled uses its fittings; the same leaves its need.
+func (s *Service) useMaterials(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, ops []plan.Operation) error {
+	steps, err := materialSteps(ctx, tx, o.ID)
+	if err != nil {
+		return err
+	}
+	var cut, banded []int64
+	var assembled []unitKey
+	for _, op := range ops {
+		switch {
+		case op.PartID != nil && op.Seq == steps.Cut:
+			cut = append(cut, *op.PartID)
+		case op.PartID != nil && op.Seq == steps.Band:
+			banded = append(banded, *op.PartID)
+		case op.PartID == nil && op.Seq == steps.Assemble && steps.Assemble > 0:
+			assembled = append(assembled, unitKey{op.ItemID, op.Unit})
+		}
+	}
+	var bs []stock.Booking
+	if len(cut) > 0 {
+		parts, err := partsByID(ctx, tx, cut)
+		if err != nil {
+			return err
+		}
+		b, err := s.cutBooking(ctx, tx, o.ID, parts, stock.ForCut)
+		if err != nil {
+			return err
+		}
+		bs = append(bs, b)
+	}
+	if len(banded) > 0 {
+		parts, err := partsByID(ctx, tx, banded)
+		if err != nil {
+			return err
+		}
+		b := stock.Booking{ProdOrderID: o.ID, Source: stock.Source{What: stock.ForBanded}}
+		for _, p := range parts {
+			b.Source.Parts = append(b.Source.Parts, p.Code)
+			for _, m := range stock.BandMetres(p.Shape(), o.EdgeOverhangMM) {
+				b.Consumed = append(b.Consumed, m)
+				b.Needs = append(b.Needs, stock.Move{Code: m.Code, Qty: -m.Qty})
+			}
+		}
+		bs = append(bs, b)
+	}
+	if len(assembled) > 0 {
+		fittings, err := plan.UnitFittings(ctx, tx, o)
+		if err != nil {
+			return err
+		}
+		codes, err := unitCodes(ctx, tx, o.ID)
+		if err != nil {
+			return err
+		}
+		b := stock.Booking{ProdOrderID: o.ID, Source: stock.Source{What: stock.ForAssembled}}
+		for _, u := range assembled {
+			b.Source.Units = append(b.Source.Units, codes[u])
+			for _, m := range fittings[u.item] {
+				b.Consumed = append(b.Consumed, m)
+				b.Needs = append(b.Needs, stock.Move{Code: m.Code, Qty: -m.Qty})
+			}
+		}
+		bs = append(bs, b)
+	}
+	return s.stock.BookTx(ctx, tx, bs...)
+}
+
+// cutBooking is what cutting the parts (of one production order) uses: the
+// sheets they lie on, or their own area of their boards; and their board
+// needs, released. Their board need is set to nothing.
+func (s *Service) cutBooking(ctx context.Context, tx *gorm.DB, orderID int64, parts []plan.Part, what string) (stock.Booking, error) {
+	b := stock.Booking{ProdOrderID: orderID, Source: stock.Source{What: what}}
+	var codes []string
+	for _, p := range parts {
+		codes = append(codes, p.Board)
+	}
+	boards, err := catalog.MaterialsByCode(ctx, tx, codes)
+	if err != nil {
+		return b, err
+	}
+	ids := make([]int64, len(parts))
+	for i, p := range parts {
+		ids[i] = p.ID
+		b.Source.Parts = append(b.Source.Parts, p.Code)
+		if p.SheetPlanID != nil && p.SheetN != nil {
+			b.Sheets = append(b.Sheets, stock.SheetRef{PlanID: *p.SheetPlanID, N: *p.SheetN})
+		} else if board, ok := boards[strings.ToLower(p.Board)]; ok {
+			b.Consumed = append(b.Consumed, stock.Move{Code: board.Code,
+				Qty: stock.SheetsOfArea(board, float64(p.LengthMM)*float64(p.WidthMM)/1e6)})
+		}
+		if p.BoardNeed > 0 {
+			b.Needs = append(b.Needs, stock.Move{Code: p.Board, Qty: -p.BoardNeed})
+		}
+	}
+	err = inBatches(ids, func(ids []int64) error {
+		return tx.WithContext(ctx).Model(&plan.Part{}).Where("id IN ?", ids).Update("board_need", 0).Error
+	})
+	return b, err
+}
+
+// partsByID reads the parts, in id order.
+func partsByID(ctx context.Context, tx *gorm.DB, ids []int64) ([]plan.Part, error) {
+	var out []plan.Part
+	err := inBatches(ids, func(b []int64) error {
+		var ps []plan.Part
+		err := tx.WithContext(ctx).Where("id IN ?", b).Order("id").Find(&ps).Error
+		out = append(out, ps...)
+		return err
+	})
+	return out, err
+}
+
+// unitCodes returns the codes of the order's units.
+func unitCodes(ctx context.Context, tx *gorm.DB, orderID int64) (map[unitKey]string, error) {
+	var us []plan.Unit
+	if err := tx.WithContext(ctx).Where("prod_order_id = ?", orderID).Find(&us).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[unitKey]string, len(us))
+	for _, u := range us {
+		out[unitKey{u.ItemID, u.Unit}] = u.Code
+	}
+	return out, nil
+}

@@ -1,0 +1,265 @@
+package stock
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/catalog"
+)
+
+// Item is a sales-order item waiting for production, as the planning
+// backlog holds it: what its requirements are counted from.
+type Item struct {
+	ItemID  int64
+	SKU     string
+	Qty     int
+	Options catalog.Options
+}
+
+// Requirement is what production needs of one material: boards in sheets
+// (fractions of a sheet included: pooled across orders, rounded up once,
+// in Sheets, for buying), edge bands in metres, fittings in pieces.
+type Requirement struct {
+	Code  string `json:"code" example:"LDSP16-SONOMA"`
+	Kind  string `json:"kind" enums:"board,band,fitting" example:"board"`
+	Name  string `json:"name" example:"ЛДСП 16 мм Дуб сонома"`
+	Decor string `json:"decor" example:"Дуб сонома"`
+	Unit  string `json:"unit" enums:"sheet,m,pcs" example:"sheet"`
+	// Qty is the whole need: Launched + Backlog.
+	Qty float64 `json:"qty" example:"8.4"`
+	// Launched is what the production orders selected still need (what
+	// stock reserves for them: for boards, the sheets their cutting plans
+	// lay their uncut parts on, or the optimiser's estimate of them);
+	// Backlog what the backlog's items selected need, estimated the same
+	// way.
+	Launched float64 `json:"launched" example:"6.2"`
+	Backlog  float64 `json:"backlog" example:"2.2"`
+	// Consumed is what the production orders selected used up already.
+	Consumed float64 `json:"consumed" example:"3"`
+	// Sheets is Qty in whole sheets, for a board: what to buy for it.
+	Sheets *int `json:"sheets,omitempty" extensions:"x-nullable" example:"9"`
+	// AreaM2 is, for a board, the area of the parts its need is for.
+	AreaM2 float64 `json:"area_m2" example:"9.6"`
+}
+
+// Requirements is what production orders or a period of due dates need.
+type Requirements struct {
+	ProdOrders   []int64       `json:"prod_orders"`
+	BacklogItems []int64       `json:"backlog_items"`
+	From         string        `json:"from,omitempty" format:"date"`
+	To           string        `json:"to,omitempty" format:"date"`
+	Materials    []Requirement `json:"materials"`
+}
+
+// Requirements sums what the production orders still need (their stock
+// needs, as reserved) and what the backlog's items need, per material.
+// launchedArea is, per board code, the area of the orders' parts not yet
+// cut (the plan's to tell).
+func (s *Service) Requirements(ctx context.Context, orders []int64, backlog []Item, launchedArea map[string]float64) (Requirements, error) {
+	r := Requirements{ProdOrders: orders, BacklogItems: []int64{}, Materials: []Requirement{}}
+	if r.ProdOrders == nil {
+		r.ProdOrders = []int64{}
+	}
+	for _, it := range backlog {
+		r.BacklogItems = append(r.BacklogItems, it.ItemID)
+	}
+	all, err := catalog.AllMaterials(ctx, s.db)
+	if err != nil {
+		return r, err
+	}
+	out := map[string]*Requirement{}
+	get := func(code string) *Requirement {
+		key := strings.ToLower(code)
+		if q, ok := out[key]; ok {
+			return q
+		}
+		m, ok := all[key]
+		if !ok {
+			m = catalog.Material{Code: code, Kind: catalog.KindBoard, Unit: catalog.UnitSheet}
+		}
+		q := &Requirement{Code: m.Code, Kind: m.Kind, Name: m.Name, Decor: m.Decor, Unit: m.Unit}
+		out[key] = q
+		return q
+	}
+	needs, err := s.NeedsOf(ctx, s.db, orders)
+	if err != nil {
+		return r, err
+	}
+	for _, ns := range needs {
+		for _, n := range ns {
+			if n.Needed < epsilon && n.Consumed < epsilon {
+				continue
+			}
+			q := get(n.Code)
+			q.Launched += n.Needed
+			q.Consumed += n.Consumed
+		}
+	}
+	for code, a := range launchedArea {
+		if a > 0 {
+			get(code).AreaM2 += a
+		}
+	}
+	items, err := s.itemNeeds(ctx, s.db, backlog, all)
+	if err != nil {
+		return r, err
+	}
+	for _, m := range items.needs {
+		get(m.Code).Backlog += m.Qty
+	}
+	for code, a := range items.area {
+		get(code).AreaM2 += a
+	}
+	for _, q := range out {
+		q.Launched, q.Backlog, q.Consumed = shown(q.Unit, q.Launched), shown(q.Unit, q.Backlog), shown(q.Unit, q.Consumed)
+		q.Qty = shown(q.Unit, q.Launched+q.Backlog)
+		if q.Kind == catalog.KindBoard {
+			n := wholeUp(q.Qty)
+			q.Sheets = &n
+		}
+		q.AreaM2 = math.Round(q.AreaM2*1000) / 1000
+		r.Materials = append(r.Materials, *q)
+	}
+	slices.SortFunc(r.Materials, func(x, y Requirement) int {
+		return cmp.Or(cmp.Compare(kindOrder(x.Kind), kindOrder(y.Kind)), cmp.Compare(x.Code, y.Code))
+	})
+	return r, nil
+}
+
+func kindOrder(k string) int { return slices.Index(catalog.MaterialKinds, k) }
+
+// wholeUp rounds a quantity up to a whole number, leaving the dust of
+// floating-point sums alone.
+func wholeUp(v float64) int { return int(math.Ceil(v - 1e-6)) }
+
+// itemsNeed is what backlog items need: per material, and per board the
+// parts' area.
+type itemsNeed struct {
+	needs []Move
+	area  map[string]float64
+}
+
+// itemNeeds explodes the items as a launch would, without storing
+// anything (their parts cut from the boards their options choose), and
+// counts what they need: each item's parts' board shares (BoardShares, one
+// item at a time: an item is launched whole), its parts' bands, its units'
+// fittings.
+func (s *Service) itemNeeds(ctx context.Context, db *gorm.DB, items []Item, all map[string]catalog.Material) (itemsNeed, error) {
+	out := itemsNeed{area: map[string]float64{}}
+	if len(items) == 0 {
+		return out, nil
+	}
+	skus := make([]string, 0, len(items))
+	for _, it := range items {
+		skus = append(skus, it.SKU)
+	}
+	products, err := catalog.ProductSpecs(ctx, db, skus)
+	if err != nil {
+		return out, err
+	}
+	for _, it := range items {
+		p, ok := products[it.SKU]
+		if !ok || it.Qty <= 0 {
+			continue
+		}
+		var parts []PartShape
+		for _, line := range p.Parts {
+			code := line.Board
+			if line.Slot != "" {
+				code = p.BoardFor(line.Slot, it.Options)
+			}
+			shape := PartShape{Board: code, LengthMM: line.LengthMM, WidthMM: line.WidthMM, Grain: line.Grain}
+			if board, known := all[strings.ToLower(code)]; known {
+				shape.Board = board.Code
+				sides := []*string{&shape.Edges.L1, &shape.Edges.L2, &shape.Edges.W1, &shape.Edges.W2}
+				for k, side := range line.Edges.Sides() {
+					if side.Band == "" {
+						continue
+					}
+					if band, err := catalog.EdgeBand(side.Band, board, all); err == nil {
+						*sides[k] = band.Code
+					}
+				}
+			}
+			for range line.Qty * it.Qty {
+				parts = append(parts, shape)
+			}
+		}
+		shares, err := s.BoardShares(ctx, db, parts)
+		if err != nil {
+			return out, err
+		}
+		for i, sh := range parts {
+			out.needs = addMove(out.needs, Move{Code: sh.Board, Qty: shares[i]})
+			out.area[sh.Board] += float64(sh.LengthMM) * float64(sh.WidthMM) / 1e6
+			for _, m := range BandMetres(sh, s.set.EdgeOverhangMM) {
+				out.needs = addMove(out.needs, m)
+			}
+		}
+		for _, f := range p.Fittings {
+			out.needs = addMove(out.needs, Move{Code: f.Code, Qty: float64(f.Qty * it.Qty)})
+		}
+	}
+	return out, nil
+}
+
+// ShortageLine is what to buy of one material: what the backlog needs
+// beyond what is available (launched work's needs are reserved already),
+// brought up to the reorder point.
+type ShortageLine struct {
+	Level
+	// Backlog is what the items waiting in the backlog need.
+	Backlog float64 `json:"backlog" example:"4"`
+	// ToBuy = Backlog + ReorderPoint - Available, rounded up once: to whole
+	// sheets and pieces, metres to the centimetre; only materials with
+	// something to buy are listed.
+	ToBuy float64 `json:"to_buy" example:"7"`
+}
+
+// Shortages returns what to buy, per material, given the items waiting in
+// the backlog: every material whose available stock, less what the backlog
+// needs, falls below its reorder point.
+func (s *Service) Shortages(ctx context.Context, backlog []Item) ([]ShortageLine, error) {
+	var ms []catalog.Material
+	if err := s.db.WithContext(ctx).Order("id").Find(&ms).Error; err != nil {
+		return nil, err
+	}
+	all := make(map[string]catalog.Material, len(ms))
+	for _, m := range ms {
+		all[strings.ToLower(m.Code)] = m
+	}
+	items, err := s.itemNeeds(ctx, s.db, backlog, all)
+	if err != nil {
+		return nil, err
+	}
+	var lvs []level
+	if err := s.db.WithContext(ctx).Find(&lvs).Error; err != nil {
+		return nil, err
+	}
+	by := map[string]level{}
+	for _, l := range lvs {
+		by[l.Code] = l
+	}
+	out := []ShortageLine{}
+	for _, m := range ms {
+		lv := by[m.Code]
+		need := clean(qtyOf(items.needs, m.Code))
+		available := lv.OnHand - lv.Reserved
+		buy := need + m.ReorderPoint - available
+		if m.Unit != catalog.UnitMetre {
+			buy = math.Ceil(buy - epsilon)
+		} else {
+			buy = math.Ceil(buy*100-epsilon) / 100
+		}
+		if buy <= epsilon || (m.ReorderPoint == 0 && need < epsilon && available >= -epsilon) {
+			continue
+		}
+		out = append(out, ShortageLine{Level: levelOf(m, lv), Backlog: shown(m.Unit, need), ToBuy: clean(buy)})
+	}
+	return out, nil
+}
