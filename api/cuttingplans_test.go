@@ -16,6 +16,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
+	"github.com/tsekh/tsekh/internal/render/scantest"
 )
 
 type cutRect struct {
@@ -27,6 +28,7 @@ type cutRect struct {
 
 type cutSheetPart struct {
 	PartID      int64  `json:"part_id"`
+	Code        string `json:"code"`
 	Name        string `json:"name"`
 	ProdOrderID int64  `json:"prod_order_id"`
 	LengthMM    int    `json:"length_mm"`
@@ -468,4 +470,48 @@ func sheetsJSON(t *testing.T, p cutPlan) string {
 	b, err := json.Marshal(p.SheetList)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// A cutting plan's labels come sheet by sheet, each sheet's parts in the
+// order they come off the saw and then its offcuts (O<plan>-<sheet>-<k>),
+// every barcode read back by zbar; one sheet's alone with sheet=n; ZPL as
+// for a production order's.
+func TestCuttingPlans_Labels(t *testing.T) {
+	t.Parallel()
+	scantest.Tools(t)
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		_, ids := receive(t, env, line{"SHK-KUPE-1600", 1})
+		po := launch(t, env, map[string]any{"items": ids})
+		p := createCutPlan(t, env, po.ID)
+		want := map[int][][]string{} // per sheet, one label a page
+		var all [][]string
+		offcuts := 0
+		for _, sh := range p.SheetList {
+			parts := slices.Clone(sh.Parts)
+			slices.SortFunc(parts, func(a, b cutSheetPart) int { return a.CutOrder - b.CutOrder })
+			for _, pt := range parts {
+				want[sh.N] = append(want[sh.N], []string{pt.Code})
+			}
+			for k := range sh.Offcuts {
+				want[sh.N] = append(want[sh.N], []string{fmt.Sprintf("O%d-%d-%d", p.ID, sh.N, k+1)})
+				offcuts++
+			}
+			all = append(all, want[sh.N]...)
+		}
+		require.Positive(t, offcuts, "the wardrobe's sheets leave offcuts")
+		r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels", p.ID), nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, "application/pdf", r.Header.Get("Content-Type"))
+		require.Equal(t, all, scantest.DecodePDF(t, r.Body, 203), "sheet by sheet, in the saw's order, then the offcuts")
+		n := p.SheetList[len(p.SheetList)-1].N
+		r = env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=%d", p.ID, n), nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, want[n], scantest.DecodePDF(t, r.Body, 300))
+		r = env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=1", p.ID), nil, apptest.AdminToken, "Accept", "application/zpl")
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, len(want[1]), strings.Count(string(r.Body), "^XA"))
+		requireProblem(t, env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=%d", p.ID, len(p.SheetList)+1), nil), http.StatusUnprocessableEntity, "sheet")
+		requireProblem(t, env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=0", p.ID), nil), http.StatusUnprocessableEntity, "sheet")
+		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/cutting-plans/99999/labels", nil), http.StatusNotFound)
+	})
 }
