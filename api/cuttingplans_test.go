@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
 	"github.com/tsekh/tsekh/internal/render/scantest"
+	"github.com/tsekh/tsekh/internal/render/svgtest"
 )
 
 type cutRect struct {
@@ -513,5 +516,53 @@ func TestCuttingPlans_Labels(t *testing.T) {
 		requireProblem(t, env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=%d", p.ID, len(p.SheetList)+1), nil), http.StatusUnprocessableEntity, "sheet")
 		requireProblem(t, env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=0", p.ID), nil), http.StatusUnprocessableEntity, "sheet")
 		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/cutting-plans/99999/labels", nil), http.StatusNotFound)
+	})
+}
+
+// The plan on paper: one PDF, for each board a summary page and then a
+// page per sheet, each drawing with its fences in cut order; the sheets'
+// SVG well-formed XML. SHEETS_DIR, when set, keeps the documents for a
+// look.
+func TestCuttingPlans_OnPaper(t *testing.T) {
+	t.Parallel()
+	scantest.Tools(t)
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		_, ids := receive(t, env, line{"SHK-KUPE-1600", 2})
+		po := launch(t, env, map[string]any{"items": ids})
+		p := createCutPlan(t, env, po.ID)
+		dir := os.Getenv("SHEETS_DIR")
+		r := env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", p.ID), nil, apptest.AdminToken, "Accept", "application/pdf")
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, "application/pdf", r.Header.Get("Content-Type"))
+		if dir != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("plan-%s.pdf", env.Dialect)), r.Body, 0o600))
+		}
+		pages := scantest.Text(t, r.Body)
+		require.Len(t, pages, len(p.Boards)+p.Sheets, "a summary page a board, a page a sheet")
+		i := 0
+		for _, b := range p.Boards {
+			require.Contains(t, pages[i], fmt.Sprintf("Карта раскроя №%d: %s", p.ID, b.Board), "the board's summary")
+			i++
+			for _, sh := range p.SheetList {
+				if sh.Board != b.Board {
+					continue
+				}
+				require.Contains(t, pages[i], fmt.Sprintf("лист %d из %d", sh.N, p.Sheets), "its sheets, in order")
+				require.Contains(t, pages[i], "Упор, мм, по порядку резов")
+				if len(sh.Cuts) > 0 {
+					require.Contains(t, pages[i], "1 ", "the first cut's fence")
+				}
+				i++
+			}
+		}
+		for _, sh := range p.SheetList {
+			r := env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/sheets/%d", p.ID, sh.N), nil, apptest.AdminToken, "Accept", "image/svg+xml")
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			_, err := svgtest.Parse(r.Body)
+			require.NoError(t, err)
+			if dir != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("sheet-%s-%d.svg", env.Dialect, sh.N)), r.Body, 0o600))
+			}
+		}
 	})
 }

@@ -173,9 +173,10 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The plan, its totals per board, and sheet_list: per sheet its board, format or offcut, the parts (part id and code, production order, size, position, turned, the order the saw frees them in), the cuts in saw order (stage, direction, position, the piece crossed), yield, waste and the offcuts it leaves; cut_at once reported cut.\nWith ` + "`" + `Accept: text/html` + "`" + ` the whole plan as one printable page for the saw: the totals, then every sheet drawn to scale on a page of its own. With ` + "`" + `Accept: text/csv` + "`" + ` the placements, one row per part.",
+                "description": "The plan, its totals per board, and sheet_list: per sheet its board, format or offcut, the parts (part id and code, production order, size, position, turned, the order the saw frees them in), the cuts in saw order (stage, direction, position, the piece crossed), yield, waste and the offcuts it leaves; cut_at once reported cut.\nWith ` + "`" + `Accept: application/pdf` + "`" + ` the plan on paper for the saw (A4 landscape): board by board in the order of cutting, a summary page of the board (its totals, a row per sheet with the codes and sizes of the offcuts it leaves), then a page per sheet, drawn as getCuttingSheet's SVG with each cut's fence setting. With ` + "`" + `Accept: text/html` + "`" + ` the whole plan as one printable page: the totals, then every sheet drawn to scale on a page of its own. With ` + "`" + `Accept: text/csv` + "`" + ` the placements, one row per part.",
                 "produces": [
                     "application/json",
+                    "application/pdf",
                     "text/html",
                     "text/csv"
                 ],
@@ -412,7 +413,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The sheet as in getCuttingPlan's sheet_list. With ` + "`" + `Accept: image/svg+xml` + "`" + ` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order; the grain direction. With ` + "`" + `Accept: text/csv` + "`" + ` its placements.",
+                "description": "The sheet as in getCuttingPlan's sheet_list. With ` + "`" + `Accept: image/svg+xml` + "`" + ` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order, each with the fence's setting drawn as a dimension from the edge that lies against the fence (a rip: the strip's width; a cross-cut: the length) and listed in cut order under the drawing; the grain direction. The SVG is well-formed XML whatever the names hold: characters XML does not allow (control characters, U+FFFE, U+FFFF) are written as U+FFFD. With ` + "`" + `Accept: text/csv` + "`" + ` its placements.",
                 "produces": [
                     "application/json",
                     "image/svg+xml",

@@ -22,7 +22,7 @@ import (
 func Tools(t testing.TB) {
 	t.Helper()
 	var missing []string
-	for _, tool := range []string{"pdftoppm", "zbarimg"} {
+	for _, tool := range []string{"pdftoppm", "pdftotext", "zbarimg"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
@@ -98,4 +98,20 @@ func DecodePDF(t testing.TB, pdf []byte, dpi int) [][]string {
 		out = append(out, codes)
 	}
 	return out
+}
+
+// Text is the text of each page of the PDF, as pdftotext (poppler-utils)
+// reads it.
+func Text(t testing.TB, pdf []byte) []string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "doc.pdf")
+	if err := os.WriteFile(in, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("pdftotext", "-layout", in, "-").Output() //nolint:gosec // the test's own file
+	if err != nil {
+		t.Fatalf("pdftotext: %v", err)
+	}
+	pages := strings.Split(string(out), "\f")
+	return pages[:len(pages)-1] // a form feed ends every page
 }
