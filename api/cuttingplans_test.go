@@ -475,6 +475,14 @@ func sheetsJSON(t *testing.T, p cutPlan) string {
 	return string(b)
 }
 
+// wardrobesPlan launches n wardrobes and plans their cutting.
+func wardrobesPlan(t *testing.T, env *apptest.Env, n int) cutPlan {
+	t.Helper()
+	_, ids := receive(t, env, line{"SHK-KUPE-1600", n})
+	po := launch(t, env, map[string]any{"items": ids})
+	return createCutPlan(t, env, po.ID)
+}
+
 // A cutting plan's labels come sheet by sheet, each sheet's parts in the
 // order they come off the saw and then its offcuts (O<plan>-<sheet>-<k>),
 // every barcode read back by zbar; one sheet's alone with sheet=n; ZPL as
@@ -483,9 +491,7 @@ func TestCuttingPlans_Labels(t *testing.T) {
 	t.Parallel()
 	scantest.Tools(t)
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
-		_, ids := receive(t, env, line{"SHK-KUPE-1600", 1})
-		po := launch(t, env, map[string]any{"items": ids})
-		p := createCutPlan(t, env, po.ID)
+		p := wardrobesPlan(t, env, 1)
 		want := map[int][][]string{} // per sheet, one label a page
 		var all [][]string
 		offcuts := 0
@@ -527,9 +533,7 @@ func TestCuttingPlans_OnPaper(t *testing.T) {
 	t.Parallel()
 	scantest.Tools(t)
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
-		_, ids := receive(t, env, line{"SHK-KUPE-1600", 2})
-		po := launch(t, env, map[string]any{"items": ids})
-		p := createCutPlan(t, env, po.ID)
+		p := wardrobesPlan(t, env, 2)
 		dir := os.Getenv("SHEETS_DIR")
 		r := env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", p.ID), nil, apptest.AdminToken, "Accept", "application/pdf")
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
