@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tsekh/tsekh/internal/cutplan"
+	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/render"
 )
@@ -117,9 +118,10 @@ func (s *server) listCuttingPlans(c echo.Context) error {
 //	@Summary	A cutting plan with its sheets
 //	@ID			getCuttingPlan
 //	@Description	The plan, its totals per board, and sheet_list: per sheet its board, format or offcut, the parts (part id and code, production order, size, position, turned, the order the saw frees them in), the cuts in saw order (stage, direction, position, the piece crossed), yield, waste and the offcuts it leaves; cut_at once reported cut.
-//	@Description	With `Accept: text/html` the whole plan as one printable page for the saw: the totals, then every sheet drawn to scale on a page of its own. With `Accept: text/csv` the placements, one row per part.
+//	@Description	With `Accept: application/pdf` the plan on paper for the saw (A4 landscape): board by board in the order of cutting, a summary page of the board (its totals, a row per sheet with the codes and sizes of the offcuts it leaves), then a page per sheet, drawn as getCuttingSheet's SVG with each cut's fence setting. With `Accept: text/html` the whole plan as one printable page: the totals, then every sheet drawn to scale on a page of its own. With `Accept: text/csv` the placements, one row per part.
 //	@Tags		cutting
 //	@Produce	json
+//	@Produce	application/pdf
 //	@Produce	text/html
 //	@Produce	text/csv
 //	@Security	BearerAuth
@@ -139,7 +141,14 @@ func (s *server) getCuttingPlan(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	switch preferredOf(c, echo.MIMEApplicationJSON, MIMETextHTML, MIMETextCSV) {
+	switch preferredOf(c, echo.MIMEApplicationJSON, MIMEApplicationPDF, MIMETextHTML, MIMETextCSV) {
+	case MIMEApplicationPDF:
+		var b bytes.Buffer
+		if err := render.PlanPDF(&b, p); err != nil {
+			return err
+		}
+		c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="cutting-plan-%d.pdf"`, p.ID))
+		return c.Blob(http.StatusOK, MIMEApplicationPDF, b.Bytes())
 	case MIMETextHTML:
 		var b bytes.Buffer
 		if err := render.Plan(&b, p); err != nil {
@@ -190,7 +199,7 @@ func sheetNumber(c echo.Context) (int, error) {
 //
 //	@Summary	One sheet of a cutting plan (JSON, SVG, CSV)
 //	@ID			getCuttingSheet
-//	@Description	The sheet as in getCuttingPlan's sheet_list. With `Accept: image/svg+xml` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order; the grain direction. With `Accept: text/csv` its placements.
+//	@Description	The sheet as in getCuttingPlan's sheet_list. With `Accept: image/svg+xml` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order, each with the fence's setting drawn as a dimension from the edge that lies against the fence (a rip: the strip's width; a cross-cut: the length) and listed in cut order under the drawing; the grain direction. The SVG is well-formed XML whatever the names hold: characters XML does not allow (control characters, U+FFFE, U+FFFF) are written as U+FFFD. With `Accept: text/csv` its placements.
 //	@Tags		cutting
 //	@Produce	json
 //	@Produce	image/svg+xml
@@ -234,6 +243,70 @@ func (s *server) getCuttingSheet(c echo.Context) error {
 		return writeCSVRows(c, fmt.Sprintf("cutting-plan-%d-sheet-%d.csv", id, n), placementHeader, placementRows(sh))
 	}
 	return c.JSON(http.StatusOK, sh)
+}
+
+// getCuttingPlanLabels godoc
+//
+//	@Summary	Labels of a cutting plan's parts and offcuts, in the saw's order (PDF, ZPL)
+//	@ID			getCuttingPlanLabels
+//	@Description	The labels of the plan's sheets (all, or the one sheet names), sheet by sheet in the order of cutting: each sheet's parts in the order they come off the saw (cut_order), each label as getLabels draws it with a line naming the plan, the sheet and the order off the saw; then a label for each offcut the sheet leaves: its code O<plan>-<sheet>-<k> as the barcode (k from 1 in the order of the sheet's offcuts, the code the offcut keeps in stock), "Деловой остаток", its size (length × width mm), board, decor and thickness, the plan and sheet. A part scrapped since the plan was made gets no label (its re-cut is in the next plan).
+//	@Description	Formats and layouts as getLabels: PDF by default, ZPL with `Accept: application/zpl` or format=zpl. 422 naming sheet for a sheet the plan has not, or layout, format or dpi as getLabels.
+//	@Tags		cutting
+//	@Produce	application/pdf
+//	@Produce	application/zpl
+//	@Security	BearerAuth
+//	@Param		id		path		int		true	"cutting plan id"	minimum(1) example(1)
+//	@Param		sheet	query		int		false	"only this sheet's labels"	minimum(1) example(1)
+//	@Param		layout	query		string	false	"PDF: label (one per page; default) or a4 (A4 sheets of them); ZPL: label only"	Enums(label, a4)	example(label)
+//	@Param		format	query		string	false	"pdf or zpl, instead of the Accept header"	Enums(pdf, zpl)	example(zpl)
+//	@Param		dpi		query		int		false	"ZPL only: the printer's resolution (default 203)"	Enums(203, 300)	example(203)
+//	@Success	200		{string}	string	"the labels, a PDF or a ZPL document"
+//	@Failure	400		{object}	Problem
+//	@Failure	401		{object}	Problem
+//	@Failure	404		{object}	Problem
+//	@Failure	406		{object}	Problem	"the Accept header allows none of the media types it answers in"
+//	@Failure	422		{object}	Problem
+//	@Router		/api/v1/cutting-plans/{id}/labels [get]
+func (s *server) getCuttingPlanLabels(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var fields []apperr.FieldError
+	n := positiveQuery(c, "sheet", &fields)
+	if len(fields) > 0 {
+		return apperr.Invalid("invalid query", fields...)
+	}
+	ctx := c.Request().Context()
+	p, err := s.CutPlans.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if n > len(p.SheetList) {
+		return apperr.Invalid("invalid query", apperr.Field("sheet", "plan %d has %d sheets", id, len(p.SheetList)))
+	}
+	// the details of the parts on the sheets asked for, per production order
+	parts := map[int64]floor.Part{}
+	orders := map[int64]bool{}
+	for _, sh := range p.SheetList {
+		for _, sp := range sh.Parts {
+			if (n == 0 || sh.N == n) && !orders[sp.ProdOrderID] {
+				orders[sp.ProdOrderID] = true
+				fps, err := s.Floor.LabelParts(ctx, sp.ProdOrderID)
+				if err != nil {
+					return err
+				}
+				for _, fp := range fps {
+					parts[fp.ID] = fp
+				}
+			}
+		}
+	}
+	name := fmt.Sprintf("cutting-plan-%d-labels", id)
+	if n > 0 {
+		name = fmt.Sprintf("cutting-plan-%d-sheet-%d-labels", id, n)
+	}
+	return s.sendLabels(c, render.CutPlanLabels(p, parts, n), name)
 }
 
 // cutCuttingSheet godoc

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +18,8 @@ import (
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
+	"github.com/tsekh/tsekh/internal/render/scantest"
+	"github.com/tsekh/tsekh/internal/render/svgtest"
 )
 
 type cutRect struct {
@@ -27,6 +31,7 @@ type cutRect struct {
 
 type cutSheetPart struct {
 	PartID      int64  `json:"part_id"`
+	Code        string `json:"code"`
 	Name        string `json:"name"`
 	ProdOrderID int64  `json:"prod_order_id"`
 	LengthMM    int    `json:"length_mm"`
@@ -480,4 +485,100 @@ func sheetsJSON(t *testing.T, p cutPlan) string {
 	b, err := json.Marshal(p.SheetList)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// wardrobesPlan launches n wardrobes and plans their cutting.
+func wardrobesPlan(t *testing.T, env *apptest.Env, n int) cutPlan {
+	t.Helper()
+	_, ids := receive(t, env, line{"SHK-KUPE-1600", n})
+	po := launch(t, env, map[string]any{"items": ids})
+	return createCutPlan(t, env, po.ID)
+}
+
+// A cutting plan's labels come sheet by sheet, each sheet's parts in the
+// order they come off the saw and then its offcuts (O<plan>-<sheet>-<k>),
+// every barcode read back by zbar; one sheet's alone with sheet=n; ZPL as
+// for a production order's.
+func TestCuttingPlans_Labels(t *testing.T) {
+	t.Parallel()
+	scantest.Tools(t)
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		p := wardrobesPlan(t, env, 1)
+		want := map[int][][]string{} // per sheet, one label a page
+		var all [][]string
+		offcuts := 0
+		for _, sh := range p.SheetList {
+			parts := slices.Clone(sh.Parts)
+			slices.SortFunc(parts, func(a, b cutSheetPart) int { return a.CutOrder - b.CutOrder })
+			for _, pt := range parts {
+				want[sh.N] = append(want[sh.N], []string{pt.Code})
+			}
+			for k := range sh.Offcuts {
+				want[sh.N] = append(want[sh.N], []string{fmt.Sprintf("O%d-%d-%d", p.ID, sh.N, k+1)})
+				offcuts++
+			}
+			all = append(all, want[sh.N]...)
+		}
+		require.Positive(t, offcuts, "the wardrobe's sheets leave offcuts")
+		r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels", p.ID), nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, "application/pdf", r.Header.Get("Content-Type"))
+		require.Equal(t, all, scantest.DecodePDF(t, r.Body, 203), "sheet by sheet, in the saw's order, then the offcuts")
+		n := p.SheetList[len(p.SheetList)-1].N
+		r = env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=%d", p.ID, n), nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, want[n], scantest.DecodePDF(t, r.Body, 300))
+		r = env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=1", p.ID), nil, apptest.AdminToken, "Accept", "application/zpl")
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, len(want[1]), strings.Count(string(r.Body), "^XA"))
+		requireProblem(t, env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=%d", p.ID, len(p.SheetList)+1), nil), http.StatusUnprocessableEntity, "sheet")
+		requireProblem(t, env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=0", p.ID), nil), http.StatusUnprocessableEntity, "sheet")
+		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/cutting-plans/99999/labels", nil), http.StatusNotFound)
+	})
+}
+
+// The plan on paper: one PDF, for each board a summary page and then a
+// page per sheet, each drawing with its fences in cut order; the sheets'
+// SVG well-formed XML. SHEETS_DIR, when set, keeps the documents for a
+// look.
+func TestCuttingPlans_OnPaper(t *testing.T) {
+	t.Parallel()
+	scantest.Tools(t)
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		p := wardrobesPlan(t, env, 2)
+		dir := os.Getenv("SHEETS_DIR")
+		r := env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d", p.ID), nil, apptest.AdminToken, "Accept", "application/pdf")
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, "application/pdf", r.Header.Get("Content-Type"))
+		if dir != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("plan-%s.pdf", env.Dialect)), r.Body, 0o600))
+		}
+		pages := scantest.Text(t, r.Body)
+		require.Len(t, pages, len(p.Boards)+p.Sheets, "a summary page a board, a page a sheet")
+		i := 0
+		for _, b := range p.Boards {
+			require.Contains(t, pages[i], fmt.Sprintf("Карта раскроя №%d: %s", p.ID, b.Board), "the board's summary")
+			i++
+			for _, sh := range p.SheetList {
+				if sh.Board != b.Board {
+					continue
+				}
+				require.Contains(t, pages[i], fmt.Sprintf("лист %d из %d", sh.N, p.Sheets), "its sheets, in order")
+				require.Contains(t, pages[i], "Упор, мм, по порядку резов")
+				if len(sh.Cuts) > 0 {
+					require.Contains(t, pages[i], "1 ", "the first cut's fence")
+				}
+				i++
+			}
+		}
+		for _, sh := range p.SheetList {
+			r := env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/sheets/%d", p.ID, sh.N), nil, apptest.AdminToken, "Accept", "image/svg+xml")
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			_, err := svgtest.Parse(r.Body)
+			require.NoError(t, err)
+			if dir != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("sheet-%s-%d.svg", env.Dialect, sh.N)), r.Body, 0o600))
+			}
+		}
+	})
 }

@@ -208,21 +208,34 @@ func (s *server) listScrapReasons(c echo.Context) error {
 	return c.JSON(http.StatusOK, ScrapReasons{Reasons: s.Floor.ScrapReasons()})
 }
 
+// Labels' media types.
+const (
+	MIMEApplicationPDF = "application/pdf"
+	// MIMEApplicationZPL is ZPL II, the language of Zebra-compatible
+	// thermal label printers.
+	MIMEApplicationZPL = "application/zpl"
+)
+
 // getLabels godoc
 //
-//	@Summary		Printable labels of a production order's parts (PDF)
+//	@Summary		Printable labels of a production order's parts (PDF, ZPL)
 //	@ID			getLabels
-//	@Description	One label per live part of the production order, in id order: a Code 128 barcode of the part's code with the code under it, the part's name, size (length × width × thickness), board and decor, edges, the production order, sales order and unit, and the customer. layout label (default): one 58 × 40 mm label per page, for a label printer; a4: A4 sheets of 21 labels (3 × 7 cells of 70 × 42.3 mm, the 58 × 40 label centred in each, cells outlined for cutting).
-//	@Description	422 naming layout for another layout.
+//	@Description	One label per live part of the production order, in id order: a Code 128 barcode of the part's code with the code under it, the part's name, size (length × width × thickness), board and decor, edges, the production order, sales order and unit, and the customer. The label's size is LABEL_SIZE_MM (58 × 40 mm by default). The barcode's bars lie on the printer's dot grid (203 dpi for layout label, 300 dpi for a4), its module at least a dot of a 203 dpi printer, with 10 modules of white either side. Characters the font lacks (emoji, other scripts) print as �.
+//	@Description	PDF (the default): layout label, one label per page, for a label printer; a4, A4 sheets of as many labels as fit (3 × 7 of 58 × 40 mm), each centred in a cell outlined for cutting. ZPL (`Accept: application/zpl` or format=zpl): one ^XA…^XZ format per label for a thermal printer of dpi 203 (default) or 300: the barcode is the printer's own (^BC), the text a graphic field.
+//	@Description	422 naming layout, format or dpi for a value they do not take (also a layout other than label with ZPL, or dpi with PDF).
 //	@Tags			plan
 //	@Produce		application/pdf
+//	@Produce		application/zpl
 //	@Security		BearerAuth
 //	@Param			id		path		int		true	"production order id"	minimum(1) example(1)
-//	@Param			layout	query		string	false	"label (58 × 40 mm, one per page; default) or a4 (sheets of 3 × 7)"	Enums(label, a4)	example(label)
-//	@Success		200		{string}	string	"the labels, a PDF"
+//	@Param			layout	query		string	false	"PDF: label (one per page; default) or a4 (A4 sheets of them); ZPL: label only"	Enums(label, a4)	example(label)
+//	@Param			format	query		string	false	"pdf or zpl, instead of the Accept header"	Enums(pdf, zpl)	example(zpl)
+//	@Param			dpi		query		int		false	"ZPL only: the printer's resolution (default 203)"	Enums(203, 300)	example(203)
+//	@Success		200		{string}	string	"the labels, a PDF or a ZPL document"
 //	@Failure		400		{object}	Problem
 //	@Failure		401		{object}	Problem
 //	@Failure		404		{object}	Problem
+//	@Failure		406		{object}	Problem	"the Accept header allows none of the media types it answers in"
 //	@Failure		422		{object}	Problem
 //	@Router			/api/v1/production-orders/{id}/labels [get]
 func (s *server) getLabels(c echo.Context) error {
@@ -234,14 +247,51 @@ func (s *server) getLabels(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	labels := make([]render.Label, len(parts))
+	for i, p := range parts {
+		labels[i] = render.PartLabelOf(p).Label()
+	}
+	return s.sendLabels(c, labels, fmt.Sprintf("labels-%d", id))
+}
+
+// sendLabels answers with the labels in the format the request asks for:
+// format=zpl or an Accept that prefers application/zpl gives ZPL, anything
+// else a PDF; name is the file's name without its extension.
+func (s *server) sendLabels(c echo.Context, labels []render.Label, name string) error {
+	var fields []apperr.FieldError
+	format := c.QueryParam("format")
+	switch format {
+	case "":
+		format = render.FormatPDF
+		if preferredOf(c, MIMEApplicationPDF, MIMEApplicationZPL) == MIMEApplicationZPL {
+			format = render.FormatZPL
+		}
+	case render.FormatPDF, render.FormatZPL:
+	default:
+		fields = append(fields, apperr.Field("format", "must be %s or %s", render.FormatPDF, render.FormatZPL))
+	}
+	dpi := positiveQuery(c, "dpi", &fields)
 	layout := c.QueryParam("layout")
-	pdf, err := render.Labels(parts, layout)
+	if format == render.FormatZPL && layout != "" && layout != render.LayoutLabel {
+		fields = append(fields, apperr.Field("layout", "a ZPL document is one label per format: %s or none", render.LayoutLabel))
+	}
+	if format == render.FormatPDF && dpi != 0 {
+		fields = append(fields, apperr.Field("dpi", "is for ZPL (format=zpl) only: a PDF's barcodes print at any resolution"))
+	}
+	if len(fields) > 0 {
+		return apperr.Invalid("invalid query", fields...)
+	}
+	doc, err := render.Labels(labels, format, render.LabelOptions{Layout: layout, Size: s.LabelSize, DPI: dpi})
 	if err != nil {
 		return err
+	}
+	if format == render.FormatZPL {
+		c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="%s.zpl"`, name))
+		return c.Blob(http.StatusOK, MIMEApplicationZPL, doc)
 	}
 	if layout == "" {
 		layout = render.LayoutLabel
 	}
-	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="labels-%d-%s.pdf"`, id, layout))
-	return c.Blob(http.StatusOK, "application/pdf", pdf)
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="%s-%s.pdf"`, name, layout))
+	return c.Blob(http.StatusOK, MIMEApplicationPDF, doc)
 }

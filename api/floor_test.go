@@ -14,6 +14,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/render/scantest"
 )
 
 type floorPart struct {
@@ -548,13 +549,21 @@ func TestFloor_CloseShortAndRelaunchReusesDrilledParts(t *testing.T) {
 }
 
 // The labels of a wardrobe's parts: a PDF of one 58 × 40 mm label per part,
-// or A4 sheets of 21; another layout is a 422 naming it. LABELS_DIR, when
-// set, keeps the PDFs for a look.
+// or A4 sheets of 21, every barcode read back by zbar in id order; ZPL for
+// a thermal printer by Accept or format; a customer's emoji prints as a
+// replacement, not a 500; a layout, format or dpi the route does not take
+// is a 422 naming it. LABELS_DIR, when set, keeps the PDFs for a look.
 func TestFloor_Labels(t *testing.T) {
 	t.Parallel()
+	scantest.Tools(t)
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
-		_, ids := receive(t, env, line{"SHK-KUPE-1600", 2})
+		_, ids := receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Мария 🌸"}, "items": []line{{"SHK-KUPE-1600", 2}}})
 		o := launch(t, env, map[string]any{"items": ids})
+		var codes [][]string
+		for _, p := range partsOf(t, env, o.ID, "") {
+			codes = append(codes, []string{p.Code})
+		}
+		require.Len(t, codes, 26)
 		for layout, pages := range map[string]int{"": 26, "label": 26, "a4": 2} {
 			r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/labels?layout=%s", o.ID, layout), nil)
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -564,11 +573,22 @@ func TestFloor_Labels(t *testing.T) {
 			if dir := os.Getenv("LABELS_DIR"); dir != "" && layout != "" {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("labels-%s-%s.pdf", env.Dialect, layout)), r.Body, 0o644))
 			}
+			if layout == "label" {
+				require.Equal(t, codes, scantest.DecodePDF(t, r.Body, 203), "every label reads, in id order")
+			}
 		}
-		r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/labels?layout=a5", o.ID), nil)
-		require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s", r.Body)
-		require.Contains(t, string(r.Body), `"field":"layout"`)
-		r = env.Admin(http.MethodGet, "/api/v1/production-orders/999999/labels", nil)
-		require.Equal(t, http.StatusNotFound, r.Status, "%s", r.Body)
+		for _, ask := range []struct{ accept, query string }{{"application/zpl", ""}, {"", "?format=zpl"}, {"", "?format=zpl&dpi=300&layout=label"}} {
+			r := env.Do(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/labels%s", o.ID, ask.query), nil, apptest.AdminToken, "Accept", ask.accept)
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			require.Equal(t, "application/zpl", r.Header.Get("Content-Type"))
+			require.Equal(t, 26, strings.Count(string(r.Body), "^XA"))
+			require.Contains(t, string(r.Body), "^FD"+codes[0][0]+"^FS")
+		}
+		for query, field := range map[string]string{"?layout=a5": "layout", "?format=xml": "format", "?format=zpl&dpi=600": "dpi",
+			"?format=zpl&layout=a4": "layout", "?dpi=300": "dpi"} {
+			requireProblem(t, env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/labels%s", o.ID, query), nil), http.StatusUnprocessableEntity, field)
+		}
+		requireProblem(t, env.Do(http.MethodGet, fmt.Sprintf("/api/v1/production-orders/%d/labels", o.ID), nil, apptest.AdminToken, "Accept", "text/html"), http.StatusNotAcceptable)
+		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/production-orders/999999/labels", nil), http.StatusNotFound)
 	})
 }

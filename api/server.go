@@ -58,6 +58,7 @@ import (
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/render"
 	"github.com/tsekh/tsekh/internal/sales"
 	"github.com/tsekh/tsekh/internal/stock"
 )
@@ -100,6 +101,8 @@ type Deps struct {
 	// StreamHeartbeat is how often an idle stream sends a comment line
 	// (EVENTS_STREAM_HEARTBEAT); 0: DefaultStreamHeartbeat.
 	StreamHeartbeat time.Duration
+	// LabelSize is the labels' size (LABEL_SIZE_MM); zero: 58 × 40 mm.
+	LabelSize render.LabelSize
 }
 
 type server struct {
@@ -195,6 +198,7 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/cutting-plans", s.listCuttingPlans, authed()...)
 	v1.GET("/cutting-plans/:id", s.getCuttingPlan, authed()...)
 	v1.POST("/cutting-plans/:id/rebuild", s.rebuildCuttingPlan, authed(auth.RolePlanner)...)
+	v1.GET("/cutting-plans/:id/labels", s.getCuttingPlanLabels, authed()...)
 	v1.GET("/cutting-plans/:id/sheets/:n", s.getCuttingSheet, authed()...)
 	v1.POST("/cutting-plans/:id/sheets/:n/cut", s.cutCuttingSheet, authed(auth.RolePlanner, auth.RoleMaster)...)
 	v1.GET("/materials/:id", s.getMaterial, authed()...)

@@ -173,9 +173,10 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The plan, its totals per board, and sheet_list: per sheet its board, format or offcut, the parts (part id and code, production order, size, position, turned, the order the saw frees them in), the cuts in saw order (stage, direction, position, the piece crossed), yield, waste and the offcuts it leaves; cut_at once reported cut.\nWith ` + "`" + `Accept: text/html` + "`" + ` the whole plan as one printable page for the saw: the totals, then every sheet drawn to scale on a page of its own. With ` + "`" + `Accept: text/csv` + "`" + ` the placements, one row per part.",
+                "description": "The plan, its totals per board, and sheet_list: per sheet its board, format or offcut, the parts (part id and code, production order, size, position, turned, the order the saw frees them in), the cuts in saw order (stage, direction, position, the piece crossed), yield, waste and the offcuts it leaves; cut_at once reported cut.\nWith ` + "`" + `Accept: application/pdf` + "`" + ` the plan on paper for the saw (A4 landscape): board by board in the order of cutting, a summary page of the board (its totals, a row per sheet with the codes and sizes of the offcuts it leaves), then a page per sheet, drawn as getCuttingSheet's SVG with each cut's fence setting. With ` + "`" + `Accept: text/html` + "`" + ` the whole plan as one printable page: the totals, then every sheet drawn to scale on a page of its own. With ` + "`" + `Accept: text/csv` + "`" + ` the placements, one row per part.",
                 "produces": [
                     "application/json",
+                    "application/pdf",
                     "text/html",
                     "text/csv"
                 ],
@@ -200,6 +201,115 @@ const docTemplate = `{
                         "description": "OK",
                         "schema": {
                             "$ref": "#/definitions/cutplan.Plan"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/cutting-plans/{id}/labels": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The labels of the plan's sheets (all, or the one sheet names), sheet by sheet in the order of cutting: each sheet's parts in the order they come off the saw (cut_order), each label as getLabels draws it with a line naming the plan, the sheet and the order off the saw; then a label for each offcut the sheet leaves: its code O\u003cplan\u003e-\u003csheet\u003e-\u003ck\u003e as the barcode (k from 1 in the order of the sheet's offcuts, the code the offcut keeps in stock), \"Деловой остаток\", its size (length × width mm), board, decor and thickness, the plan and sheet. A part scrapped since the plan was made gets no label (its re-cut is in the next plan).\nFormats and layouts as getLabels: PDF by default, ZPL with ` + "`" + `Accept: application/zpl` + "`" + ` or format=zpl. 422 naming sheet for a sheet the plan has not, or layout, format or dpi as getLabels.",
+                "produces": [
+                    "application/pdf",
+                    "application/zpl"
+                ],
+                "tags": [
+                    "cutting"
+                ],
+                "summary": "Labels of a cutting plan's parts and offcuts, in the saw's order (PDF, ZPL)",
+                "operationId": "getCuttingPlanLabels",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "cutting plan id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "only this sheet's labels",
+                        "name": "sheet",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "label",
+                            "a4"
+                        ],
+                        "type": "string",
+                        "x-example": "label",
+                        "description": "PDF: label (one per page; default) or a4 (A4 sheets of them); ZPL: label only",
+                        "name": "layout",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "pdf",
+                            "zpl"
+                        ],
+                        "type": "string",
+                        "x-example": "zpl",
+                        "description": "pdf or zpl, instead of the Accept header",
+                        "name": "format",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            203,
+                            300
+                        ],
+                        "type": "integer",
+                        "x-example": 203,
+                        "description": "ZPL only: the printer's resolution (default 203)",
+                        "name": "dpi",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the labels, a PDF or a ZPL document",
+                        "schema": {
+                            "type": "string"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
                         }
                     },
                     "401": {
@@ -303,7 +413,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The sheet as in getCuttingPlan's sheet_list. With ` + "`" + `Accept: image/svg+xml` + "`" + ` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order; the grain direction. With ` + "`" + `Accept: text/csv` + "`" + ` its placements.",
+                "description": "The sheet as in getCuttingPlan's sheet_list. With ` + "`" + `Accept: image/svg+xml` + "`" + ` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order, each with the fence's setting drawn as a dimension from the edge that lies against the fence (a rip: the strip's width; a cross-cut: the length) and listed in cut order under the drawing; the grain direction. The SVG is well-formed XML whatever the names hold: characters XML does not allow (control characters, U+FFFE, U+FFFF) are written as U+FFFD. With ` + "`" + `Accept: text/csv` + "`" + ` its placements.",
                 "produces": [
                     "application/json",
                     "image/svg+xml",
@@ -3586,14 +3696,15 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "One label per live part of the production order, in id order: a Code 128 barcode of the part's code with the code under it, the part's name, size (length × width × thickness), board and decor, edges, the production order, sales order and unit, and the customer. layout label (default): one 58 × 40 mm label per page, for a label printer; a4: A4 sheets of 21 labels (3 × 7 cells of 70 × 42.3 mm, the 58 × 40 label centred in each, cells outlined for cutting).\n422 naming layout for another layout.",
+                "description": "One label per live part of the production order, in id order: a Code 128 barcode of the part's code with the code under it, the part's name, size (length × width × thickness), board and decor, edges, the production order, sales order and unit, and the customer. The label's size is LABEL_SIZE_MM (58 × 40 mm by default). The barcode's bars lie on the printer's dot grid (203 dpi for layout label, 300 dpi for a4), its module at least a dot of a 203 dpi printer, with 10 modules of white either side. Characters the font lacks (emoji, other scripts) print as �.\nPDF (the default): layout label, one label per page, for a label printer; a4, A4 sheets of as many labels as fit (3 × 7 of 58 × 40 mm), each centred in a cell outlined for cutting. ZPL (` + "`" + `Accept: application/zpl` + "`" + ` or format=zpl): one ^XA…^XZ format per label for a thermal printer of dpi 203 (default) or 300: the barcode is the printer's own (^BC), the text a graphic field.\n422 naming layout, format or dpi for a value they do not take (also a layout other than label with ZPL, or dpi with PDF).",
                 "produces": [
-                    "application/pdf"
+                    "application/pdf",
+                    "application/zpl"
                 ],
                 "tags": [
                     "plan"
                 ],
-                "summary": "Printable labels of a production order's parts (PDF)",
+                "summary": "Printable labels of a production order's parts (PDF, ZPL)",
                 "operationId": "getLabels",
                 "parameters": [
                     {
@@ -3612,14 +3723,36 @@ const docTemplate = `{
                         ],
                         "type": "string",
                         "x-example": "label",
-                        "description": "label (58 × 40 mm, one per page; default) or a4 (sheets of 3 × 7)",
+                        "description": "PDF: label (one per page; default) or a4 (A4 sheets of them); ZPL: label only",
                         "name": "layout",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "pdf",
+                            "zpl"
+                        ],
+                        "type": "string",
+                        "x-example": "zpl",
+                        "description": "pdf or zpl, instead of the Accept header",
+                        "name": "format",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            203,
+                            300
+                        ],
+                        "type": "integer",
+                        "x-example": 203,
+                        "description": "ZPL only: the printer's resolution (default 203)",
+                        "name": "dpi",
                         "in": "query"
                     }
                 ],
                 "responses": {
                     "200": {
-                        "description": "the labels, a PDF",
+                        "description": "the labels, a PDF or a ZPL document",
                         "schema": {
                             "type": "string"
                         }
@@ -3638,6 +3771,12 @@ const docTemplate = `{
                     },
                     "404": {
                         "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }

@@ -28,6 +28,7 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/config"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/relay"
+	"github.com/tsekh/tsekh/internal/render"
 	"github.com/tsekh/tsekh/internal/sales"
 	"github.com/tsekh/tsekh/internal/stock"
 )
@@ -217,7 +218,18 @@ func (a *App) HTTP() *echo.Echo {
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret, AsyncAPI: a.asyncAPI,
 		RequestTimeout: a.Config.HTTPRequestTimeout,
 		TimeZone:       a.Config.FactoryLocation(), Stream: a.Stream, StreamHeartbeat: a.Config.StreamHeartbeat,
+		LabelSize: labelSize(a.Config),
 	})
+}
+
+// labelSize is LABEL_SIZE_MM, the default for a configuration not loaded
+// (and so not validated) from the environment.
+func labelSize(cfg config.Config) render.LabelSize {
+	w, h, err := cfg.LabelSize()
+	if err != nil {
+		return render.DefaultLabelSize
+	}
+	return render.LabelSize{WidthMM: w, HeightMM: h}
 }
 
 // MetricsHTTP returns the handler of the METRICS_ADDR listener: /metrics,

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	_ "time/tzdata" // FACTORY_TIMEZONE resolves where the system has no zone database
@@ -63,8 +64,10 @@ type Config struct {
 	CuttingStages      int           `env:"CUTTING_STAGES" envDefault:"3"`
 	CuttingMinOffcutMM int           `env:"CUTTING_MIN_OFFCUT_MM" envDefault:"300"`
 	CuttingTimeBudget  time.Duration `env:"CUTTING_TIME_BUDGET" envDefault:"10s"`
-	LogFormat          string        `env:"LOG_FORMAT" envDefault:"text"`
-	LogLevel           string        `env:"LOG_LEVEL" envDefault:"info"`
+	// LabelSizeMM is the labels' width × height in mm, "58x40".
+	LabelSizeMM string `env:"LABEL_SIZE_MM" envDefault:"58x40"`
+	LogFormat   string `env:"LOG_FORMAT" envDefault:"text"`
+	LogLevel    string `env:"LOG_LEVEL" envDefault:"info"`
 }
 
 // Load reads the configuration through getenv and validates it.
@@ -151,6 +154,9 @@ func (c Config) Validate() error {
 	}
 	if c.CuttingTimeBudget < 100*time.Millisecond || c.CuttingTimeBudget > 10*time.Minute {
 		errs = append(errs, errors.New("CUTTING_TIME_BUDGET must be between 100ms and 10m"))
+	}
+	if _, _, err := c.LabelSize(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.NATSRelayConc < 1 || c.NATSRelayConc > 256 {
 		errs = append(errs, errors.New("NATS_RELAY_CONCURRENCY must be between 1 and 256"))
@@ -354,4 +360,30 @@ func isReason(s string) bool {
 		}
 	}
 	return true
+}
+
+// Bounds of LABEL_SIZE_MM: the narrowest label holds a part's code as a
+// barcode with its quiet zones and a line of text, the widest is the
+// print width of the common 4-inch printers.
+const (
+	MinLabelWidthMM  = 40
+	MaxLabelWidthMM  = 104
+	MinLabelHeightMM = 25
+	MaxLabelHeightMM = 150
+)
+
+// LabelSize is LABEL_SIZE_MM read: the labels' width and height in mm.
+func (c Config) LabelSize() (w, h float64, err error) {
+	ws, hs, ok := strings.Cut(strings.ToLower(strings.TrimSpace(c.LabelSizeMM)), "x")
+	if ok {
+		w, err = strconv.ParseFloat(strings.TrimSpace(ws), 64)
+		if err == nil {
+			h, err = strconv.ParseFloat(strings.TrimSpace(hs), 64)
+		}
+	}
+	if !ok || err != nil || w < MinLabelWidthMM || w > MaxLabelWidthMM || h < MinLabelHeightMM || h > MaxLabelHeightMM {
+		return 0, 0, fmt.Errorf("LABEL_SIZE_MM must be the labels' width and height in mm, e.g. 58x40 (width %d–%d, height %d–%d)",
+			MinLabelWidthMM, MaxLabelWidthMM, MinLabelHeightMM, MaxLabelHeightMM)
+	}
+	return w, h, nil
 }

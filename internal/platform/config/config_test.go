@@ -44,6 +44,25 @@ func TestLoad_Errors(t *testing.T) {
 	}
 }
 
+// LABEL_SIZE_MM is the labels' width and height, 58x40 by default;
+// anything else is an error naming it.
+func TestLoad_LabelSize(t *testing.T) {
+	c, err := config.Load(vars(nil))
+	require.NoError(t, err)
+	w, h, err := c.LabelSize()
+	require.NoError(t, err)
+	require.Equal(t, [2]float64{58, 40}, [2]float64{w, h})
+	c, err = config.Load(vars(map[string]string{"LABEL_SIZE_MM": " 100 X 50.5 "}))
+	require.NoError(t, err)
+	w, h, err = c.LabelSize()
+	require.NoError(t, err)
+	require.Equal(t, [2]float64{100, 50.5}, [2]float64{w, h})
+	for _, bad := range []string{"58", "58x", "x40", "58*40", "30x40", "58x20", "200x40", "58x400", "wide x tall"} {
+		_, err = config.Load(vars(map[string]string{"LABEL_SIZE_MM": bad}))
+		require.ErrorContains(t, err, "LABEL_SIZE_MM", bad)
+	}
+}
+
 func TestLoad_ShopWebhookSecretOf32Bytes(t *testing.T) {
 	_, err := config.Load(vars(map[string]string{"SHOP_WEBHOOK_SECRET": "x"}))
 	require.ErrorContains(t, err, "SHOP_WEBHOOK_SECRET must be at least 32 bytes (it is 1)")
