@@ -176,29 +176,24 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	if err := lockOrdersOf(ctx, tx, append(slices.Clone(p.Items), remaining...)); err != nil {
 		return err
 	}
+	// The quantities and production order move; the items' states follow
+	// from them (settleItems).
 	var res *gorm.DB
 	switch ev.Type {
 	case contracts.ProdOrderLaunched.Name():
-		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = ?, prod_order_id = ? WHERE id IN ? AND status <> ?",
-			ItemInProduction, eta, p.ProdOrderID, p.Items, ItemDone)
+		res = tx.Exec("UPDATE sales_order_items SET eta = ?, prod_order_id = ? WHERE id IN ?", eta, p.ProdOrderID, p.Items)
 	case contracts.ProdOrderRescheduled.Name():
 		// Only the items the production order still makes move.
 		res = tx.Exec("UPDATE sales_order_items SET eta = ? WHERE id IN ? AND prod_order_id = ? AND status = ?",
 			eta, p.Items, p.ProdOrderID, ItemInProduction)
 	case contracts.ProdOrderStarted.Name():
-		res = tx.Exec("UPDATE sales_order_items SET status = ? WHERE id IN ? AND status = ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
-			ItemInProduction, p.Items, ItemNew, p.ProdOrderID)
+		res = tx.Exec("UPDATE sales_order_items SET prod_order_id = ? WHERE id IN ? AND prod_order_id IS NULL AND status = ?",
+			p.ProdOrderID, p.Items, ItemNew)
 	case contracts.ProdOrderCompleted.Name():
-		// An item shipped already (its units made and shipped while the
-		// rest of the order ran on) stays shipped.
-		res = tx.Exec("UPDATE sales_order_items SET status = ?, made_qty = qty - written_off_qty WHERE id IN ? AND (prod_order_id = ? OR prod_order_id IS NULL) AND status <> ?",
-			ItemDone, p.Items, p.ProdOrderID, ItemShipped)
-	case contracts.ProdOrderCancelled.Name():
-		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = NULL, prod_order_id = NULL WHERE id IN ? AND prod_order_id = ? AND status <> ?",
-			ItemNew, p.Items, p.ProdOrderID, ItemDone)
-	case contracts.ProdOrderItemsReleased.Name():
-		res = tx.Exec("UPDATE sales_order_items SET status = ?, eta = NULL, prod_order_id = NULL WHERE id IN ? AND prod_order_id = ? AND status <> ?",
-			ItemNew, p.Items, p.ProdOrderID, ItemDone)
+		res = tx.Exec("UPDATE sales_order_items SET made_qty = qty - written_off_qty WHERE id IN ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
+			p.Items, p.ProdOrderID)
+	case contracts.ProdOrderCancelled.Name(), contracts.ProdOrderItemsReleased.Name():
+		res = tx.Exec("UPDATE sales_order_items SET eta = NULL, prod_order_id = NULL WHERE id IN ? AND prod_order_id = ?", p.Items, p.ProdOrderID)
 		if res.Error == nil && len(remaining) > 0 {
 			res = tx.Exec("UPDATE sales_order_items SET eta = ? WHERE id IN ? AND prod_order_id = ?", eta, remaining, p.ProdOrderID)
 		}
@@ -207,6 +202,9 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	}
 	if res.Error != nil {
 		return res.Error
+	}
+	if err := settleItems(ctx, tx, p.Items); err != nil {
+		return err
 	}
 	return followOrdersOf(ctx, tx, append(slices.Clone(p.Items), remaining...), ev.Type == contracts.ProdOrderCompleted.Name())
 }
@@ -239,10 +237,12 @@ func followUnitMade(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 		return err
 	}
 	err = tx.Exec(`UPDATE sales_order_items SET
-    made_qty = CASE WHEN made_qty + 1 > qty - written_off_qty THEN qty - written_off_qty ELSE made_qty + 1 END,
-    status = CASE WHEN made_qty + 1 >= qty - written_off_qty THEN ? ELSE status END
-WHERE id = ? AND prod_order_id = ? AND status = ?`, ItemDone, u.ItemID, u.ProdOrderID, ItemInProduction).Error
+    made_qty = CASE WHEN made_qty + 1 > qty - written_off_qty THEN qty - written_off_qty ELSE made_qty + 1 END
+WHERE id = ? AND prod_order_id = ? AND status = ?`, u.ItemID, u.ProdOrderID, ItemInProduction).Error
 	if err != nil {
+		return err
+	}
+	if err := settleItems(ctx, tx, []int64{u.ItemID}); err != nil {
 		return err
 	}
 	return followOrdersOf(ctx, tx, []int64{u.ItemID}, true)
@@ -268,16 +268,19 @@ func followClose(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 		return err
 	}
 	for _, q := range c.Quantities {
+		// What is made stays made and what shipped stays shipped: the item's
+		// state follows its quantities (settleItems), never back past them.
 		err := tx.Exec(`UPDATE sales_order_items SET made_qty = made_qty + ?, written_off_qty = written_off_qty + ?,
-    status = CASE WHEN ? > 0 THEN ? WHEN made_qty + ? > 0 THEN ? ELSE ? END,
     eta = CASE WHEN ? > 0 THEN NULL ELSE eta END,
     prod_order_id = CASE WHEN ? > 0 THEN NULL ELSE prod_order_id END
 WHERE id = ? AND prod_order_id = ?`,
-			q.Made-q.MadeReported, q.WrittenOff, q.Returned, ItemNew, q.Made-q.MadeReported, ItemDone, ItemWrittenOff,
-			q.Returned, q.Returned, q.ItemID, c.ProdOrderID).Error
+			q.Made-q.MadeReported, q.WrittenOff, q.Returned, q.Returned, q.ItemID, c.ProdOrderID).Error
 		if err != nil {
 			return err
 		}
+	}
+	if err := settleItems(ctx, tx, items); err != nil {
+		return err
 	}
 	if err := followOrdersOf(ctx, tx, items, true); err != nil {
 		return err
@@ -310,48 +313,19 @@ func followItemsMade(ctx context.Context, tx *gorm.DB, id int64, made bool) erro
 		return err
 	}
 	if o.Status == StatusCancelled || o.Status == StatusShipped {
-		return nil
+		return nil // final: nothing moves it back
 	}
-	launched, done, writtenOff, shipped := 0, 0, 0, 0
+	why := byProduction
+	if made {
+		why = byMade
+	}
 	var eta database.Date
 	for _, it := range o.Items {
-		switch it.Status {
-		case ItemDone:
-			done++
-		case ItemInProduction:
-		case ItemWrittenOff:
-			writtenOff++
-			continue
-		case ItemShipped:
-			shipped++
-			continue
-		default:
-			continue
-		}
-		launched++
-		if it.ETA.After(eta.Time) {
+		if st := itemStatus(it); (st == ItemDone || st == ItemInProduction) && it.ETA.After(eta.Time) {
 			eta = it.ETA
 		}
 	}
-	status, reason := StatusReceived, o.CancelReason
-	n := len(o.Items)
-	switch {
-	case o.Status == StatusPartiallyShipped && n > 0 && shipped+writtenOff == n:
-		status = StatusShipped
-	case o.Status == StatusPartiallyShipped && made && n > 0 && done > 0 && done+shipped+writtenOff == n:
-		status = StatusReady
-	case o.Status == StatusPartiallyShipped: // only a shipment, production making the rest, or writing it off moves it on
-		status = o.Status
-	case n > 0 && writtenOff == n:
-		status = StatusCancelled
-		if reason == "" {
-			reason = "every item was written off: its production was closed short"
-		}
-	case n > 0 && done+writtenOff == n:
-		status = StatusReady
-	case launched > 0:
-		status = StatusInProduction
-	}
+	status, reason := orderStatus(o, why)
 	ready := readyToShip(o.Items) && status != StatusCancelled
 	if status == o.Status && eta.String() == o.ETA.String() && ready == o.ReadyToShip {
 		return nil

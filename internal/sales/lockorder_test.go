@@ -42,7 +42,7 @@ func TestLockOrder_ProductionAgainstChangesAndShipments(t *testing.T) {
 		`CREATE FUNCTION lock_pause() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN PERFORM pg_sleep(0.3); RETURN NULL; END $$`,
 		`CREATE TRIGGER lock_pause AFTER UPDATE ON sales_order_items FOR EACH ROW
-WHEN (OLD.status = 'new' AND NEW.status = 'in_production' AND OLD.prod_order_id IS NULL) EXECUTE FUNCTION lock_pause()`,
+WHEN (OLD.status = 'new' AND OLD.prod_order_id IS NULL AND NEW.prod_order_id IS NOT NULL) EXECUTE FUNCTION lock_pause()`,
 	} {
 		require.NoError(t, db.Exec(q).Error)
 	}

@@ -142,8 +142,8 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 		}
 		for i := range lines {
 			lines[i].ShipmentID = id
-			res := tx.Exec("UPDATE sales_order_items SET shipped_qty = shipped_qty + ?, status = CASE WHEN shipped_qty + ? >= qty - written_off_qty THEN ? ELSE status END WHERE id = ? AND shipped_qty + ? <= qty - written_off_qty",
-				lines[i].Qty, lines[i].Qty, ItemShipped, lines[i].ItemID, lines[i].Qty)
+			res := tx.Exec("UPDATE sales_order_items SET shipped_qty = shipped_qty + ? WHERE id = ? AND shipped_qty + ? <= qty - written_off_qty",
+				lines[i].Qty, lines[i].ItemID, lines[i].Qty)
 			if res.Error != nil {
 				return res.Error
 			}
@@ -154,16 +154,18 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 		if err := tx.Create(&lines).Error; err != nil {
 			return err
 		}
+		ids := make([]int64, len(lines))
+		for i, l := range lines {
+			ids[i] = l.ItemID
+		}
+		if err := settleItems(ctx, tx, ids); err != nil {
+			return err
+		}
 		if o, err = order(ctx, tx, orderID); err != nil {
 			return err
 		}
 		previous := o.Status
-		status := StatusShipped
-		for _, it := range o.Items {
-			if it.Status != ItemShipped && it.Status != ItemWrittenOff {
-				status = StatusPartiallyShipped
-			}
-		}
+		status, _ := orderStatus(o, byShipment)
 		// Still ready when what is left is made; not once all has shipped.
 		ready := status != StatusShipped && readyToShip(o.Items)
 		if status != previous || ready != o.ReadyToShip {
