@@ -130,13 +130,22 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (plan.
 		if err := closeBack(ctx, tx, id, ops, returned); err != nil {
 			return err
 		}
+		steps, err := materialSteps(ctx, tx, id)
+		if err != nil {
+			return err
+		}
 		if err := tx.Where("prod_order_id = ? AND status <> ?", id, plan.OpDone).Delete(&plan.Operation{}).Error; err != nil {
 			return err
 		}
 		// It needs nothing more: what it still had reserved is released, and
-		// a part carried on to a later launch is counted there.
-		err = tx.Model(&plan.Part{}).Where("prod_order_id = ?", id).
-			Updates(map[string]any{"board_need": 0, "sheet_plan_id": nil, "sheet_n": nil}).Error
+		// a part carried on to a later launch is counted there; a live part
+		// not cut lies on no sheet any more (one cut, or scrapped, keeps the
+		// sheet it was cut from).
+		if err := tx.Model(&plan.Part{}).Where("prod_order_id = ?", id).Update("board_need", 0).Error; err != nil {
+			return err
+		}
+		err = tx.Model(&plan.Part{}).Where("prod_order_id = ? AND status = ? AND NOT EXISTS (SELECT 1 FROM plan_operations op WHERE op.part_id = plan_parts.id AND op.seq = ? AND op.status = ?)",
+			id, plan.PartLive, steps.Cut, plan.OpDone).Updates(map[string]any{"sheet_plan_id": nil, "sheet_n": nil}).Error
 		if err != nil {
 			return err
 		}

@@ -157,11 +157,12 @@ func operationEvents(ctx context.Context, tx *gorm.DB, ops []plan.Operation, ev 
 	return nil
 }
 
-// materialSteps are the order's route steps whose work uses materials up.
+// materialSteps are the order's route steps whose work uses materials up,
+// as its route had them at its launch.
 func materialSteps(ctx context.Context, tx *gorm.DB, orderID int64) (plan.MaterialSteps, error) {
-	var steps []plan.Operation
-	err := tx.WithContext(ctx).Model(&plan.Operation{}).Distinct("seq", "scope").Where("prod_order_id = ?", orderID).Find(&steps).Error
-	return plan.MaterialStepsOf(steps), err
+	var o plan.ProdOrder
+	err := tx.WithContext(ctx).Select("id", "cut_seq", "band_seq", "assemble_seq").First(&o, orderID).Error
+	return o.MaterialSteps(), err
 }
 
 // useMaterials books in stock what the completed operations physically

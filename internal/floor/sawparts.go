@@ -74,7 +74,7 @@ func (s *Service) PartsToCut(ctx context.Context, ids []int64) ([]SawPart, error
 		if err := db.Where("prod_order_id = ?", id).Order("id").Find(&ops).Error; err != nil {
 			return nil, err
 		}
-		step := plan.MaterialStepsOf(ops).Cut
+		step := o.MaterialSteps().Cut
 		var uncut []int64
 		for _, op := range ops {
 			if op.Seq == step && op.PartID != nil && op.Status != plan.OpDone {
@@ -265,9 +265,15 @@ func (s *Service) CutSheetTx(ctx context.Context, tx *gorm.DB, planID int64, n i
 	// order's parts then release what they needed of it.
 	sheet := stock.SheetRef{PlanID: planID, N: n}
 	took := stock.Booking{ProdOrderID: orders[0], Source: stock.Source{What: stock.ForCut}, Sheets: []stock.SheetRef{sheet}}
+	states, err := sawStates(ctx, tx, partIDs)
+	if err != nil {
+		return err
+	}
 	for _, p := range parts {
-		if p.Status == plan.PartLive {
-			took.Source.Parts = append(took.Source.Parts, p.Code)
+		st, live := states[p.ID]
+		onIt := st.SheetPlanID != nil && *st.SheetPlanID == planID && st.SheetN != nil && *st.SheetN == n
+		if live && (onIt || (st.SheetPlanID == nil && st.Waits)) {
+			took.Source.Parts = append(took.Source.Parts, p.Code) // cut on it, now or by a scan before
 		}
 	}
 	if err := s.stock.BookTx(ctx, tx, took); err != nil {

@@ -231,9 +231,12 @@ func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part
 		}
 		return out, err
 	}
+	// Every part-scope step again, in this order: a part carried over from
+	// an order closed short had some of its steps done in that one.
 	again := make([]plan.Operation, len(ops))
 	for i, op := range ops {
 		op.ID, op.PartID, op.Status = 0, &recut.ID, plan.OpPending
+		op.ProdOrderID, op.ItemID, op.Unit = o.ID, part.ItemID, part.Unit
 		op.StartedAt, op.CompletedAt, op.CompletedByID, op.CompletedBy = nil, nil, nil, nil
 		again[i] = op
 	}

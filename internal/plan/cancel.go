@@ -240,7 +240,7 @@ func (s *Service) CancelProdOrder(ctx context.Context, id int64) (ProdOrder, err
 // item: what the backlog knew of the item when it was launched.
 func backlogRow(it ProdItem, qty int) BacklogItem {
 	return BacklogItem{ItemID: it.ItemID, OrderID: it.OrderID, SKU: it.SKU, Qty: qty,
-		DueDate: it.DueDate, ReceivedAt: it.ReceivedAt, EventID: it.EventID, Customer: it.Customer, Note: it.Note}
+		DueDate: it.DueDate, ReceivedAt: it.ReceivedAt, EventID: it.EventID, Customer: it.Customer, Note: it.Note, Options: it.Options}
 }
 
 func orderIDs(o ProdOrder) []int64 {

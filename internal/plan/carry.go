@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"gorm.io/gorm"
 )
@@ -39,12 +40,25 @@ func carriedUnits(ctx context.Context, tx *gorm.DB, backlog []BacklogItem) (map[
 			if err != nil {
 				return nil, err
 			}
+			// The steps done on its parts, in whichever order did them (a unit
+			// carried twice has steps done by both), and on the unit itself.
 			var ops []Operation
-			err = tx.WithContext(ctx).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND status = ?", u.ProdOrderID, u.ItemID, u.Unit, OpDone).
+			err = tx.WithContext(ctx).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND part_id IS NULL AND status = ?", u.ProdOrderID, u.ItemID, u.Unit, OpDone).
 				Find(&ops).Error
 			if err != nil {
 				return nil, err
 			}
+			ids := make([]int64, len(c.parts))
+			for i, p := range c.parts {
+				ids[i] = p.ID
+			}
+			var partOps []Operation
+			if len(ids) > 0 {
+				if err := tx.WithContext(ctx).Where("part_id IN ? AND status = ?", ids, OpDone).Find(&partOps).Error; err != nil {
+					return nil, err
+				}
+			}
+			ops = append(ops, partOps...)
 			for _, op := range ops {
 				var part int64
 				if op.PartID != nil {
@@ -79,7 +93,8 @@ func (x *exploded) carryOver(carry map[int64][]carried) {
 					continue
 				}
 				j := slices.IndexFunc(c.parts, func(old Part) bool {
-					return !used[old.ID] && old.Seq == p.Seq && old.Name == p.Name && old.LengthMM == p.LengthMM && old.WidthMM == p.WidthMM
+					return !used[old.ID] && old.Seq == p.Seq && old.Name == p.Name && old.LengthMM == p.LengthMM && old.WidthMM == p.WidthMM &&
+						strings.EqualFold(old.Board, p.Board) // a part cut from another board is not this one
 				})
 				if j < 0 {
 					continue
@@ -140,8 +155,7 @@ func (x *exploded) storeParts(tx *gorm.DB, orderID int64) error {
 	for i := range x.parts {
 		if old, ok := x.reuse[i]; ok {
 			err := tx.Model(&Part{}).Where("id = ?", old.ID).
-				Updates(map[string]any{"prod_order_id": orderID, "unit": x.parts[i].Unit, "board_need": x.parts[i].BoardNeed,
-					"sheet_plan_id": nil, "sheet_n": nil}).Error
+				Updates(map[string]any{"prod_order_id": orderID, "unit": x.parts[i].Unit, "board_need": x.parts[i].BoardNeed}).Error
 			if err != nil {
 				return err
 			}

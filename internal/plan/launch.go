@@ -141,8 +141,8 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 	if err := l.build(ctx, tx); err != nil {
 		return 0, err
 	}
-	l.overhang = s.stock.EdgeOverhang()
-	if l.needs, err = s.launchNeeds(ctx, tx, &l.x, l.backlog, l.products, l.overhang); err != nil {
+	l.overhang, l.steps = s.stock.EdgeOverhang(), MaterialStepsOf(l.route)
+	if l.needs, err = s.launchNeeds(ctx, tx, &l.x, l.backlog, l.products, l.steps, l.overhang); err != nil {
 		return 0, err
 	}
 	if err := s.scheduleLaunch(ctx, tx, l); err != nil {
@@ -181,8 +181,9 @@ type launching struct {
 	lead     int  // the tasks of plan before the new order's
 	eta      database.Date
 	order    ProdOrder
-	overhang int          // EDGE_OVERHANG_MM, kept with the order
-	needs    []stock.Move // what it needs of each material
+	overhang int           // EDGE_OVERHANG_MM, kept with the order
+	steps    MaterialSteps // its route's steps that use materials up
+	needs    []stock.Move  // what it needs of each material
 }
 
 // readLaunch reads the items' backlog rows, their products and the route
@@ -270,7 +271,8 @@ func (s *Service) scheduleLaunch(ctx context.Context, tx *gorm.DB, l *launching)
 func (l *launching) store(ctx context.Context, tx *gorm.DB) error {
 	in, x, backlog, products := l.in, &l.x, l.backlog, l.products
 	o := ProdOrder{Status: StatusLaunched, Route: RouteRef{ID: l.route.ID, Name: l.route.Name},
-		PartsCount: x.partsCount, OpsCount: len(x.ops), ETA: l.eta, PlannedETA: l.eta, Priority: in.Priority, EdgeOverhangMM: l.overhang}
+		PartsCount: x.partsCount, OpsCount: len(x.ops), ETA: l.eta, PlannedETA: l.eta, Priority: in.Priority, EdgeOverhangMM: l.overhang,
+		CutSeq: l.steps.Cut, BandSeq: l.steps.Band, AssembleSeq: l.steps.Assemble}
 	if !in.ETA.IsZero() {
 		o.ETA, o.ETAGiven = in.ETA, true
 	}

@@ -28,11 +28,16 @@ type MaterialSteps struct {
 	Cut, Band, Assemble int
 }
 
-// MaterialStepsOf finds the material steps among a route's steps, given by
-// seq and scope in any order.
-func MaterialStepsOf(steps []Operation) MaterialSteps {
+// MaterialSteps are the order's route steps that use materials up, as
+// its route had them at its launch.
+func (o ProdOrder) MaterialSteps() MaterialSteps {
+	return MaterialSteps{Cut: o.CutSeq, Band: o.BandSeq, Assemble: o.AssembleSeq}
+}
+
+// MaterialStepsOf finds the material steps of a route.
+func MaterialStepsOf(route catalog.Route) MaterialSteps {
 	var part, item []int
-	for _, st := range steps {
+	for _, st := range route.Operations {
 		switch st.Scope {
 		case catalog.ScopePart:
 			if !slices.Contains(part, st.Seq) {
@@ -71,8 +76,7 @@ func (p Part) Shape() stock.PartShape {
 // assembled. Parts carried over from an order closed short have some
 // steps done already (the launch has no operation for them) and need
 // nothing for those steps.
-func (s *Service) launchNeeds(ctx context.Context, tx *gorm.DB, x *exploded, backlog []BacklogItem, products map[string]catalog.Product, overhang int) ([]stock.Move, error) {
-	steps := MaterialStepsOf(x.ops)
+func (s *Service) launchNeeds(ctx context.Context, tx *gorm.DB, x *exploded, backlog []BacklogItem, products map[string]catalog.Product, steps MaterialSteps, overhang int) ([]stock.Move, error) {
 	toCut, toBand := map[int]bool{}, map[int]bool{}
 	assemble := map[unitKey]bool{}
 	for k, op := range x.ops {
@@ -130,7 +134,7 @@ func RemainingNeeds(ctx context.Context, db *gorm.DB, o ProdOrder) ([]stock.Move
 		Find(&ops).Error; err != nil {
 		return nil, err
 	}
-	steps := MaterialStepsOf(ops)
+	steps := o.MaterialSteps()
 	toCut, toBand := map[int64]bool{}, map[int64]bool{}
 	assemble := map[unitKey]bool{}
 	for _, op := range ops {

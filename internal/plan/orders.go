@@ -56,6 +56,11 @@ type ProdOrder struct {
 	// as EDGE_OVERHANG_MM said at its launch: what its bands are counted
 	// with.
 	EdgeOverhangMM int `json:"-"`
+	// CutSeq, BandSeq and AssembleSeq are its route's steps that use
+	// materials up, as the route had them at its launch (MaterialSteps).
+	CutSeq      int `json:"-"`
+	BandSeq     int `json:"-"`
+	AssembleSeq int `json:"-"`
 	// ETA is the day it is promised for: the planned ETA, or the planner's.
 	ETA database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date"`
 	// PlannedETA is the day the schedule computed, at launch or at the last re-plan.

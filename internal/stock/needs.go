@@ -141,6 +141,20 @@ func (s *Service) book(ctx context.Context, tx *gorm.DB, b Booking, cuts []sheet
 			consumed = addMove(consumed, Move{Code: c.board, Qty: 1})
 		}
 	}
+	order := b.ProdOrderID
+	rows, err := s.neededAfter(ctx, tx, order, sumMoves(b.Needs), consumed)
+	if err != nil {
+		return err
+	}
+	changes := 0
+	for _, r := range rows {
+		if r.delta != 0 {
+			changes++
+		}
+	}
+	if len(consumed) == 0 && len(cuts) == 0 && changes == 0 {
+		return nil // nothing moved: a sheet on the saw already, a need unchanged
+	}
 	kind := DocReservation
 	if len(consumed) > 0 || len(cuts) > 0 {
 		kind = DocConsumption
@@ -149,7 +163,6 @@ func (s *Service) book(ctx context.Context, tx *gorm.DB, b Booking, cuts []sheet
 	if err != nil {
 		return err
 	}
-	order := b.ProdOrderID
 	doc := Document{Kind: kind, ProdOrderID: &order, Source: string(src)}
 	if err := tx.WithContext(ctx).Omit("ID").Create(&doc).Error; err != nil {
 		return err
@@ -179,7 +192,7 @@ func (s *Service) book(ctx context.Context, tx *gorm.DB, b Booking, cuts []sheet
 			return err
 		}
 	}
-	changed, err := s.changeNeeds(ctx, tx, doc.ID, order, sumMoves(b.Needs), consumed, levels)
+	changed, err := applyNeeds(ctx, tx, doc.ID, rows, levels)
 	if err != nil {
 		return err
 	}
@@ -212,21 +225,25 @@ func (s *Service) book(ctx context.Context, tx *gorm.DB, b Booking, cuts []sheet
 			return err
 		}
 	}
-	if len(shrank) > 0 || len(grew) == 0 {
+	if len(shrank) > 0 {
 		p := payload
 		p.Lines = shrank
-		if p.Lines == nil {
-			p.Lines = []contracts.StockLine{}
-		}
 		return events.Add(ctx, tx, contracts.StockReleased.New(doc.ID, p))
 	}
 	return nil
 }
 
-// changeNeeds adds the changes to what the order needs (never below
-// nothing) and what it consumed, moving the levels' reserved by what
-// really changed, and returns those changes.
-func (s *Service) changeNeeds(ctx context.Context, tx *gorm.DB, doc, order int64, changes, consumed []Move, levels map[string]*level) ([]contracts.StockLine, error) {
+// needRow is what an order needs of a material after a booking, and what
+// changed.
+type needRow struct {
+	need
+	delta float64
+}
+
+// neededAfter is what the order needs of each material the changes or the
+// consumption touch once they are booked (never below nothing), with what
+// really changes.
+func (s *Service) neededAfter(ctx context.Context, tx *gorm.DB, order int64, changes, consumed []Move) ([]needRow, error) {
 	codes := map[string]bool{}
 	for _, m := range append(slices.Clone(changes), consumed...) {
 		codes[m.Code] = true
@@ -242,7 +259,7 @@ func (s *Service) changeNeeds(ctx context.Context, tx *gorm.DB, doc, order int64
 	for _, r := range rows {
 		have[r.Code] = r
 	}
-	var out []contracts.StockLine
+	out := make([]needRow, 0, len(codes))
 	for _, code := range keys(codes) {
 		r, ok := have[code]
 		if !ok {
@@ -251,22 +268,32 @@ func (s *Service) changeNeeds(ctx context.Context, tx *gorm.DB, doc, order int64
 		before := r.Needed
 		r.Needed = clean(math.Max(r.Needed+qtyOf(changes, code), 0))
 		r.Consumed = clean(r.Consumed + qtyOf(consumed, code))
-		if err := tx.WithContext(ctx).Clauses(clause.OnConflict{UpdateAll: true}).Create(&r).Error; err != nil {
+		out = append(out, needRow{need: r, delta: clean(r.Needed - before)})
+	}
+	return out, nil
+}
+
+// applyNeeds stores the needs and moves the levels' reserved by what
+// changed, in document doc; it returns those changes.
+func applyNeeds(ctx context.Context, tx *gorm.DB, doc int64, rows []needRow, levels map[string]*level) ([]contracts.StockLine, error) {
+	var out []contracts.StockLine
+	for _, r := range rows {
+		row := r.need
+		if err := tx.WithContext(ctx).Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
 			return nil, err
 		}
-		delta := clean(r.Needed - before)
-		if delta == 0 {
+		if r.delta == 0 {
 			continue
 		}
-		lv := levels[code]
-		move, qty := MoveReserve, delta
-		if delta < 0 {
-			move, qty = MoveRelease, -delta
+		lv := levels[r.Code]
+		move, qty := MoveReserve, r.delta
+		if r.delta < 0 {
+			move, qty = MoveRelease, -r.delta
 		}
-		if err := moveStock(ctx, tx, doc, code, move, qty, lv); err != nil {
+		if err := moveStock(ctx, tx, doc, r.Code, move, qty, lv); err != nil {
 			return nil, err
 		}
-		out = append(out, contracts.StockLine{Code: code, Qty: delta, OnHand: lv.OnHand, Reserve: lv.Reserved})
+		out = append(out, contracts.StockLine{Code: r.Code, Qty: r.delta, OnHand: lv.OnHand, Reserve: lv.Reserved})
 	}
 	return out, nil
 }

@@ -377,6 +377,7 @@ func lockLevels(ctx context.Context, tx *gorm.DB, codes []string) (map[string]*l
 // change on hand, write-offs and consumption take from it; a reservation
 // and its release change reserved.
 func moveStock(ctx context.Context, tx *gorm.DB, doc int64, code, kind string, qty float64, lv *level) error {
+	qty = clean(qty) // as the level keeps it: the sum of the movements is the level
 	if math.Abs(qty) < epsilon && kind != MoveCount {
 		return nil
 	}

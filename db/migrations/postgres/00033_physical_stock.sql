@@ -76,8 +76,25 @@ ALTER TABLE plan_parts ADD COLUMN board_need double precision NOT NULL DEFAULT 0
 ALTER TABLE plan_parts ADD COLUMN sheet_plan_id bigint;
 ALTER TABLE plan_parts ADD COLUMN sheet_n integer;
 ALTER TABLE plan_prod_orders ADD COLUMN edge_overhang_mm integer NOT NULL DEFAULT 30;
+-- The route steps whose work uses materials up, as the order's route had
+-- them at its launch: cutting (the first part-scope step) a part's board,
+-- edge banding (the second) its bands, assembly (the first item-scope step)
+-- a unit's fittings; 0 when it had none. An order launched before is given
+-- them from its operations.
+ALTER TABLE plan_prod_orders ADD COLUMN cut_seq integer NOT NULL DEFAULT 0;
+ALTER TABLE plan_prod_orders ADD COLUMN band_seq integer NOT NULL DEFAULT 0;
+ALTER TABLE plan_prod_orders ADD COLUMN assemble_seq integer NOT NULL DEFAULT 0;
+UPDATE plan_prod_orders SET cut_seq = COALESCE((SELECT min(op.seq) FROM plan_operations op
+    WHERE op.prod_order_id = plan_prod_orders.id AND op.scope = 'part'), 0);
+UPDATE plan_prod_orders SET band_seq = COALESCE((SELECT min(op.seq) FROM plan_operations op
+    WHERE op.prod_order_id = plan_prod_orders.id AND op.scope = 'part' AND op.seq > plan_prod_orders.cut_seq), 0);
+UPDATE plan_prod_orders SET assemble_seq = COALESCE((SELECT min(op.seq) FROM plan_operations op
+    WHERE op.prod_order_id = plan_prod_orders.id AND op.scope = 'item'), 0);
 
 -- +goose Down
+ALTER TABLE plan_prod_orders DROP COLUMN assemble_seq;
+ALTER TABLE plan_prod_orders DROP COLUMN band_seq;
+ALTER TABLE plan_prod_orders DROP COLUMN cut_seq;
 ALTER TABLE plan_prod_orders DROP COLUMN edge_overhang_mm;
 ALTER TABLE plan_parts DROP COLUMN sheet_n;
 ALTER TABLE plan_parts DROP COLUMN sheet_plan_id;
