@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/render/scantest"
 )
 
 // newSheetsOf counts a plan's new sheets (not offcuts) per board, and what
@@ -122,6 +124,7 @@ func requireShortage(t *testing.T, short map[string]stockLevel, l stockLevel, ba
 // shortages follow.
 func TestCuttingPlans_SheetsFlowIntoStock(t *testing.T) {
 	t.Parallel()
+	scantest.Tools(t)
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
 		const onHand = 6.0
 		env.Admin(http.MethodPost, "/api/v1/stock/receipts", map[string]any{"lines": []map[string]any{
@@ -215,6 +218,21 @@ func TestCuttingPlans_SheetsFlowIntoStock(t *testing.T) {
 			require.Contains(t, kept, o.Code)
 			require.Equal(t, "available", o.Status)
 		}
+		// Each has a label that scans to its code: a lost one is printed again.
+		o := offcuts.Items[0]
+		r = env.Admin(http.MethodGet, "/api/v1/stock/offcuts/"+strings.ToLower(o.Code)+"/label", nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Equal(t, "application/pdf", r.Header.Get("Content-Type"))
+		require.Equal(t, [][]string{{o.Code}}, scantest.DecodePDF(t, r.Body, 203))
+		text := scantest.Text(t, r.Body)
+		require.Len(t, text, 1)
+		for _, s := range []string{"Деловой остаток", fmt.Sprintf("%g × %g мм", o.LengthMM, o.WidthMM), "LDSP16-WHITE", fmt.Sprintf("Раскрой №%d · лист %d", p.ID, n)} {
+			require.Contains(t, text[0], s)
+		}
+		r = env.Admin(http.MethodGet, "/api/v1/stock/offcuts/"+o.Code+"/label?format=zpl&dpi=300", nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Contains(t, string(r.Body), "^FD"+o.Code)
+		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/stock/offcuts/O999-1-1/label", nil), http.StatusNotFound)
 		short = shortagesOf(t, env)
 		requireShortage(t, short, s["LDSP16-WHITE"], backlog["LDSP16-WHITE"])
 		requireStockInvariants(t, env)

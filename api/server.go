@@ -194,6 +194,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/stock/write-offs", s.writeOffStock, authed(auth.RolePlanner)...)
 	v1.GET("/stock/offcuts", s.listOffcuts, authed()...)
 	v1.GET("/stock/offcuts/:code", s.getOffcut, authed()...)
+	v1.GET("/stock/offcuts/:code/label", s.getOffcutLabel, authed()...)
 	v1.POST("/cutting-plans", s.createCuttingPlan, authed(auth.RolePlanner)...)
 	v1.GET("/cutting-plans", s.listCuttingPlans, authed()...)
 	v1.GET("/cutting-plans/:id", s.getCuttingPlan, authed()...)

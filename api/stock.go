@@ -11,6 +11,7 @@ import (
 	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/input"
+	"github.com/tsekh/tsekh/internal/render"
 	"github.com/tsekh/tsekh/internal/stock"
 )
 
@@ -350,4 +351,39 @@ func (s *server) getOffcut(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, o)
+}
+
+// getOffcutLabel godoc
+//
+//	@Summary	An offcut's label (PDF, ZPL)
+//	@ID			getOffcutLabel
+//	@Description	The label of the offcut with the code (regardless of case), as getCuttingPlanLabels prints it after its sheet's parts: its code as the barcode, "Деловой остаток", its size (length × width mm), board, decor and thickness, the plan and sheet that left it. For a label lost or worn off the piece. Formats and layouts as getLabels: PDF by default, ZPL with `Accept: application/zpl` or format=zpl; 422 naming layout, format or dpi for a value they do not take.
+//	@Tags		stock
+//	@Produce	application/pdf
+//	@Produce	application/zpl
+//	@Security	BearerAuth
+//	@Param		code	path		string	true	"the offcut's code"	maxlength(40) example(O1-1-1)
+//	@Param		layout	query		string	false	"PDF: label (one per page; default) or a4 (an A4 sheet); ZPL: label only"	Enums(label, a4)	example(label)
+//	@Param		format	query		string	false	"pdf or zpl, instead of the Accept header"	Enums(pdf, zpl)	example(zpl)
+//	@Param		dpi		query		int		false	"ZPL only: the printer's resolution (default 203)"	Enums(203, 300)	example(203)
+//	@Success	200		{string}	string	"the label, a PDF or a ZPL document"
+//	@Failure	400		{object}	Problem
+//	@Failure	401		{object}	Problem
+//	@Failure	404		{object}	Problem
+//	@Failure	406		{object}	Problem	"the Accept header allows none of the media types it answers in"
+//	@Failure	422		{object}	Problem
+//	@Router		/api/v1/stock/offcuts/{code}/label [get]
+func (s *server) getOffcutLabel(c echo.Context) error {
+	ctx := c.Request().Context()
+	o, err := s.Stock.OffcutByCode(ctx, c.Param("code"))
+	if err != nil {
+		return err
+	}
+	l := render.OffcutLabel{Code: o.Code, Board: o.Board, LengthMM: o.LengthMM, WidthMM: o.WidthMM, PlanID: o.PlanID, Sheet: o.Sheet}
+	if m, ok, err := s.Catalog.MaterialByCode(ctx, o.Board); err != nil {
+		return err
+	} else if ok {
+		l.Decor, l.ThicknessMM = m.Decor, m.ThicknessMM
+	}
+	return s.sendLabels(c, []render.Label{l.Label()}, "offcut-"+o.Code)
 }

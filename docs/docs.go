@@ -5032,6 +5032,107 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/stock/offcuts/{code}/label": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The label of the offcut with the code (regardless of case), as getCuttingPlanLabels prints it after its sheet's parts: its code as the barcode, \"Деловой остаток\", its size (length × width mm), board, decor and thickness, the plan and sheet that left it. For a label lost or worn off the piece. Formats and layouts as getLabels: PDF by default, ZPL with ` + "`" + `Accept: application/zpl` + "`" + ` or format=zpl; 422 naming layout, format or dpi for a value they do not take.",
+                "produces": [
+                    "application/pdf",
+                    "application/zpl"
+                ],
+                "tags": [
+                    "stock"
+                ],
+                "summary": "An offcut's label (PDF, ZPL)",
+                "operationId": "getOffcutLabel",
+                "parameters": [
+                    {
+                        "maxLength": 40,
+                        "type": "string",
+                        "x-example": "O1-1-1",
+                        "description": "the offcut's code",
+                        "name": "code",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "enum": [
+                            "label",
+                            "a4"
+                        ],
+                        "type": "string",
+                        "x-example": "label",
+                        "description": "PDF: label (one per page; default) or a4 (an A4 sheet); ZPL: label only",
+                        "name": "layout",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "pdf",
+                            "zpl"
+                        ],
+                        "type": "string",
+                        "x-example": "zpl",
+                        "description": "pdf or zpl, instead of the Accept header",
+                        "name": "format",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            203,
+                            300
+                        ],
+                        "type": "integer",
+                        "x-example": 203,
+                        "description": "ZPL only: the printer's resolution (default 203)",
+                        "name": "dpi",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the label, a PDF or a ZPL document",
+                        "schema": {
+                            "type": "string"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/stock/receipts": {
             "post": {
                 "security": [

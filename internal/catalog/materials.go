@@ -359,6 +359,14 @@ func (s *Service) Material(ctx context.Context, id int64) (Material, error) {
 	return m, err
 }
 
+// MaterialByCode returns the material with the code (regardless of case);
+// ok is false when there is none.
+func (s *Service) MaterialByCode(ctx context.Context, code string) (m Material, ok bool, err error) {
+	ms, err := MaterialsByCode(ctx, s.db, []string{code})
+	m, ok = ms[strings.ToLower(code)]
+	return m, ok, err
+}
+
 // MaterialsByCode returns the materials with the codes, keyed by their code
 // in lower case, read through db (which may be the caller's transaction);
 // unknown codes are absent.
