@@ -76,6 +76,7 @@ type engine struct {
 	formats []formatInfo
 	minSide int   // the smallest side of any part: narrower free space is dead
 	work    int64 // placements tried so far
+	byArea  []int // the shapes, the largest first
 }
 
 func (e *engine) allowed(stage int) bool { return e.stages == 0 || stage <= e.stages }

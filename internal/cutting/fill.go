@@ -103,6 +103,7 @@ func (e *engine) fillSheet(sh *sheetLayout, fi int, left []int, order []int, v f
 			if left[s] == 0 {
 				continue
 			}
+			e.work++
 			for _, o := range e.shapes[s].os {
 				if !e.fits(f, o) {
 					continue
