@@ -18,12 +18,10 @@ import (
 // that the search leaves small parts over, which find room more easily.
 // When nothing is left over, the layout has a sheet fewer: it is offered,
 // and the next least-filled sheet is taken away. lb is a lower bound on
-// the sheets: a layout on that many is not reduced further.
+// the sheets: a layout on that many (or one) is not reduced further.
 func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() bool, offer func(*solution)) {
 	cur := cloneSolution(start)
-	if len(cur.sheets) <= lb {
-		return
-	}
+	lb = max(lb, 1)
 	pool := make([]int, len(e.shapes))
 	weight := make([]float64, len(e.shapes))
 	for i, s := range e.shapes {
@@ -36,19 +34,31 @@ func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() boo
 		}
 		return c
 	}
-	drop := func() {
-		l := 0
+	// drop takes the least-filled new sheet away (offcuts in stock cost
+	// nothing to keep), its parts left over; false when there is none to
+	// take, or the layout is at the bound
+	drop := func() bool {
+		l := -1
 		for i, sh := range cur.sheets {
-			if sh.used*e.formats[cur.sheets[l].format].area < cur.sheets[l].used*e.formats[sh.format].area {
+			if e.formats[sh.format].offcut {
+				continue
+			}
+			if l < 0 || sh.used*e.formats[cur.sheets[l].format].area < cur.sheets[l].used*e.formats[sh.format].area {
 				l = i
 			}
+		}
+		if l < 0 || len(cur.sheets) <= lb {
+			return false
 		}
 		for _, pl := range cur.sheets[l].parts {
 			pool[pl.shape]++
 		}
 		cur.sheets = append(cur.sheets[:l], cur.sheets[l+1:]...)
+		return true
 	}
-	drop()
+	if !drop() {
+		return
+	}
 	const history = 16
 	var hist [history]float64
 	curCost := poolCost(pool)
@@ -63,15 +73,17 @@ func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() boo
 	for iter := 0; !stop(); iter++ {
 		if curCost == 0 {
 			offer(cloneSolution(cur))
-			if len(cur.sheets) <= lb {
+			if !drop() {
 				return
 			}
-			drop()
 			curCost = poolCost(pool)
 			for i := range hist {
 				hist[i] = curCost
 			}
 			continue
+		}
+		if len(cur.sheets) == 0 {
+			return // nothing left to lay out again
 		}
 		// ruin: one to three sheets at random
 		m := 1 + rng.IntN(min(3, len(cur.sheets)))
