@@ -192,14 +192,23 @@ type BenchClass struct {
 
 // BenchFurniture is the figures of the furniture week.
 type BenchFurniture struct {
-	Parts          int     `json:"parts"`
-	LowerBound     int     `json:"lower_bound"`
-	Sheets         int     `json:"sheets"`
-	Yield          float64 `json:"yield"`
+	Parts      int     `json:"parts"`
+	LowerBound int     `json:"lower_bound"` // the parts' area over a sheet's usable area, rounded up
+	Sheets     int     `json:"sheets"`
+	Yield      float64 `json:"yield"`
+	// BoundYield is the yield on as many sheets as the lower bound.
+	BoundYield     float64 `json:"bound_yield"`
 	Offcuts        int     `json:"offcuts"`
 	BaselineSheets int     `json:"baseline_sheets"`
 	BaselineYield  float64 `json:"baseline_yield"`
 	CPUSeconds     float64 `json:"cpu_seconds"`
+	// Before is what the plan keeps with OffcutWeight 0 (no preference for
+	// larger offcuts), After with the default: the same search, and its
+	// sheets laid out again.
+	Before BenchLeftover `json:"before"`
+	After  BenchLeftover `json:"after"`
+	// Jobs is the catalogue's products laid out one at a time.
+	Jobs BenchJobs `json:"jobs"`
 }
 
 // BenchSet is the figures of one set of instances: the standard one or
@@ -259,33 +268,124 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 		res.Sets = append(res.Sets, set)
 	}
 	if o.Furniture > 0 {
-		p := FurnitureWeek(o.Furniture)
-		t0 := cpuTime()
-		plan, err := Optimise(p)
+		fw, err := benchFurniture(o.Furniture)
 		if err != nil {
 			return res, err
 		}
-		seconds := (cpuTime() - t0).Seconds()
-		base, err := Baseline(p)
-		if err != nil {
-			return res, err
-		}
-		var area float64
-		for _, pt := range p.Parts {
-			area += (pt.Length * pt.Width) * float64(pt.Qty)
-		}
-		f := p.Formats[0]
-		usable := (f.Length - 20) * (f.Width - 20)
-		lb := int(math.Ceil(area / usable))
-		res.Furniture = &BenchFurniture{Parts: plan.Totals.Parts, LowerBound: lb, Sheets: plan.Totals.Sheets, Yield: plan.Totals.Yield,
-			Offcuts: plan.Totals.Offcuts, BaselineSheets: base.Totals.Sheets, BaselineYield: base.Totals.Yield,
-			CPUSeconds: round4(seconds)}
+		res.Furniture = fw
 		if o.Progress != nil {
-			o.Progress(fmt.Sprintf("furniture week: %d parts on %d sheets (baseline %d, lower bound %d), yield %.3f, %.1f s of CPU",
-				plan.Totals.Parts, plan.Totals.Sheets, base.Totals.Sheets, lb, plan.Totals.Yield, seconds))
+			o.Progress(fmt.Sprintf("furniture week: %d parts on %d sheets (baseline %d, lower bound %d), yield %.3f (at the bound %.3f), %.1f s of CPU; "+
+				"offcuts kept %.2f m² (largest %g × %g mm), %.2f m² (largest %g × %g mm) without the weight for larger ones",
+				fw.Parts, fw.Sheets, fw.BaselineSheets, fw.LowerBound, fw.Yield, fw.BoundYield, fw.CPUSeconds,
+				fw.After.OffcutsM2, fw.After.LargestOffcut.Length, fw.After.LargestOffcut.Width,
+				fw.Before.OffcutsM2, fw.Before.LargestOffcut.Length, fw.Before.LargestOffcut.Width))
+			j := fw.Jobs
+			o.Progress(fmt.Sprintf("furniture jobs (%d, one product each): %d sheets, offcuts kept %.2f m², the largest of each %.2f m² in all; %.2f m² and %.2f m² without the weight for larger ones",
+				j.Jobs, j.Sheets, j.After.OffcutsM2, j.After.LargestM2, j.Before.OffcutsM2, j.Before.LargestM2))
 		}
 	}
 	return res, nil
+}
+
+// BenchLeftover is what a plan keeps of its sheets' waste: the offcuts
+// (pieces of at least the minimum offcut) and the largest one.
+type BenchLeftover struct {
+	Offcuts       int     `json:"offcuts"`
+	OffcutsM2     float64 `json:"offcuts_m2"`
+	LargestOffcut Size    `json:"largest_offcut"`
+	// LargestM2 is the largest offcut's area (the jobs': each job's
+	// largest, added up).
+	LargestM2 float64 `json:"largest_m2"`
+}
+
+func leftoverOf(t Totals) BenchLeftover {
+	return BenchLeftover{Offcuts: t.Offcuts, OffcutsM2: t.OffcutsM2, LargestOffcut: t.LargestOffcut,
+		LargestM2: round4(t.LargestOffcut.Length * t.LargestOffcut.Width / 1e6)}
+}
+
+// BenchJobs is the figures of small furniture jobs: each product of the
+// catalogue laid out alone, as an order of one piece of furniture is.
+type BenchJobs struct {
+	Jobs   int     `json:"jobs"`
+	Sheets int     `json:"sheets"`
+	Yield  float64 `json:"yield"`
+	// Before is what the plans keep with OffcutWeight 0 (no preference
+	// for larger offcuts), After with the default.
+	Before BenchLeftover `json:"before"`
+	After  BenchLeftover `json:"after"`
+}
+
+// optimiseTwice lays p out once and writes the plan twice: as the search
+// left it (OffcutWeight 0) and with each sheet laid out again for its
+// leftover, as Optimise does with p's OffcutWeight.
+func optimiseTwice(p Problem) (before, after Plan, err error) {
+	e, err := newEngine(&p)
+	if err != nil {
+		return before, after, err
+	}
+	sol := e.search(&p)
+	if sol == nil {
+		return before, after, errTooFewSheets()
+	}
+	before = e.plan(&p, sol)
+	if p.OffcutWeight > 0 {
+		e.keepLargeOffcuts(sol, p.OffcutWeight, toUnits(p.MinOffcut.Length), toUnits(p.MinOffcut.Width))
+	}
+	return before, e.plan(&p, sol), nil
+}
+
+// benchFurniture measures the furniture week of parts parts and the
+// catalogue's products one at a time.
+func benchFurniture(parts int) (*BenchFurniture, error) {
+	p := FurnitureWeek(parts)
+	t0 := cpuTime()
+	before, plan, err := optimiseTwice(p)
+	if err != nil {
+		return nil, err
+	}
+	seconds := (cpuTime() - t0).Seconds()
+	base, err := Baseline(p)
+	if err != nil {
+		return nil, err
+	}
+	var area float64
+	for _, pt := range p.Parts {
+		area += (pt.Length * pt.Width) * float64(pt.Qty)
+	}
+	f := p.Formats[0]
+	usable := (f.Length - p.Trims.Left - p.Trims.Right) * (f.Width - p.Trims.Bottom - p.Trims.Top)
+	lb := int(math.Ceil(area / usable))
+	fw := &BenchFurniture{Parts: plan.Totals.Parts, LowerBound: lb, Sheets: plan.Totals.Sheets, Yield: plan.Totals.Yield,
+		BoundYield: round4(area / (float64(lb) * f.Length * f.Width)),
+		Offcuts:    plan.Totals.Offcuts, BaselineSheets: base.Totals.Sheets, BaselineYield: base.Totals.Yield,
+		CPUSeconds: round4(seconds), Before: leftoverOf(before.Totals), After: leftoverOf(plan.Totals)}
+	var sheetsM2, partsM2 float64
+	for _, prod := range furniture {
+		job := p
+		job.Parts = append([]Part(nil), prod.parts...)
+		before, after, err := optimiseTwice(job)
+		if err != nil {
+			return nil, err
+		}
+		j := &fw.Jobs
+		j.Jobs++
+		j.Sheets += after.Totals.Sheets
+		sheetsM2 += after.Totals.SheetsM2
+		partsM2 += after.Totals.PartsM2
+		for _, lo := range []struct {
+			sum  *BenchLeftover
+			plan Plan
+		}{{&j.Before, before}, {&j.After, after}} {
+			l := leftoverOf(lo.plan.Totals)
+			lo.sum.Offcuts += l.Offcuts
+			lo.sum.OffcutsM2 = round4(lo.sum.OffcutsM2 + l.OffcutsM2)
+			lo.sum.LargestM2 = round4(lo.sum.LargestM2 + l.LargestM2)
+		}
+	}
+	if sheetsM2 > 0 {
+		fw.Jobs.Yield = round4(partsM2 / sheetsM2)
+	}
+	return fw, nil
 }
 
 // benchSet measures one set of instances, class by class.

@@ -120,6 +120,9 @@ func Optimise(p Problem) (Plan, error) {
 	if sol == nil {
 		return Plan{}, errTooFewSheets()
 	}
+	if p.OffcutWeight > 0 {
+		e.keepLargeOffcuts(sol, p.OffcutWeight, toUnits(p.MinOffcut.Length), toUnits(p.MinOffcut.Width))
+	}
 	return e.plan(&p, sol), nil
 }
 
