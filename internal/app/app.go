@@ -143,7 +143,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Stock = stock.NewService(db)
 	a.Plan.SetScrapReasons(cfg.FloorScrapReasons)
 	a.CutPlan = cutplan.NewService(db, a.Plan, cutplan.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages,
-		MinOffcutMM: cfg.CuttingMinOffcutMM, TimeBudget: cfg.CuttingTimeBudget})
+		MinOffcutMM: cfg.CuttingMinOffcutMM, OffcutWeight: cfg.CuttingOffcutWeight, TimeBudget: cfg.CuttingTimeBudget})
 	a.Plan.SetPlannedSheets(a.CutPlan.PlannedSheets)
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
