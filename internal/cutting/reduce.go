@@ -59,6 +59,10 @@ func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() boo
 	if !drop() {
 		return
 	}
+	// the layout of the current goal with the least cost left over
+	var least *solution
+	var leastPool []int
+	leastCost := math.Inf(1)
 	const history = 16
 	var hist [history]float64
 	curCost := poolCost(pool)
@@ -76,6 +80,7 @@ func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() boo
 			if !drop() {
 				return
 			}
+			least, leastCost = nil, math.Inf(1)
 			curCost = poolCost(pool)
 			for i := range hist {
 				hist[i] = curCost
@@ -144,8 +149,21 @@ func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() boo
 			copy(pool, items)
 			e.insertPool(cur, pool)
 			curCost = poolCost(pool)
+			if curCost < leastCost {
+				least, leastPool, leastCost = cloneSolution(cur), append(leastPool[:0], pool...), curCost
+			}
 		}
 		hist[iter%history] = curCost
+	}
+	// Out of effort with parts left over: the layout with the fewest left
+	// over, those on a sheet of their own, is as many sheets as the one the
+	// search began from, and its last sheet is the emptiest yet: its
+	// leftover is one large piece, worth keeping.
+	if least != nil {
+		if rest := e.packSheets(leastPool, [][]int{e.byArea}, allFillVariants(), func() bool { return false }); rest != nil {
+			least.sheets = append(least.sheets, rest.sheets...)
+			offer(least)
+		}
 	}
 }
 
