@@ -10,8 +10,9 @@ import (
 // reduce is a goal-driven ruin and recreate at the scale of sheets, after
 // Gardeyn & Wauters (EJOR 2022): it takes the best layout's least-filled
 // sheet away, its parts left over, and then, again and again, empties a few
-// sheets at random and fills them afresh, each the fullest it goes from
-// their parts and the leftovers, what does not fit left over in turn; the
+// sheets at random, whole or of the parts placed after their first few,
+// and fills them afresh, each the fullest it goes from their parts and the
+// leftovers, what does not fit left over in turn; the
 // parts left over are also tried in the other sheets' free space. A step is
 // kept when what is left over is no harder to place than a step of some
 // while ago (late acceptance): its cost weighs the larger parts more, so
@@ -74,6 +75,8 @@ func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() boo
 	items := make([]int, len(e.shapes))
 	var chosen, present []int
 	var fresh []sheetLayout
+	var keep [3]int // per sheet chosen, the placements kept
+	var base sheetLayout
 	for iter := 0; !stop(); iter++ {
 		if curCost == 0 {
 			offer(cloneSolution(cur))
@@ -103,9 +106,16 @@ func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() boo
 				chosen = append(chosen, k)
 			}
 		}
+		// each sheet emptied whole, or (half the time) of the parts it
+		// took after its first few: the first stay where they are
 		copy(items, pool)
-		for _, k := range chosen {
-			for _, pl := range cur.sheets[k].parts {
+		for i, k := range chosen {
+			sh := &cur.sheets[k]
+			keep[i] = 0
+			if len(sh.parts) > 1 && rng.IntN(2) == 0 {
+				keep[i] = rng.IntN(len(sh.parts))
+			}
+			for _, pl := range sh.parts[keep[i]:] {
 				items[pl.shape]++
 			}
 		}
@@ -124,8 +134,13 @@ func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() boo
 			vs = append(vs, variants[rng.IntN(len(variants))])
 		}
 		fresh = fresh[:0]
-		for _, k := range chosen {
-			sh, left, ok := fill.fullest(cur.sheets[k].format, items, orders, vs)
+		for i, k := range chosen {
+			var from *sheetLayout
+			if keep[i] > 0 {
+				e.replay(&base, &cur.sheets[k], keep[i])
+				from = &base
+			}
+			sh, left, ok := fill.fullestFrom(from, cur.sheets[k].format, items, orders, vs)
 			if !ok {
 				sh = e.newSheet(cur.sheets[k].format)
 			} else {
