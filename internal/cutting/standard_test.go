@@ -55,3 +55,30 @@ func TestStandardItems_AreThePublishedFiles(t *testing.T) {
 		require.Equal(t, want[name], hex.EncodeToString(sum[:]), "%s as the rules write it", name)
 	}
 }
+
+// BenchmarkOptimise_Standard lays out the 50 standard instances of each
+// class with the default search, as tsekh cut does, and reports the sheets
+// they take beside GDRR's (the best published method's) on the same
+// instances: `go test -run XXX -bench Standard ./internal/cutting` (about
+// three minutes). tsekh bench cutting gives the same figures with the CPU
+// time of each instance.
+func BenchmarkOptimise_Standard(b *testing.B) {
+	for c, name := range ClassNames {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				sheets := 0
+				for _, n := range StandardSizes {
+					for k := 1; k <= StandardPerSize; k++ {
+						plan, err := Optimise(StandardInstance(c, n, k))
+						if err != nil {
+							b.Fatal(err)
+						}
+						sheets += plan.Totals.Sheets
+					}
+				}
+				b.ReportMetric(float64(sheets), "sheets")
+				b.ReportMetric(float64(GDRRSheets[c]), "gdrr-sheets")
+			}
+		})
+	}
+}
