@@ -58,9 +58,15 @@ func ClassInstance(c, n, k int) Problem {
 }
 
 // LowerBound is a bound on the sheets of a class instance (square sheets,
-// turning allowed): the parts' area over the sheet's, rounded up, or the
-// parts longer than half the sheet both ways, which no two share.
+// turning allowed): the parts' area over the sheet's, rounded up, the
+// parts longer than half the sheet both ways, which no two share, or
+// Martello & Vigo's L2 by the parts' shorter sides (the bound the search
+// stops at).
 func LowerBound(p Problem) int {
+	l2 := 0
+	if e, err := newEngine(&p); err == nil {
+		l2 = e.lowerBound()
+	}
 	f := p.Formats[0]
 	var area float64
 	big := 0
@@ -75,7 +81,7 @@ func LowerBound(p Problem) int {
 	if float64(lb)*sheet < area {
 		lb++
 	}
-	return max(lb, big)
+	return max(lb, big, l2)
 }
 
 // furniture is the demo catalogue's cabinets and wardrobes as parts of
