@@ -397,7 +397,7 @@ func benchFurniture(parts int) (*BenchFurniture, error) {
 // benchSet measures one set of instances, class by class.
 func benchSet(name string, o BenchOptions, classes []int) (BenchSet, error) {
 	set := BenchSet{Name: name, Sizes: o.Sizes, PerSize: o.PerSize}
-	instance := func(c, n, k int) Problem { return ClassInstance(c, n, k) }
+	instance := ClassInstance
 	switch name {
 	case SetStandard:
 		set.Sizes, set.PerSize = nil, min(o.PerSize, StandardPerSize)
