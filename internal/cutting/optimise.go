@@ -16,7 +16,9 @@ import (
 const (
 	effortPerPart = 1_000_000
 	effortCap     = 300_000_000
-	timeLimit     = time.Minute
+	// reduceRounds is how many fresh starts the ruin and recreate makes.
+	reduceRounds = 3
+	timeLimit    = time.Minute
 )
 
 // newEngine validates a problem and sets the engine up for it.
@@ -257,8 +259,15 @@ func (e *engine) search(p *Problem) *solution {
 	if best != nil && !stop() {
 		offer(e.improve(best, orders[:2], variants, stop))
 	}
-	if best != nil && len(best.sheets) > lb {
-		e.reduce(best, lb, rng, stop, offer)
+	// The ruin and recreate in rounds, each from the best layout yet with
+	// a goal of its own: a round that settles in a layout it cannot leave
+	// gives its effort up to a fresh start.
+	for r := range reduceRounds {
+		if best == nil || len(best.sheets) <= lb || stop() {
+			break
+		}
+		until := e.work + (effort-e.work)/int64(reduceRounds-r)
+		e.reduce(best, lb, rng, func() bool { return e.work > until || stop() }, offer)
 	}
 	return best
 }

@@ -10,7 +10,8 @@ import (
 // reduce is a goal-driven ruin and recreate at the scale of sheets, after
 // Gardeyn & Wauters (EJOR 2022): it takes the best layout's least-filled
 // sheet away, its parts left over, and then, again and again, empties a few
-// sheets at random, whole or of the parts placed after their first few,
+// sheets at random, whole or (mostly) of the parts placed after their
+// first few,
 // and fills them afresh, each the fullest it goes from their parts and the
 // leftovers, what does not fit left over in turn; the
 // parts left over are also tried in the other sheets' free space. A step is
@@ -106,13 +107,13 @@ func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() boo
 				chosen = append(chosen, k)
 			}
 		}
-		// each sheet emptied whole, or (half the time) of the parts it
-		// took after its first few: the first stay where they are
+		// each sheet emptied whole, or (three times in four) of the parts
+		// it took after its first few: the first stay where they are
 		copy(items, pool)
 		for i, k := range chosen {
 			sh := &cur.sheets[k]
 			keep[i] = 0
-			if len(sh.parts) > 1 && rng.IntN(2) == 0 {
+			if len(sh.parts) > 1 && rng.IntN(4) != 0 {
 				keep[i] = rng.IntN(len(sh.parts))
 			}
 			for _, pl := range sh.parts[keep[i]:] {
