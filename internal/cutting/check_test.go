@@ -29,6 +29,19 @@ func gap(a0, a1, b0, b1 float64) float64 { return math.Max(b0-a1, a0-b1) }
 func checkPlan(t *testing.T, p Problem, plan Plan) {
 	t.Helper()
 	placedCount := make([]int, len(p.Parts))
+	// no format used more often than it is there (an offcut once, unless
+	// its count says otherwise)
+	perFormat := make([]int, len(p.Formats))
+	for _, s := range plan.Sheets {
+		perFormat[s.Format]++
+	}
+	for i, f := range p.Formats {
+		limit := f.Count
+		if f.Offcut && limit == 0 {
+			limit = 1
+		}
+		require.True(t, limit == 0 || perFormat[i] <= limit, "format %d (%q) used %d times, there are %d", i, f.Name, perFormat[i], limit)
+	}
 	var partsArea, sheetsArea float64
 	maxStages := 0
 	for si, s := range plan.Sheets {

@@ -152,6 +152,13 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 // with sheets left, the one the parts fill best. nil means the sheets ran
 // out, or the budget did (stop reports it).
 func (e *engine) packSheets(remain []int, orders [][]int, variants []fillVariant, stop func() bool) *solution {
+	return e.packSheetsAfter(nil, remain, orders, variants, stop)
+}
+
+// packSheetsAfter is packSheets with the sheets of before already taken
+// (nil: none): an offcut or a format of a limited count that before uses
+// up is not used again.
+func (e *engine) packSheetsAfter(before *solution, remain []int, orders [][]int, variants []fillVariant, stop func() bool) *solution {
 	left := append([]int(nil), remain...)
 	fill := filler{e: e}
 	total := 0
@@ -159,6 +166,11 @@ func (e *engine) packSheets(remain []int, orders [][]int, variants []fillVariant
 		total += c
 	}
 	usedFormats := make([]int, len(e.formats))
+	if before != nil {
+		for _, sh := range before.sheets {
+			usedFormats[sh.format]++
+		}
+	}
 	dead := make([]bool, len(e.formats))
 	sol := &solution{}
 	available := func(fi int) bool {

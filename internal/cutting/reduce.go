@@ -176,7 +176,7 @@ func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() boo
 	// search began from, and its last sheet is the emptiest yet: its
 	// leftover is one large piece, worth keeping.
 	if least != nil {
-		if rest := e.packSheets(leastPool, [][]int{e.byArea}, allFillVariants(), func() bool { return false }); rest != nil {
+		if rest := e.packSheetsAfter(least, leastPool, [][]int{e.byArea}, allFillVariants(), func() bool { return false }); rest != nil {
 			least.sheets = append(least.sheets, rest.sheets...)
 			offer(least)
 		}
