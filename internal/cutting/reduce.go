@@ -11,16 +11,15 @@ import (
 // Gardeyn & Wauters (EJOR 2022): it takes the best layout's least-filled
 // sheet away, its parts left over, and then, again and again, empties a few
 // sheets at random, whole or (mostly) of the parts placed after their
-// first few,
-// and fills them afresh, each the fullest it goes from their parts and the
-// leftovers, what does not fit left over in turn; the
-// parts left over are also tried in the other sheets' free space. A step is
-// kept when what is left over is no harder to place than a step of some
-// while ago (late acceptance): its cost weighs the larger parts more, so
-// that the search leaves small parts over, which find room more easily.
-// When nothing is left over, the layout has a sheet fewer: it is offered,
-// and the next least-filled sheet is taken away. lb is a lower bound on
-// the sheets: a layout on that many (or one) is not reduced further.
+// first few, and fills them afresh, each the fullest it goes from their
+// parts and the leftovers, what does not fit left over in turn; the parts
+// left over are also tried in the other sheets' free space. A step is kept
+// when what is left over is no harder to place than a step of some while
+// ago (late acceptance): its cost weighs the larger parts more, so that
+// the search leaves small parts over, which find room more easily. When
+// nothing is left over, the layout has a sheet fewer: it is offered, and
+// the next least-filled sheet is taken away. lb is a lower bound on the
+// sheets: a layout on that many (or one) is not reduced further.
 func (e *engine) reduce(start *solution, lb int, rng *rand.Rand, stop func() bool, offer func(*solution)) {
 	cur := cloneSolution(start)
 	lb = max(lb, 1)
