@@ -79,6 +79,11 @@ type cutPlan struct {
 		Parts       int
 		Yield       float64
 		WasteM2     float64 `json:"waste_m2"`
+		OffcutsM2   float64 `json:"offcuts_m2"`
+		Largest     struct {
+			LengthMM float64 `json:"length_mm"`
+			WidthMM  float64 `json:"width_mm"`
+		} `json:"largest_offcut"`
 	}
 	SheetList []cutSheet `json:"sheet_list"`
 }
@@ -272,6 +277,18 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		for _, b := range p.Boards {
 			require.Greater(t, b.Yield, 0.0)
 			require.LessOrEqual(t, b.Yield, 1.0)
+			// the offcuts kept, and the largest, are the board's sheets'
+			area, largest := 0.0, 0.0
+			for _, sh := range p.SheetList {
+				for _, o := range sh.Offcuts {
+					if sh.Board == b.Board {
+						area += o.DX * o.DY / 1e6
+						largest = math.Max(largest, o.DX*o.DY)
+					}
+				}
+			}
+			require.InDelta(t, area, b.OffcutsM2, 1e-3, b.Board)
+			require.InDelta(t, largest, b.Largest.LengthMM*b.Largest.WidthMM, 1e-6, b.Board)
 		}
 		checkCutPlan(t, p, parts)
 		for _, b := range p.Boards {

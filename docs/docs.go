@@ -8812,6 +8812,7 @@ const docTemplate = `{
                 "board",
                 "decor",
                 "grain",
+                "largest_offcut",
                 "name",
                 "offcuts_left",
                 "offcuts_m2",
@@ -8837,6 +8838,14 @@ const docTemplate = `{
                     "type": "boolean",
                     "example": true
                 },
+                "largest_offcut": {
+                    "description": "LargestOffcut is the largest of them by area (zero when none).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/cutting.Size"
+                        }
+                    ]
+                },
                 "name": {
                     "type": "string",
                     "example": "ЛДСП 16 мм Дуб сонома"
@@ -8846,6 +8855,7 @@ const docTemplate = `{
                     "example": 2
                 },
                 "offcuts_m2": {
+                    "description": "OffcutsM2 is the area the plan keeps in offcuts (pieces of at least\nthe minimum offcut), Offcuts how many.",
                     "type": "number",
                     "example": 0.6
                 },
@@ -9198,6 +9208,21 @@ const docTemplate = `{
                     "type": "number"
                 },
                 "y_mm": {
+                    "type": "number"
+                }
+            }
+        },
+        "cutting.Size": {
+            "type": "object",
+            "required": [
+                "length_mm",
+                "width_mm"
+            ],
+            "properties": {
+                "length_mm": {
+                    "type": "number"
+                },
+                "width_mm": {
                     "type": "number"
                 }
             }

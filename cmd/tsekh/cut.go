@@ -25,7 +25,7 @@ the offcuts kept, and the totals. Needs no database.
 FILE (or - for standard input) is JSON or CSV; see "Cutting optimiser" in
 docs/planning.md. JSON: {"formats":[{"length_mm":2800,"width_mm":2070,"count":0}],
 "kerf_mm":4.4,"trims_mm":{"left":10,"right":10,"bottom":10,"top":10},
-"stages":3,"min_offcut":{"length_mm":300,"width_mm":300},
+"stages":3,"min_offcut":{"length_mm":300,"width_mm":300},"offcut_weight":1,
 "parts":[{"name":"Боковина","length_mm":2200,"width_mm":600,"qty":2,"grain":"length"}]}.
 CSV: a header row and one row per part, ";" or "," separated, with the columns
 name, length_mm (or length), width_mm (or width), qty and optionally id, grain
@@ -41,6 +41,7 @@ func cutCmd(args []string, stdout, stderr io.Writer) error {
 	trim := fs.Float64("trim", 10, "trim at each edge of a new sheet, mm (0 allowed)")
 	stages := fs.Int("stages", def.Stages, "stages the saw makes (0: any number)")
 	minOffcut := fs.String("min-offcut", "300x300", "the smallest offcut kept, LENGTHxWIDTH mm")
+	offcutWeight := fs.Float64("offcut-weight", def.OffcutWeight, "how much a larger offcut is worth against smaller ones of the same area (0–10; 0: no preference)")
 	material := fs.String("material", "", "CSV: plan only the parts of this material (the list's material column, with thickness_mm when there is one: \"ЛДСП 16 мм/16\")")
 	effort := fs.Int64("effort", 0, "the search's effort in placements tried (0: proportional to the parts)")
 	limit := fs.Duration("time-limit", 0, "stop the search after this long (0: a minute); only a search cut short depends on the machine")
@@ -94,6 +95,9 @@ func cutCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if set["trim"] && isJSON {
 		p.Trims = cutting.Trims{Left: *trim, Right: *trim, Bottom: *trim, Top: *trim}
+	}
+	if set["offcut-weight"] {
+		p.OffcutWeight = *offcutWeight
 	}
 	if set["effort"] {
 		p.Effort = *effort

@@ -127,9 +127,18 @@ func TestRun_BenchCutting(t *testing.T) {
 		env(nil), &stdout, &stderr))
 	var res cutting.BenchResult
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
-	require.Len(t, res.Classes, 2)
-	require.Equal(t, "VII", res.Classes[1].Class)
-	require.GreaterOrEqual(t, res.Classes[1].Sheets, res.Classes[1].LowerBound)
-	require.Contains(t, stderr.String(), "class VII")
+	require.Len(t, res.Sets, 2)
+	for i, name := range []string{cutting.SetStandard, cutting.SetGenerated} {
+		set := res.Sets[i]
+		require.Equal(t, name, set.Name)
+		require.Len(t, set.Classes, 2)
+		require.Equal(t, "VII", set.Classes[1].Class)
+		require.Equal(t, 1, set.Classes[1].Instances)
+		require.GreaterOrEqual(t, set.Classes[1].Sheets, set.Classes[1].LowerBound)
+		require.Zero(t, set.Published, "GDRR's figures are for whole classes")
+	}
+	require.Contains(t, stderr.String(), "standard class VII")
+	require.Contains(t, stderr.String(), "generated class VII")
 	require.ErrorContains(t, run(context.Background(), []string{"bench", "cutting", "--classes", "XI"}, env(nil), io.Discard, io.Discard), `no class "XI"`)
+	require.ErrorContains(t, run(context.Background(), []string{"bench", "cutting", "--set", "other"}, env(nil), io.Discard, io.Discard), `no set "other"`)
 }

@@ -147,7 +147,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Floor = floor.NewService(db, a.Stock)
 	a.Floor.SetScrapReasons(cfg.FloorScrapReasons)
 	a.CutPlan = cutplan.NewService(db, a.Floor, a.Stock, cutplan.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages,
-		MinOffcutMM: cfg.CuttingMinOffcutMM, TimeBudget: cfg.CuttingTimeBudget})
+		MinOffcutMM: cfg.CuttingMinOffcutMM, OffcutWeight: cfg.CuttingOffcutWeight, TimeBudget: cfg.CuttingTimeBudget})
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
 	}

@@ -20,18 +20,21 @@ import (
 )
 
 // Settings are the panel saw's: its kerf, the stages it makes (0: any
-// number), the smallest offcut worth keeping (both sides), and how long
-// the optimiser may search per board.
+// number), the smallest offcut worth keeping (both sides), how much a
+// larger offcut is worth against smaller ones (cutting.Problem's
+// OffcutWeight), and how long the optimiser may search per board.
 type Settings struct {
-	KerfMM      float64
-	Stages      int
-	MinOffcutMM int
-	TimeBudget  time.Duration
+	KerfMM       float64
+	Stages       int
+	MinOffcutMM  int
+	OffcutWeight float64
+	TimeBudget   time.Duration
 }
 
 // DefaultSettings are the cutting work centre's defaults.
 func DefaultSettings() Settings {
-	return Settings{KerfMM: cutting.DefaultKerf, Stages: cutting.DefaultStages, MinOffcutMM: cutting.DefaultMinOffcut, TimeBudget: 10 * time.Second}
+	return Settings{KerfMM: cutting.DefaultKerf, Stages: cutting.DefaultStages, MinOffcutMM: cutting.DefaultMinOffcut,
+		OffcutWeight: cutting.DefaultOffcutWeight, TimeBudget: 10 * time.Second}
 }
 
 // Plan is a stored cutting plan.
@@ -77,9 +80,13 @@ type BoardTotals struct {
 	// Yield is the parts' area ÷ the sheets' area.
 	Yield float64 `json:"yield" example:"0.8166"`
 	// WasteM2 is the sheets' area neither in parts nor in offcuts kept.
-	WasteM2   float64 `json:"waste_m2" example:"2.5"`
+	WasteM2 float64 `json:"waste_m2" example:"2.5"`
+	// OffcutsM2 is the area the plan keeps in offcuts (pieces of at least
+	// the minimum offcut), Offcuts how many.
 	OffcutsM2 float64 `json:"offcuts_m2" example:"0.6"`
 	Offcuts   int     `json:"offcuts_left" example:"2"`
+	// LargestOffcut is the largest of them by area (zero when none).
+	LargestOffcut cutting.Size `json:"largest_offcut"`
 }
 
 // BoardList is stored as JSON.

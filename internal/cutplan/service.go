@@ -127,7 +127,7 @@ func (s *Service) layOut(ctx context.Context, ids []int64, replaces *int64) (p P
 		}
 		bt := BoardTotals{Board: g.board.Code, Name: g.board.Name, Decor: g.board.Decor, ThicknessMM: g.board.ThicknessMM, Grain: g.board.Grain,
 			Sheets: cp.Totals.Sheets, Parts: cp.Totals.Parts, SheetsM2: cp.Totals.SheetsM2, PartsM2: cp.Totals.PartsM2, Yield: cp.Totals.Yield,
-			WasteM2: cp.Totals.WasteM2, OffcutsM2: cp.Totals.OffcutsM2, Offcuts: cp.Totals.Offcuts}
+			WasteM2: cp.Totals.WasteM2, OffcutsM2: cp.Totals.OffcutsM2, Offcuts: cp.Totals.Offcuts, LargestOffcut: cp.Totals.LargestOffcut}
 		byID := map[string]floor.SawPart{}
 		for _, pt := range g.parts {
 			byID[strconv.FormatInt(pt.ID, 10)] = pt
@@ -308,6 +308,7 @@ func (s *Service) optimise(g boardGroup, offcuts []stock.Offcut, ids []int64) (c
 	pr.Kerf = s.set.KerfMM
 	pr.Stages = s.set.Stages
 	pr.MinOffcut = cutting.Size{Length: float64(s.set.MinOffcutMM), Width: float64(s.set.MinOffcutMM)}
+	pr.OffcutWeight = s.set.OffcutWeight
 	pr.TimeLimit = s.set.TimeBudget
 	t := g.board.Trim
 	pr.Trims = cutting.Trims{Left: float64(t.W1), Right: float64(t.W2), Bottom: float64(t.L1), Top: float64(t.L2)}

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
 // The benchmark instances: the ten classes of two-dimensional bin packing
-// of Berkey & Wang (I–VI) and Martello & Vigo (VII–X), generated from their
-// published rules with a fixed seed, and a furniture factory's week.
+// of Berkey & Wang (I–VI) and Martello & Vigo (VII–X), the 500 published
+// instances (standard.go) and more generated from the classes' rules with
+// this package's seed, and a furniture factory's week.
 
 // ClassNames are the benchmark classes, in order.
 var ClassNames = []string{"I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X"}
@@ -56,9 +58,15 @@ func ClassInstance(c, n, k int) Problem {
 }
 
 // LowerBound is a bound on the sheets of a class instance (square sheets,
-// turning allowed): the parts' area over the sheet's, rounded up, or the
-// parts longer than half the sheet both ways, which no two share.
+// turning allowed): the parts' area over the sheet's, rounded up, the
+// parts longer than half the sheet both ways, which no two share, or
+// Martello & Vigo's L2 by the parts' shorter sides (the bound the search
+// stops at).
 func LowerBound(p Problem) int {
+	l2 := 0
+	if e, err := newEngine(&p); err == nil {
+		l2 = e.lowerBound()
+	}
 	f := p.Formats[0]
 	var area float64
 	big := 0
@@ -73,7 +81,7 @@ func LowerBound(p Problem) int {
 	if float64(lb)*sheet < area {
 		lb++
 	}
-	return max(lb, big)
+	return max(lb, big, l2)
 }
 
 // furniture is the demo catalogue's cabinets and wardrobes as parts of
@@ -165,6 +173,13 @@ func FurnitureWeek(parts int) Problem {
 	return p
 }
 
+// GDRRSheets is the sheets per class of the standard set that Gardeyn &
+// Wauters's goal-driven ruin and recreate reports (EJOR 2022: guillotine,
+// turning allowed, 600 s and 8 threads per instance), the best published
+// single method: 6,986 in all. The best known solutions of all methods
+// together sum to about 6,977.
+var GDRRSheets = []int{972, 124, 675, 119, 862, 109, 756, 759, 2119, 491}
+
 // BenchClass is the benchmark's figures for one class.
 type BenchClass struct {
 	Class          string  `json:"class"`
@@ -174,67 +189,247 @@ type BenchClass struct {
 	BaselineSheets int     `json:"baseline_sheets"`
 	Ratio          float64 `json:"ratio"`          // sheets ÷ lower bound
 	BaselineRatio  float64 `json:"baseline_ratio"` // the same for the baseline
-	CPUMsMean      float64 `json:"cpu_ms_mean"`
-	CPUMsMax       float64 `json:"cpu_ms_max"`
+	// Published is GDRR's sheets on the same instances (the whole
+	// standard class only; 0 otherwise).
+	Published int     `json:"published,omitempty"`
+	CPUMsMean float64 `json:"cpu_ms_mean"`
+	CPUMsMax  float64 `json:"cpu_ms_max"`
 }
 
 // BenchFurniture is the figures of the furniture week.
 type BenchFurniture struct {
-	Parts          int     `json:"parts"`
-	LowerBound     int     `json:"lower_bound"`
-	Sheets         int     `json:"sheets"`
-	Yield          float64 `json:"yield"`
+	Parts      int     `json:"parts"`
+	LowerBound int     `json:"lower_bound"` // the parts' area over a sheet's usable area, rounded up
+	Sheets     int     `json:"sheets"`
+	Yield      float64 `json:"yield"`
+	// BoundYield is the yield on as many sheets as the lower bound.
+	BoundYield     float64 `json:"bound_yield"`
 	Offcuts        int     `json:"offcuts"`
 	BaselineSheets int     `json:"baseline_sheets"`
 	BaselineYield  float64 `json:"baseline_yield"`
 	CPUSeconds     float64 `json:"cpu_seconds"`
+	// Before is what the plan keeps with OffcutWeight 0 (no preference for
+	// larger offcuts), After with the default: the same search, and its
+	// sheets laid out again.
+	Before BenchLeftover `json:"before"`
+	After  BenchLeftover `json:"after"`
+	// Jobs is the catalogue's products laid out one at a time.
+	Jobs BenchJobs `json:"jobs"`
+}
+
+// BenchSet is the figures of one set of instances: the standard one or
+// the generated one.
+type BenchSet struct {
+	Name           string       `json:"name"` // "standard" or "generated"
+	Sizes          []int        `json:"sizes"`
+	PerSize        int          `json:"instances_per_size"`
+	Classes        []BenchClass `json:"classes"`
+	Sheets         int          `json:"sheets"`
+	BaselineSheets int          `json:"baseline_sheets"`
+	LowerBound     int          `json:"lower_bound"`
+	Published      int          `json:"published,omitempty"` // GDRR's, over the whole classes measured
+	Saving         float64      `json:"saving"`              // 1 − sheets ÷ baseline's
+	CPUMsMean      float64      `json:"cpu_ms_mean"`
 }
 
 // BenchResult is a benchmark run.
 type BenchResult struct {
-	Sizes          []int           `json:"sizes"`
-	PerSize        int             `json:"instances_per_size"`
-	Classes        []BenchClass    `json:"classes"`
-	Sheets         int             `json:"sheets"`
-	BaselineSheets int             `json:"baseline_sheets"`
-	LowerBound     int             `json:"lower_bound"`
-	Saving         float64         `json:"saving"` // 1 − sheets ÷ baseline's
-	Furniture      *BenchFurniture `json:"furniture,omitempty"`
+	Sets      []BenchSet      `json:"sets"`
+	Furniture *BenchFurniture `json:"furniture,omitempty"`
 }
+
+// The benchmark's sets.
+const (
+	SetStandard  = "standard"  // the 500 published instances (StandardInstance)
+	SetGenerated = "generated" // the classes' rules with this package's seed (ClassInstance)
+)
 
 // BenchOptions size a benchmark run.
 type BenchOptions struct {
-	Sizes     []int // items per instance
-	PerSize   int   // instances per class and size
-	Classes   []int // 0 … 9; nil: all
-	Furniture int   // parts of the furniture week; 0: none
+	Sets      []string // SetStandard, SetGenerated; nil: both
+	Sizes     []int    // items per instance (the standard set has 20 … 100)
+	PerSize   int      // instances per class and size (the standard set has 10)
+	Classes   []int    // 0 … 9; nil: all
+	Furniture int      // parts of the furniture week; 0: none
 	Progress  func(string)
 }
 
 // RunBench measures the optimiser against the baseline. Time is the
 // process's CPU time when the platform gives it, else the wall clock.
 func RunBench(o BenchOptions) (BenchResult, error) {
-	res := BenchResult{Sizes: o.Sizes, PerSize: o.PerSize}
+	var res BenchResult
 	classes := o.Classes
 	if classes == nil {
 		classes = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 	}
+	sets := o.Sets
+	if sets == nil {
+		sets = []string{SetStandard, SetGenerated}
+	}
+	for _, name := range sets {
+		set, err := benchSet(name, o, classes)
+		if err != nil {
+			return res, err
+		}
+		res.Sets = append(res.Sets, set)
+	}
+	if o.Furniture > 0 {
+		fw, err := benchFurniture(o.Furniture)
+		if err != nil {
+			return res, err
+		}
+		res.Furniture = fw
+		if o.Progress != nil {
+			o.Progress(fmt.Sprintf("furniture week: %d parts on %d sheets (baseline %d, lower bound %d), yield %.3f (at the bound %.3f), %.1f s of CPU; "+
+				"offcuts kept %.2f m² (largest %g × %g mm), %.2f m² (largest %g × %g mm) without the weight for larger ones",
+				fw.Parts, fw.Sheets, fw.BaselineSheets, fw.LowerBound, fw.Yield, fw.BoundYield, fw.CPUSeconds,
+				fw.After.OffcutsM2, fw.After.LargestOffcut.Length, fw.After.LargestOffcut.Width,
+				fw.Before.OffcutsM2, fw.Before.LargestOffcut.Length, fw.Before.LargestOffcut.Width))
+			j := fw.Jobs
+			o.Progress(fmt.Sprintf("furniture jobs (%d, one product each): %d sheets, offcuts kept %.2f m², the largest of each %.2f m² in all; %.2f m² and %.2f m² without the weight for larger ones",
+				j.Jobs, j.Sheets, j.After.OffcutsM2, j.After.LargestM2, j.Before.OffcutsM2, j.Before.LargestM2))
+		}
+	}
+	return res, nil
+}
+
+// BenchLeftover is what a plan keeps of its sheets' waste: the offcuts
+// (pieces of at least the minimum offcut) and the largest one.
+type BenchLeftover struct {
+	Offcuts       int     `json:"offcuts"`
+	OffcutsM2     float64 `json:"offcuts_m2"`
+	LargestOffcut Size    `json:"largest_offcut"`
+	// LargestM2 is the largest offcut's area (the jobs': each job's
+	// largest, added up).
+	LargestM2 float64 `json:"largest_m2"`
+}
+
+func leftoverOf(t Totals) BenchLeftover {
+	return BenchLeftover{Offcuts: t.Offcuts, OffcutsM2: t.OffcutsM2, LargestOffcut: t.LargestOffcut,
+		LargestM2: round4(t.LargestOffcut.Length * t.LargestOffcut.Width / 1e6)}
+}
+
+// BenchJobs is the figures of small furniture jobs: each product of the
+// catalogue laid out alone, as an order of one piece of furniture is.
+type BenchJobs struct {
+	Jobs   int     `json:"jobs"`
+	Sheets int     `json:"sheets"`
+	Yield  float64 `json:"yield"`
+	// Before is what the plans keep with OffcutWeight 0 (no preference
+	// for larger offcuts), After with the default.
+	Before BenchLeftover `json:"before"`
+	After  BenchLeftover `json:"after"`
+}
+
+// optimiseTwice lays p out once and writes the plan twice: as the search
+// left it (OffcutWeight 0) and with each sheet laid out again for its
+// leftover, as Optimise does with p's OffcutWeight.
+func optimiseTwice(p Problem) (before, after Plan, err error) {
+	e, err := newEngine(&p)
+	if err != nil {
+		return before, after, err
+	}
+	sol := e.search(&p)
+	if sol == nil {
+		return before, after, errTooFewSheets()
+	}
+	before = e.plan(&p, sol)
+	if p.OffcutWeight > 0 {
+		e.keepLargeOffcuts(sol, p.OffcutWeight, toUnits(p.MinOffcut.Length), toUnits(p.MinOffcut.Width))
+	}
+	return before, e.plan(&p, sol), nil
+}
+
+// benchFurniture measures the furniture week of parts parts and the
+// catalogue's products one at a time.
+func benchFurniture(parts int) (*BenchFurniture, error) {
+	p := FurnitureWeek(parts)
+	t0 := cpuTime()
+	before, plan, err := optimiseTwice(p)
+	if err != nil {
+		return nil, err
+	}
+	seconds := (cpuTime() - t0).Seconds()
+	base, err := Baseline(p)
+	if err != nil {
+		return nil, err
+	}
+	var area float64
+	for _, pt := range p.Parts {
+		area += (pt.Length * pt.Width) * float64(pt.Qty)
+	}
+	f := p.Formats[0]
+	usable := (f.Length - p.Trims.Left - p.Trims.Right) * (f.Width - p.Trims.Bottom - p.Trims.Top)
+	lb := int(math.Ceil(area / usable))
+	fw := &BenchFurniture{Parts: plan.Totals.Parts, LowerBound: lb, Sheets: plan.Totals.Sheets, Yield: plan.Totals.Yield,
+		BoundYield: round4(area / (float64(lb) * f.Length * f.Width)),
+		Offcuts:    plan.Totals.Offcuts, BaselineSheets: base.Totals.Sheets, BaselineYield: base.Totals.Yield,
+		CPUSeconds: round4(seconds), Before: leftoverOf(before.Totals), After: leftoverOf(plan.Totals)}
+	var sheetsM2, partsM2 float64
+	for _, prod := range furniture {
+		job := p
+		job.Parts = append([]Part(nil), prod.parts...)
+		before, after, err := optimiseTwice(job)
+		if err != nil {
+			return nil, err
+		}
+		j := &fw.Jobs
+		j.Jobs++
+		j.Sheets += after.Totals.Sheets
+		sheetsM2 += after.Totals.SheetsM2
+		partsM2 += after.Totals.PartsM2
+		for _, lo := range []struct {
+			sum  *BenchLeftover
+			plan Plan
+		}{{&j.Before, before}, {&j.After, after}} {
+			l := leftoverOf(lo.plan.Totals)
+			lo.sum.Offcuts += l.Offcuts
+			lo.sum.OffcutsM2 = round4(lo.sum.OffcutsM2 + l.OffcutsM2)
+			lo.sum.LargestM2 = round4(lo.sum.LargestM2 + l.LargestM2)
+		}
+	}
+	if sheetsM2 > 0 {
+		fw.Jobs.Yield = round4(partsM2 / sheetsM2)
+	}
+	return fw, nil
+}
+
+// benchSet measures one set of instances, class by class.
+func benchSet(name string, o BenchOptions, classes []int) (BenchSet, error) {
+	set := BenchSet{Name: name, Sizes: o.Sizes, PerSize: o.PerSize}
+	instance := ClassInstance
+	switch name {
+	case SetStandard:
+		set.Sizes, set.PerSize = nil, min(o.PerSize, StandardPerSize)
+		for _, n := range o.Sizes {
+			if slices.Contains(StandardSizes, n) {
+				set.Sizes = append(set.Sizes, n)
+			}
+		}
+		instance = func(c, n, k int) Problem { return StandardInstance(c, n, k+1) }
+	case SetGenerated:
+	default:
+		return set, fmt.Errorf("no set %q (they are %s and %s)", name, SetStandard, SetGenerated)
+	}
+	whole := name == SetStandard && len(set.Sizes) == len(StandardSizes) && set.PerSize == StandardPerSize
+	var cpuAll float64
+	instances := 0
 	for _, c := range classes {
 		bc := BenchClass{Class: ClassNames[c]}
 		var cpu float64
-		for _, n := range o.Sizes {
-			for k := range o.PerSize {
-				p := ClassInstance(c, n, k)
+		for _, n := range set.Sizes {
+			for k := range set.PerSize {
+				p := instance(c, n, k)
 				p.Kerf, p.Stages = 0, 0
 				t0 := cpuTime()
 				plan, err := Optimise(p)
 				if err != nil {
-					return res, err
+					return set, err
 				}
 				ms := float64(cpuTime()-t0) / float64(time.Millisecond)
 				base, err := Baseline(p)
 				if err != nil {
-					return res, err
+					return set, err
 				}
 				cpu += ms
 				bc.CPUMsMax = max(bc.CPUMsMax, ms)
@@ -244,50 +439,34 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 				bc.BaselineSheets += base.Totals.Sheets
 			}
 		}
+		cpuAll += cpu
+		instances += bc.Instances
 		bc.CPUMsMean = round4(cpu / float64(max(bc.Instances, 1)))
 		bc.CPUMsMax = round4(bc.CPUMsMax)
 		if bc.LowerBound > 0 {
 			bc.Ratio = round4(float64(bc.Sheets) / float64(bc.LowerBound))
 			bc.BaselineRatio = round4(float64(bc.BaselineSheets) / float64(bc.LowerBound))
 		}
-		res.Classes = append(res.Classes, bc)
-		res.Sheets += bc.Sheets
-		res.BaselineSheets += bc.BaselineSheets
-		res.LowerBound += bc.LowerBound
+		if whole {
+			bc.Published = GDRRSheets[c]
+			set.Published += bc.Published
+		}
+		set.Classes = append(set.Classes, bc)
+		set.Sheets += bc.Sheets
+		set.BaselineSheets += bc.BaselineSheets
+		set.LowerBound += bc.LowerBound
 		if o.Progress != nil {
-			o.Progress(fmt.Sprintf("class %-4s sheets %d, baseline %d, lower bound %d, %.0f ms a instance (max %.0f)",
-				bc.Class, bc.Sheets, bc.BaselineSheets, bc.LowerBound, bc.CPUMsMean, bc.CPUMsMax))
+			published := ""
+			if whole {
+				published = fmt.Sprintf(" (GDRR %d)", bc.Published)
+			}
+			o.Progress(fmt.Sprintf("%s class %-4s sheets %d%s, baseline %d, lower bound %d, %.0f ms a instance (max %.0f)",
+				name, bc.Class, bc.Sheets, published, bc.BaselineSheets, bc.LowerBound, bc.CPUMsMean, bc.CPUMsMax))
 		}
 	}
-	if res.BaselineSheets > 0 {
-		res.Saving = round4(1 - float64(res.Sheets)/float64(res.BaselineSheets))
+	if set.BaselineSheets > 0 {
+		set.Saving = round4(1 - float64(set.Sheets)/float64(set.BaselineSheets))
 	}
-	if o.Furniture > 0 {
-		p := FurnitureWeek(o.Furniture)
-		t0 := cpuTime()
-		plan, err := Optimise(p)
-		if err != nil {
-			return res, err
-		}
-		seconds := (cpuTime() - t0).Seconds()
-		base, err := Baseline(p)
-		if err != nil {
-			return res, err
-		}
-		var area float64
-		for _, pt := range p.Parts {
-			area += (pt.Length * pt.Width) * float64(pt.Qty)
-		}
-		f := p.Formats[0]
-		usable := (f.Length - 20) * (f.Width - 20)
-		lb := int(math.Ceil(area / usable))
-		res.Furniture = &BenchFurniture{Parts: plan.Totals.Parts, LowerBound: lb, Sheets: plan.Totals.Sheets, Yield: plan.Totals.Yield,
-			Offcuts: plan.Totals.Offcuts, BaselineSheets: base.Totals.Sheets, BaselineYield: base.Totals.Yield,
-			CPUSeconds: round4(seconds)}
-		if o.Progress != nil {
-			o.Progress(fmt.Sprintf("furniture week: %d parts on %d sheets (baseline %d, lower bound %d), yield %.3f, %.1f s of CPU",
-				plan.Totals.Parts, plan.Totals.Sheets, base.Totals.Sheets, lb, plan.Totals.Yield, seconds))
-		}
-	}
-	return res, nil
+	set.CPUMsMean = round4(cpuAll / float64(max(instances, 1)))
+	return set, nil
 }

@@ -29,6 +29,19 @@ func gap(a0, a1, b0, b1 float64) float64 { return math.Max(b0-a1, a0-b1) }
 func checkPlan(t *testing.T, p Problem, plan Plan) {
 	t.Helper()
 	placedCount := make([]int, len(p.Parts))
+	// no format used more often than it is there (an offcut once, unless
+	// its count says otherwise)
+	perFormat := make([]int, len(p.Formats))
+	for _, s := range plan.Sheets {
+		perFormat[s.Format]++
+	}
+	for i, f := range p.Formats {
+		limit := f.Count
+		if f.Offcut && limit == 0 {
+			limit = 1
+		}
+		require.True(t, limit == 0 || perFormat[i] <= limit, "format %d (%q) used %d times, there are %d", i, f.Name, perFormat[i], limit)
+	}
 	var partsArea, sheetsArea float64
 	maxStages := 0
 	for si, s := range plan.Sheets {
@@ -120,6 +133,20 @@ func checkPlan(t *testing.T, p Problem, plan Plan) {
 		require.Equal(t, pt.Qty, placedCount[i], "part %d %q placed %d times, not %d", i, pt.Name, placedCount[i], pt.Qty)
 	}
 	tt := plan.Totals
+	// the offcuts' totals: their count and area, and the largest
+	offcuts, offcutsArea, largest := 0, 0.0, Size{}
+	for _, s := range plan.Sheets {
+		for _, o := range s.Offcuts {
+			offcuts++
+			offcutsArea += o.DX * o.DY
+			if o.DX*o.DY > largest.Length*largest.Width {
+				largest = Size{o.DX, o.DY}
+			}
+		}
+	}
+	require.Equal(t, offcuts, tt.Offcuts)
+	require.InDelta(t, offcutsArea/1e6, tt.OffcutsM2, 1e-3)
+	require.InDelta(t, largest.Length*largest.Width, tt.LargestOffcut.Length*tt.LargestOffcut.Width, 1e-6)
 	require.Equal(t, len(plan.Sheets), tt.Sheets)
 	require.InDelta(t, partsArea/sheetsArea, tt.Yield, 1e-3)
 	require.InDelta(t, (sheetsArea-partsArea)/1e6, tt.WasteM2, 1e-3)
@@ -372,6 +399,7 @@ func TestOptimise_Errors(t *testing.T) {
 		"NegativeStages": {func(p *Problem) { p.Stages = -1 }, "stages"},
 		"TooManyParts":   {func(p *Problem) { p.Parts[0].Qty = MaxParts + 1 }, "parts"},
 		"TooThin":        {func(p *Problem) { p.Parts[0].Width = 0.01 }, "parts[0]"},
+		"OffcutWeight":   {func(p *Problem) { p.OffcutWeight = -1 }, "offcut_weight"},
 	} {
 		t.Run("Err"+name, func(t *testing.T) {
 			t.Parallel()

@@ -53,6 +53,7 @@ type placed struct {
 	shape int
 	x, y  int
 	o     orient
+	split splitRule // the rule its free rectangle was split by: replay repeats it
 }
 
 type sheetLayout struct {
@@ -76,6 +77,7 @@ type engine struct {
 	formats []formatInfo
 	minSide int   // the smallest side of any part: narrower free space is dead
 	work    int64 // placements tried so far
+	byArea  []int // the shapes, the largest first
 }
 
 func (e *engine) allowed(stage int) bool { return e.stages == 0 || stage <= e.stages }
@@ -172,7 +174,7 @@ func (e *engine) place(sh *sheetLayout, i, s int, o orient, rule splitRule) {
 	f := sh.free[i]
 	var out [2]freeRect
 	n := e.split(f, o, rule, &out)
-	sh.parts = append(sh.parts, placed{s, f.x, f.y, o})
+	sh.parts = append(sh.parts, placed{s, f.x, f.y, o, rule})
 	sh.used += e.shapes[s].area
 	switch n {
 	case 0:
@@ -182,6 +184,21 @@ func (e *engine) place(sh *sheetLayout, i, s int, o orient, rule splitRule) {
 	default:
 		sh.free[i] = out[0]
 		sh.free = append(sh.free, out[1])
+	}
+}
+
+// replay makes dst the layout of src's first n placements, free
+// rectangles and all, reusing dst's storage: each placement goes into the
+// free rectangle at its corner, split by the rule it was split by.
+func (e *engine) replay(dst, src *sheetLayout, n int) {
+	e.resetSheet(dst, src.format)
+	for _, pl := range src.parts[:n] {
+		for i, f := range dst.free {
+			if f.x == pl.x && f.y == pl.y {
+				e.place(dst, i, pl.shape, pl.o, pl.split)
+				break
+			}
+		}
 	}
 }
 

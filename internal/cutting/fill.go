@@ -45,12 +45,25 @@ type filler struct {
 // every order × variant and returns the fullest fill (the first of equals)
 // and what it leaves; ok is false when nothing fits.
 func (f *filler) fullest(fi int, from []int, orders [][]int, variants []fillVariant) (sh sheetLayout, left []int, ok bool) {
+	return f.fullestFrom(nil, fi, from, orders, variants)
+}
+
+// fullestFrom is fullest starting from the layout base (nil: an empty
+// sheet of format fi): what base holds stays where it is.
+func (f *filler) fullestFrom(base *sheetLayout, fi int, from []int, orders [][]int, variants []fillVariant) (sh sheetLayout, left []int, ok bool) {
 	f.scratch = append(f.scratch[:0], from...)
 	f.best.used = 0
 	for _, order := range orders {
 		for _, v := range variants {
 			copy(f.scratch, from)
-			f.e.fillSheet(&f.try, fi, f.scratch, order, v)
+			if base == nil {
+				f.e.fillSheet(&f.try, fi, f.scratch, order, v)
+			} else {
+				f.try.format, f.try.used = base.format, base.used
+				f.try.free = append(f.try.free[:0], base.free...)
+				f.try.parts = append(f.try.parts[:0], base.parts...)
+				f.e.fillMore(&f.try, f.scratch, order, v)
+			}
 			if f.try.used > f.best.used {
 				f.try, f.best = f.best, f.try
 				f.bestLeft = append(f.bestLeft[:0], f.scratch...)
@@ -70,6 +83,11 @@ func (f *filler) fullest(fi int, from []int, orders [][]int, variants []fillVari
 // placed), trying shapes in order.
 func (e *engine) fillSheet(sh *sheetLayout, fi int, left []int, order []int, v fillVariant) {
 	e.resetSheet(sh, fi)
+	e.fillMore(sh, left, order, v)
+}
+
+// fillMore fills sh's free rectangles from left, trying shapes in order.
+func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVariant) {
 	if !v.rectFirst {
 		for _, s := range order {
 			for left[s] > 0 {
@@ -103,6 +121,7 @@ func (e *engine) fillSheet(sh *sheetLayout, fi int, left []int, order []int, v f
 			if left[s] == 0 {
 				continue
 			}
+			e.work++
 			for _, o := range e.shapes[s].os {
 				if !e.fits(f, o) {
 					continue
@@ -133,6 +152,13 @@ func (e *engine) fillSheet(sh *sheetLayout, fi int, left []int, order []int, v f
 // with sheets left, the one the parts fill best. nil means the sheets ran
 // out, or the budget did (stop reports it).
 func (e *engine) packSheets(remain []int, orders [][]int, variants []fillVariant, stop func() bool) *solution {
+	return e.packSheetsAfter(nil, remain, orders, variants, stop)
+}
+
+// packSheetsAfter is packSheets with the sheets of before already taken
+// (nil: none): an offcut or a format of a limited count that before uses
+// up is not used again.
+func (e *engine) packSheetsAfter(before *solution, remain []int, orders [][]int, variants []fillVariant, stop func() bool) *solution {
 	left := append([]int(nil), remain...)
 	fill := filler{e: e}
 	total := 0
@@ -140,6 +166,11 @@ func (e *engine) packSheets(remain []int, orders [][]int, variants []fillVariant
 		total += c
 	}
 	usedFormats := make([]int, len(e.formats))
+	if before != nil {
+		for _, sh := range before.sheets {
+			usedFormats[sh.format]++
+		}
+	}
 	dead := make([]bool, len(e.formats))
 	sol := &solution{}
 	available := func(fi int) bool {

@@ -46,6 +46,12 @@ const (
 	DefaultKerf      = 4.4 // mm
 	DefaultStages    = 3   // rip, cross-cut, trim
 	DefaultMinOffcut = 300 // mm, both sides
+	// DefaultOffcutWeight makes one offcut worth more than two of half its
+	// area: each sheet's leftover is gathered into as large a piece as its
+	// parts allow.
+	DefaultOffcutWeight = 1.0
+	// MaxOffcutWeight is the largest OffcutWeight a problem takes.
+	MaxOffcutWeight = 10.0
 	// MaxParts is the most parts (copies counted) one problem takes.
 	MaxParts = 50_000
 )
@@ -98,8 +104,17 @@ type Problem struct {
 	// Stages is how many stages the saw makes; 0 means any number.
 	Stages int `json:"stages"`
 	// MinOffcut is the smallest waste piece worth keeping (turned too).
-	MinOffcut Size   `json:"min_offcut"`
-	Parts     []Part `json:"parts"`
+	MinOffcut Size `json:"min_offcut"`
+	// OffcutWeight says how much a larger offcut is worth against
+	// smaller ones of the same area: a sheet's leftover is worth the sum,
+	// over its offcuts (pieces of at least MinOffcut), of the offcut's
+	// share of the sheet raised to 1 + OffcutWeight. Each sheet of the
+	// plan is laid out again, its parts unchanged, in the way its
+	// leftover is worth the most. 0 leaves the layouts as the search
+	// makes them; 1 (the default) makes one offcut worth twice two of
+	// half its area.
+	OffcutWeight float64 `json:"offcut_weight"`
+	Parts        []Part  `json:"parts"`
 	// Effort bounds the search in work units (placements tried); 0 is a
 	// default proportional to the number of parts. The search is
 	// deterministic for a given effort.
@@ -112,7 +127,8 @@ type Problem struct {
 // Defaults is a problem with every setting at its default and no formats
 // or parts yet.
 func Defaults() Problem {
-	return Problem{Kerf: DefaultKerf, Stages: DefaultStages, MinOffcut: Size{DefaultMinOffcut, DefaultMinOffcut}}
+	return Problem{Kerf: DefaultKerf, Stages: DefaultStages, MinOffcut: Size{DefaultMinOffcut, DefaultMinOffcut},
+		OffcutWeight: DefaultOffcutWeight}
 }
 
 // Plan is a problem's layout: the sheets in the order they are cut.
@@ -123,14 +139,19 @@ type Plan struct {
 
 // Totals sum up a plan.
 type Totals struct {
-	Sheets    int     `json:"sheets"`
-	Parts     int     `json:"parts"`
-	SheetsM2  float64 `json:"sheets_m2"`
-	PartsM2   float64 `json:"parts_m2"`
-	Yield     float64 `json:"yield"` // parts' area ÷ sheets' area
-	WasteM2   float64 `json:"waste_m2"`
-	Offcuts   int     `json:"offcuts"`
+	Sheets   int     `json:"sheets"`
+	Parts    int     `json:"parts"`
+	SheetsM2 float64 `json:"sheets_m2"`
+	PartsM2  float64 `json:"parts_m2"`
+	Yield    float64 `json:"yield"` // parts' area ÷ sheets' area
+	WasteM2  float64 `json:"waste_m2"`
+	Offcuts  int     `json:"offcuts"`
+	// OffcutsM2 is the area kept in offcuts: the waste pieces of at least
+	// the minimum offcut.
 	OffcutsM2 float64 `json:"offcuts_m2"`
+	// LargestOffcut is the plan's largest offcut by area (zero when it
+	// keeps none).
+	LargestOffcut Size `json:"largest_offcut"`
 	// Stages is the most stages any sheet takes.
 	Stages int `json:"stages"`
 }
@@ -245,6 +266,9 @@ func (p *Problem) validate() error {
 	}
 	if p.MinOffcut.Length < 0 || p.MinOffcut.Width < 0 {
 		add("min_offcut", "must not be negative")
+	}
+	if !(p.OffcutWeight >= 0 && p.OffcutWeight <= MaxOffcutWeight) {
+		add("offcut_weight", "must be between 0 and %g, not %g", MaxOffcutWeight, p.OffcutWeight)
 	}
 	if len(p.Formats) == 0 {
 		add("formats", "give at least one sheet format")

@@ -9,14 +9,16 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 )
 
-// Effort per part by default, in placements tried: about a fifth of a
-// second of CPU for a hundred parts on this project's bench machine, and a
-// budget that grows with the list; the cap keeps a week's list (2,000
-// parts) at about six seconds.
+// Effort per part by default, in placements tried: at most about a second
+// of CPU for a hundred parts on this project's bench machine (most lists
+// stop sooner, at their lower bound), and a budget that grows with the
+// list; the cap keeps a week's list (2,000 parts) at about six seconds.
 const (
-	effortPerPart = 300_000
+	effortPerPart = 1_000_000
 	effortCap     = 300_000_000
-	timeLimit     = time.Minute
+	// reduceRounds is how many fresh starts the ruin and recreate makes.
+	reduceRounds = 3
+	timeLimit    = time.Minute
 )
 
 // newEngine validates a problem and sets the engine up for it.
@@ -56,7 +58,55 @@ func newEngine(p *Problem) (*engine, error) {
 		}
 		e.minSide = min(e.minSide, l, w)
 	}
+	e.byArea = e.sortedBy(func(i int) float64 { return float64(e.shapes[i].area) })
 	return e, nil
+}
+
+// lowerBound is a bound on the new sheets of a problem of one format, as
+// many sheets as needed and no offcuts; 0 for other problems. It is the
+// larger of the parts' area over the usable area's, rounded up, and, on a
+// square sheet without kerf whose parts may all be turned, Martello &
+// Vigo's L2 by each part's shorter side: for a width q up to half the
+// sheet, the parts whose shorter side is over the sheet's side less q
+// have a sheet each, and so have those over half of it; the parts whose
+// shorter side is at least q fit in no sheet of the first kind, and only
+// in the space the second kind leave.
+func (e *engine) lowerBound() int {
+	if len(e.formats) != 1 || e.formats[0].offcut || e.formats[0].count != 0 {
+		return 0
+	}
+	f := e.formats[0]
+	var area int64
+	square := f.uw == f.uh && e.kerf == 0
+	for _, s := range e.shapes {
+		area += s.area * int64(len(s.instances))
+		square = square && (len(s.os) == 2 || s.l == s.w)
+	}
+	usable := int64(f.uw) * int64(f.uh)
+	lb := int((area + usable - 1) / usable)
+	if !square {
+		return lb
+	}
+	side := f.uw
+	for q := 1; 2*q <= side; q++ {
+		big, over := 0, int64(0) // parts over half the side; the room they leave
+		var small int64          // the area of those from q to half the side
+		for _, s := range e.shapes {
+			n := int64(len(s.instances))
+			short := min(s.l, s.w)
+			switch {
+			case 2*short > side:
+				big += int(n)
+				if short <= side-q {
+					over += n * (usable - s.area)
+				}
+			case short >= q:
+				small += n * s.area
+			}
+		}
+		lb = max(lb, big+int((max(small-over, 0)+usable-1)/usable))
+	}
+	return lb
 }
 
 // Optimise lays the problem's parts out on its sheets. It returns an
@@ -71,6 +121,9 @@ func Optimise(p Problem) (Plan, error) {
 	sol := e.search(&p)
 	if sol == nil {
 		return Plan{}, errTooFewSheets()
+	}
+	if p.OffcutWeight > 0 {
+		e.keepLargeOffcuts(sol, p.OffcutWeight, toUnits(p.MinOffcut.Length), toUnits(p.MinOffcut.Width))
 	}
 	return e.plan(&p, sol), nil
 }
@@ -147,12 +200,14 @@ func (e *engine) search(p *Problem) *solution {
 	}
 	deadline := time.Now().Add(limit)
 	calls := 0
-	stop := func() bool {
-		calls++
-		return e.work > effort || (calls%64 == 0 && time.Now().After(deadline))
-	}
 	var best *solution
 	var bestCost cost
+	// a layout on as many sheets as the lower bound needs no more search
+	lb := e.lowerBound()
+	stop := func() bool {
+		calls++
+		return e.work > effort || (best != nil && bestCost.sheets <= lb) || (calls%64 == 0 && time.Now().After(deadline))
+	}
 	offer := func(s *solution) {
 		if s == nil {
 			return
@@ -186,7 +241,7 @@ func (e *engine) search(p *Problem) *solution {
 	rng := rand.New(rand.NewPCG(uint64(parts), 22))
 	// Most of the effort on shaken orders, the rest on emptying the best
 	// layout's least-filled sheet.
-	shakeUntil := e.work + (effort-e.work)*3/4
+	shakeUntil := e.work + (effort-e.work)/4
 	for !stop() && e.work < shakeUntil {
 		var shaken [][]int
 		for range 3 {
@@ -203,6 +258,16 @@ func (e *engine) search(p *Problem) *solution {
 	}
 	if best != nil && !stop() {
 		offer(e.improve(best, orders[:2], variants, stop))
+	}
+	// The ruin and recreate in rounds, each from the best layout yet with
+	// a goal of its own: a round that settles in a layout it cannot leave
+	// gives its effort up to a fresh start.
+	for r := range reduceRounds {
+		if best == nil || len(best.sheets) <= lb || stop() {
+			break
+		}
+		until := e.work + (effort-e.work)/int64(reduceRounds-r)
+		e.reduce(best, lb, rng, func() bool { return e.work > until || stop() }, offer)
 	}
 	return best
 }

@@ -153,6 +153,7 @@ func (e *engine) plan(p *Problem, sol *solution) Plan {
 	next := make([]int, len(e.shapes)) // next copy of each shape to hand out
 	var out Plan
 	minL, minW := toUnits(p.MinOffcut.Length), toUnits(p.MinOffcut.Width)
+	var largest int64
 	for n, sh := range sol.sheets {
 		f := p.Formats[sh.format]
 		fi := e.formats[sh.format]
@@ -189,6 +190,10 @@ func (e *engine) plan(p *Problem, sol *solution) Plan {
 				s.Offcuts = append(s.Offcuts, Rect{toMM(w.x), toMM(w.y), toMM(w.w), toMM(w.h)})
 				out.Totals.Offcuts++
 				out.Totals.OffcutsM2 += float64(int64(w.w)*int64(w.h)) / 1e8
+				if int64(w.w)*int64(w.h) > largest {
+					largest = int64(w.w) * int64(w.h)
+					out.Totals.LargestOffcut = Size{toMM(w.w), toMM(w.h)}
+				}
 			}
 		}
 		s.Yield = round4(float64(used) / float64(fi.area))

@@ -58,12 +58,14 @@ type Config struct {
 	StreamHeartbeat     time.Duration `env:"EVENTS_STREAM_HEARTBEAT" envDefault:"15s"`
 	EdgeOverhangMM      int           `env:"EDGE_OVERHANG_MM" envDefault:"30"`
 	// The panel saw's settings for cutting plans: kerf, stages (0: any
-	// number), the smallest offcut kept (both sides), the optimiser's time
-	// budget per board.
-	CuttingKerfMM      float64       `env:"CUTTING_KERF_MM" envDefault:"4.4"`
-	CuttingStages      int           `env:"CUTTING_STAGES" envDefault:"3"`
-	CuttingMinOffcutMM int           `env:"CUTTING_MIN_OFFCUT_MM" envDefault:"300"`
-	CuttingTimeBudget  time.Duration `env:"CUTTING_TIME_BUDGET" envDefault:"10s"`
+	// number), the smallest offcut kept (both sides), how much a larger
+	// offcut is worth against smaller ones of the same area, the
+	// optimiser's time budget per board.
+	CuttingKerfMM       float64       `env:"CUTTING_KERF_MM" envDefault:"4.4"`
+	CuttingStages       int           `env:"CUTTING_STAGES" envDefault:"3"`
+	CuttingMinOffcutMM  int           `env:"CUTTING_MIN_OFFCUT_MM" envDefault:"300"`
+	CuttingOffcutWeight float64       `env:"CUTTING_OFFCUT_WEIGHT" envDefault:"1"`
+	CuttingTimeBudget   time.Duration `env:"CUTTING_TIME_BUDGET" envDefault:"10s"`
 	// LabelSizeMM is the labels' width × height in mm, "58x40".
 	LabelSizeMM string `env:"LABEL_SIZE_MM" envDefault:"58x40"`
 	LogFormat   string `env:"LOG_FORMAT" envDefault:"text"`
@@ -151,6 +153,9 @@ func (c Config) Validate() error {
 	}
 	if c.CuttingMinOffcutMM < 0 || c.CuttingMinOffcutMM > 10000 {
 		errs = append(errs, errors.New("CUTTING_MIN_OFFCUT_MM must be between 0 and 10000"))
+	}
+	if !(c.CuttingOffcutWeight >= 0 && c.CuttingOffcutWeight <= 10) {
+		errs = append(errs, errors.New("CUTTING_OFFCUT_WEIGHT must be between 0 and 10"))
 	}
 	if c.CuttingTimeBudget < 100*time.Millisecond || c.CuttingTimeBudget > 10*time.Minute {
 		errs = append(errs, errors.New("CUTTING_TIME_BUDGET must be between 100ms and 10m"))

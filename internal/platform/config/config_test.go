@@ -194,3 +194,16 @@ func TestDocs_EverySettingDocumented(t *testing.T) {
 		require.Contains(t, string(readme), "| `"+name+"` |", "docs/operating.md's configuration table lacks %s", name)
 	}
 }
+
+func TestLoad_CuttingOffcutWeight(t *testing.T) {
+	c, err := config.Load(vars(nil))
+	require.NoError(t, err)
+	require.InDelta(t, 1.0, c.CuttingOffcutWeight, 1e-12)
+	c, err = config.Load(vars(map[string]string{"CUTTING_OFFCUT_WEIGHT": "0"}))
+	require.NoError(t, err, "0: no preference for larger offcuts")
+	require.Zero(t, c.CuttingOffcutWeight)
+	for _, bad := range []string{"-0.5", "11", "NaN"} {
+		_, err = config.Load(vars(map[string]string{"CUTTING_OFFCUT_WEIGHT": bad}))
+		require.ErrorContains(t, err, "CUTTING_OFFCUT_WEIGHT must be between 0 and 10", bad)
+	}
+}
