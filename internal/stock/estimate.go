@@ -176,7 +176,7 @@ func estimateSheets(b catalog.Material, set Settings, parts []PartShape) float64
 	pr := cutting.Defaults()
 	pr.Kerf, pr.Stages = set.KerfMM, set.Stages
 	pr.MinOffcut = cutting.Size{Length: float64(set.MinOffcutMM), Width: float64(set.MinOffcutMM)}
-	pr.Effort = 1 // the first constructions: quick, and never better than a plan's search
+	pr.Effort = 1       // the first constructions: quick, and never better than a plan's search
 	pr.OffcutWeight = 0 // the sheets count, not how the leftovers lie
 	t := b.Trim
 	pr.Trims = cutting.Trims{Left: float64(t.W1), Right: float64(t.W2), Bottom: float64(t.L1), Top: float64(t.L2)}
