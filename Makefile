@@ -82,10 +82,11 @@ lint-api: ## lint docs/: OpenAPI with Redocly (redocly.yaml) and Spectral (.spec
 	$(NPX) -y $(SPECTRAL_CLI) lint --ruleset .spectral.yaml --fail-severity=warn docs/swagger.json docs/swagger.yaml
 	CI=true SUPPRESS_NO_CONFIG_WARNING=1 $(NPX) -y -p $(ASYNCAPI_NODE) -p $(ASYNCAPI_CLI) -- asyncapi validate docs/asyncapi.json
 
-docs: ## regenerate docs/ (OpenAPI from the swag annotations, AsyncAPI from the event contracts) and the table of event types in docs/journal.md
+docs: ## regenerate docs/ (OpenAPI 3.1 and Swagger 2.0 from the swag annotations, AsyncAPI from the event contracts) and the table of event types in docs/journal.md
 	$(SWAG) init --generalInfo server.go --dir ./api,./internal --output ./docs \
 		--outputTypes go,json,yaml --parseInternal --requiredByDefault
 	$(GO) run ./scripts/openapifix docs
+	$(GO) run ./scripts/openapi3 docs
 	$(GO) run ./cmd/tsekh asyncapi > docs/asyncapi.json.tmp && mv docs/asyncapi.json.tmp docs/asyncapi.json
 	$(GO) run ./cmd/tsekh asyncapi --readme docs/journal.md > docs/journal.md.tmp && mv docs/journal.md.tmp docs/journal.md
 
