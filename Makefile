@@ -14,6 +14,13 @@ SPECTRAL_CLI  ?= @stoplight/spectral-cli@6.16.3
 # sending usage metrics.
 ASYNCAPI_CLI  ?= @asyncapi/cli@6.2.0
 ASYNCAPI_NODE ?= node@22.23.3
+# The clients generated from docs/openapi.json in make lint-api, pinned: Go
+# with oapi-codegen (its generated code needs oapi-codegen's runtime module),
+# TypeScript with openapi-typescript, compiled by TypeScript 5.
+OAPI_CODEGEN  ?= github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
+OAPI_RUNTIME  ?= github.com/oapi-codegen/runtime@v1.9.0
+OPENAPI_TS    ?= openapi-typescript@7.13.0
+TYPESCRIPT    ?= typescript@5.9.3
 # Mutation testing of the outbox's core (docs/outbox.md, "Mutation testing"):
 # gremlins (go install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0)
 # mutates MUTATION_FILES of internal/events and runs, for each mutant, only
@@ -76,11 +83,13 @@ test: ## run all tests with the race detector (needs PostgreSQL and NATS, see .c
 lint: ## run golangci-lint (config in .golangci.yml)
 	$(GOLANGCI_LINT) run ./...
 
-lint-api: ## lint docs/: OpenAPI with Redocly (redocly.yaml) and Spectral (.spectral.yaml), AsyncAPI with its CLI; needs npx
+lint-api: ## lint docs/: OpenAPI with Redocly (redocly.yaml) and Spectral (.spectral.yaml), AsyncAPI with its CLI; generate and compile a Go and a TypeScript client from docs/openapi.json; needs npx
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
-		$(NPX) -y $(REDOCLY_CLI) lint --config redocly.yaml docs/swagger.json docs/swagger.yaml
-	$(NPX) -y $(SPECTRAL_CLI) lint --ruleset .spectral.yaml --fail-severity=warn docs/swagger.json docs/swagger.yaml
+		$(NPX) -y $(REDOCLY_CLI) lint --config redocly.yaml docs/openapi.json docs/openapi.yaml docs/swagger.json docs/swagger.yaml
+	$(NPX) -y $(SPECTRAL_CLI) lint --ruleset .spectral.yaml --fail-severity=warn docs/openapi.json docs/openapi.yaml docs/swagger.json docs/swagger.yaml
 	CI=true SUPPRESS_NO_CONFIG_WARNING=1 $(NPX) -y -p $(ASYNCAPI_NODE) -p $(ASYNCAPI_CLI) -- asyncapi validate docs/asyncapi.json
+	GO=$(GO) NPX=$(NPX) OAPI_CODEGEN=$(OAPI_CODEGEN) OAPI_RUNTIME=$(OAPI_RUNTIME) OPENAPI_TS=$(OPENAPI_TS) TYPESCRIPT=$(TYPESCRIPT) \
+		scripts/openapi-clients.sh docs/openapi.json
 
 docs: ## regenerate docs/ (OpenAPI 3.1 and Swagger 2.0 from the swag annotations, AsyncAPI from the event contracts) and the table of event types in docs/journal.md
 	$(SWAG) init --generalInfo server.go --dir ./api,./internal --output ./docs \
