@@ -10527,7 +10527,8 @@ const docTemplate = `{
                     "enum": [
                         "launched",
                         "in_progress",
-                        "done"
+                        "done",
+                        "closed"
                     ]
                 }
             }
