@@ -6,6 +6,7 @@
 //	@version					1.0
 //	@description				Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.
 //	@description				Every error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`; a cursor sent to another list or sort is a 422 naming cursor. Any request may get a 406 (an Accept header, read with its q-values, that allows none of the media types the operation answers in), a 431 (headers over 64 KiB) or a 422 naming a member the body does not have (member names are case-sensitive).
+//	@description				OpenAPI 3.1, the contract clients generate from: [/openapi.json](/openapi.json). Swagger 2.0, for older tools and the Swagger UI: [/swagger/doc.json](/swagger/doc.json).
 //	@BasePath					/
 //	@contact.name				tsekh engineers
 //	@license.name				Proprietary
@@ -25,7 +26,7 @@
 //	@tag.name					cutting
 //	@tag.description			Cutting plans: production orders' parts laid out on sheets and offcuts, drawn for the saw, reported cut.
 //	@tag.name					operations
-//	@tag.description			Health and readiness.
+//	@tag.description			Health, readiness and the OpenAPI document.
 //	@securityDefinitions.apikey	BearerAuth
 //	@in							header
 //	@name						Authorization
@@ -144,6 +145,7 @@ func New(d Deps) *echo.Echo {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/swagger/*", echoSwagger.WrapHandler)
+	e.GET("/openapi.json", s.openAPI)
 	if d.AsyncAPI != nil {
 		e.GET("/asyncapi.json", s.asyncAPI)
 	}

@@ -6344,6 +6344,35 @@ const docTemplate = `{
                 }
             }
         },
+        "/openapi.json": {
+            "get": {
+                "security": [],
+                "description": "The contract clients generate from (docs/operating.md, \"Generating a client\"): every operation, every error as application/problem+json with the Problem schema. The Swagger 2.0 document, for older tools and the Swagger UI, is /swagger/doc.json. Public: no token. Like every request, one with a body over 1 MiB is refused (413).",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "operations"
+                ],
+                "summary": "The OpenAPI 3.1 document of this API",
+                "operationId": "getOpenAPI",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "type": "object",
+                            "additionalProperties": true
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/readyz": {
             "get": {
                 "security": [],
@@ -10624,7 +10653,8 @@ const docTemplate = `{
                     "enum": [
                         "launched",
                         "in_progress",
-                        "done"
+                        "done",
+                        "closed"
                     ]
                 }
             }
@@ -12250,7 +12280,7 @@ const docTemplate = `{
             "name": "cutting"
         },
         {
-            "description": "Health and readiness.",
+            "description": "Health, readiness and the OpenAPI document.",
             "name": "operations"
         }
     ]
@@ -12263,7 +12293,7 @@ var SwaggerInfo = &swag.Spec{
 	BasePath:         "/",
 	Schemes:          []string{},
 	Title:            "tsekh API",
-	Description:      "Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.\nEvery error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`; a cursor sent to another list or sort is a 422 naming cursor. Any request may get a 406 (an Accept header, read with its q-values, that allows none of the media types the operation answers in), a 431 (headers over 64 KiB) or a 422 naming a member the body does not have (member names are case-sensitive).",
+	Description:      "Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.\nEvery error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`; a cursor sent to another list or sort is a 422 naming cursor. Any request may get a 406 (an Accept header, read with its q-values, that allows none of the media types the operation answers in), a 431 (headers over 64 KiB) or a 422 naming a member the body does not have (member names are case-sensitive).\nOpenAPI 3.1, the contract clients generate from: [/openapi.json](/openapi.json). Swagger 2.0, for older tools and the Swagger UI: [/swagger/doc.json](/swagger/doc.json).",
 	InfoInstanceName: "swagger",
 	SwaggerTemplate:  docTemplate,
 	LeftDelim:        "{{",

@@ -51,7 +51,7 @@ type DayLoad struct {
 // centre: from minute StartMin of StartDay to minute EndMin of EndDay.
 type OrderBar struct {
 	ProdOrderID int64         `json:"prod_order_id"`
-	Status      string        `json:"status" enums:"launched,in_progress,done"`
+	Status      string        `json:"status" enums:"launched,in_progress,done,closed"`
 	StartDay    database.Date `json:"start_day" swaggertype:"string" format:"date"`
 	StartMin    float64       `json:"start_min"`
 	EndDay      database.Date `json:"end_day" swaggertype:"string" format:"date"`

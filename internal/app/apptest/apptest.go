@@ -115,20 +115,26 @@ func (r Response) Map(t testing.TB) map[string]any {
 }
 
 // Do sends a request through the app. body may be nil, a []byte or string
-// (sent as is) or anything else (sent as JSON). token "" sends none.
+// (sent as is) or anything else (sent as JSON). token "" sends none. The
+// response must be what docs/openapi.json declares for the request (see
+// checkResponse): the test fails when it is not, whatever it expected.
 func (e *Env) Do(method, path string, body any, token string, headers ...string) Response {
 	e.T.Helper()
-	var rd io.Reader
+	var raw []byte
 	switch b := body.(type) {
 	case nil:
 	case []byte:
-		rd = bytes.NewReader(b)
+		raw = b
 	case string:
-		rd = bytes.NewReader([]byte(b))
+		raw = []byte(b)
 	default:
 		js, err := json.Marshal(b)
 		require.NoError(e.T, err)
-		rd = bytes.NewReader(js)
+		raw = js
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(raw)
 	}
 	req := httptest.NewRequest(method, path, rd)
 	if body != nil {
@@ -140,6 +146,7 @@ func (e *Env) Do(method, path string, body any, token string, headers ...string)
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
+	sent := sentRequest{method: method, path: path, header: req.Header.Clone(), body: raw}
 	rec := httptest.NewRecorder()
 	from, checked := dbtest.NextXid(req.Context(), e.App.DB)
 	e.Echo.ServeHTTP(rec, req)
@@ -154,7 +161,13 @@ func (e *Env) Do(method, path string, body any, token string, headers ...string)
 		}
 		e.sent.Add(r)
 	}
-	return Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	res := Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	note := func(err error) { e.T.Logf("apptest: %s %s: %v", method, path, err) }
+	if err := checkResponse(sent, res.Status, res.Header, res.Body, note); err != nil {
+		e.T.Errorf("apptest: %s %s: the response breaks docs/openapi.json: %v\nstatus %d, Content-Type %q, body: %.500s",
+			method, path, err, res.Status, res.Header.Get("Content-Type"), res.Body)
+	}
+	return res
 }
 
 // userOf returns the id of the user a token belongs to (0 for none).
