@@ -42,7 +42,7 @@ func (s *Service) complete(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder, 
 	if a, ok := events.ActorFrom(ctx); ok {
 		set["completed_by_id"], set["completed_by"] = a.ID, a.Name
 	}
-	err := inBatches(idsOf(ops), func(ids []int64) error {
+	err := database.InBatches(idsOf(ops), func(ids []int64) error {
 		if err := tx.Model(&plan.Operation{}).Where("id IN ? AND status = ?", ids, plan.OpPending).Update("started_at", now).Error; err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func operationEvents(ctx context.Context, tx *gorm.DB, ops []plan.Operation, ev 
 		}
 	}
 	parts := map[int64]plan.Part{}
-	err := inBatches(partIDs, func(ids []int64) error {
+	err := database.InBatches(partIDs, func(ids []int64) error {
 		var ps []plan.Part
 		if err := tx.WithContext(ctx).Select("id, name, code").Where("id IN ?", ids).Find(&ps).Error; err != nil {
 			return err
@@ -266,7 +266,7 @@ func (s *Service) cutBooking(ctx context.Context, tx *gorm.DB, orderID int64, pa
 			b.Needs = append(b.Needs, stock.Move{Code: p.Board, Qty: -p.BoardNeed})
 		}
 	}
-	err = inBatches(ids, func(ids []int64) error {
+	err = database.InBatches(ids, func(ids []int64) error {
 		return tx.WithContext(ctx).Model(&plan.Part{}).Where("id IN ?", ids).Update("board_need", 0).Error
 	})
 	return b, err
@@ -275,7 +275,7 @@ func (s *Service) cutBooking(ctx context.Context, tx *gorm.DB, orderID int64, pa
 // partsByID reads the parts, in id order.
 func partsByID(ctx context.Context, tx *gorm.DB, ids []int64) ([]plan.Part, error) {
 	var out []plan.Part
-	err := inBatches(ids, func(b []int64) error {
+	err := database.InBatches(ids, func(b []int64) error {
 		var ps []plan.Part
 		err := tx.WithContext(ctx).Where("id IN ?", b).Order("id").Find(&ps).Error
 		out = append(out, ps...)

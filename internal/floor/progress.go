@@ -340,26 +340,12 @@ func readyAt(ops []plan.Operation, seq int) []plan.Operation {
 	return ready
 }
 
-// idBatch is the ids per UPDATE … WHERE id IN.
-const idBatch = 500
-
 func idsOf(ops []plan.Operation) []int64 {
 	ids := make([]int64, len(ops))
 	for i, op := range ops {
 		ids[i] = op.ID
 	}
 	return ids
-}
-
-func inBatches(ids []int64, fn func([]int64) error) error {
-	for len(ids) > 0 {
-		n := min(len(ids), idBatch)
-		if err := fn(ids[:n]); err != nil {
-			return err
-		}
-		ids = ids[n:]
-	}
-	return nil
 }
 
 // checkRouteOrder refuses to complete an operation before its predecessors

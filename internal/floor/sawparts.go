@@ -11,6 +11,7 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/stock"
 )
 
@@ -85,7 +86,7 @@ func (s *Service) PartsToCut(ctx context.Context, ids []int64) ([]SawPart, error
 			return nil, bad(field, "%s has no part left to cut", o.Describe())
 		}
 		var parts []plan.Part
-		if err := inBatches(uncut, func(b []int64) error {
+		if err := database.InBatches(uncut, func(b []int64) error {
 			var ps []plan.Part
 			err := db.Where("id IN ? AND status = ?", b, plan.PartLive).Find(&ps).Error
 			parts = append(parts, ps...)
@@ -124,7 +125,7 @@ func sawStates(ctx context.Context, db *gorm.DB, partIDs []int64) (map[int64]Saw
 	db = db.WithContext(ctx)
 	steps := map[int64]int{}
 	live := map[int64]bool{}
-	err := inBatches(partIDs, func(b []int64) error {
+	err := database.InBatches(partIDs, func(b []int64) error {
 		var parts []plan.Part
 		if err := db.Where("id IN ? AND status = ?", b, plan.PartLive).Find(&parts).Error; err != nil {
 			return err
@@ -295,7 +296,7 @@ func (s *Service) CutSheetTx(ctx context.Context, tx *gorm.DB, planID int64, n i
 			}
 		}
 		var ops []plan.Operation
-		if err := inBatches(ids, func(b []int64) error {
+		if err := database.InBatches(ids, func(b []int64) error {
 			var os []plan.Operation
 			err := tx.WithContext(ctx).Where("part_id IN ? AND seq = ? AND status <> ?", b, steps.Cut, plan.OpDone).Order("id").Find(&os).Error
 			ops = append(ops, os...)
@@ -313,7 +314,7 @@ func (s *Service) CutSheetTx(ctx context.Context, tx *gorm.DB, planID int64, n i
 				legacy = append(legacy, *op.PartID)
 			}
 		}
-		if err := inBatches(legacy, func(b []int64) error {
+		if err := database.InBatches(legacy, func(b []int64) error {
 			return tx.WithContext(ctx).Model(&plan.Part{}).Where("id IN ?", b).Updates(map[string]any{"sheet_plan_id": planID, "sheet_n": n}).Error
 		}); err != nil {
 			return err

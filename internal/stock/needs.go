@@ -354,7 +354,7 @@ func (s *Service) NeedsOf(ctx context.Context, db *gorm.DB, orders []int64) (map
 		return out, nil
 	}
 	var rows []need
-	err := inBatches(orders, func(b []int64) error {
+	err := database.InBatches(orders, func(b []int64) error {
 		var rs []need
 		err := db.WithContext(ctx).Where("prod_order_id IN ?", b).Order("prod_order_id, code").Find(&rs).Error
 		rows = append(rows, rs...)
@@ -387,7 +387,7 @@ func shortOf(ctx context.Context, db *gorm.DB, orders []int64) (map[int64][]Shor
 		return out, nil
 	}
 	var mine []need
-	err := inBatches(orders, func(b []int64) error {
+	err := database.InBatches(orders, func(b []int64) error {
 		var rs []need
 		err := db.WithContext(ctx).Where("prod_order_id IN ? AND needed > ?", b, epsilon).Find(&rs).Error
 		mine = append(mine, rs...)
@@ -512,18 +512,4 @@ func keys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// idBatch is the ids per … WHERE id IN.
-const idBatch = 500
-
-func inBatches(ids []int64, fn func([]int64) error) error {
-	for len(ids) > 0 {
-		n := min(len(ids), idBatch)
-		if err := fn(ids[:n]); err != nil {
-			return err
-		}
-		ids = ids[n:]
-	}
-	return nil
 }

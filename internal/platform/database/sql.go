@@ -224,3 +224,21 @@ func NotifiesCommits(gdb *gorm.DB) bool { return DialectOf(gdb) == Postgres }
 // Embedded tells whether gdb is the embedded SQLite file, a database of one
 // process (a trial or a small shop), rather than a PostgreSQL server.
 func Embedded(gdb *gorm.DB) bool { return DialectOf(gdb) == SQLite }
+
+// IDBatch is the most ids one statement's IN list takes: well inside
+// SQLite's bound on a statement's parameters and PostgreSQL's on a
+// message's.
+const IDBatch = 500
+
+// InBatches calls fn with the ids IDBatch at a time, in order, and stops
+// at its first error.
+func InBatches(ids []int64, fn func([]int64) error) error {
+	for len(ids) > 0 {
+		n := min(len(ids), IDBatch)
+		if err := fn(ids[:n]); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}

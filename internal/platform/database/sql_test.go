@@ -144,3 +144,26 @@ func TestTryLockSchema(t *testing.T) {
 		require.NoError(t, l.Release())
 	})
 }
+
+// InBatches hands every id over once, in order, IDBatch at a time, and
+// stops at the first error.
+func TestInBatches(t *testing.T) {
+	ids := make([]int64, 2*database.IDBatch+7)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	var sizes []int
+	var seen []int64
+	require.NoError(t, database.InBatches(ids, func(b []int64) error {
+		sizes = append(sizes, len(b))
+		seen = append(seen, b...)
+		return nil
+	}))
+	require.Equal(t, []int{database.IDBatch, database.IDBatch, 7}, sizes)
+	require.Equal(t, ids, seen)
+	calls := 0
+	err := database.InBatches(ids, func([]int64) error { calls++; return context.Canceled })
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 1, calls)
+	require.NoError(t, database.InBatches(nil, func([]int64) error { t.Fatal("no ids, no call"); return nil }))
+}
