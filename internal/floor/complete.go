@@ -2,6 +2,7 @@ package floor
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -196,11 +197,11 @@ func (s *Service) useMaterials(ctx context.Context, tx *gorm.DB, o plan.ProdOrde
 		if err != nil {
 			return err
 		}
-		b, err := s.cutBooking(ctx, tx, o.ID, parts, stock.ForCut)
+		b, others, err := s.cutBooking(ctx, tx, o.ID, parts, stock.ForCut)
 		if err != nil {
 			return err
 		}
-		bs = append(bs, b)
+		bs = append(append(bs, b), others...)
 	}
 	if len(banded) > 0 {
 		parts, err := partsByID(ctx, tx, banded)
@@ -240,36 +241,110 @@ func (s *Service) useMaterials(ctx context.Context, tx *gorm.DB, o plan.ProdOrde
 }
 
 // cutBooking is what cutting the parts (of one production order) uses: the
-// sheets they lie on, or their own area of their boards; and their board
-// needs, released. Their board need is set to nothing.
-func (s *Service) cutBooking(ctx context.Context, tx *gorm.DB, orderID int64, parts []plan.Part, what string) (stock.Booking, error) {
-	b := stock.Booking{ProdOrderID: orderID, Source: stock.Source{What: what}}
+// sheets they lie on, or their own area of their boards; and what they
+// needed of their boards, released. A sheet taken to the saw holds every
+// part laid out on it, so the parts of any order that lie on it need
+// nothing more of their board either: theirs is released too, in a
+// booking of their own order's (others).
+func (s *Service) cutBooking(ctx context.Context, tx *gorm.DB, orderID int64, parts []plan.Part, what string) (b stock.Booking, others []stock.Booking, err error) {
+	b = stock.Booking{ProdOrderID: orderID, Source: stock.Source{What: what}}
 	var codes []string
 	for _, p := range parts {
 		codes = append(codes, p.Board)
 	}
 	boards, err := catalog.MaterialsByCode(ctx, tx, codes)
 	if err != nil {
-		return b, err
+		return b, nil, err
 	}
 	ids := make([]int64, len(parts))
+	var sheets []stock.SheetRef
 	for i, p := range parts {
 		ids[i] = p.ID
 		b.Source.Parts = append(b.Source.Parts, p.Code)
 		if p.SheetPlanID != nil && p.SheetN != nil {
-			b.Sheets = append(b.Sheets, stock.SheetRef{PlanID: *p.SheetPlanID, N: *p.SheetN})
+			ref := stock.SheetRef{PlanID: *p.SheetPlanID, N: *p.SheetN}
+			b.Sheets = append(b.Sheets, ref)
+			if !slices.Contains(sheets, ref) {
+				sheets = append(sheets, ref)
+			}
 		} else if board, ok := boards[strings.ToLower(p.Board)]; ok {
 			b.Consumed = append(b.Consumed, stock.Move{Code: board.Code,
 				Qty: stock.SheetsOfArea(board, float64(p.LengthMM)*float64(p.WidthMM)/1e6)})
 		}
-		if p.BoardNeed > 0 {
-			b.Needs = append(b.Needs, stock.Move{Code: p.Board, Qty: -p.BoardNeed})
+	}
+	needs, err := takeBoardNeeds(ctx, tx, ids, sheets)
+	if err != nil {
+		return b, nil, err
+	}
+	byOrder := map[int64]int{}
+	for _, n := range needs {
+		if n.ProdOrderID == orderID {
+			b.Needs = append(b.Needs, stock.Move{Code: n.Board, Qty: -n.BoardNeed})
+			continue
+		}
+		i, ok := byOrder[n.ProdOrderID]
+		if !ok {
+			i = len(others)
+			byOrder[n.ProdOrderID] = i
+			src := stock.Source{What: stock.ForCut}
+			if n.SheetPlanID != nil && n.SheetN != nil {
+				src.Sheet = &contracts.StockSheet{PlanID: *n.SheetPlanID, N: *n.SheetN}
+			}
+			others = append(others, stock.Booking{ProdOrderID: n.ProdOrderID, Source: src})
+		}
+		others[i].Source.Parts = append(others[i].Source.Parts, n.Code)
+		others[i].Needs = append(others[i].Needs, stock.Move{Code: n.Board, Qty: -n.BoardNeed})
+	}
+	return b, others, nil
+}
+
+// partNeed is what a part still needed of its board.
+type partNeed struct {
+	ID, ProdOrderID int64
+	Code, Board     string
+	BoardNeed       float64
+	SheetPlanID     *int64
+	SheetN          *int
+}
+
+// takeBoardNeeds sets to nothing what the parts ids, and the live parts
+// lying on the sheets, still need of their boards, and returns what they
+// needed (those that needed something). The rows are read locked, in id
+// order, so that two reports that reach the same part (a scan of one
+// order's part taking a sheet another order's parts lie on, and a scan of
+// one of those) release its need once, whichever commits first.
+func takeBoardNeeds(ctx context.Context, tx *gorm.DB, ids []int64, sheets []stock.SheetRef) ([]partNeed, error) {
+	var out []partNeed
+	read := func(where string, args ...any) error {
+		var rows []partNeed
+		q := tx.WithContext(ctx).Model(&plan.Part{}).Select("id, prod_order_id, code, board, board_need, sheet_plan_id, sheet_n").
+			Where("board_need > 0").Where(where, args...).Order("id")
+		if err := database.ForUpdate(q).Find(&rows).Error; err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if !slices.ContainsFunc(out, func(o partNeed) bool { return o.ID == r.ID }) {
+				out = append(out, r)
+			}
+		}
+		return nil
+	}
+	if err := database.InBatches(ids, func(b []int64) error { return read("id IN ?", b) }); err != nil {
+		return nil, err
+	}
+	for _, sh := range sheets {
+		if err := read("status = ? AND sheet_plan_id = ? AND sheet_n = ?", plan.PartLive, sh.PlanID, sh.N); err != nil {
+			return nil, err
 		}
 	}
-	err = database.InBatches(ids, func(ids []int64) error {
-		return tx.WithContext(ctx).Model(&plan.Part{}).Where("id IN ?", ids).Update("board_need", 0).Error
+	taken := make([]int64, len(out))
+	for i, n := range out {
+		taken[i] = n.ID
+	}
+	err := database.InBatches(taken, func(b []int64) error {
+		return tx.WithContext(ctx).Model(&plan.Part{}).Where("id IN ?", b).Update("board_need", 0).Error
 	})
-	return b, err
+	return out, err
 }
 
 // partsByID reads the parts, in id order.

@@ -199,7 +199,7 @@ func (s *Service) scrapAt(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder, p
 func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part plan.Part, ops []plan.Operation, at plan.Operation, reason, note string) (ScrapResult, error) {
 	var out ScrapResult
 	set := map[string]any{"status": plan.PartScrapped, "scrap_seq": at.Seq, "scrap_reason": reason, "scrap_note": note,
-		"scrapped_at": gorm.Expr(database.Now(tx)), "board_need": 0}
+		"scrapped_at": gorm.Expr(database.Now(tx))}
 	if a, ok := events.ActorFrom(ctx); ok {
 		set["scrapped_by_id"], set["scrapped_by"] = a.ID, a.Name
 	}
@@ -256,7 +256,7 @@ func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part
 	if steps.Band > 0 {
 		needs.Needs = append(needs.Needs, stock.BandMetres(recut.Shape(), o.EdgeOverhangMM)...)
 	}
-	if err := s.stock.BookTx(ctx, tx, used, needs); err != nil {
+	if err := s.stock.BookTx(ctx, tx, append(used, needs)...); err != nil {
 		return out, err
 	}
 	err = events.Add(ctx, tx, contracts.PartScrapped.New(o.ID, contracts.PartScrappedPayload{ProdOrderID: o.ID, PartID: part.ID, Code: part.Code,
@@ -289,24 +289,31 @@ func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part
 // spoilt it), it used its board as a part cut does; spoilt at banding with
 // its banding not done, its edges' bands; whatever it still needed of
 // either is released.
-func (s *Service) scrapBooking(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part plan.Part, ops []plan.Operation, at plan.Operation) (stock.Booking, error) {
+func (s *Service) scrapBooking(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part plan.Part, ops []plan.Operation, at plan.Operation) ([]stock.Booking, error) {
 	steps, err := materialSteps(ctx, tx, o.ID)
 	if err != nil {
-		return stock.Booking{}, err
+		return nil, err
 	}
 	notDone := func(seq int) bool {
 		return slices.ContainsFunc(ops, func(op plan.Operation) bool { return op.Seq == seq && op.Status != plan.OpDone })
 	}
 	b := stock.Booking{ProdOrderID: o.ID, Source: stock.Source{What: stock.ForScrapped, Parts: []string{part.Code}}}
+	var others []stock.Booking
 	if steps.Cut > 0 && notDone(steps.Cut) {
 		if at.Seq >= steps.Cut {
-			cut, err := s.cutBooking(ctx, tx, o.ID, []plan.Part{part}, stock.ForScrapped)
+			cut, mates, err := s.cutBooking(ctx, tx, o.ID, []plan.Part{part}, stock.ForScrapped)
 			if err != nil {
-				return b, err
+				return nil, err
 			}
-			b.Consumed, b.Sheets, b.Needs = cut.Consumed, cut.Sheets, cut.Needs
-		} else if part.BoardNeed > 0 {
-			b.Needs = append(b.Needs, stock.Move{Code: part.Board, Qty: -part.BoardNeed})
+			b.Consumed, b.Sheets, b.Needs, others = cut.Consumed, cut.Sheets, cut.Needs, mates
+		} else {
+			needs, err := takeBoardNeeds(ctx, tx, []int64{part.ID}, nil)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range needs {
+				b.Needs = append(b.Needs, stock.Move{Code: n.Board, Qty: -n.BoardNeed})
+			}
 		}
 	}
 	if steps.Band > 0 && notDone(steps.Band) {
@@ -317,7 +324,7 @@ func (s *Service) scrapBooking(ctx context.Context, tx *gorm.DB, o plan.ProdOrde
 			b.Needs = append(b.Needs, stock.Move{Code: m.Code, Qty: -m.Qty})
 		}
 	}
-	return b, nil
+	return append([]stock.Booking{b}, others...), nil
 }
 
 // Recut is a part the saw must cut again: a re-cut not yet through its
