@@ -10,10 +10,10 @@ import (
 )
 
 // driver holds every statement of the outbox: writing an event, the
-// dispatcher's passes (survey, claim, the lane's move and its fence,
-// release, renewal: statements, store.go), the journal, the subscribers and
-// their registration, compaction, the live stream and the leases of gone
-// owners. One driver a dialect (pgDriver, sqliteDriver) is chosen by
+// dispatcher's passes (survey, claim, the batch's read, the lane's move and
+// its fence, release, renewal: statements, store.go), the journal, the
+// subscribers and their registration, compaction, the live stream and the
+// leases of gone owners. One driver a dialect (pgDriver, sqliteDriver) is chosen by
 // driverFor, the one place that asks which database it talks to; the logic
 // files above it hold no SQL and no dialect branches. The statements both
 // dialects share are sqlBase's (driver_shared.go); driver_test.go and
@@ -143,12 +143,10 @@ type compactionStatements interface {
 
 // streamStatements serve the live journal.
 type streamStatements interface {
-	// ordered tells that events commit in the order of their ids (one
-	// writer at a time), so that no commit horizon need be computed.
-	ordered() bool
 	// streamSurvey reads the highest event id visible and, where commits
 	// may come out of order, the transactions writing events and which of
-	// pending still run, in one snapshot.
+	// pending still run, in one snapshot; where they may not (one writer
+	// at a time), it says that what is visible is final.
 	streamSurvey(ctx context.Context, db *gorm.DB, pending []string) (surveyed, error)
 	// newestID reads the highest event id visible, 0 for an empty journal.
 	newestID(ctx context.Context, db *gorm.DB) (int64, error)

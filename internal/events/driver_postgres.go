@@ -17,7 +17,9 @@ type pgDriver struct {
 	pgStatements
 }
 
-func (pgDriver) ordered() bool { return false }
+// maxWorkers puts no bound of its own on DispatcherOptions.Workers: the
+// pool's connections are the bound.
+func (pgDriver) maxWorkers() int { return 0 }
 
 // insertEvent takes the transaction id before the event id, so that every
 // transaction holding an event id is visible in later snapshots as in

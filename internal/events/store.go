@@ -11,10 +11,9 @@ import (
 	"gorm.io/gorm"
 )
 
-// statements are the dispatcher's SQL statements that differ between
-// PostgreSQL and SQLite. They are chosen once, in NewDispatcher, so that the
-// logic above them has no dialect branches; the statements both dialects
-// share are written where they are used, with database.Now for the clock.
+// statements are the dispatcher's SQL statements, most of which differ
+// between PostgreSQL and SQLite. They are part of the driver, chosen once,
+// in NewDispatcher, so that the logic above them has no dialect branches.
 type statements interface {
 	// survey reads, in one round trip where the dialect allows, the journal's
 	// newest id, the transactions that may still commit events below it, the
@@ -46,6 +45,12 @@ type statements interface {
 	// for that row while holding the others would stop every other lane
 	// of the owner behind one slow batch.
 	renew(ctx context.Context, db *gorm.DB, owner string, lease time.Duration) error
+	// readBatch reads the partition's events after pos up to the horizon,
+	// in order, at most limit of them.
+	readBatch(ctx context.Context, db *gorm.DB, part int, pos, horizon int64, limit int) ([]Event, error)
+	// maxWorkers is the most batch transactions the database serves at
+	// once (DispatcherOptions.Workers); 0 puts no bound of its own.
+	maxWorkers() int
 }
 
 // laneKey names one lane: a subscriber's position in one partition.
@@ -101,6 +106,10 @@ type surveyed struct {
 	// replayed is the id of the last subscriber.replayed event: a replay
 	// takes the leases of lanes that may be lingering here.
 	replayed int64
+	// final tells that every event up to visible has committed: the
+	// database has one writer at a time (SQLite), whose ids commit in
+	// order, so that writers and running are not read.
+	final bool
 }
 
 type claimQuery struct {
@@ -242,13 +251,18 @@ func scanEvents(q *gorm.DB, extra []any, add func(Event)) error {
 	return rows.Err()
 }
 
-// readBatch reads the next events of the partition after pos, up to the
+// readBatch is the statement both dialects share (selectBatch).
+func (sqlBase) readBatch(ctx context.Context, db *gorm.DB, part int, pos, horizon int64, limit int) ([]Event, error) {
+	return selectBatch(ctx, db, part, pos, horizon, limit)
+}
+
+// selectBatch reads the next events of the partition after pos, up to the
 // horizon. The range is written as row comparisons on (partition, id) so
 // that only the events_partition_id index can serve it, in order: with
 // "partition = ? AND id > ?" PostgreSQL prefers the primary key (well
 // correlated with the table) and filters out the other partitions' events,
 // reading sixteen times the batch.
-func readBatch(ctx context.Context, db *gorm.DB, part int, pos, horizon int64, limit int) ([]Event, error) {
+func selectBatch(ctx context.Context, db *gorm.DB, part int, pos, horizon int64, limit int) ([]Event, error) {
 	return readEvents(db.WithContext(ctx).Raw(`SELECT `+eventColumns+`
 FROM events e WHERE (e.partition, e.id) > (?, ?) AND (e.partition, e.id) <= (?, ?) ORDER BY e.partition, e.id LIMIT ?`,
 		part, pos, part, horizon, limit))
