@@ -11,9 +11,10 @@ import (
 
 // driver holds every statement of the outbox: writing an event, the
 // dispatcher's passes (survey, claim, the batch's read, the lane's move and
-// its fence, release, renewal: statements, store.go), the journal, the
-// subscribers and their registration, compaction, the live stream and the
-// leases of gone owners. One driver a dialect (pgDriver, sqliteDriver) is chosen by
+// its fence, release, renewal: statements, store.go), the announcements of
+// commits and their listener (listener.go), the journal, the subscribers
+// and their registration, compaction, the live stream and the leases of
+// gone owners. One driver a dialect (pgDriver, sqliteDriver) is chosen by
 // driverFor, the one place that asks which database it talks to; the logic
 // files above it hold no SQL and no dialect branches. The statements both
 // dialects share are sqlBase's (driver_shared.go); driver_test.go and
@@ -21,6 +22,7 @@ import (
 type driver interface {
 	writeStatements
 	statements
+	listenerStatements
 	deliveryStatements
 	journalStatements
 	subscriberStatements

@@ -16,6 +16,16 @@ type sqliteDriver struct {
 // maxWorkers is 1: one writer at a time, on one connection.
 func (sqliteDriver) maxWorkers() int { return 1 }
 
+// SQLite announces no commit to other sessions: the runner polls the
+// journal, and the HTTP layer wakes it after a request that wrote.
+func (sqliteDriver) supportsListener() bool { return false }
+
+func (sqliteDriver) listener(string) commitListener { return nil }
+
+func (sqliteDriver) announcer(*gorm.DB) string { return "" }
+
+func (sqliteDriver) watchCommits(*gorm.DB, func()) func() { return func() {} }
+
 // insertEvent writes the event at once; with one writer, ids follow commits.
 func (sqliteDriver) insertEvent(ctx context.Context, tx *gorm.DB, r newEventRow) error {
 	return tx.WithContext(ctx).Exec(`INSERT INTO events (type, aggregate_type, aggregate_id, partition, payload, actor_id, actor_name,

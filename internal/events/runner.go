@@ -2,35 +2,32 @@ package events
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
-
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // RunnerOptions say when the dispatcher runs.
 type RunnerOptions struct {
 	// Interval of the gocron job, the safety net (DISPATCH_INTERVAL).
 	Interval time.Duration
-	// ListenURL, on PostgreSQL, is the database URL to LISTEN on so that a
-	// commit wakes the dispatcher at once. Empty: no LISTEN.
+	// ListenURL is the database's URL, for the listener that hears of
+	// other processes' commits (PostgreSQL's LISTEN), so that such a
+	// commit wakes the dispatcher at once. The runner listens when the
+	// database's driver has a listener and ListenURL is set, and polls
+	// (Poll) otherwise.
 	ListenURL string
 	// ListenCheck is how long the listener waits for a notification before
 	// it checks that its connection answers (30s): a link gone silent
 	// brings no error, only no notification.
 	ListenCheck time.Duration
-	// Poll, when positive, is how often the runner looks at the journal's
-	// newest id and wakes the dispatcher when it has grown: on SQLite, which
-	// has no NOTIFY, it catches writers other than this process's HTTP
-	// requests (the CLI, subscribers, another process on the same file).
+	// Poll, when positive and the runner does not listen, is how often it
+	// looks at the journal's newest id and wakes the dispatcher when it has
+	// grown: on SQLite, which announces no commit, it catches writers other
+	// than this process's HTTP requests (the CLI, subscribers, another
+	// process on the same file).
 	Poll time.Duration
 	// Watch names other pools of this process (the API's) whose commits
 	// wake the runner at once, as its dispatcher's own pool's do; the
@@ -107,18 +104,22 @@ func (r *Runner) Start(ctx context.Context) error {
 	s.Start()
 	// This process's commits wake the runner at once; the NOTIFYs that
 	// announce them to the other processes are skipped (listen).
+	drv := r.d.sql
 	for _, pool := range append([]*gorm.DB{r.d.db}, r.opt.Watch...) {
-		id := database.AnnouncerID(pool)
+		id := drv.announcer(pool)
 		if id == "" || slices.Contains(r.own, id) {
-			continue // SQLite, or a pool already watched
+			continue // commits not announced, or a pool already watched
 		}
 		r.own = append(r.own, id)
-		r.unwatch = append(r.unwatch, database.WatchCommits(pool, r.Wake))
+		r.unwatch = append(r.unwatch, drv.watchCommits(pool, r.Wake))
 	}
-	if r.opt.ListenURL != "" {
-		go r.listen(ctx)
-	}
-	if r.opt.Poll > 0 {
+	// Other processes' commits: heard where the database announces them,
+	// looked for in the journal where it does not.
+	switch {
+	case drv.supportsListener() && r.opt.ListenURL != "":
+		go listenForCommits(ctx, drv.listener(r.opt.ListenURL), r.Wake, r.d.opt.Logger,
+			listenWatch{check: r.opt.ListenCheck, skip: r.own})
+	case r.opt.Poll > 0:
 		go r.poll(ctx)
 	}
 	go r.loop(ctx)
@@ -209,80 +210,4 @@ func (r *Runner) wakeAfter(ctx context.Context, d time.Duration) {
 		case <-ctx.Done():
 		}
 	}()
-}
-
-// listen wakes the runner on every NOTIFY tsekh_events but those of the
-// pools it watches (whose commits wake it in process), reconnecting after a
-// lost connection.
-func (r *Runner) listen(ctx context.Context) {
-	listenForCommits(ctx, r.opt.ListenURL, r.Wake, r.d.opt.Logger, r.opt.ListenCheck, r.own)
-}
-
-// ListenForCommits calls wake on every NOTIFY tsekh_events (the
-// announcements of commits that wrote events, database.AnnounceCommit) and
-// once on each (re)connection, for what was committed while it was not
-// listening, until ctx is cancelled. It reconnects after a lost connection.
-func ListenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger) {
-	listenForCommits(ctx, url, wake, log, 30*time.Second, nil)
-}
-
-// listenForCommits is ListenForCommits with the quiet time after which the
-// listening connection is checked (RunnerOptions.ListenCheck), skipping the
-// NOTIFYs whose payload is one of skip.
-func listenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger, check time.Duration, skip []string) {
-	for ctx.Err() == nil {
-		err := listenOnce(ctx, url, wake, check, skip)
-		if ctx.Err() != nil || err == nil {
-			return
-		}
-		log.Warn("event listener disconnected; reconnecting", "err", ErrorText(err))
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-func listenOnce(ctx context.Context, url string, wake func(), check time.Duration, skip []string) error {
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		return err
-	}
-	if cfg.ConnectTimeout <= 0 {
-		cfg.ConnectTimeout = 10 * time.Second
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = conn.Close(context.Background()) }()
-	if _, err := conn.Exec(ctx, "LISTEN "+database.CommitChannel); err != nil {
-		return err
-	}
-	wake() // events committed while we were not listening
-	for {
-		// After a quiet while the connection is checked, and made again if
-		// it does not answer.
-		wctx, cancel := context.WithTimeout(ctx, check)
-		n, err := conn.WaitForNotification(wctx)
-		cancel()
-		switch {
-		case err == nil:
-			if !slices.Contains(skip, n.Payload) {
-				wake()
-			}
-			continue
-		case ctx.Err() != nil:
-			return nil
-		case !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err):
-			return err
-		}
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = conn.Ping(pctx)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("the listening connection does not answer: %w", err)
-		}
-	}
 }
