@@ -47,6 +47,8 @@ type Dispatcher struct {
 	lanes   *runningLanes
 	env     *laneEnv
 	members *registration
+	// lingered counts the times a lane began to linger, for the tests.
+	lingered milestone
 
 	passMu     sync.Mutex    // one survey at a time in this process
 	surveys    atomic.Uint64 // surveys begun, to order them with claims
@@ -73,7 +75,7 @@ func NewDispatcher(db *gorm.DB, reg *Registry, opt DispatcherOptions) *Dispatche
 	d.lanes = newRunningLanes(opt.Lease, func(ctx context.Context) error { return drv.renew(ctx, db, opt.Owner, opt.Lease) }, opt.Logger)
 	d.env = &laneEnv{db: db, sql: drv, commits: d.horizon, cache: d.cache, exec: d.exec, lanes: d.lanes, surveys: &d.surveys,
 		perSub: d.lanesAtOnce(), batches: map[string]chan struct{}{},
-		cfg: laneConfig{owner: opt.Owner, lease: opt.Lease, batchSize: opt.BatchSize, log: opt.Logger}}
+		cfg: laneConfig{owner: opt.Owner, lease: opt.Lease, batchSize: opt.BatchSize, log: opt.Logger, lingered: &d.lingered}}
 	d.members = &registration{db: db, sql: drv, reg: reg, owner: opt.Owner, log: opt.Logger}
 	return d
 }

@@ -84,6 +84,8 @@ type laneConfig struct {
 	lease     time.Duration // how long a lease lasts unrenewed
 	batchSize int           // the most events, or retries, read at once
 	log       *slog.Logger
+	// lingered counts the times a lane began to linger, for the tests.
+	lingered *milestone
 }
 
 // laneDeps is all a lane needs from outside itself: the commit horizon, its
@@ -212,8 +214,12 @@ func (l *lane) requested() bool {
 
 func (l *lane) setLingering(on bool) {
 	l.mu.Lock()
+	began := on && !l.lingering
 	l.lingering = on
 	l.mu.Unlock()
+	if began {
+		l.cfg.lingered.add()
+	}
 }
 
 // run dispatches the lane until it has nothing left up to the horizon,

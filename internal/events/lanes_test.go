@@ -345,7 +345,8 @@ func TestLanes_LockedLaneRowHoldsOnlyItsLane(t *testing.T) {
 	t.Parallel()
 	db := dbtest.New(t, database.Postgres)
 	f := newFixture(t, db)
-	d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{BatchSize: 100, Timeout: 2 * time.Second, Lease: 3 * time.Second, Linger: time.Minute})
+	const lease = 3 * time.Second
+	d := events.NewDispatcher(db, f.reg, events.DispatcherOptions{BatchSize: 100, Timeout: 2 * time.Second, Lease: lease, Linger: time.Minute})
 	r := events.NewRunner(d, events.RunnerOptions{Interval: time.Second, Poll: 20 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); r.Wait() })
@@ -377,14 +378,16 @@ SELECT count(*) FROM w`, holder), &n))
 		return n
 	}
 	// Over three renewals (every Lease/3), no session of the dispatcher
-	// waits for a lock.
-	waits := 0
-	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	// waits for a lock. A renewer that waited for the held row would end
+	// each renewal in an error at Lease/3, and never count three.
+	waits, renewed := 0, events.LeaseRenewals(d)
+	for end := time.Now().Add(10 * lease); events.LeaseRenewals(d) < renewed+3 && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if blocked() > 0 {
 			waits++
 		}
 	}
 	require.Zero(t, waits, "samples with a session waiting on a lock while one lane's row is held")
+	require.GreaterOrEqual(t, events.LeaseRenewals(d), renewed+3, "three renewals while one lane's row is held")
 
 	for p, id := range objs {
 		if p != stuck {

@@ -70,6 +70,9 @@ type listenWatch struct {
 	check time.Duration
 	// skip are the payloads of the pools whose commits are heard in process.
 	skip []string
+	// connected, when set, is told of each connection, once its first
+	// wake-up has been given.
+	connected func()
 }
 
 // listenForCommits is ListenForCommits on a listener, skipping the
@@ -95,6 +98,9 @@ func listenOnce(ctx context.Context, l commitListener, wake func(), w listenWatc
 	}
 	defer func() { _ = l.close(context.Background()) }()
 	wake() // events committed while we were not listening
+	if w.connected != nil {
+		w.connected()
+	}
 	for {
 		// After a quiet while the connection is checked, and made again if
 		// it does not answer.

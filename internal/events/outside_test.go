@@ -188,12 +188,23 @@ func TestLanes_HangingPartnerEndsFailed(t *testing.T) {
 			BackoffBase: 10 * time.Millisecond, BackoffMax: 20 * time.Millisecond, MaxAttempts: 3})
 		id := add(t, db, "thing.created", 1)
 
+		// Each pass makes the attempt that is due and leaves the call; the
+		// next is due once that call's timeout has passed, by the database's
+		// clock, which set the time of the retry.
+		due := func() bool {
+			var n int64
+			require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM events_deliveries WHERE subscriber = 'relay' AND next_attempt_at <= `+
+				database.Now(db)), &n))
+			return n == 1
+		}
 		deadline := time.Now().Add(30 * time.Second)
 		for deliveryOf(t, f.journal, id, "relay").Status != events.StatusFailed {
 			require.True(t, time.Now().Before(deadline), "still not failed after %d calls: %+v", calls.Load(), deliveryOf(t, f.journal, id, "relay"))
 			_, err := d.RunOnce(context.Background())
 			require.NoError(t, err)
-			time.Sleep(50 * time.Millisecond)
+			if deliveryOf(t, f.journal, id, "relay").Status == events.StatusRetrying {
+				require.Eventually(t, due, 30*time.Second, time.Millisecond, "the retry falls due")
+			}
 		}
 		got := deliveryOf(t, f.journal, id, "relay")
 		require.Equal(t, 3, got.Attempts)

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
@@ -52,6 +53,19 @@ type Runner struct {
 	// NOTIFYs are skipped); unwatch stops watching them.
 	own     []string
 	unwatch []func()
+
+	// What the runner has done so far, for the tests that wait for it
+	// (export_test.go) rather than sleep. wakes counts the calls of Wake,
+	// and timers the wake-ups set for later (wakeAfter) not yet given;
+	// answered is the most wakes counted when a pass began that ended with
+	// no wake-up pending or set for later; listening counts the listener's
+	// connections, each once its first wake-up is given, and looked the
+	// poll's looks at the journal.
+	wakes     atomic.Uint64
+	timers    atomic.Int64
+	answered  milestone
+	listening milestone
+	looked    milestone
 }
 
 // NewRunner returns a runner for d.
@@ -70,6 +84,7 @@ func (r *Runner) Wake() {
 	if r.opt.OnWake != nil {
 		r.opt.OnWake()
 	}
+	r.wakes.Add(1)
 	select {
 	case r.wake <- struct{}{}:
 	default:
@@ -118,7 +133,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	switch {
 	case drv.supportsListener() && r.opt.ListenURL != "":
 		go listenForCommits(ctx, drv.listener(r.opt.ListenURL), r.Wake, r.d.opt.Logger,
-			listenWatch{check: r.opt.ListenCheck, skip: r.own})
+			listenWatch{check: r.opt.ListenCheck, skip: r.own, connected: r.listening.add})
 	case r.opt.Poll > 0:
 		go r.poll(ctx)
 	}
@@ -151,6 +166,9 @@ func (r *Runner) loop(ctx context.Context) {
 			return
 		case <-r.wake:
 		}
+		// Every wake-up counted by now is answered by this pass: its survey
+		// comes after their commits.
+		answers := r.wakes.Load()
 		st, err := r.d.Start(context.WithoutCancel(ctx), ctx)
 		if ctx.Err() != nil {
 			return
@@ -175,6 +193,9 @@ func (r *Runner) loop(ctx context.Context) {
 			}
 			r.wakeAfter(ctx, max(due, 10*time.Millisecond))
 		}
+		if len(r.wake) == 0 && r.timers.Load() == 0 {
+			r.answered.raise(answers)
+		}
 	}
 }
 
@@ -197,13 +218,18 @@ func (r *Runner) poll(ctx context.Context) {
 			r.Wake()
 		}
 		last = id
+		r.looked.add()
 	}
 }
 
 func (r *Runner) wakeAfter(ctx context.Context, d time.Duration) {
+	r.timers.Add(1)
 	t := time.NewTimer(d)
 	go func() {
 		defer t.Stop()
+		// Counted until its wake-up is pending: either shows that a pass
+		// is to come.
+		defer r.timers.Add(-1)
 		select {
 		case <-t.C:
 			r.Wake()

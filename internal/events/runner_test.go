@@ -34,8 +34,17 @@ func startRunner(t *testing.T, db *gorm.DB, d *events.Dispatcher) *events.Runner
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, r.Start(ctx))
 	t.Cleanup(func() { cancel(); r.Wait() })
-	time.Sleep(200 * time.Millisecond) // past the start-up pass, the LISTEN and the poll's first look
+	runnerReady(t, r)
 	return r
+}
+
+// runnerReady waits until r listens (or polls), past its start-up pass:
+// what is written afterwards reaches it only by a wake-up.
+func runnerReady(t *testing.T, r *events.Runner) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, events.RunnerReady(ctx, r), "the runner listens, or polls, past its start-up pass")
 }
 
 // everyPartition writes one event about an object of each partition and
@@ -230,7 +239,7 @@ func TestRunner_WakesOnCommit(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			require.NoError(t, r.Start(ctx))
 			t.Cleanup(func() { cancel(); r.Wait() })
-			time.Sleep(200 * time.Millisecond) // past the start-up pass and the LISTEN
+			runnerReady(t, r)
 		} else {
 			startRunner(t, db, d)
 		}

@@ -18,6 +18,8 @@ type runningLanes struct {
 	// renew extends the leases of every lane of this dispatcher.
 	renew func(ctx context.Context) error
 	log   *slog.Logger
+	// renewals counts the renewals done, for the tests (milestone).
+	renewals milestone
 
 	mu       sync.Mutex
 	lanes    map[laneKey]*lane
@@ -158,7 +160,9 @@ func (r *runningLanes) ensureRenewer() {
 			cancel()
 			if err != nil {
 				r.log.Warn("renew lane leases", "err", err, "lanes", r.keys())
+				continue
 			}
+			r.renewals.add()
 		}
 	}()
 }

@@ -140,20 +140,31 @@ func TestRetries_CostNoMoreStatementsThanABatchOfOne(t *testing.T) {
 			require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM events_deliveries WHERE subscriber = 'ledger' AND status = ?`, status), &n))
 			return n
 		}
+		// A pass, counted until what it was for is done and the lane
+		// lingers again, done with it.
 		pass := func(until func() bool) int64 {
 			t.Helper()
 			count.n.Store(0)
+			lingered := events.LanesLingered(d)
 			_, err := d.Start(ctx, ctx)
 			require.NoError(t, err)
 			require.Eventually(t, until, 10*time.Second, time.Millisecond)
-			time.Sleep(50 * time.Millisecond) // anything the lane does after it
+			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			require.NoError(t, events.WaitLanesLingered(wctx, d, lingered+1), "the lane lingers again")
 			return count.n.Load()
 		}
 		// The first delivery fails; its lane lingers with its lease.
 		add(t, db, "thing.created", 1)
 		pass(func() bool { return deliveries("retrying") == 1 })
 		failing.Store(false)
-		time.Sleep(5 * time.Millisecond) // the retry falls due
+		// The retry falls due by the database's clock, which set its time.
+		require.Eventually(t, func() bool {
+			var n int64
+			require.NoError(t, database.Scan(db.Raw(`SELECT count(*) FROM events_deliveries WHERE subscriber = 'ledger' AND status = 'retrying'
+AND next_attempt_at <= `+database.Now(db)), &n))
+			return n == 1
+		}, 10*time.Second, time.Millisecond)
 		retry := pass(func() bool { return deliveries("processed") == 1 })
 		require.Equal(t, int64(1), effectsOf())
 		// A batch of one event of the same object: the same lane.
