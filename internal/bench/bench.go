@@ -61,59 +61,34 @@ type Options struct {
 var Steps = []string{"write", "writers", "dispatch", "dispatch-four", "latency", "isolation", "xmin", "journal", "stream-sse"}
 
 func (o *Options) defaults() {
-	if o.Events <= 0 {
-		o.Events = 100_000
-	}
-	if o.Journal <= 0 {
-		o.Journal = 1_000_000
-	}
-	if o.LatencyEvents <= 0 {
-		o.LatencyEvents = 1000
-	}
-	if o.LatencyPace <= 0 {
-		o.LatencyPace = 5 * time.Millisecond
-	}
-	if o.IsolationEvents <= 0 {
-		o.IsolationEvents = 2000
-	}
-	if o.IsolationDelay <= 0 {
-		o.IsolationDelay = 200 * time.Millisecond
-	}
-	if o.XminDuration <= 0 {
-		o.XminDuration = time.Minute
-	}
-	if o.XminRate <= 0 {
-		o.XminRate = 150
-	}
-	if o.Writes <= 0 {
-		o.Writes = 500
-	}
-	if o.Rounds <= 0 {
-		o.Rounds = 5
-	}
-	if o.WriteBlock <= 0 {
-		o.WriteBlock = 50
-	}
-	if o.DataRowBlocks <= 0 {
-		o.DataRowBlocks = 8
-	}
-	if o.DataRowTx <= 0 {
-		o.DataRowTx = 300
-	}
-	if o.WritersTime <= 0 {
-		o.WritersTime = 5 * time.Second
-	}
-	if o.StreamEvents <= 0 {
-		o.StreamEvents = 1000
-	}
-	if o.StreamClients <= 0 {
-		o.StreamClients = 50
-	}
+	orDefault(&o.Events, 100_000)
+	orDefault(&o.Journal, 1_000_000)
+	orDefault(&o.LatencyEvents, 1000)
+	orDefault(&o.LatencyPace, 5*time.Millisecond)
+	orDefault(&o.IsolationEvents, 2000)
+	orDefault(&o.IsolationDelay, 200*time.Millisecond)
+	orDefault(&o.XminDuration, time.Minute)
+	orDefault(&o.XminRate, 150)
+	orDefault(&o.Writes, 500)
+	orDefault(&o.Rounds, 5)
+	orDefault(&o.WriteBlock, 50)
+	orDefault(&o.DataRowBlocks, 8)
+	orDefault(&o.DataRowTx, 300)
+	orDefault(&o.WritersTime, 5*time.Second)
+	orDefault(&o.StreamEvents, 1000)
+	orDefault(&o.StreamClients, 50)
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// orDefault sets *v to d when it is zero or less: a size left out.
+func orDefault[T int | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
 	}
 }
 

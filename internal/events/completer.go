@@ -27,14 +27,8 @@ type completer struct {
 // and move (store.go) and the records of the deliveries that did not simply
 // succeed (driver_deliveries.go).
 type completerStatements interface {
-	moveLane(tx *gorm.DB, m laneMove) error
-	fenced(tx *gorm.DB, m laneMove, update string, args map[string]any) (int64, error)
-	insertDeliveries(tx *gorm.DB, rows []deliveryRow, first []failureRow) error
-	retrySucceeded(tx *gorm.DB, args map[string]any) (int64, error)
-	retrySucceededSQL() string
-	retryFailedAttempt(tx *gorm.DB, r retryFailure) (int64, error)
-	addFailure(tx *gorm.DB, f failureRow, keep int) error
-	pointHeldAt(tx *gorm.DB, sub string, ev *Event) error
+	laneFence
+	deliveryRecords
 }
 
 // within runs calls (a local subscriber's, which return the outcomes) in

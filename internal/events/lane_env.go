@@ -34,9 +34,7 @@ type laneEnv struct {
 type laneStatements interface {
 	claim(ctx context.Context, db *gorm.DB, q claimQuery) ([]claimedLane, []Event, error)
 	release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error
-	openObjects(ctx context.Context, db *gorm.DB, k laneKey) (map[objectKey]int64, error)
-	dueRetries(ctx context.Context, db *gorm.DB, k laneKey, limit int) ([]dueRetry, error)
-	heldBehind(ctx context.Context, db *gorm.DB, sub string, ev Event) ([]Event, error)
+	deliveryReads
 }
 
 func (e *laneEnv) horizon() int64 {

@@ -26,18 +26,7 @@ type statements interface {
 	// claim takes the leases of the lanes of one partition that stand at pos
 	// and reads the first batch after pos up to the horizon.
 	claim(ctx context.Context, db *gorm.DB, c claimQuery) ([]claimedLane, []Event, error)
-	// moveLane is a batch transaction's first statement: the fence (the
-	// lease must still be this dispatcher's and the lane where the batch
-	// began), the lane's new position, the batch's row when it carried
-	// events for the subscriber, and, for a lane's last batch, the lease
-	// given back.
-	moveLane(tx *gorm.DB, m laneMove) error
-	// fenced runs update (an UPDATE ending in its WHERE clause, with named
-	// arguments) only when the lane is still this dispatcher's and where m
-	// says (m.pos), in one statement, and returns the rows it changed. On
-	// PostgreSQL the fence also extends the lease and locks the lane's row
-	// until the commit.
-	fenced(tx *gorm.DB, m laneMove, update string, args map[string]any) (int64, error)
+	laneFence
 	// release gives a lane's lease back without waiting for the disk.
 	release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error
 	// renew extends the leases of the owner's lanes, but not of a lane whose
@@ -51,6 +40,23 @@ type statements interface {
 	// maxWorkers is the most batch transactions the database serves at
 	// once (DispatcherOptions.Workers); 0 puts no bound of its own.
 	maxWorkers() int
+}
+
+// laneFence are the statements that fence a batch's or a retry's
+// transaction by the lane's lease and position.
+type laneFence interface {
+	// moveLane is a batch transaction's first statement: the fence (the
+	// lease must still be this dispatcher's and the lane where the batch
+	// began), the lane's new position, the batch's row when it carried
+	// events for the subscriber, and, for a lane's last batch, the lease
+	// given back.
+	moveLane(tx *gorm.DB, m laneMove) error
+	// fenced runs update (an UPDATE ending in its WHERE clause, with named
+	// arguments) only when the lane is still this dispatcher's and where m
+	// says (m.pos), in one statement, and returns the rows it changed. On
+	// PostgreSQL the fence also extends the lease and locks the lane's row
+	// until the commit.
+	fenced(tx *gorm.DB, m laneMove, update string, args map[string]any) (int64, error)
 }
 
 // laneKey names one lane: a subscriber's position in one partition.
