@@ -17,7 +17,7 @@ import (
 //	  a pass claims it (startLanes)        a pass: lookAgain, leaseTaken
 //	           │                                     │ (messages, under l.mu)
 //	           ▼                                     ▼
-//	┌─────► running ── batches up to the horizon (batch.go), then the retries due
+//	┌─────► running ── batches up to the horizon (batch.go), then the retries due (retries.go)
 //	│          │  ▲
 //	│  nothing │  │ lookAgain: a pass saw work past what the lane looked at
 //	│     left ▼  │
