@@ -17,7 +17,9 @@ import (
 
 const benchSummary = `Measures the outbox on the PostgreSQL at DATABASE_URL, in a schema of its own
 (bench_<random>, migrated for the run and dropped afterwards unless --keep):
-the cost of the event in an order's write, the commits a second of eight
+the cost of the event in an order's write (as a ratio and in µs) and in a
+one-row transaction (in µs, as the peers' harnesses measure a job or a
+message), the commits a second of eight
 writers of events at once, the dispatcher's throughput and
 memory on a backlog with two and with four subscribers, the delay from commit
 to subscriber (alone, beside a slow outside subscriber, and while another
@@ -40,6 +42,9 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	fs.Float64Var(&o.XminRate, "xmin-rate", 150, "xmin: events written a second")
 	fs.IntVar(&o.Writes, "writes", 500, "write overhead: orders per round and variant")
 	fs.IntVar(&o.Rounds, "rounds", 5, "write overhead: rounds (the median ratio is reported)")
+	fs.IntVar(&o.WriteBlock, "write-block", 50, "write overhead: orders per block, with and without the event in turn")
+	fs.IntVar(&o.DataRowBlocks, "data-row-blocks", 8, "added µs per tx: blocks of each kind (a data row alone, with its event)")
+	fs.IntVar(&o.DataRowTx, "data-row-tx", 300, "added µs per tx: transactions per block")
 	fs.DurationVar(&o.WritersTime, "writers-time", 5*time.Second, "writers: how long 8 writers commit one event per transaction at once")
 	fs.IntVar(&o.StreamEvents, "stream-events", 1000, "stream-sse: events written one by one (at --latency-pace) to the stream's clients")
 	fs.IntVar(&o.StreamClients, "stream-clients", 50, "stream-sse: SSE clients connected to GET /api/v1/events/stream")

@@ -240,15 +240,13 @@ func (a *App) MetricsHTTP() http.Handler { return api.MetricsHandler(a.Metrics) 
 // cancelled; WaitDispatcher waits for it to finish the pass in hand.
 func (a *App) StartDispatcher(ctx context.Context) error {
 	// The API's pool's commits (requests, and what else this process
-	// writes) wake the runner at once, as its own pool's do.
-	opt := events.RunnerOptions{Interval: a.Config.DispatchInterval, OnWake: a.Stream.Wake, Watch: []*gorm.DB{a.DB}}
-	if database.NotifiesCommits(a.DB) {
-		opt.ListenURL = a.Config.DatabaseURL
-	} else {
-		// No NOTIFY on SQLite: HTTP writes wake the dispatcher at once, and a
-		// cheap look at the journal's newest id catches every other writer.
-		opt.Poll = 250 * time.Millisecond
-	}
+	// writes) wake the runner at once, as its own pool's do. Other
+	// processes' commits: the runner listens for them where the database
+	// announces them (PostgreSQL) and looks at the journal's newest id,
+	// cheaply, every Poll where it does not (SQLite, where HTTP writes wake
+	// it at once too).
+	opt := events.RunnerOptions{Interval: a.Config.DispatchInterval, OnWake: a.Stream.Wake, Watch: []*gorm.DB{a.DB},
+		ListenURL: a.Config.DatabaseURL, Poll: 250 * time.Millisecond}
 	a.runner = events.NewRunner(a.Dispatcher, opt)
 	return a.runner.Start(ctx)
 }
@@ -282,13 +280,14 @@ func (a *App) WakeDispatcher() {
 
 // ListenForStream wakes the live journal on every commit's NOTIFY, on a
 // replica that runs no dispatcher (whose runner's listener does it
-// otherwise), until ctx is cancelled. On SQLite it does nothing: the HTTP
-// layer's writes wake the stream, and it polls every second.
+// otherwise), until ctx is cancelled. On SQLite, which has no listener
+// (events.ListenForCommits returns at once), the HTTP layer's writes wake
+// the stream, and it polls every second.
 func (a *App) ListenForStream(ctx context.Context) {
-	if a.runner != nil || !database.NotifiesCommits(a.DB) {
+	if a.runner != nil {
 		return
 	}
-	go events.ListenForCommits(ctx, a.Config.DatabaseURL, a.Stream.Wake, a.Logger)
+	go events.ListenForCommits(ctx, a.DB, a.Config.DatabaseURL, a.Stream.Wake, a.Logger)
 }
 
 // Bootstrap prepares a database for first use. With a token it ensures the

@@ -43,6 +43,9 @@ type Options struct {
 	XminRate        float64       // events a second in the xmin figure (150)
 	Writes          int           // orders per round and variant for the write overhead (500)
 	Rounds          int           // rounds of the write overhead; the median is reported (5)
+	WriteBlock      int           // orders per block of the write overhead, the kinds in turn (50)
+	DataRowBlocks   int           // blocks of each kind for the data row's added µs (8, as the peers')
+	DataRowTx       int           // transactions per block for the data row's added µs (300, as the peers')
 	WritersTime     time.Duration // how long the 8 concurrent writers write (5s)
 	StreamEvents    int           // events written one by one for the SSE stream's delay, at LatencyPace (1,000)
 	StreamClients   int           // SSE clients connected meanwhile (50)
@@ -58,45 +61,22 @@ type Options struct {
 var Steps = []string{"write", "writers", "dispatch", "dispatch-four", "latency", "isolation", "xmin", "journal", "stream-sse"}
 
 func (o *Options) defaults() {
-	if o.Events <= 0 {
-		o.Events = 100_000
-	}
-	if o.Journal <= 0 {
-		o.Journal = 1_000_000
-	}
-	if o.LatencyEvents <= 0 {
-		o.LatencyEvents = 1000
-	}
-	if o.LatencyPace <= 0 {
-		o.LatencyPace = 5 * time.Millisecond
-	}
-	if o.IsolationEvents <= 0 {
-		o.IsolationEvents = 2000
-	}
-	if o.IsolationDelay <= 0 {
-		o.IsolationDelay = 200 * time.Millisecond
-	}
-	if o.XminDuration <= 0 {
-		o.XminDuration = time.Minute
-	}
-	if o.XminRate <= 0 {
-		o.XminRate = 150
-	}
-	if o.Writes <= 0 {
-		o.Writes = 500
-	}
-	if o.Rounds <= 0 {
-		o.Rounds = 5
-	}
-	if o.WritersTime <= 0 {
-		o.WritersTime = 5 * time.Second
-	}
-	if o.StreamEvents <= 0 {
-		o.StreamEvents = 1000
-	}
-	if o.StreamClients <= 0 {
-		o.StreamClients = 50
-	}
+	orDefault(&o.Events, 100_000)
+	orDefault(&o.Journal, 1_000_000)
+	orDefault(&o.LatencyEvents, 1000)
+	orDefault(&o.LatencyPace, 5*time.Millisecond)
+	orDefault(&o.IsolationEvents, 2000)
+	orDefault(&o.IsolationDelay, 200*time.Millisecond)
+	orDefault(&o.XminDuration, time.Minute)
+	orDefault(&o.XminRate, 150)
+	orDefault(&o.Writes, 500)
+	orDefault(&o.Rounds, 5)
+	orDefault(&o.WriteBlock, 50)
+	orDefault(&o.DataRowBlocks, 8)
+	orDefault(&o.DataRowTx, 300)
+	orDefault(&o.WritersTime, 5*time.Second)
+	orDefault(&o.StreamEvents, 1000)
+	orDefault(&o.StreamClients, 50)
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -105,12 +85,21 @@ func (o *Options) defaults() {
 	}
 }
 
+// orDefault sets *v to d when it is zero or less: a size left out.
+func orDefault[T int | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
 // Result is what a run measured. The figures the targets name come first.
 type Result struct {
 	WriteOverheadRatio   float64 `json:"write_overhead_ratio"`
-	ConcurrentWritesPerS float64 `json:"concurrent_writes_per_s"` // 8 writers, one event per transaction
-	DispatchPerS         float64 `json:"dispatch_per_s"`          // two subscribers, one local, one outside
-	DispatchFourPerS     float64 `json:"dispatch_four_per_s"`     // four, two local, two outside
+	WriteAddedUs         float64 `json:"write_added_us_per_order"` // the event's µs in an order's write
+	DataRowAddedUs       float64 `json:"added_us_per_tx"`          // the event's µs in a one-row transaction, as the peers report theirs
+	ConcurrentWritesPerS float64 `json:"concurrent_writes_per_s"`  // 8 writers, one event per transaction
+	DispatchPerS         float64 `json:"dispatch_per_s"`           // two subscribers, one local, one outside
+	DispatchFourPerS     float64 `json:"dispatch_four_per_s"`      // four, two local, two outside
 	LatencyP50Ms         float64 `json:"latency_p50_ms"`
 	LatencyP99Ms         float64 `json:"latency_p99_ms"`
 	IsolationP99Ratio    float64 `json:"isolation_p99_ratio"` // local p99 beside a slow outside subscriber ÷ alone
@@ -315,8 +304,13 @@ func Summary(r Result) string {
 	fmt.Fprintf(&b, "tsekh bench (%d CPUs, PostgreSQL %s, synchronous_commit=%s, %s) in %.0fs\n",
 		r.Machine.CPUs, r.Machine.Postgres, r.Machine.SyncCommit, r.Machine.Go, r.Seconds)
 	if ran("write") {
-		fmt.Fprintf(&b, "  write overhead    %.3f  (%.3f ms per order with its event, %.3f ms without; median of %d rounds of %d)\n",
-			r.WriteOverheadRatio, r.Write.WithMs, r.Write.WithoutMs, r.Write.Rounds, r.Write.Orders)
+		w := r.Write
+		fmt.Fprintf(&b, "  write overhead    %.3f, %.1f µs per order  (%.3f ms per order with its event, %.3f ms without; %d rounds of %d,\n",
+			r.WriteOverheadRatio, r.WriteAddedUs, w.WithMs, w.WithoutMs, w.Rounds, w.Orders)
+		fmt.Fprintf(&b, "                    in blocks of %d; the ratio the rounds' median, the µs the median of %d pairs of blocks)\n",
+			w.BlockOrders, w.Pairs)
+		fmt.Fprintf(&b, "  added µs per tx   %.1f  (a data row alone %.1f µs, with its event %.1f µs; %d blocks of %d of each, as the peers')\n",
+			r.DataRowAddedUs, w.DataRow.DataOnlyUs, w.DataRow.WithEventUs, w.DataRow.Blocks, w.DataRow.TxPerBlock)
 	}
 	if ran("writers") {
 		fmt.Fprintf(&b, "  writers           %.0f commits/s  (%d writers at once, one event per transaction, %.1fs)\n",

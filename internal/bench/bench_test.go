@@ -21,13 +21,20 @@ func TestBench_Run(t *testing.T) {
 		t.Parallel()
 		var progress bytes.Buffer
 		res, err := bench.Run(context.Background(), bench.Options{
-			DatabaseURL: dbtest.PostgresURL(), Events: 300, Journal: 5000, LatencyEvents: 20, Writes: 10, Rounds: 1, WritersTime: 200 * time.Millisecond,
+			DatabaseURL: dbtest.PostgresURL(), Events: 300, Journal: 5000, LatencyEvents: 20, Writes: 10, Rounds: 1, WriteBlock: 5, DataRowBlocks: 2, DataRowTx: 5, WritersTime: 200 * time.Millisecond,
 			IsolationEvents: 80, IsolationDelay: 20 * time.Millisecond, XminDuration: 300 * time.Millisecond,
 			StreamEvents: 20, StreamClients: 3, Progress: &progress,
 		})
 		require.NoError(t, err)
 		require.Equal(t, bench.Steps, res.Steps)
 		require.Positive(t, res.WriteOverheadRatio)
+		require.Equal(t, 5, res.Write.BlockOrders)
+		require.Equal(t, 2, res.Write.Pairs, "two pairs of blocks of five in the round of ten")
+		require.NotZero(t, res.WriteAddedUs)
+		require.Equal(t, res.Write.AddedUs, res.WriteAddedUs)
+		require.Positive(t, res.Write.DataRow.DataOnlyUs)
+		require.Positive(t, res.Write.DataRow.WithEventUs)
+		require.Equal(t, res.Write.DataRow.AddedUs, res.DataRowAddedUs)
 		require.Positive(t, res.Writers.Commits)
 		require.Equal(t, 8, res.Writers.Writers)
 		// Seconds is rounded to the millisecond and the rate to the unit:

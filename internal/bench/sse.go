@@ -60,7 +60,7 @@ func (r *runner) streamSSE(ctx context.Context, res *Result) error {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	go events.ListenForCommits(runCtx, r.url, a.Stream.Wake, r.opt.Logger)
+	go events.ListenForCommits(runCtx, r.db, r.url, a.Stream.Wake, r.opt.Logger)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -77,3 +77,29 @@ func TestCreateOrderWithoutEvent_FollowsSales(t *testing.T) {
 	require.Equal(t, withEvent, withoutEvent)
 	require.GreaterOrEqual(t, len(withEvent), 4, "the order, its products, its items, the read back: %q", withEvent)
 }
+
+// The kinds take turns block by block, the pair's order flipping from one
+// pair to the next (ABBA), and each block's mean is its own kind's.
+func TestAlternate_BlocksInTurn(t *testing.T) {
+	t.Parallel()
+	var order []bool
+	var calls []int
+	without, with, err := alternate(3, 2, func(withEvent bool, i int) error {
+		order = append(order, withEvent)
+		calls = append(calls, i)
+		if withEvent {
+			time.Sleep(2 * time.Millisecond) // the event's cost, in this test
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, []bool{false, false, true, true, true, true, false, false, false, false, true, true}, order)
+	require.Equal(t, []int{0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5}, calls, "each pair writes the same items with and without")
+	require.Len(t, without, 3)
+	require.Len(t, with, 3)
+	for p := range with {
+		require.GreaterOrEqual(t, with[p]-without[p], 1000.0, "pair %d: the 2 ms a call with the event took, in µs", p)
+	}
+	require.Equal(t, 3.0, pairMedian([]float64{5, 1, 3, 2}), "the upper middle of an even count, as the peers take it")
+	require.Equal(t, 2.0, pairMedian([]float64{3, 1, 2}))
+}

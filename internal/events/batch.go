@@ -35,21 +35,24 @@ func mine(s *Subscriber, batch []Event) []Event {
 }
 
 // dispatchBatch hands the lane's subscriber its events of a batch, the
-// journal's events of the partition in (l.pos, next], and commits the
-// lane's new position with what did not simply succeed (batchCompletion).
-func (d *Dispatcher) dispatchBatch(ctx context.Context, l *lane, batch []Event, next int64, release bool) (PassStats, error) {
+// journal's events of the partition in (l.pos, next], has the completer
+// commit the lane's new position with what did not simply succeed
+// (batchCompletion), and then moves the lane there.
+func (l *lane) dispatchBatch(ctx context.Context, batch []Event, next int64, release bool) (PassStats, error) {
 	var st PassStats
 	evs := mine(l.sub, batch)
 	st.Events = len(evs)
-	move := laneMove{key: l.key, owner: d.opt.Owner, pos: l.pos, next: next, batch: len(evs) > 0, release: release, lease: d.opt.Lease}
+	move := laneMove{key: l.key, owner: l.cfg.owner, pos: l.pos, next: next, batch: len(evs) > 0, release: release, lease: l.cfg.lease}
+	// The objects whose events are held behind an earlier open delivery,
+	// read only when the lane may have one.
 	blocked := map[objectKey]int64{}
 	if l.open && len(evs) > 0 {
 		var err error
-		if blocked, err = d.blockedObjects(ctx, l.key); err != nil {
+		if blocked, err = l.deps.openObjects(ctx, l.key); err != nil {
 			return st, err
 		}
 	}
-	outcomes, err := d.deliverSet(ctx, l.sub, evs, blocked, batchCompletion{d: d, s: l.sub, move: move})
+	outcomes, err := l.deps.deliver(ctx, l.sub, evs, blocked, batchCompletion{s: l.sub, move: move})
 	if err != nil {
 		return st, err
 	}
@@ -59,16 +62,9 @@ func (d *Dispatcher) dispatchBatch(ctx context.Context, l *lane, batch []Event, 
 		}
 	}
 	st.Delivered = len(evs) - len(outcomes)
-	d.metrics.observeBatch(evs)
+	l.deps.observeBatch(evs)
 	l.pos = next
 	l.committed.Store(next)
 	l.open = l.open || len(outcomes) > 0
 	return st, nil
-}
-
-// blockedObjects returns, per object of the lane, its oldest delivery that is
-// still open (retrying, held or failed): later events of the object are held
-// behind it.
-func (d *Dispatcher) blockedObjects(ctx context.Context, k laneKey) (map[objectKey]int64, error) {
-	return d.sql.openObjects(ctx, d.db, k)
 }

@@ -65,17 +65,17 @@ type outcome struct {
 // w watches the call: a local subscriber's run without savepoints
 // (executeRun) or an outside subscriber's caller (outside.go); nil for a
 // local call in its savepoint, which gets a deadline of its own.
-func (d *Dispatcher) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, blocked map[objectKey]int64, w *callWatch) (outcome, bool) {
+func (x *executor) deliverOrHold(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, blocked map[objectKey]int64, w *callWatch) (outcome, bool) {
 	key := objectKey{ev.AggregateType, ev.AggregateID}
 	if by, ok := blocked[key]; ok {
 		return outcome{ev: ev, status: StatusHeld, blockedBy: by}, false
 	}
-	if msg, ok := d.stuck.load(deliveryKey{ev.ID, s.Name}); ok {
+	if msg, ok := x.stuck.load(deliveryKey{ev.ID, s.Name}); ok {
 		// It hung in an earlier run of this batch: a failure, not called again.
 		blocked[key] = ev.ID
 		return outcome{ev: ev, status: StatusRetrying, err: errors.New(msg)}, false
 	}
-	if err := d.deliver(ctx, tx, s, ev, w); err != nil {
+	if err := x.deliver(ctx, tx, s, ev, w); err != nil {
 		blocked[key] = ev.ID
 		return outcome{ev: ev, status: StatusRetrying, err: err, stuck: errors.Is(err, errStuck)}, false
 	}
@@ -232,10 +232,10 @@ const stuckGrace = 2 * time.Second
 
 // markStuck records that s's call for ev did not return, so that it is not
 // called again (see stuckCalls).
-func (d *Dispatcher) markStuck(s *Subscriber, ev *Event) {
-	msg := fmt.Sprintf("%s after %s and did not return", errTimedOut, d.opt.Timeout)
-	d.stuck.store(deliveryKey{ev.ID, s.Name}, msg)
-	d.opt.Logger.Error("subscriber does not return after its timeout; its transaction is abandoned", "subscriber", s.Name, "event_id", ev.ID)
+func (x *executor) markStuck(s *Subscriber, ev *Event) {
+	msg := fmt.Sprintf("%s after %s and did not return", errTimedOut, x.timeout)
+	x.stuck.store(deliveryKey{ev.ID, s.Name}, msg)
+	x.log.Error("subscriber does not return after its timeout; its transaction is abandoned", "subscriber", s.Name, "event_id", ev.ID)
 }
 
 // deliver calls the subscriber, turning a panic into an error. The call's
@@ -247,23 +247,23 @@ func (d *Dispatcher) markStuck(s *Subscriber, ev *Event) {
 // (outside) when w's owner abandoned it meanwhile. Without one (a local
 // call in its savepoint, in tx), the call runs aside with a deadline of its
 // own, so that one that does not return can be abandoned with tx.
-func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, w *callWatch) (err error) {
+func (x *executor) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev *Event, w *callWatch) (err error) {
 	start := time.Now()
 	if w != nil {
-		ctx = newCallContext(w.ctx, ev, start.Add(d.opt.Timeout))
+		ctx = newCallContext(w.ctx, ev, start.Add(x.timeout))
 	} else {
 		ctx = WithCause(ctx, ev)
 	}
 	ctx, span := startProcess(ctx, s, ev)
 	defer func() {
-		d.metrics.observeDuration(s.Name, time.Since(start))
+		x.metrics.observeDuration(s.Name, time.Since(start))
 		endSpan(span, err)
 	}()
 	call := func(tx *gorm.DB) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("subscriber panicked: %v", r)
-				d.opt.Logger.Error("subscriber panicked", "subscriber", s.Name, "event_id", ev.ID, "panic", r, "stack", string(debug.Stack()))
+				x.log.Error("subscriber panicked", "subscriber", s.Name, "event_id", ev.ID, "panic", r, "stack", string(debug.Stack()))
 			}
 		}()
 		if tx != nil {
@@ -273,7 +273,7 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 	}
 	switch {
 	case w != nil && tx == nil:
-		w.enter(ev, start, min(d.opt.CallBudget, d.opt.Timeout))
+		w.enter(ev, start, min(x.budget, x.timeout))
 		err = call(nil)
 		if !w.leave() {
 			return errLeft
@@ -285,7 +285,7 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 		// its own for each call (tx.WithContext) cost more than the call.
 		prev := tx.Statement.Context
 		tx.Statement.Context = ctx
-		w.enter(ev, start, d.opt.Timeout)
+		w.enter(ev, start, x.timeout)
 		err = call(tx)
 		if !w.leave() {
 			return errStuck // abandoned: the transaction is no longer this call's
@@ -299,7 +299,7 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 		// own statements, the rollback to it included, keep the batch's
 		// context.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d.opt.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, x.timeout)
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
@@ -320,7 +320,7 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 			select {
 			case err = <-done:
 			case <-time.After(stuckGrace):
-				d.markStuck(s, ev)
+				x.markStuck(s, ev)
 				return errStuck // the call still holds tx: it is rolled back as it is
 			}
 		}
@@ -330,7 +330,7 @@ func (d *Dispatcher) deliver(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 		if err == nil {
 			err = errNoError
 		}
-		err = fmt.Errorf("%w after %s: %w", errTimedOut, d.opt.Timeout, err)
+		err = fmt.Errorf("%w after %s: %w", errTimedOut, x.timeout, err)
 	}
 	return err
 }

@@ -44,6 +44,17 @@ func batchRows(t *testing.T, db *gorm.DB) int64 {
 	return n
 }
 
+// clockPastBatches waits until the database clock, which times the
+// batches, is past every batch recorded so far.
+func clockPastBatches(t *testing.T, db *gorm.DB) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var n int64
+		require.NoError(t, database.Scan(db.Raw("SELECT count(*) FROM events_batches WHERE dispatched_at >= "+database.Now(db)), &n))
+		return n == 0
+	}, 10*time.Second, time.Millisecond)
+}
+
 // Compaction folds the subscribers' batch rows into fewer shared ones, and
 // the journal reads the same before and after: every event's status,
 // processed_at and deliveries. The two subscribers are dispatched at
@@ -77,7 +88,7 @@ func TestCompactBatches_TheJournalReadsTheSame(t *testing.T) {
 				add(t, db, typ, int64(i%5))
 			}
 			drain(t, recorder)
-			time.Sleep(15 * time.Millisecond) // the outside lane's batches come later
+			clockPastBatches(t, db) // the outside lane's batches come later
 			drain(t, outside)
 		}
 		fail.Store(true)

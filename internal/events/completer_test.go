@@ -21,17 +21,30 @@ func TestCompleter(t *testing.T) {
 	})
 }
 
+// completedRetry is a retry's completion with the completer that commits it.
+type completedRetry struct {
+	retryCompletion
+	cp *completer
+}
+
+func (c completedRetry) begin(tx *gorm.DB, hopeful bool) error {
+	return c.retryCompletion.begin(c.cp, tx, hopeful)
+}
+
+func (c completedRetry) finish(tx *gorm.DB, outcomes []outcome, hopeful bool) error {
+	return c.retryCompletion.finish(c.cp, tx, outcomes, hopeful)
+}
+
 // retryOf is the completion of a retry of the fixture's first event by an
 // outside subscriber, fenced as owner at the lane's position 0.
-func retryOf(f laneFixture, owner string, attempts int) retryCompletion {
+func retryOf(f laneFixture, owner string, attempts int) completedRetry {
 	ev := &Event{ID: f.ids[0], AggregateType: "things", AggregateID: 1}
-	return retryCompletion{
-		d:     &Dispatcher{sql: f.drv},
+	return completedRetry{retryCompletion: retryCompletion{
 		s:     &Subscriber{Name: "s", Handle: func(context.Context, Event) error { return nil }},
 		fence: laneMove{key: laneKey{"s", f.part}, owner: owner},
 		ev:    ev,
 		rec:   recorded{attempts: attempts},
-	}
+	}, cp: &completer{sql: f.drv}}
 }
 
 func deliveryStatus(t *testing.T, db *gorm.DB, id int64) (status string, attempts int) {
@@ -109,8 +122,9 @@ func testRetryFailureRecords(t *testing.T, db *gorm.DB, drv driver) {
 	addDelivery(t, db, drv, f.ids[1], f.part, "s", StatusHeld, nil)
 
 	c := retryOf(f, "me", 1)
-	c.d.db = db
-	c.d.opt.defaults(drv.ordered())
+	var opt DispatcherOptions
+	opt.defaults(drv.maxWorkers())
+	c.cp.db, c.cp.rules = db, rulesOf(opt)
 	boom := errors.New("boom")
 	require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
 		require.NoError(t, c.begin(tx, false))

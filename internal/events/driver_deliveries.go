@@ -13,9 +13,12 @@ import (
 // (events_delivery_failures): what the completer records and what the lanes
 // read back to hold an object's later events and to retry.
 type deliveryStatements interface {
-	// openObjects returns, per object of the lane, its oldest delivery that
-	// is still open (retrying, held or failed).
-	openObjects(ctx context.Context, db *gorm.DB, k laneKey) (map[objectKey]int64, error)
+	deliveryRecords
+	deliveryReads
+}
+
+// deliveryRecords are what the completer writes of the deliveries.
+type deliveryRecords interface {
 	// insertDeliveries writes a batch's exceptions for one subscriber, and
 	// the first entry of each failure's history.
 	insertDeliveries(tx *gorm.DB, rows []deliveryRow, first []failureRow) error
@@ -35,6 +38,13 @@ type deliveryStatements interface {
 	// pointHeldAt makes the deliveries still held behind ev's object point
 	// at ev.
 	pointHeldAt(tx *gorm.DB, sub string, ev *Event) error
+}
+
+// deliveryReads are what a lane reads back of its deliveries.
+type deliveryReads interface {
+	// openObjects returns, per object of the lane, its oldest delivery that
+	// is still open (retrying, held or failed).
+	openObjects(ctx context.Context, db *gorm.DB, k laneKey) (map[objectKey]int64, error)
 	// dueRetries reads the lane's retries whose time has come, with their
 	// events, in order, at most limit.
 	dueRetries(ctx context.Context, db *gorm.DB, k laneKey, limit int) ([]dueRetry, error)

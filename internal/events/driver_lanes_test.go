@@ -187,6 +187,34 @@ func testMoveLane(t *testing.T, db *gorm.DB, drv driver) {
 	require.Equal(t, f.ids[1], batches[0].LastID)
 }
 
+// readBatch reads a partition's events after a position, up to the
+// horizon, in order, at most limit, and no other partition's.
+func testReadBatch(t *testing.T, db *gorm.DB, drv driver) {
+	f := newLaneFixture(t, db, drv)
+	ctx := context.Background()
+	var elsewhere int64 = 2
+	for PartitionOf("things", elsewhere) == f.part {
+		elsewhere++
+	}
+	other, otherPart := writeEvent(t, db, ctx, New{Type: "a", AggregateType: "things", AggregateID: elsewhere})
+	read := func(part int, pos, horizon int64, limit int) []int64 {
+		t.Helper()
+		evs, err := drv.readBatch(ctx, db, part, pos, horizon, limit)
+		require.NoError(t, err)
+		ids := make([]int64, 0, len(evs))
+		for _, ev := range evs {
+			require.Equal(t, "a", ev.Type)
+			ids = append(ids, ev.ID)
+		}
+		return ids
+	}
+	require.Equal(t, f.ids, read(f.part, 0, other, 10), "the partition's events, in order")
+	require.Equal(t, f.ids[1:], read(f.part, f.ids[0], other, 10), "after the position")
+	require.Equal(t, f.ids[:2], read(f.part, 0, f.ids[1], 10), "up to the horizon")
+	require.Equal(t, f.ids[:2], read(f.part, 0, other, 2), "at most limit")
+	require.Equal(t, []int64{other}, read(otherPart, 0, other, 10), "another partition's")
+}
+
 // release gives back only the owner's lease; renew extends only the
 // owner's leases.
 func testReleaseAndRenew(t *testing.T, db *gorm.DB, drv driver) {
@@ -216,6 +244,7 @@ func TestStatements(t *testing.T) {
 		{"LanesWithWork", testLanesWithWork},
 		{"Claim", testClaim},
 		{"MoveLane", testMoveLane},
+		{"ReadBatch", testReadBatch},
 		{"ReleaseAndRenew", testReleaseAndRenew},
 	})
 }

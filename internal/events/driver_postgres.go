@@ -2,8 +2,12 @@ package events
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -17,7 +21,9 @@ type pgDriver struct {
 	pgStatements
 }
 
-func (pgDriver) ordered() bool { return false }
+// maxWorkers puts no bound of its own on DispatcherOptions.Workers: the
+// pool's connections are the bound.
+func (pgDriver) maxWorkers() int { return 0 }
 
 // insertEvent takes the transaction id before the event id, so that every
 // transaction holding an event id is visible in later snapshots as in
@@ -56,4 +62,64 @@ SELECT v.visible,
 FROM (SELECT coalesce(max(id), 0) AS visible FROM events) v`, strings.Join(pending, ",")).Row().Scan(&sv.visible, &writers, &running)
 	sv.writers, sv.running = splitList(writers), splitList(running)
 	return sv, err
+}
+
+func (pgDriver) supportsListener() bool { return true }
+
+func (pgDriver) listener(url string) commitListener { return &pgListener{url: url} }
+
+func (pgDriver) announcer(pool *gorm.DB) string { return database.AnnouncerID(pool) }
+
+func (pgDriver) watchCommits(pool *gorm.DB, wake func()) func() {
+	return database.WatchCommits(pool, wake)
+}
+
+// pgListener LISTENs on database.CommitChannel, on a connection of its own
+// made from url (not one of a pool's: a listening session lives as long as
+// the listener).
+type pgListener struct {
+	url  string
+	conn *pgx.Conn
+}
+
+func (l *pgListener) connect(ctx context.Context) error {
+	cfg, err := pgx.ParseConfig(l.url)
+	if err != nil {
+		return err
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+database.CommitChannel); err != nil {
+		_ = conn.Close(context.Background())
+		return err
+	}
+	l.conn = conn
+	return nil
+}
+
+func (l *pgListener) wait(ctx context.Context) (string, error) {
+	n, err := l.conn.WaitForNotification(ctx)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
+			return "", errNoAnnouncement
+		}
+		return "", err
+	}
+	return n.Payload, nil
+}
+
+func (l *pgListener) ping(ctx context.Context) error { return l.conn.Ping(ctx) }
+
+func (l *pgListener) close(ctx context.Context) error {
+	if l.conn == nil {
+		return nil
+	}
+	err := l.conn.Close(ctx)
+	l.conn = nil
+	return err
 }

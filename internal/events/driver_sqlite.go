@@ -13,7 +13,18 @@ type sqliteDriver struct {
 	sqliteStatements
 }
 
-func (sqliteDriver) ordered() bool { return true }
+// maxWorkers is 1: one writer at a time, on one connection.
+func (sqliteDriver) maxWorkers() int { return 1 }
+
+// SQLite announces no commit to other sessions: the runner polls the
+// journal, and the HTTP layer wakes it after a request that wrote.
+func (sqliteDriver) supportsListener() bool { return false }
+
+func (sqliteDriver) listener(string) commitListener { return nil }
+
+func (sqliteDriver) announcer(*gorm.DB) string { return "" }
+
+func (sqliteDriver) watchCommits(*gorm.DB, func()) func() { return func() {} }
 
 // insertEvent writes the event at once; with one writer, ids follow commits.
 func (sqliteDriver) insertEvent(ctx context.Context, tx *gorm.DB, r newEventRow) error {
@@ -24,8 +35,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.typ, r.aggType, r.aggID, r.part, r.
 }
 
 // streamSurvey reads the highest id visible; with one writer, every event
-// below it has committed.
+// below it has committed (final).
 func (s sqliteDriver) streamSurvey(ctx context.Context, db *gorm.DB, _ []string) (surveyed, error) {
 	visible, err := s.newestID(ctx, db)
-	return surveyed{visible: visible}, err
+	return surveyed{visible: visible, final: true}, err
 }

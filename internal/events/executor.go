@@ -3,24 +3,109 @@ package events
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
 )
 
 // The one delivery path, for a lane's batches (batch.go) and its retries
-// (retries.go) alike:
+// (retries.go) alike, is two types, as River's is (its jobExecutor and
+// JobCompleter):
 //
-//	executor:  execute calls the subscriber for a set of events — a local
-//	           one in the transaction it is given, one event after the
+//	executor:  calls the subscriber for a set of events — a local one in
+//	           the transaction its completer opens, one event after the
 //	           other; an outside one by object, side by side, each call
-//	           with its timeout (callOutside, deliver in call.go).
-//	completer: a completion (completer.go) fences the transaction against
-//	           a lost lease or a moved lane, records what did not simply
-//	           succeed, and the metrics count the outcomes, once.
+//	           with its timeout (callOutside, deliver in call.go) — and
+//	           hands the outcomes to its completer.
+//	completer: (completer.go) fences the transaction against a lost lease
+//	           or a moved lane, records what did not simply succeed, and
+//	           counts the outcomes in the metrics, once.
 //
-// deliverSet runs the two: for a local subscriber its calls happen inside
-// the transaction, after the fence; for an outside one before it.
+// For a local subscriber the calls happen inside the completer's
+// transaction, after the fence; for an outside one before it.
+
+// executor makes a dispatcher's calls of its subscribers. Its state is the
+// calls': each outside subscriber's call slots, the slots of local batch
+// transactions, and the local calls abandoned because they did not return.
+type executor struct {
+	timeout time.Duration // DispatcherOptions.Timeout: a call's time
+	budget  time.Duration // DispatcherOptions.CallBudget: how long a lane waits for an outside call
+	log     *slog.Logger
+	metrics *Metrics   // each call's duration; set before the dispatcher starts (SetMetrics)
+	done    *completer // records what the calls leave
+	// local bounds the local subscribers' batch transactions in flight
+	// (DispatcherOptions.Workers): each holds a connection while its
+	// subscriber's code runs.
+	local chan struct{}
+	stuck stuckCalls // local calls abandoned, not to be called again
+
+	mu    sync.Mutex
+	calls map[string]chan struct{} // per outside subscriber: calls in flight
+}
+
+func newExecutor(opt DispatcherOptions, done *completer) *executor {
+	return &executor{timeout: opt.Timeout, budget: opt.CallBudget, log: opt.Logger, done: done,
+		local: make(chan struct{}, opt.Workers), calls: map[string]chan struct{}{}}
+}
+
+// callSlots returns the semaphore that bounds an outside subscriber's calls
+// in flight to its Concurrency.
+func (x *executor) callSlots(s *Subscriber) chan struct{} {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	c, ok := x.calls[s.Name]
+	if !ok {
+		c = make(chan struct{}, max(1, s.Concurrency))
+		x.calls[s.Name] = c
+	}
+	return c
+}
+
+// deliverSet delivers evs to s and has the completer commit c with the
+// outcomes: the one delivery path of batches and retries. blocked names
+// the objects whose events are held behind an earlier open delivery.
+func (x *executor) deliverSet(ctx context.Context, s *Subscriber, evs []Event, blocked map[objectKey]int64, c completion) ([]outcome, error) {
+	if s.Local() {
+		return x.deliverLocal(ctx, s, evs, blocked, c)
+	}
+	outcomes, _ := x.execute(ctx, nil, s, evs, blocked, false)
+	err := x.done.after(ctx, c, outcomes)
+	// The calls were made, whether their record committed or not.
+	x.done.countOutcomes(s, len(evs), outcomes)
+	return outcomes, err
+}
+
+// deliverLocal runs a local subscriber over evs in the completer's
+// transaction, so that its effects and the completion commit together. The
+// fast path runs without savepoints and hopes for success; when the
+// subscriber fails, the set is run again with one savepoint per event.
+func (x *executor) deliverLocal(ctx context.Context, s *Subscriber, evs []Event, blocked map[objectKey]int64, c completion) ([]outcome, error) {
+	x.local <- struct{}{}
+	defer func() { <-x.local }()
+	var outcomes []outcome
+	run := func(savepoints bool) error {
+		var err error
+		outcomes, err = x.done.within(ctx, c, !savepoints, func(tx *gorm.DB) ([]outcome, error) {
+			return x.execute(ctx, tx, s, evs, cloneBlocked(blocked), savepoints)
+		})
+		return err
+	}
+	err := run(false)
+	// Each run that hit a stuck subscriber marked it, so this ends.
+	for errors.Is(err, errSlowPath) || errors.Is(err, errStuck) {
+		err = run(true)
+	}
+	for i := range evs {
+		x.stuck.take(deliveryKey{evs[i].ID, s.Name})
+	}
+	if err == nil {
+		// Counted once committed: a call rolled back and made again counts once.
+		x.done.countOutcomes(s, len(evs), outcomes)
+	}
+	return outcomes, err
+}
 
 // execute hands evs to s and returns the deliveries that did not simply
 // succeed. A local subscriber runs in tx: without savepoints, in one run
@@ -28,16 +113,16 @@ import (
 // set again with them (executeRun); with savepoints, one event after the
 // other, each in a savepoint. An outside subscriber is called outside any
 // transaction (tx is nil).
-func (d *Dispatcher) execute(ctx context.Context, tx *gorm.DB, s *Subscriber, evs []Event, blocked map[objectKey]int64, savepoints bool) ([]outcome, error) {
+func (x *executor) execute(ctx context.Context, tx *gorm.DB, s *Subscriber, evs []Event, blocked map[objectKey]int64, savepoints bool) ([]outcome, error) {
 	if !s.Local() {
-		return d.callOutside(ctx, s, evs, blocked), nil
+		return x.callOutside(ctx, s, evs, blocked), nil
 	}
 	if !savepoints {
-		return d.executeRun(ctx, tx, s, evs, blocked)
+		return x.executeRun(ctx, tx, s, evs, blocked)
 	}
 	var outcomes []outcome
 	for i := range evs {
-		oc, ok := d.deliverOrHold(ctx, tx, s, &evs[i], blocked, nil)
+		oc, ok := x.deliverOrHold(ctx, tx, s, &evs[i], blocked, nil)
 		if ok {
 			continue
 		}
@@ -55,7 +140,7 @@ func (d *Dispatcher) execute(ctx context.Context, tx *gorm.DB, s *Subscriber, ev
 // fails its statements; one that does not return even stuckGrace after
 // that is abandoned with tx, which the caller rolls back, and marked stuck,
 // so that the set's next run does not call it again.
-func (d *Dispatcher) executeRun(ctx context.Context, tx *gorm.DB, s *Subscriber, evs []Event, blocked map[objectKey]int64) ([]outcome, error) {
+func (x *executor) executeRun(ctx context.Context, tx *gorm.DB, s *Subscriber, evs []Event, blocked map[objectKey]int64) ([]outcome, error) {
 	w := newCallWatch(ctx, func(w *callWatch) {
 		// A late firing can cancel a call that has just begun: that call
 		// fails as timed out, and the set is run again with savepoints.
@@ -72,7 +157,7 @@ func (d *Dispatcher) executeRun(ctx context.Context, tx *gorm.DB, s *Subscriber,
 	go func() {
 		var outcomes []outcome
 		for i := range evs {
-			oc, ok := d.deliverOrHold(ctx, tx, s, &evs[i], blocked, w)
+			oc, ok := x.deliverOrHold(ctx, tx, s, &evs[i], blocked, w)
 			switch {
 			case ok:
 				continue
@@ -102,7 +187,7 @@ func (d *Dispatcher) executeRun(ctx context.Context, tx *gorm.DB, s *Subscriber,
 			return r.outcomes, r.err
 		case <-grace.C:
 			if ev, ok := w.abandon(w.state.Load()); ok {
-				d.markStuck(s, ev)
+				x.markStuck(s, ev)
 				return nil, errStuck // the call still holds tx: it is rolled back as it is
 			}
 			grace.Reset(stuckGrace) // between two calls: the next one is given its grace
@@ -111,70 +196,6 @@ func (d *Dispatcher) executeRun(ctx context.Context, tx *gorm.DB, s *Subscriber,
 }
 
 var errSlowPath = errors.New("events: a local subscriber failed; run the set again with savepoints")
-
-// deliverSet delivers evs to s and commits the completion c with the
-// outcomes: the one delivery path of batches and retries. blocked names
-// the objects whose events are held behind an earlier open delivery.
-func (d *Dispatcher) deliverSet(ctx context.Context, s *Subscriber, evs []Event, blocked map[objectKey]int64, c completion) ([]outcome, error) {
-	if s.Local() {
-		return d.deliverLocal(ctx, s, evs, blocked, c)
-	}
-	outcomes, _ := d.execute(ctx, nil, s, evs, blocked, false)
-	// The slot is taken once the calls are done: a slow subscriber holds
-	// none while it is called.
-	d.ownSlots <- struct{}{}
-	err := d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		hopeful := len(outcomes) == 0
-		if err := c.begin(tx, hopeful); err != nil {
-			return err
-		}
-		return c.finish(tx, outcomes, hopeful)
-	})
-	<-d.ownSlots
-	// The calls were made, whether their record committed or not.
-	d.countOutcomes(s, len(evs), outcomes)
-	return outcomes, err
-}
-
-// deliverLocal runs a local subscriber over evs in one transaction, so that
-// its effects and the completion commit together. The fast path runs
-// without savepoints and hopes for success; when the subscriber fails, the
-// set is run again with one savepoint per event.
-func (d *Dispatcher) deliverLocal(ctx context.Context, s *Subscriber, evs []Event, blocked map[objectKey]int64, c completion) ([]outcome, error) {
-	d.dbSlots <- struct{}{}
-	defer func() { <-d.dbSlots }()
-	var outcomes []outcome
-	run := func(savepoints bool) error {
-		outcomes = nil
-		return d.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			// The fence first: a dispatcher whose lease has run out (and
-			// whose lane someone else has dispatched meanwhile) applies no
-			// effect at all. It also locks the lane's row until the commit.
-			hopeful := !savepoints
-			if err := c.begin(tx, hopeful); err != nil {
-				return err
-			}
-			var err error
-			if outcomes, err = d.execute(ctx, tx, s, evs, cloneBlocked(blocked), savepoints); err != nil {
-				return err
-			}
-			return c.finish(tx, outcomes, hopeful)
-		})
-	}
-	err := run(false)
-	// Each run that hit a stuck subscriber marked it, so this ends.
-	for errors.Is(err, errSlowPath) || errors.Is(err, errStuck) {
-		err = run(true)
-	}
-	for i := range evs {
-		d.stuck.take(deliveryKey{evs[i].ID, s.Name})
-	}
-	if err == nil {
-		// Counted once committed: a call rolled back and made again counts once.
-		d.countOutcomes(s, len(evs), outcomes)
-	}
-	return outcomes, err
-}
 
 func cloneBlocked(m map[objectKey]int64) map[objectKey]int64 {
 	out := make(map[objectKey]int64, len(m))

@@ -17,10 +17,9 @@ import "sync"
 // the cluster (another schema, another database, a bulk load) does not hold
 // dispatch back. No xid is stored in the journal, so a dump restored into a
 // new cluster, where xids start again, dispatches as before. SQLite has one
-// writer at a time, so ids commit in order and everything visible is final.
+// writer at a time, so ids commit in order and everything visible is final:
+// its driver's surveys say so (surveyed.final).
 type commitHorizon struct {
-	ordered bool // SQLite: ids commit in order
-
 	mu          sync.Mutex
 	checkpoints []checkpoint
 	safe        int64
@@ -51,7 +50,7 @@ func (h *commitHorizon) pendingXIDs() []string {
 func (h *commitHorizon) advance(sv surveyed) (safe, visible int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.ordered {
+	if sv.final {
 		h.safe, h.known = max(h.safe, sv.visible), true
 		return h.safe, sv.visible
 	}

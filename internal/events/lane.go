@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -16,7 +17,7 @@ import (
 //	  a pass claims it (startLanes)        a pass: lookAgain, leaseTaken
 //	           │                                     │ (messages, under l.mu)
 //	           ▼                                     ▼
-//	┌─────► running ── batches up to the horizon (batch.go), then the retries due
+//	┌─────► running ── batches up to the horizon (batch.go), then the retries due (retries.go)
 //	│          │  ▲
 //	│  nothing │  │ lookAgain: a pass saw work past what the lane looked at
 //	│     left ▼  │
@@ -34,11 +35,15 @@ import (
 // itself again where it stands.
 //
 // Passes talk to a lane only through lookAgain, leaseTaken, behind and
-// result; everything else is the lane goroutine's own. The dispatcher keeps
-// the lanes running in this process (Dispatcher.running) and removes a lane
-// only through leave, which the lane calls when it ends.
+// result; every field is written by the lane's own methods, and all but
+// those the passes ask about under l.mu by the lane goroutine alone. What
+// the lane needs from outside itself is laneDeps, no more: it reaches
+// neither the dispatcher nor its database. The dispatcher keeps the lanes
+// running in this process (runningLanes) and removes a lane only through
+// leave, which the lane calls when it ends.
 type lane struct {
-	d      *Dispatcher
+	deps   laneDeps
+	cfg    laneConfig
 	key    laneKey
 	sub    *Subscriber
 	linger time.Duration // how long the lane keeps its lease once it has nothing left (0: it stops at once)
@@ -73,8 +78,56 @@ type lane struct {
 	err      error
 }
 
-func newLane(d *Dispatcher, key laneKey, sub *Subscriber, c claimedLane, pos int64, linger time.Duration, seq uint64) *lane {
-	l := &lane{d: d, key: key, sub: sub, pos: pos, open: c.open, due: c.due, held: true, claimSeq: seq, linger: linger,
+// laneConfig is what a lane needs to know of its dispatcher's options.
+type laneConfig struct {
+	owner     string        // the dispatcher's name in leases
+	lease     time.Duration // how long a lease lasts unrenewed
+	batchSize int           // the most events, or retries, read at once
+	log       *slog.Logger
+	// lingered counts the times a lane began to linger, for the tests.
+	lingered *milestone
+}
+
+// laneDeps is all a lane needs from outside itself: the commit horizon, its
+// lease, the journal's events, its open deliveries and retries, the
+// delivery path, and the set of running lanes it leaves when it ends.
+// laneEnv is the dispatcher's.
+type laneDeps interface {
+	// horizon is the commit horizon: no event at or below it can still
+	// commit, and the lane reads nothing past it.
+	horizon() int64
+	// claim takes the lane's lease at pos again and reads its first batch
+	// for read to find; false when another dispatcher holds the lane or it
+	// is no longer at pos. seq is the number of surveys begun when the
+	// claim came back (see lane.claimSeq).
+	claim(ctx context.Context, k laneKey, pos, horizon int64) (c claimedLane, seq uint64, ok bool, err error)
+	// release gives the lane's lease back.
+	release(k laneKey)
+	// batchSlot takes one of the subscriber's batch slots; done gives it
+	// back.
+	batchSlot(ctx context.Context, s *Subscriber) (done func(), err error)
+	// read returns the partition's events after pos up to the horizon (a
+	// batch at most) and the id up to which they cover the journal.
+	read(ctx context.Context, part int, pos, horizon int64) ([]Event, int64, error)
+	// openObjects returns, per object of the lane, its oldest open delivery.
+	openObjects(ctx context.Context, k laneKey) (map[objectKey]int64, error)
+	// dueRetries reads the lane's retries due with their events, at most limit.
+	dueRetries(ctx context.Context, k laneKey, limit int) ([]dueRetry, error)
+	// heldBehind reads the events of ev's object held for sub, in order.
+	heldBehind(ctx context.Context, sub string, ev Event) ([]Event, error)
+	// deliver goes the delivery path (executor.deliverSet).
+	deliver(ctx context.Context, s *Subscriber, evs []Event, blocked map[objectKey]int64, c completion) ([]outcome, error)
+	// observeBatch records a batch's delay from commit to subscriber.
+	observeBatch(evs []Event)
+	// leave removes the lane from the running lanes, unless (when live) a
+	// pass has asked it to look again meanwhile (runningLanes.leave).
+	leave(l *lane, live bool) bool
+	// ended hears what the lane did once it has ended.
+	ended(st PassStats)
+}
+
+func newLane(deps laneDeps, cfg laneConfig, key laneKey, sub *Subscriber, c claimedLane, pos int64, linger time.Duration, seq uint64) *lane {
+	l := &lane{deps: deps, cfg: cfg, key: key, sub: sub, pos: pos, open: c.open, due: c.due, held: true, claimSeq: seq, linger: linger,
 		done: make(chan struct{}), poke: make(chan struct{}, 1)}
 	l.committed.Store(pos)
 	return l
@@ -161,8 +214,12 @@ func (l *lane) requested() bool {
 
 func (l *lane) setLingering(on bool) {
 	l.mu.Lock()
+	began := on && !l.lingering
 	l.lingering = on
 	l.mu.Unlock()
+	if began {
+		l.cfg.lingered.add()
+	}
 }
 
 // run dispatches the lane until it has nothing left up to the horizon,
@@ -176,7 +233,7 @@ func (l *lane) run(ctx, stop context.Context) {
 			if err := l.work(ctx, stop); err != nil {
 				l.count(PassStats{}, err)
 				if !errors.Is(err, errLeaseLost) {
-					l.d.opt.Logger.Warn("dispatch lane", "lane", l.key.String(), "err", ErrorText(err))
+					l.cfg.log.Warn("dispatch lane", "lane", l.key.String(), "err", ErrorText(err))
 				}
 			}
 		}
@@ -186,7 +243,7 @@ func (l *lane) run(ctx, stop context.Context) {
 	}
 	close(l.done)
 	st, _ := l.result()
-	l.d.laneDone(st)
+	l.deps.ended(st)
 }
 
 // goOn tells whether the lane goes on after a round of work: when a pass
@@ -218,7 +275,7 @@ func (l *lane) goOn(stop context.Context) bool {
 				l.release()
 				l.held = false
 			}
-			if l.d.leave(l, live) {
+			if l.deps.leave(l, live) {
 				return false
 			}
 			continue // asked to look again meanwhile: run claims the lane again
@@ -239,35 +296,23 @@ func (l *lane) goOn(stop context.Context) bool {
 // reclaim takes the lane's lease again, at the position this process last
 // left it; false when another dispatcher holds it or it has moved (a replay).
 func (l *lane) reclaim(ctx context.Context) bool {
-	d := l.d
-	h, _ := d.horizon.current()
-	claimed, batch, err := d.sql.claim(ctx, d.db, claimQuery{part: l.key.part, subs: []string{l.key.sub}, pos: l.pos, horizon: h,
-		limit: d.opt.BatchSize, owner: d.opt.Owner, lease: d.opt.Lease})
+	c, seq, ok, err := l.deps.claim(ctx, l.key, l.pos, l.deps.horizon())
 	if err != nil {
 		l.count(PassStats{}, err)
 		return false
 	}
-	if len(claimed) != 1 {
+	if !ok {
 		return false
 	}
-	d.cache.put(l.key.part, l.pos, h, batch)
 	l.mu.Lock()
-	l.claimSeq = d.surveys.Load()
+	l.claimSeq = seq
 	l.mu.Unlock()
-	l.open, l.due = claimed[0].open, claimed[0].due
+	l.open, l.due = c.open, c.due
 	return true
 }
 
 // release gives the lease back.
-func (l *lane) release() {
-	d := l.d
-	// A fresh context: the lease is released even when the pass was cancelled.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := d.sql.release(ctx, d.db, l.key, d.opt.Owner); err != nil {
-		d.opt.Logger.Warn("release lane lease", "lane", l.key.String(), "err", err)
-	}
-}
+func (l *lane) release() { l.deps.release(l.key) }
 
 // work dispatches the lane's batches up to the horizon, then its retries
 // that are due. The last batch gives the lease back in its own transaction
@@ -276,7 +321,7 @@ func (l *lane) work(ctx, stop context.Context) error {
 	// The first batch is done even when stop has come meanwhile: the lane
 	// was claimed for it, and its events may be read already.
 	for first := true; first || stop.Err() == nil; first = false {
-		h, _ := l.d.horizon.current()
+		h := l.deps.horizon()
 		if l.pos >= h {
 			l.lookedUpTo = h
 			break
@@ -297,7 +342,7 @@ func (l *lane) work(ctx, stop context.Context) error {
 		}
 	}
 	if l.due && stop.Err() == nil {
-		st, err := l.d.retryDue(ctx, stop, l)
+		st, err := l.retryDue(ctx, stop)
 		l.count(st, err)
 		l.due = false
 		if err != nil {
@@ -321,21 +366,18 @@ const (
 // not all of them: what the dispatcher holds stays the same however long
 // the backlog.
 func (l *lane) nextBatch(ctx context.Context, h int64) (batchDone, error) {
-	d := l.d
-	slots := d.batchSlots(l.sub)
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
-		return batchNone, ctx.Err()
+	done, err := l.deps.batchSlot(ctx, l.sub)
+	if err != nil {
+		return batchNone, err
 	}
-	defer func() { <-slots }()
-	batch, covered, err := d.cache.get(ctx, l.key.part, l.pos, h)
+	defer done()
+	batch, covered, err := l.deps.read(ctx, l.key.part, l.pos, h)
 	if err != nil || len(batch) == 0 {
 		return batchNone, err
 	}
 	// The last batch gives the lease back, unless the lane lingers.
 	release := covered >= h && !l.due && l.linger <= 0
-	st, err := d.dispatchBatch(ctx, l, batch, covered, release)
+	st, err := l.dispatchBatch(ctx, batch, covered, release)
 	l.count(st, nil)
 	if err != nil {
 		return batchNone, err

@@ -107,10 +107,16 @@ func TestMutants_HorizonNeverMovesBack(t *testing.T) {
 	require.Equal(t, int64(20), safe)
 	require.Equal(t, int64(15), visible)
 
-	ordered := &commitHorizon{ordered: true}
-	safe, _ = ordered.advance(survey(7, []string{"ignored"}, nil))
+	// SQLite's surveys say that what is visible is final.
+	final := func(visible int64, writers []string) surveyed {
+		sv := survey(visible, writers, nil)
+		sv.final = true
+		return sv
+	}
+	ordered := &commitHorizon{}
+	safe, _ = ordered.advance(final(7, []string{"ignored"}))
 	require.Equal(t, int64(7), safe, "SQLite: what is visible is final")
-	safe, visible = ordered.advance(survey(5, nil, nil))
+	safe, visible = ordered.advance(final(5, nil))
 	require.Equal(t, int64(7), safe)
 	require.Equal(t, int64(5), visible)
 	_, known := ordered.current()
@@ -168,7 +174,7 @@ func TestMutants_SurveyListsParse(t *testing.T) {
 // call the lane stopped waiting for is tried again no sooner than it asks,
 // whatever the cap.
 func TestMutants_AfterFailure(t *testing.T) {
-	d := &Dispatcher{opt: DispatcherOptions{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Hour, RetryAfterCap: 30 * time.Second}}
+	d := rulesOf(DispatcherOptions{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Hour, RetryAfterCap: 30 * time.Second})
 	s := &Subscriber{Name: "shop"}
 	asked := func(after time.Duration) error { return RetryAfter(after, errors.New("answered 429")) }
 

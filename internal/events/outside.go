@@ -45,8 +45,8 @@ func (e *leftCallError) Unwrap() error { return e.err }
 // are held behind it, which keeps them in order. With no budget shorter
 // than the timeout, a call past its timeout is left in the same way and
 // fails as timed out.
-func (d *Dispatcher) callOutside(ctx context.Context, s *Subscriber, evs []Event, blocked map[objectKey]int64) []outcome {
-	r := &outsideRun{d: d, ctx: ctx, s: s, blocked: blocked, slots: d.callSlots(s)}
+func (x *executor) callOutside(ctx context.Context, s *Subscriber, evs []Event, blocked map[objectKey]int64) []outcome {
+	r := &outsideRun{x: x, ctx: ctx, s: s, blocked: blocked, slots: x.callSlots(s)}
 	at := map[objectKey]int{}
 	for i := range evs {
 		k := objectKey{evs[i].AggregateType, evs[i].AggregateID}
@@ -69,7 +69,7 @@ func (d *Dispatcher) callOutside(ctx context.Context, s *Subscriber, evs []Event
 
 // outsideRun is one batch's calls to an outside subscriber.
 type outsideRun struct {
-	d       *Dispatcher
+	x       *executor
 	ctx     context.Context
 	s       *Subscriber
 	blocked map[objectKey]int64 // read only
@@ -124,7 +124,7 @@ func (r *outsideRun) callObject(c *outsideCaller, object []*Event) bool {
 	c.object = object
 	for i, ev := range object {
 		c.at = i
-		oc, ok := r.d.deliverOrHold(r.ctx, nil, r.s, ev, b, c.w)
+		oc, ok := r.x.deliverOrHold(r.ctx, nil, r.s, ev, b, c.w)
 		if ok {
 			continue
 		}
@@ -147,7 +147,7 @@ func (r *outsideRun) record(ocs ...outcome) {
 // held, and a new caller goes on with the run; a call left at its budget
 // is cut off at its timeout, when the timer fires again.
 func (r *outsideRun) fire(c *outsideCaller) {
-	d := r.d
+	x := r.x
 	if c.w.abandoned() {
 		r.free(c) // the left call's timeout
 		return
@@ -161,15 +161,15 @@ func (r *outsideRun) fire(c *outsideCaller) {
 		return
 	}
 	var err error
-	if d.opt.CallBudget < d.opt.Timeout {
-		d.opt.Logger.Warn("subscriber call takes longer than the call budget; its lane goes on, the event is tried again later",
-			"subscriber", r.s.Name, "event_id", ev.ID, "budget", d.opt.CallBudget)
-		wait := d.opt.Timeout + time.Second
+	if x.budget < x.timeout {
+		x.log.Warn("subscriber call takes longer than the call budget; its lane goes on, the event is tried again later",
+			"subscriber", r.s.Name, "event_id", ev.ID, "budget", x.budget)
+		wait := x.timeout + time.Second
 		err = &leftCallError{after: wait, err: fmt.Errorf("%w (%s): the lane went on, the call was left to its timeout (%s), and the event is tried again after it",
-			errNoAnswer, d.opt.CallBudget, d.opt.Timeout)}
-		c.w.timer.Reset(d.opt.Timeout - d.opt.CallBudget)
+			errNoAnswer, x.budget, x.timeout)}
+		c.w.timer.Reset(x.timeout - x.budget)
 	} else {
-		err = fmt.Errorf("%w after %s", errTimedOut, d.opt.Timeout)
+		err = fmt.Errorf("%w after %s", errTimedOut, x.timeout)
 		r.free(c)
 	}
 	ocs := []outcome{{ev: ev, status: StatusRetrying, err: err}}

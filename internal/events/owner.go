@@ -125,26 +125,26 @@ func defaultOwner(random int) string {
 // again), so that this pass claims their lanes at once instead of after
 // their lease. The fence of every batch keeps a dispatcher wrongly thought
 // gone from committing afterwards.
-func (d *Dispatcher) takeBackFromDead(ctx context.Context) {
-	self, ok := parseMark(d.opt.Owner)
+func (r *registration) takeBackFromDead(ctx context.Context) {
+	self, ok := parseMark(r.owner)
 	if !ok {
 		return
 	}
-	drv := d.sql
-	owners, err := drv.leaseOwners(ctx, d.db, d.opt.Owner)
+	drv := r.sql
+	owners, err := drv.leaseOwners(ctx, r.db, r.owner)
 	if err != nil {
-		d.opt.Logger.Warn("look for the lanes of dead dispatchers", "err", err)
+		r.log.Warn("look for the lanes of dead dispatchers", "err", err)
 		return
 	}
 	for _, o := range owners {
 		if !ownerGone(o, self) {
 			continue
 		}
-		n, err := drv.dropLeases(ctx, d.db, o)
+		n, err := drv.dropLeases(ctx, r.db, o)
 		if err != nil {
-			d.opt.Logger.Warn("take back the lanes of a dead dispatcher", "owner", o, "err", err)
+			r.log.Warn("take back the lanes of a dead dispatcher", "owner", o, "err", err)
 			continue
 		}
-		d.opt.Logger.Info("took back the lanes of a dispatcher of this machine that is gone", "owner", o, "lanes", n)
+		r.log.Info("took back the lanes of a dispatcher of this machine that is gone", "owner", o, "lanes", n)
 	}
 }

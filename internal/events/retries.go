@@ -7,10 +7,21 @@ import (
 	"time"
 )
 
-// policy is the subscriber's retry policy with the dispatcher's defaults.
-func (d *Dispatcher) policy(s *Subscriber) RetryPolicy {
-	return s.Retry.or(RetryPolicy{MaxAttempts: d.opt.MaxAttempts, Base: d.opt.BackoffBase, Cap: d.opt.BackoffMax})
+// retryRules decide what a failed attempt leaves of a delivery: the
+// dispatcher's default retry policy, which a subscriber's own overrides
+// field by field, and the bound of the delays the other side may ask for.
+type retryRules struct {
+	defaults      RetryPolicy   // DispatcherOptions.MaxAttempts, BackoffBase, BackoffMax
+	retryAfterCap time.Duration // DispatcherOptions.RetryAfterCap
 }
+
+func rulesOf(opt DispatcherOptions) retryRules {
+	return retryRules{defaults: RetryPolicy{MaxAttempts: opt.MaxAttempts, Base: opt.BackoffBase, Cap: opt.BackoffMax},
+		retryAfterCap: opt.RetryAfterCap}
+}
+
+// policy is the subscriber's retry policy with the dispatcher's defaults.
+func (r retryRules) policy(s *Subscriber) RetryPolicy { return s.Retry.or(r.defaults) }
 
 // failure is what a failed attempt of a delivery leaves: its status, how
 // long until its next attempt (none when it failed for good), whether the
@@ -34,8 +45,8 @@ type failure struct {
 // A call the lane stopped waiting for (leftCallError) spends an attempt and
 // is tried again no sooner than it asks, whatever the policy's Cap, so that
 // the retry never overlaps the call.
-func (d *Dispatcher) afterFailure(s *Subscriber, attempts int, deferred time.Duration, err error) failure {
-	f := d.nextAfterFailure(s, attempts, deferred, err)
+func (r retryRules) afterFailure(s *Subscriber, attempts int, deferred time.Duration, err error) failure {
+	f := r.nextAfterFailure(s, attempts, deferred, err)
 	var left *leftCallError
 	if f.status == StatusRetrying && errors.As(err, &left) && f.retryIn < left.after {
 		f.retryIn = left.after
@@ -43,10 +54,10 @@ func (d *Dispatcher) afterFailure(s *Subscriber, attempts int, deferred time.Dur
 	return f
 }
 
-func (d *Dispatcher) nextAfterFailure(s *Subscriber, attempts int, deferred time.Duration, err error) failure {
-	p := d.policy(s)
+func (r retryRules) nextAfterFailure(s *Subscriber, attempts int, deferred time.Duration, err error) failure {
+	p := r.policy(s)
 	if after, ok := askedDelay(err); ok {
-		if delay := min(after, p.Cap); deferred+delay <= d.opt.RetryAfterCap {
+		if delay := min(after, p.Cap); deferred+delay <= r.retryAfterCap {
 			return failure{status: StatusRetrying, retryIn: delay, deferred: deferred + delay}
 		}
 	}
@@ -86,10 +97,10 @@ func truncate(s string) string {
 // retryDue runs the lane's retries whose time has come, and after each
 // success the deliveries held behind it, in order. One statement reads the
 // retries due with their events; each goes the delivery path of a batch of
-// one (deliverSet), its record written with its fence.
-func (d *Dispatcher) retryDue(ctx, stop context.Context, l *lane) (PassStats, error) {
+// one (executor.deliverSet), its record written with its fence.
+func (l *lane) retryDue(ctx, stop context.Context) (PassStats, error) {
 	var st PassStats
-	dues, err := d.sql.dueRetries(ctx, d.db, l.key, d.opt.BatchSize)
+	dues, err := l.deps.dueRetries(ctx, l.key, l.cfg.batchSize)
 	if err != nil {
 		return st, err
 	}
@@ -97,7 +108,7 @@ func (d *Dispatcher) retryDue(ctx, stop context.Context, l *lane) (PassStats, er
 		if stop.Err() != nil {
 			break
 		}
-		ok, err := d.retryOne(ctx, l, du.ev, du.rec, &st)
+		ok, err := l.retryOne(ctx, du.ev, du.rec, &st)
 		if err != nil {
 			return st, err
 		}
@@ -105,12 +116,12 @@ func (d *Dispatcher) retryDue(ctx, stop context.Context, l *lane) (PassStats, er
 			continue
 		}
 		// Release what was held behind it, in order, until one fails.
-		held, err := d.sql.heldBehind(ctx, d.db, l.key.sub, du.ev)
+		held, err := l.deps.heldBehind(ctx, l.key.sub, du.ev)
 		if err != nil {
 			return st, err
 		}
 		for _, hev := range held {
-			ok, err := d.retryOne(ctx, l, hev, recorded{}, &st)
+			ok, err := l.retryOne(ctx, hev, recorded{}, &st)
 			if err != nil {
 				return st, err
 			}
@@ -140,10 +151,10 @@ type recorded struct {
 // batch of one and records the outcome (retryCompletion); for a local
 // subscriber, effect and record commit together. It tells whether the
 // delivery succeeded.
-func (d *Dispatcher) retryOne(ctx context.Context, l *lane, ev Event, rec recorded, st *PassStats) (bool, error) {
-	c := retryCompletion{d: d, s: l.sub, ev: &ev, rec: rec,
-		fence: laneMove{key: l.key, owner: d.opt.Owner, pos: l.pos, next: l.pos, lease: d.opt.Lease}}
-	outcomes, err := d.deliverSet(ctx, l.sub, []Event{ev}, nil, c)
+func (l *lane) retryOne(ctx context.Context, ev Event, rec recorded, st *PassStats) (bool, error) {
+	c := retryCompletion{s: l.sub, ev: &ev, rec: rec,
+		fence: laneMove{key: l.key, owner: l.cfg.owner, pos: l.pos, next: l.pos, lease: l.cfg.lease}}
+	outcomes, err := l.deps.deliver(ctx, l.sub, []Event{ev}, nil, c)
 	if err != nil {
 		return false, err
 	}

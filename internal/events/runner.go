@@ -2,35 +2,33 @@ package events
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-co-op/gocron/v2"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
-
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // RunnerOptions say when the dispatcher runs.
 type RunnerOptions struct {
 	// Interval of the gocron job, the safety net (DISPATCH_INTERVAL).
 	Interval time.Duration
-	// ListenURL, on PostgreSQL, is the database URL to LISTEN on so that a
-	// commit wakes the dispatcher at once. Empty: no LISTEN.
+	// ListenURL is the database's URL, for the listener that hears of
+	// other processes' commits (PostgreSQL's LISTEN), so that such a
+	// commit wakes the dispatcher at once. The runner listens when the
+	// database's driver has a listener and ListenURL is set, and polls
+	// (Poll) otherwise.
 	ListenURL string
 	// ListenCheck is how long the listener waits for a notification before
 	// it checks that its connection answers (30s): a link gone silent
 	// brings no error, only no notification.
 	ListenCheck time.Duration
-	// Poll, when positive, is how often the runner looks at the journal's
-	// newest id and wakes the dispatcher when it has grown: on SQLite, which
-	// has no NOTIFY, it catches writers other than this process's HTTP
-	// requests (the CLI, subscribers, another process on the same file).
+	// Poll, when positive and the runner does not listen, is how often it
+	// looks at the journal's newest id and wakes the dispatcher when it has
+	// grown: on SQLite, which announces no commit, it catches writers other
+	// than this process's HTTP requests (the CLI, subscribers, another
+	// process on the same file).
 	Poll time.Duration
 	// Watch names other pools of this process (the API's) whose commits
 	// wake the runner at once, as its dispatcher's own pool's do; the
@@ -55,6 +53,19 @@ type Runner struct {
 	// NOTIFYs are skipped); unwatch stops watching them.
 	own     []string
 	unwatch []func()
+
+	// What the runner has done so far, for the tests that wait for it
+	// (export_test.go) rather than sleep. wakes counts the calls of Wake,
+	// and timers the wake-ups set for later (wakeAfter) not yet given;
+	// answered is the most wakes counted when a pass began that ended with
+	// no wake-up pending or set for later; listening counts the listener's
+	// connections, each once its first wake-up is given, and looked the
+	// poll's looks at the journal.
+	wakes     atomic.Uint64
+	timers    atomic.Int64
+	answered  milestone
+	listening milestone
+	looked    milestone
 }
 
 // NewRunner returns a runner for d.
@@ -73,6 +84,7 @@ func (r *Runner) Wake() {
 	if r.opt.OnWake != nil {
 		r.opt.OnWake()
 	}
+	r.wakes.Add(1)
 	select {
 	case r.wake <- struct{}{}:
 	default:
@@ -107,18 +119,22 @@ func (r *Runner) Start(ctx context.Context) error {
 	s.Start()
 	// This process's commits wake the runner at once; the NOTIFYs that
 	// announce them to the other processes are skipped (listen).
+	drv := r.d.sql
 	for _, pool := range append([]*gorm.DB{r.d.db}, r.opt.Watch...) {
-		id := database.AnnouncerID(pool)
+		id := drv.announcer(pool)
 		if id == "" || slices.Contains(r.own, id) {
-			continue // SQLite, or a pool already watched
+			continue // commits not announced, or a pool already watched
 		}
 		r.own = append(r.own, id)
-		r.unwatch = append(r.unwatch, database.WatchCommits(pool, r.Wake))
+		r.unwatch = append(r.unwatch, drv.watchCommits(pool, r.Wake))
 	}
-	if r.opt.ListenURL != "" {
-		go r.listen(ctx)
-	}
-	if r.opt.Poll > 0 {
+	// Other processes' commits: heard where the database announces them,
+	// looked for in the journal where it does not.
+	switch {
+	case drv.supportsListener() && r.opt.ListenURL != "":
+		go listenForCommits(ctx, drv.listener(r.opt.ListenURL), r.Wake, r.d.opt.Logger,
+			listenWatch{check: r.opt.ListenCheck, skip: r.own, connected: r.listening.add})
+	case r.opt.Poll > 0:
 		go r.poll(ctx)
 	}
 	go r.loop(ctx)
@@ -150,6 +166,9 @@ func (r *Runner) loop(ctx context.Context) {
 			return
 		case <-r.wake:
 		}
+		// Every wake-up counted by now is answered by this pass: its survey
+		// comes after their commits.
+		answers := r.wakes.Load()
 		st, err := r.d.Start(context.WithoutCancel(ctx), ctx)
 		if ctx.Err() != nil {
 			return
@@ -174,6 +193,9 @@ func (r *Runner) loop(ctx context.Context) {
 			}
 			r.wakeAfter(ctx, max(due, 10*time.Millisecond))
 		}
+		if len(r.wake) == 0 && r.timers.Load() == 0 {
+			r.answered.raise(answers)
+		}
 	}
 }
 
@@ -196,93 +218,22 @@ func (r *Runner) poll(ctx context.Context) {
 			r.Wake()
 		}
 		last = id
+		r.looked.add()
 	}
 }
 
 func (r *Runner) wakeAfter(ctx context.Context, d time.Duration) {
+	r.timers.Add(1)
 	t := time.NewTimer(d)
 	go func() {
 		defer t.Stop()
+		// Counted until its wake-up is pending: either shows that a pass
+		// is to come.
+		defer r.timers.Add(-1)
 		select {
 		case <-t.C:
 			r.Wake()
 		case <-ctx.Done():
 		}
 	}()
-}
-
-// listen wakes the runner on every NOTIFY tsekh_events but those of the
-// pools it watches (whose commits wake it in process), reconnecting after a
-// lost connection.
-func (r *Runner) listen(ctx context.Context) {
-	listenForCommits(ctx, r.opt.ListenURL, r.Wake, r.d.opt.Logger, r.opt.ListenCheck, r.own)
-}
-
-// ListenForCommits calls wake on every NOTIFY tsekh_events (the
-// announcements of commits that wrote events, database.AnnounceCommit) and
-// once on each (re)connection, for what was committed while it was not
-// listening, until ctx is cancelled. It reconnects after a lost connection.
-func ListenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger) {
-	listenForCommits(ctx, url, wake, log, 30*time.Second, nil)
-}
-
-// listenForCommits is ListenForCommits with the quiet time after which the
-// listening connection is checked (RunnerOptions.ListenCheck), skipping the
-// NOTIFYs whose payload is one of skip.
-func listenForCommits(ctx context.Context, url string, wake func(), log *slog.Logger, check time.Duration, skip []string) {
-	for ctx.Err() == nil {
-		err := listenOnce(ctx, url, wake, check, skip)
-		if ctx.Err() != nil || err == nil {
-			return
-		}
-		log.Warn("event listener disconnected; reconnecting", "err", ErrorText(err))
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-func listenOnce(ctx context.Context, url string, wake func(), check time.Duration, skip []string) error {
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		return err
-	}
-	if cfg.ConnectTimeout <= 0 {
-		cfg.ConnectTimeout = 10 * time.Second
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = conn.Close(context.Background()) }()
-	if _, err := conn.Exec(ctx, "LISTEN "+database.CommitChannel); err != nil {
-		return err
-	}
-	wake() // events committed while we were not listening
-	for {
-		// After a quiet while the connection is checked, and made again if
-		// it does not answer.
-		wctx, cancel := context.WithTimeout(ctx, check)
-		n, err := conn.WaitForNotification(wctx)
-		cancel()
-		switch {
-		case err == nil:
-			if !slices.Contains(skip, n.Payload) {
-				wake()
-			}
-			continue
-		case ctx.Err() != nil:
-			return nil
-		case !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err):
-			return err
-		}
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = conn.Ping(pctx)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("the listening connection does not answer: %w", err)
-		}
-	}
 }

@@ -11,10 +11,9 @@ import (
 	"gorm.io/gorm"
 )
 
-// statements are the dispatcher's SQL statements that differ between
-// PostgreSQL and SQLite. They are chosen once, in NewDispatcher, so that the
-// logic above them has no dialect branches; the statements both dialects
-// share are written where they are used, with database.Now for the clock.
+// statements are the dispatcher's SQL statements, most of which differ
+// between PostgreSQL and SQLite. They are part of the driver, chosen once,
+// in NewDispatcher, so that the logic above them has no dialect branches.
 type statements interface {
 	// survey reads, in one round trip where the dialect allows, the journal's
 	// newest id, the transactions that may still commit events below it, the
@@ -27,6 +26,25 @@ type statements interface {
 	// claim takes the leases of the lanes of one partition that stand at pos
 	// and reads the first batch after pos up to the horizon.
 	claim(ctx context.Context, db *gorm.DB, c claimQuery) ([]claimedLane, []Event, error)
+	laneFence
+	// release gives a lane's lease back without waiting for the disk.
+	release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error
+	// renew extends the leases of the owner's lanes, but not of a lane whose
+	// row a batch transaction holds (which extends it itself): waiting
+	// for that row while holding the others would stop every other lane
+	// of the owner behind one slow batch.
+	renew(ctx context.Context, db *gorm.DB, owner string, lease time.Duration) error
+	// readBatch reads the partition's events after pos up to the horizon,
+	// in order, at most limit of them.
+	readBatch(ctx context.Context, db *gorm.DB, part int, pos, horizon int64, limit int) ([]Event, error)
+	// maxWorkers is the most batch transactions the database serves at
+	// once (DispatcherOptions.Workers); 0 puts no bound of its own.
+	maxWorkers() int
+}
+
+// laneFence are the statements that fence a batch's or a retry's
+// transaction by the lane's lease and position.
+type laneFence interface {
 	// moveLane is a batch transaction's first statement: the fence (the
 	// lease must still be this dispatcher's and the lane where the batch
 	// began), the lane's new position, the batch's row when it carried
@@ -39,13 +57,6 @@ type statements interface {
 	// PostgreSQL the fence also extends the lease and locks the lane's row
 	// until the commit.
 	fenced(tx *gorm.DB, m laneMove, update string, args map[string]any) (int64, error)
-	// release gives a lane's lease back without waiting for the disk.
-	release(ctx context.Context, db *gorm.DB, k laneKey, owner string) error
-	// renew extends the leases of the owner's lanes, but not of a lane whose
-	// row a batch transaction holds (which extends it itself): waiting
-	// for that row while holding the others would stop every other lane
-	// of the owner behind one slow batch.
-	renew(ctx context.Context, db *gorm.DB, owner string, lease time.Duration) error
 }
 
 // laneKey names one lane: a subscriber's position in one partition.
@@ -101,6 +112,10 @@ type surveyed struct {
 	// replayed is the id of the last subscriber.replayed event: a replay
 	// takes the leases of lanes that may be lingering here.
 	replayed int64
+	// final tells that every event up to visible has committed: the
+	// database has one writer at a time (SQLite), whose ids commit in
+	// order, so that writers and running are not read.
+	final bool
 }
 
 type claimQuery struct {
@@ -242,13 +257,18 @@ func scanEvents(q *gorm.DB, extra []any, add func(Event)) error {
 	return rows.Err()
 }
 
-// readBatch reads the next events of the partition after pos, up to the
+// readBatch is the statement both dialects share (selectBatch).
+func (sqlBase) readBatch(ctx context.Context, db *gorm.DB, part int, pos, horizon int64, limit int) ([]Event, error) {
+	return selectBatch(ctx, db, part, pos, horizon, limit)
+}
+
+// selectBatch reads the next events of the partition after pos, up to the
 // horizon. The range is written as row comparisons on (partition, id) so
 // that only the events_partition_id index can serve it, in order: with
 // "partition = ? AND id > ?" PostgreSQL prefers the primary key (well
 // correlated with the table) and filters out the other partitions' events,
 // reading sixteen times the batch.
-func readBatch(ctx context.Context, db *gorm.DB, part int, pos, horizon int64, limit int) ([]Event, error) {
+func selectBatch(ctx context.Context, db *gorm.DB, part int, pos, horizon int64, limit int) ([]Event, error) {
 	return readEvents(db.WithContext(ctx).Raw(`SELECT `+eventColumns+`
 FROM events e WHERE (e.partition, e.id) > (?, ?) AND (e.partition, e.id) <= (?, ?) ORDER BY e.partition, e.id LIMIT ?`,
 		part, pos, part, horizon, limit))

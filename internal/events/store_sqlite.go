@@ -16,7 +16,7 @@ type sqliteStatements struct{}
 // survey lists the lanes always: SQLite keeps no old row versions for a
 // snapshot, so reading them costs little.
 func (s sqliteStatements) survey(ctx context.Context, db *gorm.DB, q surveyQuery) (surveyed, error) {
-	sv := surveyed{listed: true}
+	sv := surveyed{listed: true, final: true}
 	err := db.WithContext(ctx).Raw(`SELECT coalesce(max(id), 0) AS visible,
   (SELECT (julianday(min(next_attempt_at)) - julianday('now')) * 86400.0 FROM events_deliveries WHERE status = 'retrying' AND subscriber IN @names) AS next_retry
 FROM events`, map[string]any{"names": names(q.names)}).Row().Scan(&sv.visible, &sv.nextRetry)
@@ -54,7 +54,7 @@ func (sqliteStatements) claim(ctx context.Context, db *gorm.DB, q claimQuery) ([
 	if err != nil || len(claimed) == 0 || q.limit == 0 {
 		return claimed, nil, err
 	}
-	batch, err := readBatch(ctx, db, q.part, q.pos, q.horizon, q.limit)
+	batch, err := selectBatch(ctx, db, q.part, q.pos, q.horizon, q.limit)
 	return claimed, batch, err
 }
 

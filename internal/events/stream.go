@@ -59,11 +59,10 @@ var (
 // runner's LISTEN/NOTIFY and the HTTP layer's commits call it) and, as the
 // fallback, every Poll.
 type Stream struct {
-	db      *gorm.DB
-	drv     driver
-	j       *Journal
-	opt     StreamOptions
-	ordered bool
+	db  *gorm.DB
+	drv driver
+	j   *Journal
+	opt StreamOptions
 
 	wake chan struct{}
 
@@ -95,7 +94,7 @@ func NewStream(db *gorm.DB, j *Journal, opt StreamOptions) *Stream {
 		opt.Logger = slog.Default()
 	}
 	drv := driverFor(db)
-	return &Stream{db: db, drv: drv, j: j, opt: opt, ordered: drv.ordered(),
+	return &Stream{db: db, drv: drv, j: j, opt: opt,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), changed: make(chan struct{})}
 }
 
@@ -156,7 +155,7 @@ func (s *Stream) Join() (*StreamClient, error) {
 	s.clients++
 	if !s.running {
 		s.running, s.ready, s.recent = true, false, nil
-		s.horizon = &commitHorizon{ordered: s.ordered}
+		s.horizon = &commitHorizon{}
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stopLoop = cancel
 		go s.loop(ctx)

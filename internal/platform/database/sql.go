@@ -216,11 +216,6 @@ func TableExists(ctx context.Context, gdb *gorm.DB, table string) (bool, error) 
 	return n > 0, err
 }
 
-// NotifiesCommits tells whether the database announces commits to its
-// listeners (PostgreSQL's LISTEN/NOTIFY); on SQLite, whoever waits for
-// new rows polls.
-func NotifiesCommits(gdb *gorm.DB) bool { return DialectOf(gdb) == Postgres }
-
 // Embedded tells whether gdb is the embedded SQLite file, a database of one
 // process (a trial or a small shop), rather than a PostgreSQL server.
 func Embedded(gdb *gorm.DB) bool { return DialectOf(gdb) == SQLite }
