@@ -43,7 +43,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	echoSwagger "github.com/swaggo/echo-swagger"
@@ -120,6 +119,7 @@ func New(d Deps) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
 	e.JSONSerializer = jsonSerializer{}
+	e.Pre(recoverPanics(d.Logger))
 	e.Pre(headLikeGet)
 	e.Pre(limitHeaders)
 	e.Use(hardeningHeaders)
@@ -127,10 +127,6 @@ func New(d Deps) *echo.Echo {
 	e.Use(traceRequests)
 	e.Use(s.logRequests)
 	e.Use(s.boundRequest)
-	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-		d.Logger.ErrorContext(c.Request().Context(), "handler panicked", "err", err, "stack", string(stack))
-		return err
-	}}))
 	e.Use(limitBody)
 	e.Use(checkParams)
 	if d, err := declaredContract(); err == nil {
