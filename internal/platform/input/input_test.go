@@ -132,6 +132,77 @@ func TestDecodeObject_Strict(t *testing.T) {
 	require.Contains(t, apperr.As(err).Fields[0].Message, "did you mean qty?")
 }
 
+// A member sent twice is refused, naming it, rather than the last one
+// winning; in an object read into a struct also twice regardless of case
+// (encoding/json fills one field from both), in a map only as spelt.
+func TestDecodeObject_RepeatedMembers(t *testing.T) {
+	type body struct {
+		order
+		Attrs map[string]string `json:"attrs"`
+	}
+	for _, tc := range []struct {
+		name, body string
+		fields     []string
+	}{
+		{"ErrTop", `{"id": 1, "id": 2}`, []string{"id"}},
+		{"ErrItem", `{"items": [{"qty": -5, "qty": 1}]}`, []string{"items[0].qty"}},
+		{"ErrEscaped", `{"items": [{"qty": 1, "q\u0074y": 2}]}`, []string{"items[0].qty"}},
+		{"ErrObjects", `{"customer": {"name": "a"}, "customer": {"name": "b"}}`, []string{"customer"}},
+		{"ErrMapKey", `{"attrs": {"a": "1", "a": "2"}}`, []string{"attrs.a"}},
+		{"OKMapKeysOfCase", `{"attrs": {"a": "1", "A": "2"}}`, nil},
+		{"OKSameNameInOtherObjects", `{"items": [{"qty": 1}, {"qty": 2}], "customer": {"name": "x"}}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b body
+			err := input.DecodeObject([]byte(tc.body), &b)
+			require.Equal(t, tc.fields, fieldsOf(err), "%v", err)
+		})
+	}
+	var o order
+	err := input.DecodeTolerant([]byte(`{"items": [{"qty": 1, "QTY": 2}]}`), &o)
+	require.Equal(t, []string{"items[0].QTY"}, fieldsOf(err), "a partner's case-variant repeat fills the same field: %v", err)
+	require.Contains(t, apperr.As(err).Fields[0].Message, `repeats qty`)
+	err = input.DecodeTolerant([]byte(`{"items": [{"qty": 1, "ſku": "a", "SKU": "b"}]}`), &o)
+	require.Equal(t, []string{"items[0].SKU"}, fieldsOf(err), "ſ is s regardless of case: %v", err)
+	require.NoError(t, input.DecodeTolerant([]byte(`{"colour": 1, "COLOUR": 2}`), &o), "names of no field repeat only as spelt")
+}
+
+// A whole number read into an int is within the 32-bit integer column that
+// stores it (PostgreSQL refuses to encode more into int4; SQLite stores
+// it), in members, array elements and pointers alike; int64 members (ids)
+// take what int64 does.
+func TestDecodeObject_IntBounds(t *testing.T) {
+	type body struct {
+		order
+		Step  *int  `json:"step"`
+		Prod  int64 `json:"prod"`
+		Small int16 `json:"small"`
+	}
+	for _, tc := range []struct {
+		name, body string
+		fields     []string
+	}{
+		{"OKMax", `{"step": 2147483647, "items": [{"qty": -2147483648}], "weekdays": [2147483647]}`, nil},
+		{"ErrOverMax", `{"step": 2147483648}`, []string{"step"}},
+		{"ErrUnderMin", `{"items": [{"qty": -2147483649}]}`, []string{"items[0].qty"}},
+		{"ErrElement", `{"weekdays": [1, 9223372036854775807]}`, []string{"weekdays[1]"}},
+		{"ErrNested", `{"Matrix": [[1, 4294967296]]}`, []string{"Matrix[0][1]"}},
+		{"OKInt64", `{"prod": 9223372036854775807, "id": 2147483648}`, nil},
+		{"ErrBeyondInt64", `{"step": 9223372036854775808}`, []string{"step"}},
+		{"ErrInt16", `{"small": 40000}`, []string{"small"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b body
+			err := input.DecodeObject([]byte(tc.body), &b)
+			require.Equal(t, tc.fields, fieldsOf(err), "%v", err)
+		})
+	}
+	var o order
+	err := input.DecodeTolerant([]byte(`{"Items": [{"QTY": 2147483648}]}`), &o)
+	require.Equal(t, []string{"Items[0].QTY"}, fieldsOf(err), "a case variant fills the field all the same: %v", err)
+	require.Contains(t, apperr.As(err).Fields[0].Message, "from -2147483648 to 2147483647")
+}
+
 func TestDecodeObject_BoundsItsAnswer(t *testing.T) {
 	body := `{"items": [` + strings.Repeat(`{"sku": "\u0000"},`, 1000) + `{}]}`
 	err := input.DecodeObject([]byte(body), &order{})
