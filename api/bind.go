@@ -106,7 +106,9 @@ const maxParamProblems = 20
 
 // checkParams refuses, for every route, path and query parameters (names
 // or values) that are not valid UTF-8 or hold control characters (%00, %FF,
-// %C0%AF), naming each: no handler and no database sees them.
+// %C0%AF), and query parameters given more than once (no operation takes a
+// list in its query: a handler would read the first and drop the rest),
+// naming each: no handler and no database sees them.
 func checkParams(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var fields []apperr.FieldError
@@ -123,6 +125,10 @@ func checkParams(next echo.HandlerFunc) echo.HandlerFunc {
 				}
 				if f := input.Line(printableHeader(name), name, 0); len(f) > 0 {
 					fields = append(fields, f...)
+					continue
+				}
+				if n := len(q[name]); n > 1 {
+					fields = append(fields, apperr.Field(name, "is given %d times: give it once", n))
 					continue
 				}
 				for _, v := range q[name] {
