@@ -91,3 +91,40 @@ func TestStrictInput_NothingTwiceAndTheStreamAsItIs(t *testing.T) {
 		}
 	})
 }
+
+// A cursor belongs to the list of one object: one of an order's history
+// (or a production order's parts) sent for another's is a 422 naming
+// cursor, not a page of nothing; for its own list it goes on.
+func TestStrictInput_CursorsKeepToTheirObject(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		first, firstItems := receive(t, env, line{"TMB-PRIK-450", 1})
+		second, secondItems := receive(t, env, line{"TMB-PRIK-450", 1})
+		r := env.Admin(http.MethodPatch, fmt.Sprintf("/api/v1/orders/%d", first), map[string]any{"note": "позвонить за час"})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		poA := launch(t, env, map[string]any{"items": firstItems})
+		poB := launch(t, env, map[string]any{"items": secondItems})
+		env.Dispatch()
+
+		for _, tc := range []struct{ mine, other string }{
+			{fmt.Sprintf("/api/v1/orders/%d/history", first), fmt.Sprintf("/api/v1/orders/%d/history", second)},
+			{fmt.Sprintf("/api/v1/production-orders/%d/parts", poA.ID), fmt.Sprintf("/api/v1/production-orders/%d/parts", poB.ID)},
+		} {
+			var pg struct {
+				Items      []map[string]any
+				NextCursor string `json:"next_cursor"`
+			}
+			env.Admin(http.MethodGet, tc.mine+"?limit=1", nil).JSON(t, &pg)
+			require.Len(t, pg.Items, 1)
+			require.NotEmpty(t, pg.NextCursor, tc.mine)
+			p := requireProblem(t, env.Admin(http.MethodGet, tc.other+"?limit=1&cursor="+pg.NextCursor, nil), http.StatusUnprocessableEntity, "cursor")
+			require.Contains(t, p.Errors[0].Message, "another list")
+			r := env.Admin(http.MethodGet, tc.mine+"?limit=1&cursor="+pg.NextCursor, nil)
+			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+			var next struct{ Items []map[string]any }
+			r.JSON(t, &next)
+			require.Len(t, next.Items, 1, "its own list goes on")
+			require.NotEqual(t, pg.Items[0]["id"], next.Items[0]["id"])
+		}
+	})
+}

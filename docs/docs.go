@@ -2675,7 +2675,7 @@ const docTemplate = `{
                     {
                         "maxLength": 1000,
                         "type": "string",
-                        "x-example": "eyJsIjoiL2FwaS92MS9vcmRlcnMvOmlkL2hpc3RvcnkiLCJpZCI6MX0",
+                        "x-example": "eyJsIjoiL2FwaS92MS9vcmRlcnMvMS9oaXN0b3J5IiwiaWQiOjF9",
                         "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
@@ -4016,7 +4016,7 @@ const docTemplate = `{
                     {
                         "maxLength": 1000,
                         "type": "string",
-                        "x-example": "eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycy86aWQvcGFydHMiLCJpZCI6MX0",
+                        "x-example": "eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycy8xL3BhcnRzIiwiaWQiOjF9",
                         "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
