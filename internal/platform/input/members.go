@@ -186,10 +186,10 @@ func typeAt(root reflect.Type, stack []frame) reflect.Type {
 // struct a name of one of its fields repeats regardless of case, since
 // encoding/json fills the field from both; any other, only as it is spelt.
 func repeatProblem(root reflect.Type, val *value) string {
-	switch {
-	case val.repeats == "":
+	switch val.repeats {
+	case "":
 		return ""
-	case val.repeats == *val.key:
+	case *val.key:
 		return "comes more than once in this object: send each member once"
 	}
 	t := deref(typeAt(root, val.stack))
