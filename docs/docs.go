@@ -1721,7 +1721,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Writes material.created. A board has a thickness and may have sheet formats, a grain, trims and matching edge bands (which must be edge bands of the catalogue); an edge band a thickness and a width; a fitting neither. The code is unique regardless of case.",
+                "description": "Writes material.created. A board has a thickness and may have sheet formats, a grain, trims and matching edge bands (which must be edge bands of the catalogue); an edge band a thickness and a width; a fitting neither. The code is read in NFKC and holds ASCII letters, digits, '-', '_', '.' and '/' only (422 naming code: no invisible characters, letters of other scripts or emoji); it is unique regardless of case (409).",
                 "consumes": [
                     "application/json"
                 ],
@@ -5045,7 +5045,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Adds the quantities to what is on hand and writes stock.received. 422 naming lines[i].code for a material the catalogue does not have, lines[i].qty for a quantity not positive or, for sheets and pieces, not whole; nothing is written then.",
+                "description": "Adds the quantities to what is on hand and writes stock.received. 422 naming lines[i].code for a material the catalogue does not have, lines[i].qty for a quantity not positive or off its unit's step (whole sheets and pieces, metres to the centimetre); nothing is written then.",
                 "consumes": [
                     "application/json"
                 ],
@@ -6886,7 +6886,7 @@ const docTemplate = `{
                     ]
                 },
                 "code": {
-                    "description": "Unique regardless of case; it never changes once created.",
+                    "description": "Read in NFKC (a fullwidth ＬＤＳＰ is LDSP), without blanks around it; then ASCII letters, digits, '-', '_', '.' and '/' only. Unique regardless of case; it never changes once created.",
                     "type": "string",
                     "maxLength": 32,
                     "example": "LDSP16-SONOMA"
@@ -6924,7 +6924,7 @@ const docTemplate = `{
                     "example": "ЛДСП 16 мм Дуб сонома"
                 },
                 "reorder_point": {
-                    "description": "Buy when what is available falls below it, in the material's unit (whole sheets, metres, whole pieces).",
+                    "description": "Buy when what is available falls below it, in the material's unit (whole sheets, metres to the centimetre, whole pieces).",
                     "type": "number",
                     "maximum": 1000000,
                     "minimum": 0,
@@ -7882,6 +7882,7 @@ const docTemplate = `{
             ],
             "properties": {
                 "code": {
+                    "description": "The material's code (or an offcut's), read as every code is: in NFKC, regardless of case.",
                     "type": "string",
                     "maxLength": 32,
                     "example": "LDSP16-SONOMA"

@@ -47,6 +47,39 @@ func UnitOf(kind string) string {
 	return UnitPieces
 }
 
+// MetreStep is the step of a quantity counted in metres (an edge band) and
+// the smallest one there is but 0: a centimetre, as a roll is measured.
+// Sheets and pieces are counted whole.
+const MetreStep = 0.01
+
+// OnStep returns the quantity q of the unit on the unit's step (whole
+// sheets and pieces, metres in MetreStep), and whether q is on it: less
+// than a step's millionth off (0.07 m read as 0.07000000000000001), so that
+// 1e-300 or 4e-7 m is not a quantity, while 100.5 m is. -0 is 0.
+func OnStep(unit string, q float64) (float64, bool) {
+	per := 1.0 // steps a unit
+	if unit == UnitMetre {
+		per = 1 / MetreStep
+	}
+	steps := math.Round(q * per)
+	if math.Abs(q*per-steps) > 1e-6 || (steps == 0 && q != 0) {
+		return q, false
+	}
+	return steps/per + 0, true
+}
+
+// StepText says what quantities of the unit are, for a message: "whole
+// sheets", "metres to the centimetre (at least 0.01 m but 0)".
+func StepText(unit string) string {
+	switch unit {
+	case UnitSheet:
+		return "whole sheets"
+	case UnitMetre:
+		return fmt.Sprintf("metres to the centimetre (at least %g m but 0)", MetreStep)
+	}
+	return "whole pieces"
+}
+
 // Limits of a material.
 const (
 	MaxFormats      = 20
@@ -174,32 +207,39 @@ type MaterialInput struct {
 }
 
 // validate normalises the input and returns the fields at fault; the bands
-// named must be edge bands of the catalogue, read through tx.
-func (in *MaterialInput) validate(ctx context.Context, tx *gorm.DB) error {
+// named must be edge bands of the catalogue, read through tx. stored is the
+// code of the material replaced ("" for a new one): a code the same as it
+// (input.CodeKey) is taken as it is stored, so that a material whose code
+// came before codes had their character set can still be replaced.
+func (in *MaterialInput) validate(ctx context.Context, tx *gorm.DB, stored string) error {
 	var fields []apperr.FieldError
-	in.Code, in.Name, in.Decor = strings.TrimSpace(in.Code), strings.TrimSpace(in.Name), strings.TrimSpace(in.Decor)
+	in.Name, in.Decor = strings.TrimSpace(in.Name), strings.TrimSpace(in.Decor)
 	if !slices.Contains(MaterialKinds, in.Kind) {
 		fields = append(fields, apperr.Field("kind", "must be %s", strings.Join(MaterialKinds, ", ")))
 	}
-	fields = append(fields, input.RequiredLine("code", in.Code, MaxCodeLen)...)
-	if strings.ContainsAny(in.Code, " ,;") {
-		fields = append(fields, apperr.Field("code", "must not contain spaces, commas or semicolons"))
+	if stored != "" && input.CodeKey(in.Code) == input.CodeKey(stored) {
+		in.Code = stored
+	} else {
+		var more []apperr.FieldError
+		in.Code, more = input.Code("code", in.Code, MaxCodeLen)
+		fields = append(fields, more...)
 	}
-	if strings.HasPrefix(strings.ToLower(in.Code), "match") {
+	if strings.HasPrefix(input.CodeKey(in.Code), "match") {
 		fields = append(fields, apperr.Field("code", "must not start with \"match\": a part's side banded \"match\" means its board's matching band"))
 	}
 	fields = append(fields, checkName("name", in.Name)...)
 	fields = append(fields, input.Line("decor", in.Decor, MaxNameLen)...)
 	if in.ReorderPoint < 0 || in.ReorderPoint > MaxReorderPoint || math.IsNaN(in.ReorderPoint) {
 		fields = append(fields, apperr.Field("reorder_point", "must be from 0 to %d", MaxReorderPoint))
+	} else if q, ok := OnStep(UnitOf(in.Kind), in.ReorderPoint); !ok && slices.Contains(MaterialKinds, in.Kind) {
+		fields = append(fields, apperr.Field("reorder_point", "a %s's reorder point is counted in %s", in.Kind, StepText(UnitOf(in.Kind))))
+	} else {
+		in.ReorderPoint = q
 	}
 	switch in.Kind {
 	case KindBoard:
 		if in.ThicknessMM <= 0 || in.ThicknessMM > MaxThicknessMM {
 			fields = append(fields, apperr.Field("thickness_mm", "a board's thickness must be more than 0 and at most %d mm", MaxThicknessMM))
-		}
-		if in.ReorderPoint != math.Trunc(in.ReorderPoint) {
-			fields = append(fields, apperr.Field("reorder_point", "a board's reorder point is a whole number of sheets"))
 		}
 		if in.WidthMM != 0 {
 			fields = append(fields, apperr.Field("width_mm", "is an edge band's width; a board has formats"))
@@ -248,9 +288,6 @@ func (in *MaterialInput) validate(ctx context.Context, tx *gorm.DB) error {
 		if in.WidthMM != 0 {
 			fields = append(fields, apperr.Field("width_mm", "a fitting has no width"))
 		}
-		if in.ReorderPoint != math.Trunc(in.ReorderPoint) {
-			fields = append(fields, apperr.Field("reorder_point", "a fitting's reorder point is a whole number of pieces"))
-		}
 		fields = append(fields, notForKind(in, "fitting")...)
 	}
 	if len(fields) > 0 {
@@ -296,13 +333,13 @@ func checkMatchBands(ctx context.Context, tx *gorm.DB, codes []string) ([]apperr
 	}
 	for i, c := range codes {
 		at := fmt.Sprintf("bands[%d]", i)
-		m, ok := known[strings.ToLower(c)]
+		m, ok := known[input.CodeKey(c)]
 		switch {
 		case !ok:
 			fields = append(fields, apperr.Field(at, "no material has the code %q", c))
 		case m.Kind != KindBand:
 			fields = append(fields, apperr.Field(at, "%q is a %s, not an edge band", c, m.Kind))
-		case slices.ContainsFunc(codes[:i], func(o string) bool { return strings.EqualFold(o, c) }):
+		case slices.ContainsFunc(codes[:i], func(o string) bool { return input.CodeKey(o) == input.CodeKey(c) }):
 			fields = append(fields, apperr.Field(at, "repeats %q", c))
 		}
 	}
@@ -359,40 +396,42 @@ func (s *Service) Material(ctx context.Context, id int64) (Material, error) {
 	return m, err
 }
 
-// MaterialsByCode returns the materials with the codes, keyed by their code
-// in lower case, read through db (which may be the caller's transaction);
-// unknown codes are absent.
+// MaterialsByCode returns the materials with the codes, keyed by their
+// input.CodeKey (for a code of input.CodeChars, its lower case), read
+// through db (which may be the caller's transaction); unknown codes are
+// absent. The codes may be as people type them (any case, fullwidth).
 func MaterialsByCode(ctx context.Context, db *gorm.DB, codes []string) (map[string]Material, error) {
 	out := map[string]Material{}
 	if len(codes) == 0 {
 		return out, nil
 	}
-	lower := make([]string, len(codes))
+	keys := make([]string, len(codes))
 	for i, c := range codes {
-		lower[i] = strings.ToLower(c)
+		keys[i] = input.CodeKey(c)
 	}
 	var ms []Material
-	if err := db.WithContext(ctx).Where("lower(code) IN ?", lower).Find(&ms).Error; err != nil {
+	if err := db.WithContext(ctx).Where("lower(code) IN ?", keys).Find(&ms).Error; err != nil {
 		return nil, err
 	}
 	for _, m := range ms {
-		out[strings.ToLower(m.Code)] = m
+		keyMaterial(out, m)
 	}
-	// lower() of SQLite folds ASCII only: match the rest here.
+	// lower() of SQLite folds ASCII only, and neither database reads NFKC:
+	// match codes kept from before codes had their character set here.
 	if len(out) < len(codes) {
 		var all []Material
 		if err := db.WithContext(ctx).Find(&all).Error; err != nil {
 			return nil, err
 		}
 		for _, m := range all {
-			out[strings.ToLower(m.Code)] = m
+			keyMaterial(out, m)
 		}
 	}
 	return out, nil
 }
 
-// AllMaterials returns every material keyed by its code in lower case, read
-// through db.
+// AllMaterials returns every material keyed by its input.CodeKey (for a
+// code of input.CodeChars, its lower case), read through db.
 func AllMaterials(ctx context.Context, db *gorm.DB) (map[string]Material, error) {
 	var all []Material
 	if err := db.WithContext(ctx).Find(&all).Error; err != nil {
@@ -400,9 +439,20 @@ func AllMaterials(ctx context.Context, db *gorm.DB) (map[string]Material, error)
 	}
 	out := make(map[string]Material, len(all))
 	for _, m := range all {
-		out[strings.ToLower(m.Code)] = m
+		keyMaterial(out, m)
 	}
 	return out, nil
+}
+
+// keyMaterial puts m in a map of materials by code: under its
+// input.CodeKey, and, for a code kept from before codes were normalised
+// whose key is not its lower case, under its lower case too, as the rows
+// that name it look it up.
+func keyMaterial(out map[string]Material, m Material) {
+	out[input.CodeKey(m.Code)] = m
+	if lower := strings.ToLower(m.Code); lower != input.CodeKey(m.Code) {
+		out[lower] = m
+	}
 }
 
 // CreateMaterial validates and stores a material with its material.created
@@ -411,7 +461,7 @@ func AllMaterials(ctx context.Context, db *gorm.DB) (map[string]Material, error)
 func (s *Service) CreateMaterial(ctx context.Context, in MaterialInput) (Material, error) {
 	var m Material
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := in.validate(ctx, tx); err != nil {
+		if err := in.validate(ctx, tx, ""); err != nil {
 			return err
 		}
 		if err := materialCodeFree(ctx, tx, 0, in.Code); err != nil {
@@ -439,7 +489,7 @@ func (s *Service) UpdateMaterial(ctx context.Context, id int64, in MaterialInput
 		} else if err != nil {
 			return err
 		}
-		if err := in.validate(ctx, tx); err != nil {
+		if err := in.validate(ctx, tx, m.Code); err != nil {
 			return err
 		}
 		var fields []apperr.FieldError
@@ -481,7 +531,7 @@ func partsStillFit(ctx context.Context, tx *gorm.DB, b Material) error {
 	}
 	allowing := map[slotKey]bool{}
 	for _, sl := range slots {
-		if slices.ContainsFunc(sl.Boards, func(c string) bool { return strings.EqualFold(c, b.Code) }) {
+		if slices.ContainsFunc(sl.Boards, func(c string) bool { return input.CodeKey(c) == input.CodeKey(b.Code) }) {
 			allowing[slotKey{sl.ProductID, strings.ToLower(sl.Name)}] = true
 		}
 	}
@@ -490,7 +540,7 @@ func partsStillFit(ctx context.Context, tx *gorm.DB, b Material) error {
 		return err
 	}
 	for _, p := range parts {
-		uses := strings.EqualFold(p.Board, b.Code) || (p.Slot != "" && allowing[slotKey{p.ProductID, strings.ToLower(p.Slot)}])
+		uses := input.CodeKey(p.Board) == input.CodeKey(b.Code) || (p.Slot != "" && allowing[slotKey{p.ProductID, strings.ToLower(p.Slot)}])
 		if uses && !b.Fits(p.LengthMM, p.WidthMM, p.Grain) {
 			return apperr.Invalid("the material is not valid", apperr.Field("formats",
 				"part %q (%d × %d mm, grain %s) of product %d would fit no sheet of the board", p.Name, p.LengthMM, p.WidthMM, p.Grain, p.ProductID))
@@ -512,7 +562,7 @@ func materialCodeTaken(err error, code string) error {
 }
 
 // materialCodeFree returns ECONFLICT when a material other than id has the
-// code in any case.
+// same code by input.CodeKey.
 func materialCodeFree(ctx context.Context, tx *gorm.DB, id int64, code string) error {
 	var rows []struct {
 		ID   int64
@@ -522,8 +572,8 @@ func materialCodeFree(ctx context.Context, tx *gorm.DB, id int64, code string) e
 		return err
 	}
 	for _, r := range rows {
-		if strings.EqualFold(r.Code, code) {
-			return apperr.Conflict("material %d has the code %q already: codes are one regardless of case", r.ID, r.Code)
+		if input.CodeKey(r.Code) == input.CodeKey(code) {
+			return apperr.Conflict("material %d has the code %q already: codes are one regardless of case (and of fullwidth forms)", r.ID, r.Code)
 		}
 	}
 	return nil

@@ -257,3 +257,35 @@ func TestDate(t *testing.T) {
 		require.Equal(t, ok, len(fields) == 0, "%q: %v", s, fields)
 	}
 }
+
+// A code is read in NFKC, trimmed, and holds ASCII letters, digits and
+// "-_./" only; codes are equal by one key, their normal form in lower case.
+func TestCode(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"LDSP16-WHITE", "LDSP16-WHITE"},
+		{"  ldsp16-white\t", "ldsp16-white"},
+		{"ＬＤＳＰ１６－ＷＨＩＴＥ", "LDSP16-WHITE"}, // fullwidth
+		{"ſ-BOARD", "s-BOARD"},           // long s
+		{"HDF_3.2/A", "HDF_3.2/A"},
+	} {
+		got, f := input.Code("code", tc.in, 32)
+		require.Empty(t, f, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
+	for _, bad := range []string{
+		"LDSP16\u200b-WHITE", "\ufeffLDSP", "LDSP\u202eETIHW", "LDSP\uffff", "LDSP16-WHІTE" /* Cyrillic І */, "LDSP🌸",
+		"F 1", "A,B", "A;B", "ЛДСП", "", "   ", "a\u0000", "a\nb", strings.Repeat("A", 33),
+	} {
+		_, f := input.Code("code", bad, 32)
+		require.Len(t, f, 1, "%q", bad)
+		require.Equal(t, "code", f[0].Field)
+	}
+	_, f := input.Code("code", "LDSP16\u200b-WHITE", 32)
+	require.Contains(t, f[0].Message, "U+200B (character 7)")
+	_, f = input.Code("code", "LDSP🌸", 32)
+	require.Contains(t, f[0].Message, "'🌸' (U+1F338)")
+
+	require.Equal(t, input.CodeKey("S-BOARD"), input.CodeKey("ſ-board"), "one folding for every lookup")
+	require.Equal(t, input.CodeKey("LDSP16-WHITE"), input.CodeKey(" ＬＤＳＰ16-white "))
+	require.NotEqual(t, input.CodeKey("LDSP16-WHITE"), input.CodeKey("LDSP16-WHІTE"))
+}
