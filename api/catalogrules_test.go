@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // materialBody finds the material with the code and returns its id and the
@@ -42,6 +44,103 @@ func with(body map[string]any, kv ...any) map[string]any {
 		out[kv[i].(string)] = kv[i+1]
 	}
 	return out
+}
+
+// A material may not change so that a product's part would be refused from
+// the product's side: a board's formats emptied (the cutting list would
+// show no sheets, a launch reserve nothing, every plan be a 422), a band
+// narrowed below the parts it edges, a band's thickness or a board's
+// matching bands changed so that a banded side has no band. Each is a 422
+// naming the member; the same changes of materials no product uses pass.
+func TestMaterials_ChangesThatWouldBreakProducts(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		white, whiteBody := materialBody(t, env, "LDSP16-WHITE")
+		band, bandBody := materialBody(t, env, "PVC2-WHITE")
+		for _, tc := range []struct {
+			id    int64
+			body  map[string]any
+			field string
+			says  string
+		}{
+			{white, with(whiteBody, "formats", []any{}), "formats", "keeps at least one sheet format"},
+			{white, with(whiteBody, "formats", nil), "formats", "keeps at least one sheet format"},
+			{white, with(whiteBody, "formats", []map[string]any{{"length_mm": 2000, "width_mm": 1000}}), "formats", "would fit no sheet"},
+			{white, with(whiteBody, "bands", []string{"PVC04-WHITE"}), "bands", "no matching edge band 2 mm thick"},
+			{band, with(bandBody, "width_mm", 1), "width_mm", "narrower than part"},
+			{band, with(bandBody, "width_mm", 15), "width_mm", "16 mm thick"},
+			{band, with(bandBody, "thickness_mm", 1), "thickness_mm", "would have no band"},
+		} {
+			before := rowCounts(t, env)
+			r := env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/materials/%d", tc.id), tc.body)
+			requireRefusedCleanly(t, r, before, rowCounts(t, env))
+			p := requireProblem(t, r, http.StatusUnprocessableEntity, tc.field)
+			require.Contains(t, p.Errors[0].Message, tc.says)
+		}
+		// What products do not depend on may change.
+		r := env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/materials/%d", band), with(bandBody, "width_mm", 16, "reorder_point", 150))
+		require.Equal(t, http.StatusOK, r.Status, "as wide as the parts are thick: %s", r.Body)
+		r = env.Admin(http.MethodPost, "/api/v1/materials", map[string]any{"kind": "band", "code": "ABS1-GREY", "name": "Кромка ABS серая", "thickness_mm": 1, "width_mm": 22})
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		grey, greyBody := materialBody(t, env, "ABS1-GREY")
+		r = env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/materials/%d", grey), with(greyBody, "width_mm", 1))
+		require.Equal(t, http.StatusOK, r.Status, "no part is edged with it: %s", r.Body)
+		r = env.Admin(http.MethodPost, "/api/v1/materials", map[string]any{"kind": "board", "code": "MDF10", "name": "МДФ 10 мм", "thickness_mm": 10,
+			"formats": []map[string]any{{"length_mm": 2800, "width_mm": 2070}}})
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		mdf, mdfBody := materialBody(t, env, "MDF10")
+		r = env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/materials/%d", mdf), with(mdfBody, "formats", []any{}))
+		require.Equal(t, http.StatusOK, r.Status, "no product is made of it: %s", r.Body)
+	})
+}
+
+// A board's formats shrunk and a product made with a part that fits only
+// the old ones, at the same moment: one of the two is refused, never both
+// committed, round after round (on PostgreSQL the two transactions run side
+// by side; each would miss the other's rows uncommitted).
+func TestMaterials_ShrinkAndMakeAtOnce(t *testing.T) {
+	t.Parallel()
+	rounds := map[database.Dialect]int{database.Postgres: 40, database.SQLite: 5}
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		products, _ := catalogOf(t, env)
+		route := products["TMB-PRIK-450"].RouteID
+		shrunkFirst := map[bool]int{}
+		for i := range rounds[env.Dialect] {
+			code := fmt.Sprintf("RACE-%d", i)
+			r := env.Admin(http.MethodPost, "/api/v1/materials", map[string]any{"kind": "board", "code": code, "name": "Плита " + code, "thickness_mm": 16,
+				"formats": []map[string]any{{"length_mm": 2800, "width_mm": 2070}}})
+			require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+			id, body := materialBody(t, env, code)
+			var shrink, made apptest.Response
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				<-start
+				shrink = env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/materials/%d", id), with(body, "formats", []map[string]any{{"length_mm": 1000, "width_mm": 1000}}))
+			}()
+			go func() {
+				defer wg.Done()
+				<-start
+				made = env.Admin(http.MethodPost, "/api/v1/products", map[string]any{"sku": "RACE-" + code, "name": "Стеллаж " + code, "kind": "case", "route_id": route,
+					"parts": []map[string]any{{"name": "Стойка", "board": code, "length_mm": 2000, "width_mm": 300, "qty": 2}}})
+			}()
+			close(start)
+			wg.Wait()
+			require.False(t, shrink.Status == http.StatusOK && made.Status == http.StatusCreated, "round %d: both committed, a part fits no sheet: %s %s", i, shrink.Body, made.Body)
+			switch {
+			case shrink.Status == http.StatusOK:
+				requireProblem(t, made, http.StatusUnprocessableEntity, "parts[0].length_mm")
+			case made.Status == http.StatusCreated:
+				requireProblem(t, shrink, http.StatusUnprocessableEntity, "formats")
+			default:
+				require.Failf(t, "neither committed", "round %d: %d %s; %d %s", i, shrink.Status, shrink.Body, made.Status, made.Body)
+			}
+			shrunkFirst[shrink.Status == http.StatusOK]++
+		}
+		t.Logf("%s: rounds the shrink won (true) and the product won (false): %v", env.Dialect, shrunkFirst)
+	})
 }
 
 // A material's code is read in NFKC and holds ASCII letters, digits and

@@ -158,7 +158,7 @@ func (s *server) createMaterial(c echo.Context) error {
 //
 //	@Summary		Replace a material (admin, planner)
 //	@ID			updateMaterial
-//	@Description	Writes material.updated. The code and kind never change (422 naming them); new formats, trims or grain of a board must leave every product part made of it a sheet it fits (422 naming formats).
+//	@Description	Writes material.updated. The code and kind never change (422 naming them). No product's part may be left as its product's own check refuses it: a board's new formats, trims or grain must leave every part made of it a sheet it fits, and a board products are made of keeps at least one format (422 naming formats); its matching bands, and a band's thickness and width, must leave every banded side of those parts a band at least as wide as the part is thick (422 naming bands, thickness_mm or width_mm).
 //	@Tags			catalog
 //	@Accept			json
 //	@Produce		json

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -479,11 +480,14 @@ func (s *Service) CreateMaterial(ctx context.Context, in MaterialInput) (Materia
 // UpdateMaterial replaces the material's content and writes
 // material.updated. It returns ENOTFOUND, or EINVALID for bad input, a code
 // or kind other than the material's (parts, stock and labels name it by
-// code), or formats that leave a part of a product made of the board
-// without a sheet it fits.
+// code), or a change that leaves a product's part as its product's check
+// would refuse it (specStillHolds).
 func (s *Service) UpdateMaterial(ctx context.Context, id int64, in MaterialInput) (Material, error) {
 	var m Material
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := database.LockName(tx, specLock); err != nil {
+			return err
+		}
 		if err := tx.First(&m, id).Error; errors.Is(err, gorm.ErrRecordNotFound) {
 			return apperr.NotFound("material %d does not exist", id)
 		} else if err != nil {
@@ -504,10 +508,8 @@ func (s *Service) UpdateMaterial(ctx context.Context, id int64, in MaterialInput
 		}
 		next := in.material()
 		next.ID = m.ID
-		if m.Kind == KindBoard {
-			if err := partsStillFit(ctx, tx, next); err != nil {
-				return err
-			}
+		if err := specStillHolds(ctx, tx, m, next); err != nil {
+			return err
 		}
 		m = next
 		if err := tx.Save(&m).Error; err != nil {
@@ -518,9 +520,25 @@ func (s *Service) UpdateMaterial(ctx context.Context, id int64, in MaterialInput
 	return m, err
 }
 
-// partsStillFit refuses new formats, trim or grain of a board that leave a
-// product's part made of it (or of a slot allowing it) without a sheet.
-func partsStillFit(ctx context.Context, tx *gorm.DB, b Material) error {
+// specLock is the lock that changes of materials and of products' parts
+// take in turns (PostgreSQL; SQLite has one writer at a time): each checks
+// the other's rows, which a transaction running beside it would not see
+// until it commits, so that a board shrunk while a product is made of it
+// could leave a part that fits no sheet.
+const specLock = "catalog.spec"
+
+// specStillHolds refuses a change of a material (old, as it is; next, as
+// it would be) that would leave a product's part as the product's own check
+// (PartInput.checkMaterials) refuses it: a board's formats, trim or grain
+// that leave a part made of it (or of a slot allowing it) no sheet it fits,
+// or no format at all; a board's matching bands, or a band's thickness or
+// width, that leave a banded side of such a part without its band or with
+// one narrower than the part is thick. The member named is the one that
+// broke it: formats, bands, thickness_mm or width_mm.
+func specStillHolds(ctx context.Context, tx *gorm.DB, old, next Material) error {
+	if next.Kind == KindFitting {
+		return nil
+	}
 	var slots []Slot
 	if err := tx.WithContext(ctx).Find(&slots).Error; err != nil {
 		return err
@@ -529,21 +547,64 @@ func partsStillFit(ctx context.Context, tx *gorm.DB, b Material) error {
 		product int64
 		name    string
 	}
-	allowing := map[slotKey]bool{}
+	slotBoards := map[slotKey][]string{}
 	for _, sl := range slots {
-		if slices.ContainsFunc(sl.Boards, func(c string) bool { return input.CodeKey(c) == input.CodeKey(b.Code) }) {
-			allowing[slotKey{sl.ProductID, strings.ToLower(sl.Name)}] = true
-		}
+		slotBoards[slotKey{sl.ProductID, strings.ToLower(sl.Name)}] = sl.Boards
 	}
 	var parts []Part
-	if err := tx.WithContext(ctx).Find(&parts).Error; err != nil {
+	if err := tx.WithContext(ctx).Order("product_id, seq").Find(&parts).Error; err != nil {
 		return err
 	}
+	before, err := AllMaterials(ctx, tx)
+	if err != nil {
+		return err
+	}
+	after := maps.Clone(before)
+	keyMaterial(after, next)
+	key := input.CodeKey(next.Code)
+	refuse := func(field, format string, args ...any) error {
+		return apperr.Invalid("the material is not valid", apperr.Field(field, format, args...))
+	}
 	for _, p := range parts {
-		uses := input.CodeKey(p.Board) == input.CodeKey(b.Code) || (p.Slot != "" && allowing[slotKey{p.ProductID, strings.ToLower(p.Slot)}])
-		if uses && !b.Fits(p.LengthMM, p.WidthMM, p.Grain) {
-			return apperr.Invalid("the material is not valid", apperr.Field("formats",
-				"part %q (%d × %d mm, grain %s) of product %d would fit no sheet of the board", p.Name, p.LengthMM, p.WidthMM, p.Grain, p.ProductID))
+		boards := []string{p.Board}
+		if p.Slot != "" {
+			boards = slotBoards[slotKey{p.ProductID, strings.ToLower(p.Slot)}]
+		}
+		for _, code := range boards {
+			if input.CodeKey(code) == key && next.Kind == KindBoard {
+				if len(next.Formats) == 0 && len(old.Formats) > 0 {
+					return refuse("formats", "part %q of product %d is cut from the board: it keeps at least one sheet format", p.Name, p.ProductID)
+				}
+				if !next.Fits(p.LengthMM, p.WidthMM, p.Grain) {
+					return refuse("formats", "part %q (%d × %d mm, grain %s) of product %d would fit no sheet of the board", p.Name, p.LengthMM, p.WidthMM, p.Grain, p.ProductID)
+				}
+			}
+			for _, side := range p.Edges.Sides() {
+				if side.Band == "" {
+					continue
+				}
+				was, errBefore := EdgeBand(side.Band, before[input.CodeKey(code)], before)
+				is, errAfter := EdgeBand(side.Band, after[input.CodeKey(code)], after)
+				held := errBefore == nil && was.WidthMM >= p.ThicknessMM
+				involved := input.CodeKey(code) == key || (errBefore == nil && input.CodeKey(was.Code) == key) || (errAfter == nil && input.CodeKey(is.Code) == key)
+				if !held || !involved {
+					continue // what did not hold is not this change's doing
+				}
+				field := "bands"
+				if next.Kind == KindBand {
+					field = "thickness_mm"
+				}
+				if errAfter != nil {
+					return refuse(field, "side %s of part %q of product %d (cut from %s) would have no band: %s", side.Side, p.Name, p.ProductID, code, errAfter)
+				}
+				if next.Kind == KindBand {
+					field = "width_mm"
+				}
+				if is.WidthMM < p.ThicknessMM {
+					return refuse(field, "band %q would be %d mm wide, narrower than part %q (%d mm thick) of product %d whose side %s it edges",
+						is.Code, is.WidthMM, p.Name, p.ThicknessMM, p.ProductID, side.Side)
+				}
+			}
 		}
 	}
 	return nil
