@@ -159,7 +159,10 @@ func TestDecodeObject_RepeatedMembers(t *testing.T) {
 		})
 	}
 	var o order
-	err := input.DecodeTolerant([]byte(`{"items": [{"qty": 1, "QTY": 2}]}`), &o)
+	err := input.DecodeObject([]byte(`{"id": 1, "id": 2, "colour": "x", "items": [{"qty": 2147483648}]}`), &o)
+	require.Equal(t, "some members are unknown, and some members are repeated, and some whole numbers are out of range", apperr.As(err).Message,
+		"the detail names what was found")
+	err = input.DecodeTolerant([]byte(`{"items": [{"qty": 1, "QTY": 2}]}`), &o)
 	require.Equal(t, []string{"items[0].QTY"}, fieldsOf(err), "a partner's case-variant repeat fills the same field: %v", err)
 	require.Contains(t, apperr.As(err).Fields[0].Message, `repeats qty`)
 	err = input.DecodeTolerant([]byte(`{"items": [{"qty": 1, "ſku": "a", "SKU": "b"}]}`), &o)

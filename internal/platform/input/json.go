@@ -62,6 +62,7 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 	}
 	root := reflect.TypeOf(v)
 	var problems []apperr.FieldError
+	var kinds problemKinds
 	err := walk(body, func(val *value) {
 		if len(problems) >= maxProblems {
 			return
@@ -69,17 +70,20 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 		if val.key != nil {
 			if msg := repeatProblem(root, val); msg != "" {
 				problems = append(problems, apperr.Field(val.keyPath(), "%s", msg))
+				kinds.repeated = true
 				return
 			}
 			if checkStrings {
 				if msg := stringProblem(val.raw, *val.key); msg != "" {
 					problems = append(problems, apperr.Field(val.keyPath(), "is a member name that %s", msg))
+					kinds.text = true
 					return
 				}
 			}
 			if onlyKnownMembers {
 				if msg := memberProblem(root, val.stack, *val.key); msg != "" {
 					problems = append(problems, apperr.Field(val.keyPath(), "%s", msg))
+					kinds.unknown = true
 				}
 			}
 			return
@@ -87,6 +91,7 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 		if n, ok := val.token.(json.Number); ok {
 			if msg := numberProblem(root, val.stack, n); msg != "" {
 				problems = append(problems, apperr.Field(val.path(), "%s", msg))
+				kinds.number = true
 			}
 			return
 		}
@@ -96,6 +101,7 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 		if s, ok := val.token.(string); ok {
 			if msg := stringProblem(val.raw, s); msg != "" {
 				problems = append(problems, apperr.Field(val.path(), "%s", msg))
+				kinds.text = true
 			}
 		}
 	})
@@ -103,7 +109,7 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 		return err
 	}
 	if len(problems) > 0 {
-		return apperr.Invalid("some members are unknown or repeated, some whole numbers out of range, or some text is not valid UTF-8, holds control characters or lone surrogates", problems...)
+		return apperr.Invalid(kinds.String(), problems...)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var typ *json.UnmarshalTypeError
@@ -117,6 +123,27 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 		return apperr.Errorf(apperr.EBADREQUEST, "the body cannot be read: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
+}
+
+// problemKinds are the kinds of problem a body was found to have.
+type problemKinds struct{ unknown, repeated, number, text bool }
+
+// String sums them up for a refusal's detail, in the order they are checked.
+func (k problemKinds) String() string {
+	var parts []string
+	for _, p := range []struct {
+		found bool
+		says  string
+	}{
+		{k.unknown, "some members are unknown"}, {k.repeated, "some members are repeated"},
+		{k.number, "some whole numbers are out of range"},
+		{k.text, "some text is not valid UTF-8, holds control characters or lone surrogates"},
+	} {
+		if p.found {
+			parts = append(parts, p.says)
+		}
+	}
+	return strings.Join(parts, ", and ")
 }
 
 // stringProblem says what is wrong with a JSON string, raw as sent (quotes
