@@ -34,7 +34,14 @@ MUTATION_TESTS ?= ^(TestMutants_.*|TestStatements|TestStuckCalls_.*|TestCallWatc
 # gremlins can only exclude files: every other source file of the package.
 MUTATION_SKIP   = $(subst $(eval) ,|,$(filter-out $(MUTATION_FILES),$(basename $(notdir $(filter-out %_test.go,$(wildcard internal/events/*.go))))))
 
-.PHONY: help run test lint lint-api docs build bench fmt mutation
+# The fuzz targets of the API's bodies that make fuzz explores beyond their
+# seeds (which make test runs), FUZZ_TIME each: through the real app on both
+# databases (api/fuzz_bodies_test.go). go test fuzzes one target at a time;
+# the first builds the instrumented test binary, the others reuse it.
+FUZZ_TARGETS ?= FuzzMaterials FuzzStockDocuments FuzzFloor FuzzCuttingPlans FuzzInbox
+FUZZ_TIME    ?= 15s
+
+.PHONY: help run test lint lint-api docs build bench fmt mutation fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-9s %s\n", $$1, $$2}'
@@ -86,6 +93,12 @@ TEST_ENV      ?= GORACE=atexit_sleep_ms=0
 
 test: ## run all tests with the race detector (needs PostgreSQL and NATS, see .ci/run)
 	CGO_ENABLED=1 $(TEST_ENV) $(GO) test $(RACE_FLAGS) -count=1 -parallel $(TEST_PARALLEL) -timeout 60m ./...
+
+fuzz: ## explore the API's fuzz targets FUZZ_TARGETS, FUZZ_TIME each (needs PostgreSQL: TEST_DATABASE_URL)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "== $$t"; \
+		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZ_TIME) ./api; \
+	done
 
 lint: ## run golangci-lint (config in .golangci.yml)
 	$(GOLANGCI_LINT) run ./...

@@ -106,7 +106,9 @@ const maxParamProblems = 20
 
 // checkParams refuses, for every route, path and query parameters (names
 // or values) that are not valid UTF-8 or hold control characters (%00, %FF,
-// %C0%AF), naming each: no handler and no database sees them.
+// %C0%AF), and query parameters given more than once (no operation takes a
+// list in its query: a handler would read the first and drop the rest),
+// naming each: no handler and no database sees them.
 func checkParams(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var fields []apperr.FieldError
@@ -123,6 +125,10 @@ func checkParams(next echo.HandlerFunc) echo.HandlerFunc {
 				}
 				if f := input.Line(printableHeader(name), name, 0); len(f) > 0 {
 					fields = append(fields, f...)
+					continue
+				}
+				if n := len(q[name]); n > 1 {
+					fields = append(fields, apperr.Field(name, "is given %d times: give it once", n))
 					continue
 				}
 				for _, v := range q[name] {
@@ -154,8 +160,9 @@ func queryInt(c echo.Context, name string) (int64, error) {
 }
 
 // pageOf reads ?limit= and ?cursor= of a list that has only its default
-// order: a cursor this API did not return for the route's list (another
-// list's, another sort's, one made by hand) is a 422 naming cursor.
+// order: a cursor this API did not return for the request's list (another
+// list's or object's, another sort's, one made by hand) is a 422 naming
+// cursor.
 func pageOf(c echo.Context) (page.Request, error) {
 	pr, err := sortedPageOf(c)
 	if err != nil {
@@ -167,14 +174,20 @@ func pageOf(c echo.Context) (page.Request, error) {
 // sortedPageOf is pageOf for a list with sorts: the service checks that the
 // cursor continues the sort asked for.
 func sortedPageOf(c echo.Context) (page.Request, error) {
-	return page.ParseList(c.Path(), c.QueryParam("limit"), c.QueryParam("cursor"))
+	return page.ParseList(listName(c), c.QueryParam("limit"), c.QueryParam("cursor"))
 }
 
-// pageList is a page of the route's list with the cursor a client sends for
-// the next page (see page.ForList).
+// pageList is a page of the request's list with the cursor a client sends
+// for the next page (see page.ForList).
 func pageList[T any](c echo.Context, items []T, next string) List[T] {
-	return list(items, page.ForList(c.Path(), next))
+	return list(items, page.ForList(listName(c), next))
 }
+
+// listName names the list a cursor belongs to: the request's path, with its
+// ids (/api/v1/orders/6116/history), not the route's
+// (/api/v1/orders/:id/history), so that a cursor of one order's history
+// sent for another's is refused, not answered with an empty or a wrong page.
+func listName(c echo.Context) string { return c.Request().URL.Path }
 
 // List is a page of items and the cursor of the next page ("" at the end).
 type List[T any] struct {

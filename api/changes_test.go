@@ -413,7 +413,7 @@ func TestChanges_ShopRedeliveries(t *testing.T) {
 
 		// Newer and different: a change.
 		v2 := shopOrderBody("chg-1", `{"sku": "SHK-KUPE-1600", "qty": 2, "unit_price": 54990.00, "line_total": 109980.00}`,
-			strings.Replace(shopFields, "2026-12-26", "2026-12-29", 1)+`, "total": 109980.00, "version": 2`)
+			strings.NewReplacer("2026-12-26", "2026-12-29", "69971.00", "109980.00").Replace(shopFields)+`, "version": 2`)
 		a = shopAnswerOf(t, deliver(env, v2, time.Now()), http.StatusOK)
 		require.Equal(t, id, a.OrderID)
 		require.NotNil(t, a.Changed)
@@ -475,7 +475,7 @@ func TestChanges_ShopRedeliveries(t *testing.T) {
 		requireOnlyKept(t, before, rowCounts(t, env), 1, 2)
 		// Prices alone change on a launched item: production does not use them.
 		v5 := shopOrderBody("chg-1", `{"sku": "SHK-KUPE-1600", "qty": 2, "unit_price": 49990.00, "line_total": 99980.00}`,
-			strings.Replace(shopFields, "2026-12-26", "2026-12-29", 1)+`, "total": 99980.00, "version": 5`+built)
+			strings.NewReplacer("2026-12-26", "2026-12-29", "69971.00", "99980.00").Replace(shopFields)+`, "version": 5`+built)
 		a = shopAnswerOf(t, deliver(env, v5, time.Now()), http.StatusOK)
 		require.True(t, a.Changed != nil && *a.Changed, "%+v", a)
 		r = env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", id), nil)

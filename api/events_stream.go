@@ -43,10 +43,17 @@ const DefaultStreamHeartbeat = 15 * time.Second
 //	@Success		200				{string}	string	"id: 132\ndata: {\"id\":132,\"type\":\"order.received\",…}\n\n"
 //	@Failure		400				{object}	Problem
 //	@Failure		401				{object}	Problem
+//	@Failure		406				{object}	Problem	"the Accept header does not allow text/event-stream"
 //	@Failure		422				{object}	Problem
 //	@Failure		503				{object}	Problem
 //	@Router			/api/v1/events/stream [get]
 func (s *server) streamEvents(c echo.Context) error {
+	if _, ok := preferred(c.Request().Header.Values(echo.HeaderAccept), []string{MIMETextEventStream}); !ok {
+		// The operation lists JSON for its problems only: the stream itself
+		// is never JSON.
+		return apperr.Errorf(apperr.ENOTACCEPTABLE, "the event stream answers in %s only; the Accept header %q does not allow it (GET /api/v1/events lists the journal as JSON)",
+			MIMETextEventStream, printableHeader(strings.Join(c.Request().Header.Values(echo.HeaderAccept), ", ")))
+	}
 	if s.Stream == nil {
 		return apperr.Errorf(apperr.EUNAVAILABLE, "the event stream is not served by this replica")
 	}

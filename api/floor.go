@@ -40,7 +40,7 @@ func positiveQuery(c echo.Context, name string, fields *[]apperr.FieldError) int
 //	@Param			state	query		string	false	"with step: the state of the part's operation there; alone: the part's state"	Enums(pending, in_progress, done, scrapped)	example(pending)
 //	@Param			unit	query		int		false	"only the parts of unit n of their item"	minimum(1) example(1)
 //	@Param			limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
-//	@Param			cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycy86aWQvcGFydHMiLCJpZCI6MX0)
+//	@Param			cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycy8xL3BhcnRzIiwiaWQiOjF9)
 //	@Success		200		{object}	FloorPartList
 //	@Failure		400		{object}	Problem
 //	@Failure		401		{object}	Problem

@@ -25,7 +25,7 @@ import (
 //	@Security		BearerAuth
 //	@Param			id		path		int		true	"order id"	minimum(1)	example(1)
 //	@Param			limit	query		int		false	"page size (1-500, default 50)"	minimum(1)	maximum(500)	example(50)
-//	@Param			cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9vcmRlcnMvOmlkL2hpc3RvcnkiLCJpZCI6MX0)
+//	@Param			cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9vcmRlcnMvMS9oaXN0b3J5IiwiaWQiOjF9)
 //	@Success		200		{object}	EventList	"JSON; with Accept: text/csv, CSV with one row per event"
 //	@Failure		401		{object}	Problem
 //	@Failure		404		{object}	Problem

@@ -27,7 +27,7 @@ type TrimRequest struct {
 // MaterialRequest is the body of POST /api/v1/materials and PUT /api/v1/materials/{id}.
 type MaterialRequest struct {
 	Kind string `json:"kind" enums:"board,band,fitting" example:"board"`
-	// Unique regardless of case; it never changes once created.
+	// Read in NFKC (a fullwidth ＬＤＳＰ is LDSP), without blanks around it; then ASCII letters, digits, '-', '_', '.' and '/' only. Unique regardless of case; it never changes once created.
 	Code  string `json:"code" maxLength:"32" example:"LDSP16-SONOMA"`
 	Name  string `json:"name" maxLength:"200" example:"ЛДСП 16 мм Дуб сонома"`
 	Decor string `json:"decor" validate:"optional" maxLength:"200" example:"Дуб сонома"`
@@ -42,7 +42,7 @@ type MaterialRequest struct {
 	Trim    TrimRequest          `json:"trim" validate:"optional"`
 	// A board's matching edge bands, by code.
 	Bands []string `json:"bands" validate:"optional,max=20" maxLength:"32" example:"PVC04-SONOMA,PVC2-SONOMA"`
-	// Buy when what is available falls below it, in the material's unit (whole sheets, metres, whole pieces).
+	// Buy when what is available falls below it, in the material's unit (whole sheets, metres to the centimetre, whole pieces).
 	ReorderPoint float64 `json:"reorder_point" validate:"optional" minimum:"0" maximum:"1000000" example:"10"`
 }
 
@@ -127,7 +127,7 @@ func (s *server) getMaterial(c echo.Context) error {
 //
 //	@Summary		Add a material to the catalogue (admin, planner)
 //	@ID			createMaterial
-//	@Description	Writes material.created. A board has a thickness and may have sheet formats, a grain, trims and matching edge bands (which must be edge bands of the catalogue); an edge band a thickness and a width; a fitting neither. The code is unique regardless of case.
+//	@Description	Writes material.created. A board has a thickness and may have sheet formats, a grain, trims and matching edge bands (which must be edge bands of the catalogue); an edge band a thickness and a width; a fitting neither. The code is read in NFKC and holds ASCII letters, digits, '-', '_', '.' and '/' only (422 naming code: no invisible characters, letters of other scripts or emoji); it is unique regardless of case (409).
 //	@Tags			catalog
 //	@Accept			json
 //	@Produce		json
@@ -158,7 +158,7 @@ func (s *server) createMaterial(c echo.Context) error {
 //
 //	@Summary		Replace a material (admin, planner)
 //	@ID			updateMaterial
-//	@Description	Writes material.updated. The code and kind never change (422 naming them); new formats, trims or grain of a board must leave every product part made of it a sheet it fits (422 naming formats).
+//	@Description	Writes material.updated. The code and kind never change (422 naming them). No product's part may be left as its product's own check refuses it: a board's new formats, trims or grain must leave every part made of it a sheet it fits, and a board products are made of keeps at least one format (422 naming formats); its matching bands, and a band's thickness and width, must leave every banded side of those parts a band at least as wide as the part is thick (422 naming bands, thickness_mm or width_mm).
 //	@Tags			catalog
 //	@Accept			json
 //	@Produce		json

@@ -5,7 +5,7 @@
 //	@title						tsekh API
 //	@version					1.0
 //	@description				Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.
-//	@description				Every error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`; a cursor sent to another list or sort is a 422 naming cursor. Any request may get a 406 (an Accept header, read with its q-values, that allows none of the media types the operation answers in), a 431 (headers over 64 KiB) or a 422 naming a member the body does not have (member names are case-sensitive).
+//	@description				Every error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`; a cursor sent to another list or sort is a 422 naming cursor. Any request may get a 406 (an Accept header, read with its q-values, that allows none of the media types the operation answers in), a 431 (headers over 64 KiB) or a 422 naming a member the body does not have (member names are case-sensitive), a member it has twice, a query parameter given twice, or a whole number beyond its column (-2147483648 to 2147483647, but ids).
 //	@description				OpenAPI 3.1, the contract clients generate from: [/openapi.json](/openapi.json). Swagger 2.0, for older tools and the Swagger UI: [/swagger/doc.json](/swagger/doc.json).
 //	@BasePath					/
 //	@contact.name				tsekh engineers
@@ -44,7 +44,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	echoSwagger "github.com/swaggo/echo-swagger"
@@ -121,6 +120,7 @@ func New(d Deps) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
 	e.JSONSerializer = jsonSerializer{}
+	e.Pre(recoverPanics(d.Logger))
 	e.Pre(headLikeGet)
 	e.Pre(limitHeaders)
 	e.Use(hardeningHeaders)
@@ -128,10 +128,6 @@ func New(d Deps) *echo.Echo {
 	e.Use(traceRequests)
 	e.Use(s.logRequests)
 	e.Use(s.boundRequest)
-	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-		d.Logger.ErrorContext(c.Request().Context(), "handler panicked", "err", err, "stack", string(stack))
-		return err
-	}}))
 	e.Use(limitBody)
 	e.Use(checkParams)
 	if d, err := declaredContract(); err == nil {

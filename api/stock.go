@@ -15,8 +15,9 @@ import (
 	"github.com/tsekh/tsekh/internal/stock"
 )
 
-// StockLineRequest is a quantity of one material, in its unit: whole sheets for boards, metres for edge bands, whole pieces for fittings.
+// StockLineRequest is a quantity of one material, in its unit: whole sheets for boards, metres to the centimetre (0.01) for edge bands, whole pieces for fittings.
 type StockLineRequest struct {
+	// The material's code (or an offcut's), read as every code is: in NFKC, regardless of case.
 	Code string  `json:"code" maxLength:"32" example:"LDSP16-SONOMA"`
 	Qty  float64 `json:"qty" minimum:"0" maximum:"1000000" example:"20"`
 }
@@ -78,7 +79,7 @@ func (s *server) listStock(c echo.Context) error {
 //
 //	@Summary		Receive materials into stock (admin, planner)
 //	@ID			receiveStock
-//	@Description	Adds the quantities to what is on hand and writes stock.received. 422 naming lines[i].code for a material the catalogue does not have, lines[i].qty for a quantity not positive or, for sheets and pieces, not whole; nothing is written then.
+//	@Description	Adds the quantities to what is on hand and writes stock.received. 422 naming lines[i].code for a material the catalogue does not have, lines[i].qty for a quantity not positive or off its unit's step (whole sheets and pieces, metres to the centimetre); nothing is written then.
 //	@Tags			stock
 //	@Accept			json
 //	@Produce		json

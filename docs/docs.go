@@ -842,6 +842,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "406": {
+                        "description": "the Accept header does not allow text/event-stream",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "422": {
                         "description": "Unprocessable Entity",
                         "schema": {
@@ -1715,7 +1721,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Writes material.created. A board has a thickness and may have sheet formats, a grain, trims and matching edge bands (which must be edge bands of the catalogue); an edge band a thickness and a width; a fitting neither. The code is unique regardless of case.",
+                "description": "Writes material.created. A board has a thickness and may have sheet formats, a grain, trims and matching edge bands (which must be edge bands of the catalogue); an edge band a thickness and a width; a fitting neither. The code is read in NFKC and holds ASCII letters, digits, '-', '_', '.' and '/' only (422 naming code: no invisible characters, letters of other scripts or emoji); it is unique regardless of case (409).",
                 "consumes": [
                     "application/json"
                 ],
@@ -1967,7 +1973,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Writes material.updated. The code and kind never change (422 naming them); new formats, trims or grain of a board must leave every product part made of it a sheet it fits (422 naming formats).",
+                "description": "Writes material.updated. The code and kind never change (422 naming them). No product's part may be left as its product's own check refuses it: a board's new formats, trims or grain must leave every part made of it a sheet it fits, and a board products are made of keeps at least one format (422 naming formats); its matching bands, and a band's thickness and width, must leave every banded side of those parts a band at least as wide as the part is thick (422 naming bands, thickness_mm or width_mm).",
                 "consumes": [
                     "application/json"
                 ],
@@ -2669,7 +2675,7 @@ const docTemplate = `{
                     {
                         "maxLength": 1000,
                         "type": "string",
-                        "x-example": "eyJsIjoiL2FwaS92MS9vcmRlcnMvOmlkL2hpc3RvcnkiLCJpZCI6MX0",
+                        "x-example": "eyJsIjoiL2FwaS92MS9vcmRlcnMvMS9oaXN0b3J5IiwiaWQiOjF9",
                         "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
@@ -4010,7 +4016,7 @@ const docTemplate = `{
                     {
                         "maxLength": 1000,
                         "type": "string",
-                        "x-example": "eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycy86aWQvcGFydHMiLCJpZCI6MX0",
+                        "x-example": "eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycy8xL3BhcnRzIiwiaWQiOjF9",
                         "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
@@ -5140,7 +5146,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Adds the quantities to what is on hand and writes stock.received. 422 naming lines[i].code for a material the catalogue does not have, lines[i].qty for a quantity not positive or, for sheets and pieces, not whole; nothing is written then.",
+                "description": "Adds the quantities to what is on hand and writes stock.received. 422 naming lines[i].code for a material the catalogue does not have, lines[i].qty for a quantity not positive or off its unit's step (whole sheets and pieces, metres to the centimetre); nothing is written then.",
                 "consumes": [
                     "application/json"
                 ],
@@ -7010,7 +7016,7 @@ const docTemplate = `{
                     ]
                 },
                 "code": {
-                    "description": "Unique regardless of case; it never changes once created.",
+                    "description": "Read in NFKC (a fullwidth ＬＤＳＰ is LDSP), without blanks around it; then ASCII letters, digits, '-', '_', '.' and '/' only. Unique regardless of case; it never changes once created.",
                     "type": "string",
                     "maxLength": 32,
                     "example": "LDSP16-SONOMA"
@@ -7048,7 +7054,7 @@ const docTemplate = `{
                     "example": "ЛДСП 16 мм Дуб сонома"
                 },
                 "reorder_point": {
-                    "description": "Buy when what is available falls below it, in the material's unit (whole sheets, metres, whole pieces).",
+                    "description": "Buy when what is available falls below it, in the material's unit (whole sheets, metres to the centimetre, whole pieces).",
                     "type": "number",
                     "maximum": 1000000,
                     "minimum": 0,
@@ -8006,6 +8012,7 @@ const docTemplate = `{
             ],
             "properties": {
                 "code": {
+                    "description": "The material's code (or an offcut's), read as every code is: in NFKC, regardless of case.",
                     "type": "string",
                     "maxLength": 32,
                     "example": "LDSP16-SONOMA"
@@ -12293,7 +12300,7 @@ var SwaggerInfo = &swag.Spec{
 	BasePath:         "/",
 	Schemes:          []string{},
 	Title:            "tsekh API",
-	Description:      "Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.\nEvery error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`; a cursor sent to another list or sort is a 422 naming cursor. Any request may get a 406 (an Accept header, read with its q-values, that allows none of the media types the operation answers in), a 431 (headers over 64 KiB) or a 422 naming a member the body does not have (member names are case-sensitive).\nOpenAPI 3.1, the contract clients generate from: [/openapi.json](/openapi.json). Swagger 2.0, for older tools and the Swagger UI: [/swagger/doc.json](/swagger/doc.json).",
+	Description:      "Order-to-production service of a furniture factory: sales orders, production orders and the journal of every event, dispatched through a transactional outbox.\nEvery error is an RFC 9457 application/problem+json document. Lists use keyset pagination: `limit` (default 50, at most 500) and the opaque `cursor` returned as `next_cursor`; a cursor sent to another list or sort is a 422 naming cursor. Any request may get a 406 (an Accept header, read with its q-values, that allows none of the media types the operation answers in), a 431 (headers over 64 KiB) or a 422 naming a member the body does not have (member names are case-sensitive), a member it has twice, a query parameter given twice, or a whole number beyond its column (-2147483648 to 2147483647, but ids).\nOpenAPI 3.1, the contract clients generate from: [/openapi.json](/openapi.json). Swagger 2.0, for older tools and the Swagger UI: [/swagger/doc.json](/swagger/doc.json).",
 	InfoInstanceName: "swagger",
 	SwaggerTemplate:  docTemplate,
 	LeftDelim:        "{{",

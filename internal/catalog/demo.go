@@ -231,7 +231,7 @@ func (s *Service) SeedDemo(ctx context.Context) (bool, error) {
 			}
 		}
 		for _, in := range demoMaterials {
-			if err := in.validate(ctx, tx); err != nil {
+			if err := in.validate(ctx, tx, ""); err != nil {
 				return fmt.Errorf("catalog: demo material %s: %w", in.Code, err)
 			}
 			m := in.material()

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -45,6 +46,39 @@ func UnitOf(kind string) string {
 		return UnitMetre
 	}
 	return UnitPieces
+}
+
+// MetreStep is the step of a quantity counted in metres (an edge band) and
+// the smallest one there is but 0: a centimetre, as a roll is measured.
+// Sheets and pieces are counted whole.
+const MetreStep = 0.01
+
+// OnStep returns the quantity q of the unit on the unit's step (whole
+// sheets and pieces, metres in MetreStep), and whether q is on it: less
+// than a step's millionth off (0.07 m read as 0.07000000000000001), so that
+// 1e-300 or 4e-7 m is not a quantity, while 100.5 m is. -0 is 0.
+func OnStep(unit string, q float64) (float64, bool) {
+	per := 1.0 // steps a unit
+	if unit == UnitMetre {
+		per = 1 / MetreStep
+	}
+	steps := math.Round(q * per)
+	if math.Abs(q*per-steps) > 1e-6 || (steps == 0 && q != 0) {
+		return q, false
+	}
+	return steps/per + 0, true
+}
+
+// StepText says what quantities of the unit are, for a message: "whole
+// sheets", "metres to the centimetre (at least 0.01 m but 0)".
+func StepText(unit string) string {
+	switch unit {
+	case UnitSheet:
+		return "whole sheets"
+	case UnitMetre:
+		return fmt.Sprintf("metres to the centimetre (at least %g m but 0)", MetreStep)
+	}
+	return "whole pieces"
 }
 
 // Limits of a material.
@@ -174,32 +208,39 @@ type MaterialInput struct {
 }
 
 // validate normalises the input and returns the fields at fault; the bands
-// named must be edge bands of the catalogue, read through tx.
-func (in *MaterialInput) validate(ctx context.Context, tx *gorm.DB) error {
+// named must be edge bands of the catalogue, read through tx. stored is the
+// code of the material replaced ("" for a new one): a code the same as it
+// (input.CodeKey) is taken as it is stored, so that a material whose code
+// came before codes had their character set can still be replaced.
+func (in *MaterialInput) validate(ctx context.Context, tx *gorm.DB, stored string) error {
 	var fields []apperr.FieldError
-	in.Code, in.Name, in.Decor = strings.TrimSpace(in.Code), strings.TrimSpace(in.Name), strings.TrimSpace(in.Decor)
+	in.Name, in.Decor = strings.TrimSpace(in.Name), strings.TrimSpace(in.Decor)
 	if !slices.Contains(MaterialKinds, in.Kind) {
 		fields = append(fields, apperr.Field("kind", "must be %s", strings.Join(MaterialKinds, ", ")))
 	}
-	fields = append(fields, input.RequiredLine("code", in.Code, MaxCodeLen)...)
-	if strings.ContainsAny(in.Code, " ,;") {
-		fields = append(fields, apperr.Field("code", "must not contain spaces, commas or semicolons"))
+	if stored != "" && input.CodeKey(in.Code) == input.CodeKey(stored) {
+		in.Code = stored
+	} else {
+		var more []apperr.FieldError
+		in.Code, more = input.Code("code", in.Code, MaxCodeLen)
+		fields = append(fields, more...)
 	}
-	if strings.HasPrefix(strings.ToLower(in.Code), "match") {
+	if strings.HasPrefix(input.CodeKey(in.Code), "match") {
 		fields = append(fields, apperr.Field("code", "must not start with \"match\": a part's side banded \"match\" means its board's matching band"))
 	}
 	fields = append(fields, checkName("name", in.Name)...)
 	fields = append(fields, input.Line("decor", in.Decor, MaxNameLen)...)
 	if in.ReorderPoint < 0 || in.ReorderPoint > MaxReorderPoint || math.IsNaN(in.ReorderPoint) {
 		fields = append(fields, apperr.Field("reorder_point", "must be from 0 to %d", MaxReorderPoint))
+	} else if q, ok := OnStep(UnitOf(in.Kind), in.ReorderPoint); !ok && slices.Contains(MaterialKinds, in.Kind) {
+		fields = append(fields, apperr.Field("reorder_point", "a %s's reorder point is counted in %s", in.Kind, StepText(UnitOf(in.Kind))))
+	} else {
+		in.ReorderPoint = q
 	}
 	switch in.Kind {
 	case KindBoard:
 		if in.ThicknessMM <= 0 || in.ThicknessMM > MaxThicknessMM {
 			fields = append(fields, apperr.Field("thickness_mm", "a board's thickness must be more than 0 and at most %d mm", MaxThicknessMM))
-		}
-		if in.ReorderPoint != math.Trunc(in.ReorderPoint) {
-			fields = append(fields, apperr.Field("reorder_point", "a board's reorder point is a whole number of sheets"))
 		}
 		if in.WidthMM != 0 {
 			fields = append(fields, apperr.Field("width_mm", "is an edge band's width; a board has formats"))
@@ -248,9 +289,6 @@ func (in *MaterialInput) validate(ctx context.Context, tx *gorm.DB) error {
 		if in.WidthMM != 0 {
 			fields = append(fields, apperr.Field("width_mm", "a fitting has no width"))
 		}
-		if in.ReorderPoint != math.Trunc(in.ReorderPoint) {
-			fields = append(fields, apperr.Field("reorder_point", "a fitting's reorder point is a whole number of pieces"))
-		}
 		fields = append(fields, notForKind(in, "fitting")...)
 	}
 	if len(fields) > 0 {
@@ -296,13 +334,13 @@ func checkMatchBands(ctx context.Context, tx *gorm.DB, codes []string) ([]apperr
 	}
 	for i, c := range codes {
 		at := fmt.Sprintf("bands[%d]", i)
-		m, ok := known[strings.ToLower(c)]
+		m, ok := known[input.CodeKey(c)]
 		switch {
 		case !ok:
 			fields = append(fields, apperr.Field(at, "no material has the code %q", c))
 		case m.Kind != KindBand:
 			fields = append(fields, apperr.Field(at, "%q is a %s, not an edge band", c, m.Kind))
-		case slices.ContainsFunc(codes[:i], func(o string) bool { return strings.EqualFold(o, c) }):
+		case slices.ContainsFunc(codes[:i], func(o string) bool { return input.CodeKey(o) == input.CodeKey(c) }):
 			fields = append(fields, apperr.Field(at, "repeats %q", c))
 		}
 	}
@@ -359,48 +397,50 @@ func (s *Service) Material(ctx context.Context, id int64) (Material, error) {
 	return m, err
 }
 
-// MaterialByCode returns the material with the code (regardless of case);
+// MaterialByCode returns the material with the code (as people type it);
 // ok is false when there is none.
 func (s *Service) MaterialByCode(ctx context.Context, code string) (m Material, ok bool, err error) {
 	ms, err := MaterialsByCode(ctx, s.db, []string{code})
-	m, ok = ms[strings.ToLower(code)]
+	m, ok = ms[input.CodeKey(code)]
 	return m, ok, err
 }
 
-// MaterialsByCode returns the materials with the codes, keyed by their code
-// in lower case, read through db (which may be the caller's transaction);
-// unknown codes are absent.
+// MaterialsByCode returns the materials with the codes, keyed by their
+// input.CodeKey (for a code of input.CodeChars, its lower case), read
+// through db (which may be the caller's transaction); unknown codes are
+// absent. The codes may be as people type them (any case, fullwidth).
 func MaterialsByCode(ctx context.Context, db *gorm.DB, codes []string) (map[string]Material, error) {
 	out := map[string]Material{}
 	if len(codes) == 0 {
 		return out, nil
 	}
-	lower := make([]string, len(codes))
+	keys := make([]string, len(codes))
 	for i, c := range codes {
-		lower[i] = strings.ToLower(c)
+		keys[i] = input.CodeKey(c)
 	}
 	var ms []Material
-	if err := db.WithContext(ctx).Where("lower(code) IN ?", lower).Find(&ms).Error; err != nil {
+	if err := db.WithContext(ctx).Where("lower(code) IN ?", keys).Find(&ms).Error; err != nil {
 		return nil, err
 	}
 	for _, m := range ms {
-		out[strings.ToLower(m.Code)] = m
+		keyMaterial(out, m)
 	}
-	// lower() of SQLite folds ASCII only: match the rest here.
+	// lower() of SQLite folds ASCII only, and neither database reads NFKC:
+	// match codes kept from before codes had their character set here.
 	if len(out) < len(codes) {
 		var all []Material
 		if err := db.WithContext(ctx).Find(&all).Error; err != nil {
 			return nil, err
 		}
 		for _, m := range all {
-			out[strings.ToLower(m.Code)] = m
+			keyMaterial(out, m)
 		}
 	}
 	return out, nil
 }
 
-// AllMaterials returns every material keyed by its code in lower case, read
-// through db.
+// AllMaterials returns every material keyed by its input.CodeKey (for a
+// code of input.CodeChars, its lower case), read through db.
 func AllMaterials(ctx context.Context, db *gorm.DB) (map[string]Material, error) {
 	var all []Material
 	if err := db.WithContext(ctx).Find(&all).Error; err != nil {
@@ -408,9 +448,20 @@ func AllMaterials(ctx context.Context, db *gorm.DB) (map[string]Material, error)
 	}
 	out := make(map[string]Material, len(all))
 	for _, m := range all {
-		out[strings.ToLower(m.Code)] = m
+		keyMaterial(out, m)
 	}
 	return out, nil
+}
+
+// keyMaterial puts m in a map of materials by code: under its
+// input.CodeKey, and, for a code kept from before codes were normalised
+// whose key is not its lower case, under its lower case too, as the rows
+// that name it look it up.
+func keyMaterial(out map[string]Material, m Material) {
+	out[input.CodeKey(m.Code)] = m
+	if lower := strings.ToLower(m.Code); lower != input.CodeKey(m.Code) {
+		out[lower] = m
+	}
 }
 
 // CreateMaterial validates and stores a material with its material.created
@@ -419,7 +470,7 @@ func AllMaterials(ctx context.Context, db *gorm.DB) (map[string]Material, error)
 func (s *Service) CreateMaterial(ctx context.Context, in MaterialInput) (Material, error) {
 	var m Material
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := in.validate(ctx, tx); err != nil {
+		if err := in.validate(ctx, tx, ""); err != nil {
 			return err
 		}
 		if err := materialCodeFree(ctx, tx, 0, in.Code); err != nil {
@@ -437,17 +488,20 @@ func (s *Service) CreateMaterial(ctx context.Context, in MaterialInput) (Materia
 // UpdateMaterial replaces the material's content and writes
 // material.updated. It returns ENOTFOUND, or EINVALID for bad input, a code
 // or kind other than the material's (parts, stock and labels name it by
-// code), or formats that leave a part of a product made of the board
-// without a sheet it fits.
+// code), or a change that leaves a product's part as its product's check
+// would refuse it (specStillHolds).
 func (s *Service) UpdateMaterial(ctx context.Context, id int64, in MaterialInput) (Material, error) {
 	var m Material
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := database.LockName(tx, specLock); err != nil {
+			return err
+		}
 		if err := tx.First(&m, id).Error; errors.Is(err, gorm.ErrRecordNotFound) {
 			return apperr.NotFound("material %d does not exist", id)
 		} else if err != nil {
 			return err
 		}
-		if err := in.validate(ctx, tx); err != nil {
+		if err := in.validate(ctx, tx, m.Code); err != nil {
 			return err
 		}
 		var fields []apperr.FieldError
@@ -462,10 +516,8 @@ func (s *Service) UpdateMaterial(ctx context.Context, id int64, in MaterialInput
 		}
 		next := in.material()
 		next.ID = m.ID
-		if m.Kind == KindBoard {
-			if err := partsStillFit(ctx, tx, next); err != nil {
-				return err
-			}
+		if err := specStillHolds(ctx, tx, m, next); err != nil {
+			return err
 		}
 		m = next
 		if err := tx.Save(&m).Error; err != nil {
@@ -476,9 +528,25 @@ func (s *Service) UpdateMaterial(ctx context.Context, id int64, in MaterialInput
 	return m, err
 }
 
-// partsStillFit refuses new formats, trim or grain of a board that leave a
-// product's part made of it (or of a slot allowing it) without a sheet.
-func partsStillFit(ctx context.Context, tx *gorm.DB, b Material) error {
+// specLock is the lock that changes of materials and of products' parts
+// take in turns (PostgreSQL; SQLite has one writer at a time): each checks
+// the other's rows, which a transaction running beside it would not see
+// until it commits, so that a board shrunk while a product is made of it
+// could leave a part that fits no sheet.
+const specLock = "catalog.spec"
+
+// specStillHolds refuses a change of a material (old, as it is; next, as
+// it would be) that would leave a product's part as the product's own check
+// (PartInput.checkMaterials) refuses it: a board's formats, trim or grain
+// that leave a part made of it (or of a slot allowing it) no sheet it fits,
+// or no format at all; a board's matching bands, or a band's thickness or
+// width, that leave a banded side of such a part without its band or with
+// one narrower than the part is thick. The member named is the one that
+// broke it: formats, bands, thickness_mm or width_mm.
+func specStillHolds(ctx context.Context, tx *gorm.DB, old, next Material) error {
+	if next.Kind == KindFitting {
+		return nil
+	}
 	var slots []Slot
 	if err := tx.WithContext(ctx).Find(&slots).Error; err != nil {
 		return err
@@ -487,21 +555,64 @@ func partsStillFit(ctx context.Context, tx *gorm.DB, b Material) error {
 		product int64
 		name    string
 	}
-	allowing := map[slotKey]bool{}
+	slotBoards := map[slotKey][]string{}
 	for _, sl := range slots {
-		if slices.ContainsFunc(sl.Boards, func(c string) bool { return strings.EqualFold(c, b.Code) }) {
-			allowing[slotKey{sl.ProductID, strings.ToLower(sl.Name)}] = true
-		}
+		slotBoards[slotKey{sl.ProductID, strings.ToLower(sl.Name)}] = sl.Boards
 	}
 	var parts []Part
-	if err := tx.WithContext(ctx).Find(&parts).Error; err != nil {
+	if err := tx.WithContext(ctx).Order("product_id, seq").Find(&parts).Error; err != nil {
 		return err
 	}
+	before, err := AllMaterials(ctx, tx)
+	if err != nil {
+		return err
+	}
+	after := maps.Clone(before)
+	keyMaterial(after, next)
+	key := input.CodeKey(next.Code)
+	refuse := func(field, format string, args ...any) error {
+		return apperr.Invalid("the material is not valid", apperr.Field(field, format, args...))
+	}
 	for _, p := range parts {
-		uses := strings.EqualFold(p.Board, b.Code) || (p.Slot != "" && allowing[slotKey{p.ProductID, strings.ToLower(p.Slot)}])
-		if uses && !b.Fits(p.LengthMM, p.WidthMM, p.Grain) {
-			return apperr.Invalid("the material is not valid", apperr.Field("formats",
-				"part %q (%d × %d mm, grain %s) of product %d would fit no sheet of the board", p.Name, p.LengthMM, p.WidthMM, p.Grain, p.ProductID))
+		boards := []string{p.Board}
+		if p.Slot != "" {
+			boards = slotBoards[slotKey{p.ProductID, strings.ToLower(p.Slot)}]
+		}
+		for _, code := range boards {
+			if input.CodeKey(code) == key && next.Kind == KindBoard {
+				if len(next.Formats) == 0 && len(old.Formats) > 0 {
+					return refuse("formats", "part %q of product %d is cut from the board: it keeps at least one sheet format", p.Name, p.ProductID)
+				}
+				if !next.Fits(p.LengthMM, p.WidthMM, p.Grain) {
+					return refuse("formats", "part %q (%d × %d mm, grain %s) of product %d would fit no sheet of the board", p.Name, p.LengthMM, p.WidthMM, p.Grain, p.ProductID)
+				}
+			}
+			for _, side := range p.Edges.Sides() {
+				if side.Band == "" {
+					continue
+				}
+				was, errBefore := EdgeBand(side.Band, before[input.CodeKey(code)], before)
+				is, errAfter := EdgeBand(side.Band, after[input.CodeKey(code)], after)
+				held := errBefore == nil && was.WidthMM >= p.ThicknessMM
+				involved := input.CodeKey(code) == key || (errBefore == nil && input.CodeKey(was.Code) == key) || (errAfter == nil && input.CodeKey(is.Code) == key)
+				if !held || !involved {
+					continue // what did not hold is not this change's doing
+				}
+				field := "bands"
+				if next.Kind == KindBand {
+					field = "thickness_mm"
+				}
+				if errAfter != nil {
+					return refuse(field, "side %s of part %q of product %d (cut from %s) would have no band: %s", side.Side, p.Name, p.ProductID, code, errAfter)
+				}
+				if next.Kind == KindBand {
+					field = "width_mm"
+				}
+				if is.WidthMM < p.ThicknessMM {
+					return refuse(field, "band %q would be %d mm wide, narrower than part %q (%d mm thick) of product %d whose side %s it edges",
+						is.Code, is.WidthMM, p.Name, p.ThicknessMM, p.ProductID, side.Side)
+				}
+			}
 		}
 	}
 	return nil
@@ -520,7 +631,7 @@ func materialCodeTaken(err error, code string) error {
 }
 
 // materialCodeFree returns ECONFLICT when a material other than id has the
-// code in any case.
+// same code by input.CodeKey.
 func materialCodeFree(ctx context.Context, tx *gorm.DB, id int64, code string) error {
 	var rows []struct {
 		ID   int64
@@ -530,8 +641,8 @@ func materialCodeFree(ctx context.Context, tx *gorm.DB, id int64, code string) e
 		return err
 	}
 	for _, r := range rows {
-		if strings.EqualFold(r.Code, code) {
-			return apperr.Conflict("material %d has the code %q already: codes are one regardless of case", r.ID, r.Code)
+		if input.CodeKey(r.Code) == input.CodeKey(code) {
+			return apperr.Conflict("material %d has the code %q already: codes are one regardless of case (and of fullwidth forms)", r.ID, r.Code)
 		}
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // Options are an ordered item's choices of board per decor slot of its
@@ -95,8 +97,8 @@ func (p Product) ResolveOption(slot, value string, all map[string]Material) (str
 	allowed := p.SlotBoards(name)
 	var choices []string
 	for _, code := range allowed {
-		b := all[strings.ToLower(code)]
-		if strings.EqualFold(code, value) || (b.Decor != "" && strings.EqualFold(b.Decor, value)) {
+		b := all[input.CodeKey(code)]
+		if input.CodeKey(code) == input.CodeKey(value) || (b.Decor != "" && strings.EqualFold(b.Decor, value)) {
 			return b.Code, nil
 		}
 		choices = append(choices, fmt.Sprintf("%s (%s)", b.Decor, code))

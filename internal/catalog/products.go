@@ -125,6 +125,9 @@ func (in ProductInput) parts(productID int64) []Part {
 func (s *Service) CreateProduct(ctx context.Context, in ProductInput) (Product, error) {
 	var p Product
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := database.LockName(tx, specLock); err != nil {
+			return err
+		}
 		if err := in.validate(ctx, tx); err != nil {
 			return err
 		}
@@ -147,6 +150,9 @@ func (s *Service) CreateProduct(ctx context.Context, in ProductInput) (Product, 
 func (s *Service) UpdateProduct(ctx context.Context, id int64, in ProductInput) (Product, error) {
 	var p Product
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := database.LockName(tx, specLock); err != nil {
+			return err
+		}
 		if err := tx.First(&p, id).Error; errors.Is(err, gorm.ErrRecordNotFound) {
 			return apperr.NotFound("product %d does not exist", id)
 		} else if err != nil {

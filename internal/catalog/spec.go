@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // Limits of a product's slots and fittings.
@@ -69,7 +70,7 @@ func (in *ProductInput) checkMaterials(ctx context.Context, tx *gorm.DB) ([]appe
 		}
 		var boards []Material
 		for j, code := range sl.Boards {
-			b, ok := all[strings.ToLower(code)]
+			b, ok := all[input.CodeKey(code)]
 			switch {
 			case !ok:
 				fields = append(fields, apperr.Field(fmt.Sprintf("slots[%d].boards[%d]", i, j), "no material has the code %q", code))
@@ -85,7 +86,7 @@ func (in *ProductInput) checkMaterials(ctx context.Context, tx *gorm.DB) ([]appe
 			sl.Boards[j] = b.Code
 			boards = append(boards, b)
 		}
-		d := slices.IndexFunc(boards, func(b Material) bool { return strings.EqualFold(b.Code, sl.Default) })
+		d := slices.IndexFunc(boards, func(b Material) bool { return input.CodeKey(b.Code) == input.CodeKey(sl.Default) })
 		if d < 0 {
 			fields = append(fields, apperr.Field(at("default"), "%q is not one of the slot's boards", sl.Default))
 			continue
@@ -103,13 +104,13 @@ func (in *ProductInput) checkMaterials(ctx context.Context, tx *gorm.DB) ([]appe
 	for i := range in.Fittings {
 		f := &in.Fittings[i]
 		at := func(n string) string { return fmt.Sprintf("fittings[%d].%s", i, n) }
-		m, ok := all[strings.ToLower(strings.TrimSpace(f.Code))]
+		m, ok := all[input.CodeKey(f.Code)]
 		switch {
 		case !ok:
 			fields = append(fields, apperr.Field(at("code"), "no material has the code %q", f.Code))
 		case m.Kind != KindFitting:
 			fields = append(fields, apperr.Field(at("code"), "%q is a %s, not a fitting", f.Code, m.Kind))
-		case slices.ContainsFunc(in.Fittings[:i], func(o FittingInput) bool { return strings.EqualFold(o.Code, m.Code) }):
+		case slices.ContainsFunc(in.Fittings[:i], func(o FittingInput) bool { return input.CodeKey(o.Code) == input.CodeKey(m.Code) }):
 			fields = append(fields, apperr.Field(at("code"), "repeats %q: give its quantity once", m.Code))
 		default:
 			f.Code = m.Code
@@ -143,7 +144,7 @@ func (p *PartInput) checkMaterials(i int, all map[string]Material, slots map[str
 			}
 		}
 	case p.Board != "":
-		b, ok := all[strings.ToLower(p.Board)]
+		b, ok := all[input.CodeKey(p.Board)]
 		if !ok {
 			return []apperr.FieldError{apperr.Field(at("board"), "no material has the code %q", p.Board)}
 		}
@@ -225,7 +226,7 @@ func (p *PartInput) checkMaterials(i int, all map[string]Material, slots map[str
 // boardNamed finds the board a free-text material names: by code, or by
 // name (of that thickness when given), regardless of case.
 func boardNamed(text string, thickness int, all map[string]Material) (Material, error) {
-	if b, ok := all[strings.ToLower(text)]; ok && b.Kind == KindBoard {
+	if b, ok := all[input.CodeKey(text)]; ok && b.Kind == KindBoard {
 		return b, nil
 	}
 	var found []Material
@@ -260,7 +261,7 @@ func isMatch(spec string) bool {
 // matching band T mm thick). The error says why it cannot.
 func EdgeBand(spec string, board Material, all map[string]Material) (Material, error) {
 	if !isMatch(spec) {
-		b, ok := all[strings.ToLower(spec)]
+		b, ok := all[input.CodeKey(spec)]
 		switch {
 		case !ok:
 			return Material{}, fmt.Errorf("no material has the code %q (an edge is a band's code, %q, %q or empty)", spec, EdgeMatch, edgeMatchThick+"2")
@@ -278,7 +279,7 @@ func EdgeBand(spec string, board Material, all map[string]Material) (Material, e
 		want = v
 	}
 	for _, code := range board.Bands {
-		b, ok := all[strings.ToLower(code)]
+		b, ok := all[input.CodeKey(code)]
 		if ok && b.Kind == KindBand && (want < 0 || math.Abs(b.ThicknessMM-want) < 1e-9) {
 			return b, nil
 		}

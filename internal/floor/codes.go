@@ -3,6 +3,8 @@ package floor
 import (
 	"strconv"
 	"strings"
+
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // A re-cut's code is the scrapped part's with a generation (package plan
@@ -21,6 +23,7 @@ func recutCode(code string) string {
 	return base + "." + strconv.Itoa(n+1)
 }
 
-// normalCode is a code as it is stored: scanners and people may send it in
-// lower case or with blanks around it.
-func normalCode(s string) string { return strings.ToUpper(strings.TrimSpace(s)) }
+// normalCode is a code as it is stored, in capitals: scanners and people may
+// send it in lower case, fullwidth or with blanks around it
+// (input.NormalCode reads it as every code is read).
+func normalCode(s string) string { return strings.ToUpper(input.NormalCode(s)) }

@@ -175,9 +175,12 @@ type Receipt struct {
 
 // checkLines validates receipt, count or write-off lines against the
 // catalogue (and, for counts and write-offs, the offcuts in stock): the
-// code known, the quantity within bounds and whole for sheets and pieces;
-// positive for a receipt or a write-off, not negative for a count; an
-// offcut counted 0 or 1, written off 1.
+// code known (read as every code is, input.CodeKey), the quantity within
+// bounds and on the material's step (catalog.OnStep: whole sheets and
+// pieces, metres to the centimetre); positive for a receipt or a write-off, not negative for a
+// count; an offcut counted 0 or 1, written off 1. It writes each line back
+// as it is kept: the code as the catalogue or the offcut spells it, the
+// quantity on its step (never -0).
 func checkLines(ctx context.Context, tx *gorm.DB, lines []Line, kind string) (map[string]catalog.Material, map[string]Offcut, error) {
 	var fields []apperr.FieldError
 	switch {
@@ -188,7 +191,7 @@ func checkLines(ctx context.Context, tx *gorm.DB, lines []Line, kind string) (ma
 	}
 	codes := make([]string, len(lines))
 	for i, l := range lines {
-		codes[i] = strings.TrimSpace(l.Code)
+		codes[i] = input.NormalCode(l.Code)
 	}
 	known, err := catalog.MaterialsByCode(ctx, tx, codes)
 	if err != nil {
@@ -202,8 +205,8 @@ func checkLines(ctx context.Context, tx *gorm.DB, lines []Line, kind string) (ma
 	}
 	for i, l := range lines {
 		at := func(f string) string { return fmt.Sprintf("lines[%d].%s", i, f) }
-		m, ok := known[strings.ToLower(codes[i])]
-		off, isOffcut := offcuts[strings.ToLower(codes[i])]
+		m, ok := known[input.CodeKey(codes[i])]
+		off, isOffcut := offcuts[input.CodeKey(codes[i])]
 		switch {
 		case codes[i] == "":
 			fields = append(fields, apperr.Field(at("code"), "is required"))
@@ -211,8 +214,12 @@ func checkLines(ctx context.Context, tx *gorm.DB, lines []Line, kind string) (ma
 			fields = append(fields, apperr.Field(at("code"), "no material has the code %q", l.Code))
 		case !ok && !isOffcut:
 			fields = append(fields, apperr.Field(at("code"), "no material or offcut has the code %q", l.Code))
-		case slices.ContainsFunc(codes[:i], func(c string) bool { return strings.EqualFold(c, codes[i]) }):
+		case slices.ContainsFunc(codes[:i], func(c string) bool { return input.CodeKey(c) == input.CodeKey(codes[i]) }):
 			fields = append(fields, apperr.Field(at("code"), "repeats %q: give its quantity once", l.Code))
+		case ok:
+			lines[i].Code = m.Code
+		default:
+			lines[i].Code = off.Code
 		}
 		switch {
 		case math.IsNaN(l.Qty) || math.IsInf(l.Qty, 0) || l.Qty > MaxQty:
@@ -228,8 +235,16 @@ func checkLines(ctx context.Context, tx *gorm.DB, lines []Line, kind string) (ma
 			fields = append(fields, apperr.Field(at("qty"), "must be more than 0"))
 		case kind == DocCount && l.Qty < 0:
 			fields = append(fields, apperr.Field(at("qty"), "must not be negative"))
-		case ok && m.Unit != catalog.UnitMetre && l.Qty != math.Trunc(l.Qty):
-			fields = append(fields, apperr.Field(at("qty"), "%s is counted in whole %s", m.Code, unitWord(m.Unit)))
+		case ok:
+			q, onStep := catalog.OnStep(m.Unit, l.Qty)
+			switch {
+			case onStep:
+				lines[i].Qty = q
+			case m.Unit == catalog.UnitMetre:
+				fields = append(fields, apperr.Field(at("qty"), "%s is counted in %s, not %v m", m.Code, catalog.StepText(m.Unit), l.Qty))
+			default:
+				fields = append(fields, apperr.Field(at("qty"), "%s is counted in whole %s", m.Code, unitWord(m.Unit)))
+			}
 		}
 	}
 	if len(fields) > 0 {

@@ -132,6 +132,80 @@ func TestDecodeObject_Strict(t *testing.T) {
 	require.Contains(t, apperr.As(err).Fields[0].Message, "did you mean qty?")
 }
 
+// A member sent twice is refused, naming it, rather than the last one
+// winning; in an object read into a struct also twice regardless of case
+// (encoding/json fills one field from both), in a map only as spelt.
+func TestDecodeObject_RepeatedMembers(t *testing.T) {
+	type body struct {
+		order
+		Attrs map[string]string `json:"attrs"`
+	}
+	for _, tc := range []struct {
+		name, body string
+		fields     []string
+	}{
+		{"ErrTop", `{"id": 1, "id": 2}`, []string{"id"}},
+		{"ErrItem", `{"items": [{"qty": -5, "qty": 1}]}`, []string{"items[0].qty"}},
+		{"ErrEscaped", `{"items": [{"qty": 1, "q\u0074y": 2}]}`, []string{"items[0].qty"}},
+		{"ErrObjects", `{"customer": {"name": "a"}, "customer": {"name": "b"}}`, []string{"customer"}},
+		{"ErrMapKey", `{"attrs": {"a": "1", "a": "2"}}`, []string{"attrs.a"}},
+		{"OKMapKeysOfCase", `{"attrs": {"a": "1", "A": "2"}}`, nil},
+		{"OKSameNameInOtherObjects", `{"items": [{"qty": 1}, {"qty": 2}], "customer": {"name": "x"}}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b body
+			err := input.DecodeObject([]byte(tc.body), &b)
+			require.Equal(t, tc.fields, fieldsOf(err), "%v", err)
+		})
+	}
+	var o order
+	err := input.DecodeObject([]byte(`{"id": 1, "id": 2, "colour": "x", "items": [{"qty": 2147483648}]}`), &o)
+	require.Equal(t, "some members are unknown, and some members are repeated, and some whole numbers are out of range", apperr.As(err).Message,
+		"the detail names what was found")
+	err = input.DecodeTolerant([]byte(`{"items": [{"qty": 1, "QTY": 2}]}`), &o)
+	require.Equal(t, []string{"items[0].QTY"}, fieldsOf(err), "a partner's case-variant repeat fills the same field: %v", err)
+	require.Contains(t, apperr.As(err).Fields[0].Message, `repeats qty`)
+	err = input.DecodeTolerant([]byte(`{"items": [{"qty": 1, "ſku": "a", "SKU": "b"}]}`), &o)
+	require.Equal(t, []string{"items[0].SKU"}, fieldsOf(err), "ſ is s regardless of case: %v", err)
+	require.NoError(t, input.DecodeTolerant([]byte(`{"colour": 1, "COLOUR": 2}`), &o), "names of no field repeat only as spelt")
+}
+
+// A whole number read into an int is within the 32-bit integer column that
+// stores it (PostgreSQL refuses to encode more into int4; SQLite stores
+// it), in members, array elements and pointers alike; int64 members (ids)
+// take what int64 does.
+func TestDecodeObject_IntBounds(t *testing.T) {
+	type body struct {
+		order
+		Step  *int  `json:"step"`
+		Prod  int64 `json:"prod"`
+		Small int16 `json:"small"`
+	}
+	for _, tc := range []struct {
+		name, body string
+		fields     []string
+	}{
+		{"OKMax", `{"step": 2147483647, "items": [{"qty": -2147483648}], "weekdays": [2147483647]}`, nil},
+		{"ErrOverMax", `{"step": 2147483648}`, []string{"step"}},
+		{"ErrUnderMin", `{"items": [{"qty": -2147483649}]}`, []string{"items[0].qty"}},
+		{"ErrElement", `{"weekdays": [1, 9223372036854775807]}`, []string{"weekdays[1]"}},
+		{"ErrNested", `{"Matrix": [[1, 4294967296]]}`, []string{"Matrix[0][1]"}},
+		{"OKInt64", `{"prod": 9223372036854775807, "id": 2147483648}`, nil},
+		{"ErrBeyondInt64", `{"step": 9223372036854775808}`, []string{"step"}},
+		{"ErrInt16", `{"small": 40000}`, []string{"small"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b body
+			err := input.DecodeObject([]byte(tc.body), &b)
+			require.Equal(t, tc.fields, fieldsOf(err), "%v", err)
+		})
+	}
+	var o order
+	err := input.DecodeTolerant([]byte(`{"Items": [{"QTY": 2147483648}]}`), &o)
+	require.Equal(t, []string{"Items[0].QTY"}, fieldsOf(err), "a case variant fills the field all the same: %v", err)
+	require.Contains(t, apperr.As(err).Fields[0].Message, "from -2147483648 to 2147483647")
+}
+
 func TestDecodeObject_BoundsItsAnswer(t *testing.T) {
 	body := `{"items": [` + strings.Repeat(`{"sku": "\u0000"},`, 1000) + `{}]}`
 	err := input.DecodeObject([]byte(body), &order{})
@@ -185,4 +259,36 @@ func TestDate(t *testing.T) {
 		_, fields := input.Time("since", s)
 		require.Equal(t, ok, len(fields) == 0, "%q: %v", s, fields)
 	}
+}
+
+// A code is read in NFKC, trimmed, and holds ASCII letters, digits and
+// "-_./" only; codes are equal by one key, their normal form in lower case.
+func TestCode(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"LDSP16-WHITE", "LDSP16-WHITE"},
+		{"  ldsp16-white\t", "ldsp16-white"},
+		{"ＬＤＳＰ１６－ＷＨＩＴＥ", "LDSP16-WHITE"}, // fullwidth
+		{"ſ-BOARD", "s-BOARD"},           // long s
+		{"HDF_3.2/A", "HDF_3.2/A"},
+	} {
+		got, f := input.Code("code", tc.in, 32)
+		require.Empty(t, f, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
+	for _, bad := range []string{
+		"LDSP16\u200b-WHITE", "\ufeffLDSP", "LDSP\u202eETIHW", "LDSP\uffff", "LDSP16-WHІTE" /* Cyrillic І */, "LDSP🌸",
+		"F 1", "A,B", "A;B", "ЛДСП", "", "   ", "a\u0000", "a\nb", strings.Repeat("A", 33),
+	} {
+		_, f := input.Code("code", bad, 32)
+		require.Len(t, f, 1, "%q", bad)
+		require.Equal(t, "code", f[0].Field)
+	}
+	_, f := input.Code("code", "LDSP16\u200b-WHITE", 32)
+	require.Contains(t, f[0].Message, "U+200B (character 7)")
+	_, f = input.Code("code", "LDSP🌸", 32)
+	require.Contains(t, f[0].Message, "'🌸' (U+1F338)")
+
+	require.Equal(t, input.CodeKey("S-BOARD"), input.CodeKey("ſ-board"), "one folding for every lookup")
+	require.Equal(t, input.CodeKey("LDSP16-WHITE"), input.CodeKey(" ＬＤＳＰ16-white "))
+	require.NotEqual(t, input.CodeKey("LDSP16-WHITE"), input.CodeKey("LDSP16-WHІTE"))
 }

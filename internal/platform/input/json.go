@@ -32,8 +32,12 @@ const maxProblems = 20
 // take it): the office's bodies are the office's own, and a member it
 // misspells must not be dropped silently. Below a value of a type that reads
 // its own JSON (json.RawMessage, a date) or of a map, members are not
-// checked. The strings' own limits (single line, length) are the services'
-// to check.
+// checked. A member that comes twice in one object (or, in an object read
+// into a struct, twice regardless of case, as encoding/json matches them) is
+// EINVALID naming it: encoding/json would keep the last silently. A whole
+// number read into an int is EINVALID naming it when it is outside the int
+// column's range (MinInt..MaxInt), the same on both databases. The strings'
+// own limits (single line, length) are the services' to check.
 func DecodeObject(body []byte, v any) error {
 	return decode(body, v, true, true)
 }
@@ -58,21 +62,36 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 	}
 	root := reflect.TypeOf(v)
 	var problems []apperr.FieldError
+	var kinds problemKinds
 	err := walk(body, func(val *value) {
 		if len(problems) >= maxProblems {
 			return
 		}
 		if val.key != nil {
+			if msg := repeatProblem(root, val); msg != "" {
+				problems = append(problems, apperr.Field(val.keyPath(), "%s", msg))
+				kinds.repeated = true
+				return
+			}
 			if checkStrings {
 				if msg := stringProblem(val.raw, *val.key); msg != "" {
 					problems = append(problems, apperr.Field(val.keyPath(), "is a member name that %s", msg))
+					kinds.text = true
 					return
 				}
 			}
 			if onlyKnownMembers {
 				if msg := memberProblem(root, val.stack, *val.key); msg != "" {
 					problems = append(problems, apperr.Field(val.keyPath(), "%s", msg))
+					kinds.unknown = true
 				}
+			}
+			return
+		}
+		if n, ok := val.token.(json.Number); ok {
+			if msg := numberProblem(root, val.stack, n); msg != "" {
+				problems = append(problems, apperr.Field(val.path(), "%s", msg))
+				kinds.number = true
 			}
 			return
 		}
@@ -82,6 +101,7 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 		if s, ok := val.token.(string); ok {
 			if msg := stringProblem(val.raw, s); msg != "" {
 				problems = append(problems, apperr.Field(val.path(), "%s", msg))
+				kinds.text = true
 			}
 		}
 	})
@@ -89,7 +109,7 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 		return err
 	}
 	if len(problems) > 0 {
-		return apperr.Invalid("some members are unknown, or some text is not valid UTF-8, holds control characters or lone surrogates", problems...)
+		return apperr.Invalid(kinds.String(), problems...)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var typ *json.UnmarshalTypeError
@@ -103,6 +123,27 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 		return apperr.Errorf(apperr.EBADREQUEST, "the body cannot be read: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
+}
+
+// problemKinds are the kinds of problem a body was found to have.
+type problemKinds struct{ unknown, repeated, number, text bool }
+
+// String sums them up for a refusal's detail, in the order they are checked.
+func (k problemKinds) String() string {
+	var parts []string
+	for _, p := range []struct {
+		found bool
+		says  string
+	}{
+		{k.unknown, "some members are unknown"}, {k.repeated, "some members are repeated"},
+		{k.number, "some whole numbers are out of range"},
+		{k.text, "some text is not valid UTF-8, holds control characters or lone surrogates"},
+	} {
+		if p.found {
+			parts = append(parts, p.says)
+		}
+	}
+	return strings.Join(parts, ", and ")
 }
 
 // stringProblem says what is wrong with a JSON string, raw as sent (quotes
@@ -166,6 +207,10 @@ type value struct {
 	raw        []byte  // the token as sent, with the separators before it
 	start, end int64   // the value's bytes, [start, end), whole objects and arrays included
 	stack      []frame // the containers around it
+	// repeats is, for a member name, the spelling of an earlier member of
+	// the same object that is the same name regardless of case ("" when
+	// none is).
+	repeats string
 }
 
 // frame is an object or array being walked.
@@ -175,6 +220,9 @@ type frame struct {
 	key     string // objects: the current member
 	haveKey bool   // objects: key is read, its value comes next
 	start   int64
+	// keys are the object's member names met so far, by foldKey, each with
+	// its first spelling.
+	keys map[string]string
 }
 
 // path is the value's field path as clients name it: "items[0].qty".
@@ -251,8 +299,17 @@ func walk(body []byte, fn func(*value)) error {
 		}
 		if n := len(stack); n > 0 && !stack[n-1].array {
 			if key, ok := tok.(string); ok && !stack[n-1].haveKey {
-				stack[n-1].key, stack[n-1].haveKey = key, true
-				fn(&value{token: tok, key: &key, raw: body[start:end], start: start, end: end, stack: stack[:n-1]})
+				f := &stack[n-1]
+				f.key, f.haveKey = key, true
+				if f.keys == nil {
+					f.keys = map[string]string{}
+				}
+				folded := foldKey(key)
+				repeats, seen := f.keys[folded]
+				if !seen {
+					f.keys[folded] = key
+				}
+				fn(&value{token: tok, key: &key, repeats: repeats, raw: body[start:end], start: start, end: end, stack: stack[:n-1]})
 				continue
 			}
 		}

@@ -3,10 +3,15 @@ package input
 import (
 	"encoding"
 	"encoding/json"
+	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // members is what a Go type takes as JSON object members: by exact name,
@@ -149,4 +154,107 @@ func memberProblem(root reflect.Type, stack []frame, key string) string {
 		}
 	}
 	return "is not a member of this object, which takes " + strings.Join(m.names, ", ")
+}
+
+// typeAt is the type of the value that stack selects within root, as
+// encoding/json fills it: a struct's member by its exact name or, failing
+// that, one that matches it regardless of case. nil when nothing is known of
+// it.
+func typeAt(root reflect.Type, stack []frame) reflect.Type {
+	t := root
+	for _, f := range stack {
+		next := childType(t, f)
+		if next == nil && !f.array {
+			if st := deref(t); st != nil && st.Kind() == reflect.Struct && !opaque(st) {
+				for _, n := range membersOf(st).names {
+					if strings.EqualFold(n, f.key) {
+						next = membersOf(st).byName[n]
+						break
+					}
+				}
+			}
+		}
+		if t = next; t == nil {
+			return nil
+		}
+	}
+	return t
+}
+
+// repeatProblem says what is wrong with a member name that repeats an
+// earlier one of its object; "" when it does not. In an object read into a
+// struct a name of one of its fields repeats regardless of case, since
+// encoding/json fills the field from both; any other, only as it is spelt.
+func repeatProblem(root reflect.Type, val *value) string {
+	switch val.repeats {
+	case "":
+		return ""
+	case *val.key:
+		return "comes more than once in this object: send each member once"
+	}
+	t := deref(typeAt(root, val.stack))
+	if t == nil || t.Kind() != reflect.Struct || opaque(t) {
+		return ""
+	}
+	if slices.ContainsFunc(membersOf(t).names, func(n string) bool { return strings.EqualFold(n, *val.key) }) {
+		return "repeats " + printable(val.repeats) + " (member names are matched regardless of case here): send each member once"
+	}
+	return ""
+}
+
+// Bounds of a whole number read into an int: the range of the integer
+// column (INTEGER, 32 bits on PostgreSQL) tsekh stores an int member in.
+// Ids and versions, stored in BIGINT columns, are int64 members.
+const (
+	MinInt = math.MinInt32
+	MaxInt = math.MaxInt32
+)
+
+// numberProblem says what is wrong with a JSON number at stack in a body
+// read into root; "" when nothing is. Only the range of an int member is
+// checked here: encoding/json refuses a fraction or a number beyond int64
+// itself.
+func numberProblem(root reflect.Type, stack []frame, n json.Number) string {
+	t := deref(typeAt(root, stack))
+	if t == nil || t.Kind() != reflect.Int {
+		return ""
+	}
+	v, err := strconv.ParseInt(n.String(), 10, 64)
+	if err != nil || (v >= MinInt && v <= MaxInt) {
+		return ""
+	}
+	return fmt.Sprintf("must be a whole number from %d to %d, not %s", MinInt, MaxInt, boundedNumber(n.String()))
+}
+
+// boundedNumber shortens a number's text to quote it back.
+func boundedNumber(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "…"
+	}
+	return s
+}
+
+// foldKey is s with every character replaced by the smallest of those it
+// equals regardless of case (unicode.SimpleFold's orbit), so that two
+// names are equal folded exactly when strings.EqualFold says they are.
+func foldKey(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToUpper(s) // an ASCII letter's smallest equal is its capital
+	}
+	var b strings.Builder
+	for _, r := range s {
+		low := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			low = min(low, f)
+		}
+		b.WriteRune(low)
+	}
+	return b.String()
 }

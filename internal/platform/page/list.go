@@ -20,9 +20,10 @@ type listCursor struct {
 	ID   int64   `json:"id"`
 }
 
-// ForList returns the cursor clients get for a page of the list (its route,
-// e.g. "/api/v1/plan/backlog"): the cursor a service returned (Next,
-// NextSorted), marked with the list. "" stays "" (no next page).
+// ForList returns the cursor clients get for a page of the list (its path,
+// e.g. "/api/v1/plan/backlog", or "/api/v1/orders/6116/history" for a list
+// of one object's): the cursor a service returned (Next, NextSorted),
+// marked with the list. "" stays "" (no next page).
 func ForList(list, cursor string) string {
 	if cursor == "" {
 		return ""
