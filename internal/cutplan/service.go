@@ -21,6 +21,7 @@ import (
 	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/platform/page"
 	"github.com/tsekh/tsekh/internal/stock"
 )
@@ -250,7 +251,7 @@ func boardsOf(ctx context.Context, db *gorm.DB, parts []floor.SawPart, ids []int
 	var fields []apperr.FieldError
 	for _, p := range parts {
 		field := partField(p, ids)
-		b, ok := boards[strings.ToLower(p.Board)]
+		b, ok := boards[input.CodeKey(p.Board)]
 		switch {
 		case p.Board == "" || !ok || b.Kind != catalog.KindBoard:
 			fields = append(fields, apperr.Field(field, "part %d %q of production order %d names no board of the catalogue (%q)", p.ID, p.Name, p.ProdOrderID, p.Board))

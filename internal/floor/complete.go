@@ -3,7 +3,6 @@ package floor
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"gorm.io/gorm"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/stock"
 )
 
@@ -267,7 +267,7 @@ func (s *Service) cutBooking(ctx context.Context, tx *gorm.DB, orderID int64, pa
 			if !slices.Contains(sheets, ref) {
 				sheets = append(sheets, ref)
 			}
-		} else if board, ok := boards[strings.ToLower(p.Board)]; ok {
+		} else if board, ok := boards[input.CodeKey(p.Board)]; ok {
 			b.Consumed = append(b.Consumed, stock.Move{Code: board.Code,
 				Qty: stock.SheetsOfArea(board, float64(p.LengthMM)*float64(p.WidthMM)/1e6)})
 		}

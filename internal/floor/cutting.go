@@ -15,6 +15,7 @@ import (
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/stock"
 )
 
@@ -287,7 +288,7 @@ func (s *Service) cuttingList(ctx context.Context, db *gorm.DB, ids []int64) (Cu
 		return cmp.Or(cmp.Compare(a.Board, b.Board), cmp.Compare(a.Material, b.Material), cmp.Compare(a.ThicknessMM, b.ThicknessMM), cmp.Compare(a.Decor, b.Decor))
 	})
 	for code, v := range metres {
-		b := materials[strings.ToLower(code)]
+		b := materials[input.CodeKey(code)]
 		list.Bands = append(list.Bands, CutBand{Band: code, Name: b.Name, Decor: b.Decor, ThicknessMM: b.ThicknessMM, WidthMM: b.WidthMM,
 			Sides: sides[code], Metres: round(v, 2)})
 	}

@@ -3,12 +3,12 @@ package plan
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // Fitting is a fitting a production order's item needs: its product's
@@ -67,7 +67,7 @@ func cutFromBoards(ctx context.Context, tx *gorm.DB, parts []Part, backlog []Bac
 			if r.line.Slot != "" {
 				code = product.BoardFor(r.line.Slot, b.Options)
 			}
-			r.board, r.known = all[strings.ToLower(code)]
+			r.board, r.known = all[input.CodeKey(code)]
 			if !r.known {
 				r.board = catalog.Material{Code: code, Name: r.line.Material}
 			}
@@ -114,7 +114,7 @@ func saveFittings(ctx context.Context, tx *gorm.DB, prodOrderID int64, backlog [
 	var rows []Fitting
 	for _, b := range backlog {
 		for _, f := range products[b.SKU].Fittings {
-			rows = append(rows, Fitting{ProdOrderID: prodOrderID, ItemID: b.ItemID, Code: f.Code, Name: known[strings.ToLower(f.Code)].Name, Qty: f.Qty * b.Qty})
+			rows = append(rows, Fitting{ProdOrderID: prodOrderID, ItemID: b.ItemID, Code: f.Code, Name: known[input.CodeKey(f.Code)].Name, Qty: f.Qty * b.Qty})
 		}
 	}
 	return tx.WithContext(ctx).CreateInBatches(&rows, insertBatch).Error

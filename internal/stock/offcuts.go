@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
+	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
@@ -215,7 +215,7 @@ func (s *Service) Offcuts(ctx context.Context, f OffcutFilter, pr page.Request) 
 	}
 	q := s.db.WithContext(ctx).Where("id > ?", pr.After).Order("id").Limit(pr.Limit + 1)
 	if f.Board != "" {
-		q = q.Where("lower(board) = ?", strings.ToLower(strings.TrimSpace(f.Board)))
+		q = q.Where("lower(board) = ?", input.CodeKey(f.Board))
 	}
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
@@ -241,7 +241,7 @@ func (s *Service) OffcutByCode(ctx context.Context, code string) (Offcut, error)
 	if err != nil {
 		return Offcut{}, err
 	}
-	o, ok := m[strings.ToLower(strings.TrimSpace(code))]
+	o, ok := m[input.CodeKey(code)]
 	if !ok {
 		return Offcut{}, apperr.NotFound("no offcut has the code %q", code)
 	}
@@ -251,7 +251,7 @@ func (s *Service) OffcutByCode(ctx context.Context, code string) (Offcut, error)
 func offcutsByCode(ctx context.Context, db *gorm.DB, codes []string) (map[string]Offcut, error) {
 	lower := make([]string, 0, len(codes))
 	for _, c := range codes {
-		if c = strings.ToLower(strings.TrimSpace(c)); c != "" {
+		if c = input.CodeKey(c); c != "" {
 			lower = append(lower, c)
 		}
 	}
@@ -264,7 +264,7 @@ func offcutsByCode(ctx context.Context, db *gorm.DB, codes []string) (map[string
 		return nil, err
 	}
 	for _, o := range rows {
-		out[strings.ToLower(o.Code)] = o
+		out[input.CodeKey(o.Code)] = o
 	}
 	return out, nil
 }

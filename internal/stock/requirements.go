@@ -5,11 +5,11 @@ import (
 	"context"
 	"math"
 	"slices"
-	"strings"
 
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/platform/input"
 )
 
 // Item is a sales-order item waiting for production, as the planning
@@ -74,7 +74,7 @@ func (s *Service) Requirements(ctx context.Context, orders []int64, backlog []It
 	}
 	out := map[string]*Requirement{}
 	get := func(code string) *Requirement {
-		key := strings.ToLower(code)
+		key := input.CodeKey(code)
 		if q, ok := out[key]; ok {
 			return q
 		}
@@ -174,7 +174,7 @@ func (s *Service) itemNeeds(ctx context.Context, db *gorm.DB, items []Item, all 
 				code = p.BoardFor(line.Slot, it.Options)
 			}
 			shape := PartShape{Board: code, LengthMM: line.LengthMM, WidthMM: line.WidthMM, Grain: line.Grain}
-			if board, known := all[strings.ToLower(code)]; known {
+			if board, known := all[input.CodeKey(code)]; known {
 				shape.Board = board.Code
 				sides := []*string{&shape.Edges.L1, &shape.Edges.L2, &shape.Edges.W1, &shape.Edges.W2}
 				for k, side := range line.Edges.Sides() {
@@ -231,7 +231,7 @@ func (s *Service) Shortages(ctx context.Context, backlog []Item) ([]ShortageLine
 	}
 	all := make(map[string]catalog.Material, len(ms))
 	for _, m := range ms {
-		all[strings.ToLower(m.Code)] = m
+		all[input.CodeKey(m.Code)] = m
 	}
 	items, err := s.itemNeeds(ctx, s.db, backlog, all)
 	if err != nil {
