@@ -1302,7 +1302,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Authentic shop deliveries (their signature good) and CRM rows refused for their content are kept here, newest first, with the\nbody as received, every reason at once (errors: all the unknown SKUs, the bad quantities and dates together) and their kinds\n(reasons: unknown_sku, unknown_decor, in_production, conflict, invalid), and when. One rejection per shop order or CRM row stays\nopen: a later refused delivery of it updates it (deliveries counts them). It is resolved by a retry\n(POST /api/v1/intake/rejections/{id}/retry) or by a later delivery that is applied, naming the order; or dismissed with a reason.\nDeliveries that are not authentic, malformed JSON, bodies over 1 MiB and deliveries without an order id or items are never kept.\nFilters combine (AND); a value that cannot match is a 422 naming it.",
+                "description": "Authentic shop deliveries (their signature good) and CRM rows refused for their content are kept here, newest first, with the\nbody as received, every reason at once (errors: all the unknown SKUs, the bad quantities and dates together) and their kinds\n(reasons: unknown_sku, unknown_decor, in_production, conflict, invalid), and when. One rejection per shop order or CRM row stays\nopen: a later refused delivery of it updates it (deliveries counts them). It is resolved by a retry\n(POST /api/v1/intake/rejections/{id}/retry) or by a later delivery that is applied, naming the order; or dismissed with a reason.\nDeliveries that are not authentic, malformed JSON, bodies over 1 MiB and deliveries without an order id or items are never kept.\nA body larger than INTAKE_BODY_LIMIT (64 KiB by default) keeps its beginning only, as text in body_head (body null): body_cut is true and body_bytes\ngives its size as received (such a rejection cannot be retried: 409). A page holds limit rejections, or fewer when their bodies\nwould take more than 4 MiB; next_cursor goes on from the last one given.\nFilters combine (AND); a value that cannot match is a 422 naming it.",
                 "produces": [
                     "application/json"
                 ],
@@ -1615,7 +1615,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "the rejection was dismissed",
+                        "description": "the rejection was dismissed, or its body was kept cut (body_cut)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -11720,6 +11720,8 @@ const docTemplate = `{
             "type": "object",
             "required": [
                 "body",
+                "body_bytes",
+                "body_cut",
                 "closed_at",
                 "created_at",
                 "crm_order_id",
@@ -11739,8 +11741,22 @@ const docTemplate = `{
             ],
             "properties": {
                 "body": {
-                    "description": "Body is the delivery or row as received (the last refused one).",
-                    "type": "object"
+                    "description": "Body is the delivery or row as received (the last refused one); null\nwhen it was cut (body_cut).",
+                    "type": "object",
+                    "x-nullable": true
+                },
+                "body_bytes": {
+                    "description": "BodyBytes is the body's size as received, in bytes; BodyCut says that\nit was larger than INTAKE_BODY_LIMIT and only its beginning is kept,\nas text, in BodyHead (such a rejection cannot be retried: its sender\ndelivers it again).",
+                    "type": "integer",
+                    "example": 812
+                },
+                "body_cut": {
+                    "type": "boolean",
+                    "example": false
+                },
+                "body_head": {
+                    "type": "string",
+                    "example": "{\"id\": \"7826d8468b3d\", \"customer\": {\"name\": \"Анна\"}, \"items\": [{\"sku\": \"DIV-NEW\", \"note\": \"очень длин"
                 },
                 "closed_at": {
                     "type": "string",

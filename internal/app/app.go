@@ -140,6 +140,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Catalog = catalog.NewService(db)
 	a.Sales = sales.NewService(db)
 	a.Sales.SetShopConflicts(cfg.ShopConflicts)
+	a.Sales.SetRejectionBodyLimit(cfg.IntakeBodyLimit)
 	a.Stock = stock.NewService(db, stock.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages, MinOffcutMM: cfg.CuttingMinOffcutMM,
 		EdgeOverhangMM: cfg.EdgeOverhangMM})
 	a.Plan = plan.NewService(db, a.Stock)

@@ -49,6 +49,7 @@ type Config struct {
 	ShopCallbackURL     string        `env:"SHOP_CALLBACK_URL" secret:"userinfo,query"`
 	ShopCallbackConc    int           `env:"SHOP_CALLBACK_CONCURRENCY" envDefault:"4"`
 	ShopConflicts       string        `env:"SHOP_CONFLICTS" envDefault:"office"`
+	IntakeBodyLimit     int           `env:"INTAKE_BODY_LIMIT" envDefault:"65536"`
 	BootstrapAdminToken string        `env:"BOOTSTRAP_ADMIN_TOKEN" secret:"true"`
 	NATSURL             string        `env:"NATS_URL" secret:"userinfo"`
 	NATSRelayConc       int           `env:"NATS_RELAY_CONCURRENCY" envDefault:"16"`
@@ -138,6 +139,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShopConflicts != "office" && c.ShopConflicts != "shop" {
 		errs = append(errs, errors.New("SHOP_CONFLICTS must be office (refuse a shop delivery that changes what the office changed since: 409) or shop (apply the rest, flag the order)"))
+	}
+	if c.IntakeBodyLimit < 1024 || c.IntakeBodyLimit > 1<<20 {
+		errs = append(errs, errors.New("INTAKE_BODY_LIMIT must be between 1024 and 1048576 (bytes)"))
 	}
 	if c.ShopCallbackConc < 1 || c.ShopCallbackConc > 256 {
 		errs = append(errs, errors.New("SHOP_CALLBACK_CONCURRENCY must be between 1 and 256"))
