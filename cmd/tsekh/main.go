@@ -61,7 +61,7 @@ var errUsage = errors.New("usage")
 const usage = `tsekh: the order-to-production service of a furniture factory.
 
 Usage:
-  tsekh serve [--no-dispatch]   run the HTTP API, the event dispatcher and the maintenance job
+  tsekh serve [--no-dispatch]   run the HTTP API, the event dispatcher, the maintenance job and the jobs' runner
   tsekh migrate                 apply the database migrations and exit
   tsekh seed --demo             load the demo catalog (work centres, routes, products)
   tsekh dispatch --once         run one dispatcher pass and exit (for an external cron)
@@ -201,6 +201,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		if err := a.StartMaintenance(dispatchCtx); err != nil {
 			return err
 		}
+		a.StartJobs(dispatchCtx)
 	}
 	a.ListenForStream(dispatchCtx)
 	srv := api.HTTPServer(cfg.HTTPAddr, a.HTTP(), cfg.HTTPRequestTimeout)
@@ -217,7 +218,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		metricsSrv = api.HTTPServer(cfg.MetricsAddr, a.MetricsHTTP(), 0)
 		go func() { errc <- fmt.Errorf("metrics listener: %w", metricsSrv.ListenAndServe()) }()
 	}
-	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "metrics", metricsWhere(cfg.MetricsAddr), "dispatch", !*noDispatch, "maintenance", !*noDispatch,
+	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "metrics", metricsWhere(cfg.MetricsAddr), "dispatch", !*noDispatch, "maintenance", !*noDispatch, "jobs", !*noDispatch,
 		"swagger", localURL(cfg.HTTPAddr)+"/swagger/index.html")
 
 	select {
@@ -226,6 +227,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		stopDispatch()
 		a.WaitDispatcher()
 		a.WaitMaintenance()
+		a.WaitJobs()
 		return err
 	case <-ctx.Done():
 	}
@@ -236,6 +238,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	stopDispatch()
 	a.WaitDispatcher()
 	a.WaitMaintenance()
+	a.WaitJobs()
 	log.Info("stopped")
 	return nil
 }

@@ -67,6 +67,10 @@ type Config struct {
 	CuttingMinOffcutMM  int           `env:"CUTTING_MIN_OFFCUT_MM" envDefault:"300"`
 	CuttingOffcutWeight float64       `env:"CUTTING_OFFCUT_WEIGHT" envDefault:"1"`
 	CuttingTimeBudget   time.Duration `env:"CUTTING_TIME_BUDGET" envDefault:"10s"`
+	// Background jobs (a cutting plan): how many one replica runs at once,
+	// and how long a running job's lease lasts without renewal.
+	JobsConcurrency int           `env:"JOBS_CONCURRENCY" envDefault:"1"`
+	JobsLease       time.Duration `env:"JOBS_LEASE" envDefault:"30s"`
 	// LabelSizeMM is the labels' width × height in mm, "58x40".
 	LabelSizeMM string `env:"LABEL_SIZE_MM" envDefault:"58x40"`
 	LogFormat   string `env:"LOG_FORMAT" envDefault:"text"`
@@ -163,6 +167,12 @@ func (c Config) Validate() error {
 	}
 	if c.CuttingTimeBudget < 100*time.Millisecond || c.CuttingTimeBudget > 10*time.Minute {
 		errs = append(errs, errors.New("CUTTING_TIME_BUDGET must be between 100ms and 10m"))
+	}
+	if c.JobsConcurrency < 1 || c.JobsConcurrency > 64 {
+		errs = append(errs, errors.New("JOBS_CONCURRENCY must be between 1 and 64"))
+	}
+	if c.JobsLease < 3*time.Second || c.JobsLease > time.Hour {
+		errs = append(errs, errors.New("JOBS_LEASE must be between 3s and 1h"))
 	}
 	if _, _, err := c.LabelSize(); err != nil {
 		errs = append(errs, err)
