@@ -117,6 +117,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if len(rest) > 0 && rest[0] == "cutting" {
 			return benchCutting(rest[1:], stdout, stderr)
 		}
+		if len(rest) > 0 && rest[0] == "plan" {
+			return benchPlan(ctx, rest[1:], getenv, stdout, stderr)
+		}
 		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "subscribers":
 		return subscribersCmd(ctx, rest, getenv, stdout, stderr)
