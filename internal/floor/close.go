@@ -93,7 +93,7 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (plan.
 			return err
 		}
 		made := madeUnits(ops)
-		reported, err := unitsReported(ctx, tx, id)
+		reported, err := unitsMadeByItem(ctx, tx, id)
 		if err != nil {
 			return err
 		}

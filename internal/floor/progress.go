@@ -351,9 +351,7 @@ func idsOf(ops []plan.Operation) []int64 {
 // checkRouteOrder refuses to complete an operation before its predecessors
 // in the route are done (ECONFLICT naming the first one not done).
 func checkRouteOrder(ctx context.Context, tx *gorm.DB, op plan.Operation) error {
-	var unit []plan.Operation
-	err := tx.WithContext(ctx).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND seq < ? AND status <> ?",
-		op.ProdOrderID, op.ItemID, op.Unit, op.Seq, plan.OpDone).Order("seq, id").Find(&unit).Error
+	unit, err := openOperationsBefore(ctx, tx, op)
 	if err != nil {
 		return err
 	}
