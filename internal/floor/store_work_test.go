@@ -2,14 +2,7 @@ package floor
 
 import (
 	"context"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -359,34 +352,8 @@ func TestStore_Work(t *testing.T) {
 }
 
 // Every statement of the store has its case: a function of a store*.go
-// file that no test names fails this test.
+// file that no test calls fails this test.
 func TestStore_EveryStatementHasACase(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("store*.go")
-	require.NoError(t, err)
-	var tests strings.Builder
-	var funcs []string
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			b, err := os.ReadFile(f)
-			require.NoError(t, err)
-			tests.Write(b)
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, 0)
-		require.NoError(t, err)
-		for _, d := range file.Decls {
-			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil {
-				funcs = append(funcs, fn.Name.Name)
-			}
-		}
-	}
-	require.NotEmpty(t, funcs)
-	for _, name := range funcs {
-		if name == "firstOperation" { // the query of partOperationAt and unitOperationAt
-			continue
-		}
-		require.Regexp(t, regexp.MustCompile(`\b`+name+`\(ctx`), tests.String(), "store function %s has no case in store*_test.go", name)
-	}
+	dbtest.EveryStatementHasACase(t, "firstOperation") // the query of partOperationAt and unitOperationAt
 }
