@@ -109,8 +109,20 @@ func benchPlan(ctx context.Context, args []string, getenv func(string) string, s
 	fs.IntVar(&o.Priorities, "priorities", 3, "changes of priority of each kind timed at each size")
 	fs.IntVar(&o.ShortageItems, "shortage-items", 50000, "items waiting in the backlog for the shortages (0: leave them out)")
 	fs.IntVar(&o.ShortageRuns, "shortage-runs", 10, "shortage calls timed")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))

@@ -68,6 +68,7 @@ Usage:
   tsekh import crm FILE.json    import CRM orders from a file, once per crm_order_id
   tsekh bench [flags]           measure the outbox on the PostgreSQL at DATABASE_URL
   tsekh bench cutting [flags]   measure the cutting optimiser (no database)
+  tsekh bench plan [flags]      measure the plan at 10k, 50k and 100k live operations (PostgreSQL)
   tsekh subscribers list        the subscribers with their status, lag and failures
   tsekh subscribers replay NAME --from ID
                                 deliver the journal again to one subscriber from an event id
