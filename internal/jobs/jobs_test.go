@@ -163,9 +163,8 @@ func TestJobs_CancelAndFail(t *testing.T) {
 		rctx, stop := context.WithCancel(ctx)
 		defer stop()
 		r.Start(rctx)
-		waitFor(t, s, running.ID, StatusRunning)
-		for ran.Load() == 0 {
-			time.Sleep(5 * time.Millisecond)
+		for j := waitFor(t, s, running.ID, StatusRunning); j.Message != "working"; j = waitFor(t, s, running.ID, StatusRunning) {
+			time.Sleep(5 * time.Millisecond) // until it has reported progress
 		}
 		c, err = s.Cancel(asPlanner, running.ID)
 		require.NoError(t, err)

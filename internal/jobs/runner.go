@@ -204,6 +204,9 @@ WHERE id IN (`+pick+`) RETURNING *`, r.opt.Owner, n), &rows)
 		if err != nil {
 			return err
 		}
+		// RETURNING gives no order: the jobs start, and are journalled, in
+		// the order they were queued.
+		slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.ID, b.ID) })
 		for _, j := range rows {
 			if err := events.Add(ctx, tx, contracts.JobStarted.New(j.ID, j.payload())); err != nil {
 				return err
@@ -214,7 +217,6 @@ WHERE id IN (`+pick+`) RETURNING *`, r.opt.Owner, n), &rows)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.ID, b.ID) })
 	return rows, nil
 }
 
