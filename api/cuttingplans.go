@@ -28,20 +28,20 @@ type CuttingPlanList = List[cutplan.Plan]
 
 // createCuttingPlan godoc
 //
-//	@Summary		Lay out production orders' parts on sheets (admin, planner)
+//	@Summary		Lay out production orders' parts on sheets, in the background (admin, planner)
 //	@ID			createCuttingPlan
-//	@Description	Every part of the production orders whose cutting step is not done, board by board (code, decor, thickness), laid out by the guillotine optimiser on the board's offcuts in stock (first; the plan reserves them) and its sheet formats, with the saw's kerf (CUTTING_KERF_MM), stages (CUTTING_STAGES) and the board's trims; grain kept; offcuts of at least CUTTING_MIN_OFFCUT_MM on both sides kept. Stored with cutting_plan.created; the answer is the plan with its sheets (see getCuttingPlan). Deterministic: the same parts and stock give the same plan.
-//	@Description	422, nothing stored: prod_orders empty or repeated; prod_orders[i] unknown, cancelled, done, closed or with nothing left to cut; prod_orders[i].parts[part id] a part that fits on no format of its board (turned too when its grain allows), or whose board is unknown or has no formats; CUTTING_KERF_MM or boards[code].trim that leave no usable sheet.
+//	@Description	Queues a job (202, Location: /api/v1/jobs/{id}; job.queued) that lays out every part of the production orders whose cutting step is not done, board by board (code, decor, thickness), by the guillotine optimiser on the board's offcuts in stock (first; the plan reserves them) and its sheet formats, with the saw's kerf (CUTTING_KERF_MM), stages (CUTTING_STAGES) and the board's trims; grain kept; offcuts of at least CUTTING_MIN_OFFCUT_MM on both sides kept. The optimiser's time budget, CUTTING_TIME_BUDGET, is the job's, shared among its boards. Follow the job (GET /api/v1/jobs/{id}, or job.* events in the journal and its stream): its progress per board, and once done its result plan_id and the plan itself; the plan is stored with cutting_plan.created in the transaction that finishes the job. Deterministic unless the budget cuts the search short: the same parts and stock give the same plan.
+//	@Description	422 at once, nothing queued: prod_orders empty or repeated; prod_orders[i] unknown, cancelled, done, closed or with nothing left to cut; a board unknown or without formats. What only the layout finds fails the job (status failed, error with code invalid and the fields): prod_orders[i].parts[part id] a part that fits on no format of its board (turned too when its grain allows); CUTTING_KERF_MM or boards[code].trim that leave no usable sheet; and conflict when an offcut was taken by another plan meanwhile.
 //	@Tags			cutting
 //	@Accept			json
 //	@Produce		json
 //	@Security		BearerAuth
 //	@Param			body	body		CuttingPlanRequest	true	"the production orders"
-//	@Success		201		{object}	cutplan.Plan
+//	@Success		202		{object}	JobView	"queued; Location names the job"
+//	@Header			202		{string}	Location	"/api/v1/jobs/{id}"
 //	@Failure		400		{object}	Problem
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
-//	@Failure		409		{object}	Problem	"an offcut was taken by another plan meanwhile"
 //	@Failure		413		{object}	Problem
 //	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"invalid fields, named in errors"
@@ -51,23 +51,24 @@ func (s *server) createCuttingPlan(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	p, err := s.CutPlans.Create(c.Request().Context(), req.ProdOrders)
-	if err != nil {
+	ctx := c.Request().Context()
+	if err := s.CutPlans.Check(ctx, req.ProdOrders); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, p)
+	return s.queueJob(c, cutplan.JobKind, cutplan.JobInput{ProdOrders: req.ProdOrders})
 }
 
 // rebuildCuttingPlan godoc
 //
-//	@Summary		Rebuild a cutting plan (admin, planner)
+//	@Summary		Rebuild a cutting plan, in the background (admin, planner)
 //	@ID			rebuildCuttingPlan
-//	@Description	Lays the plan's production orders out again as they now are (a stale plan's: parts cut otherwise, released, to be cut again) and stores the new plan with cutting_plan.created naming the plan it replaces; the offcuts the old plan reserved are free for the new one, and none of the old plan's sheets can be reported cut any more. 409 when it is replaced already; 422 as for createCuttingPlan (nothing stored).
+//	@Description	Queues a job (202, Location: /api/v1/jobs/{id}) that lays the plan's production orders out again as they now are (a stale plan's: parts cut otherwise, released, to be cut again) and stores the new plan with cutting_plan.created naming the plan it replaces; the offcuts the old plan reserved are free for the new one, and none of the old plan's sheets can be reported cut any more. 404 for an unknown plan; 409 when it is replaced already; 422 at once or in the failed job as for createCuttingPlan (nothing stored).
 //	@Tags			cutting
 //	@Produce		json
 //	@Security		BearerAuth
 //	@Param			id	path		int	true	"cutting plan id"	minimum(1) example(1)
-//	@Success		201	{object}	cutplan.Plan
+//	@Success		202	{object}	JobView	"queued; Location names the job"
+//	@Header			202	{string}	Location	"/api/v1/jobs/{id}"
 //	@Failure		401	{object}	Problem
 //	@Failure		403	{object}	Problem
 //	@Failure		404	{object}	Problem
@@ -79,11 +80,11 @@ func (s *server) rebuildCuttingPlan(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.CutPlans.Rebuild(c.Request().Context(), id)
+	in, err := s.CutPlans.CheckRebuild(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, p)
+	return s.queueJob(c, cutplan.JobKind, in)
 }
 
 // listCuttingPlans godoc

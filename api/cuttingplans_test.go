@@ -107,13 +107,48 @@ func prodOrderParts(t *testing.T, env *apptest.Env, id int64) []launchedPart {
 	return d.Parts
 }
 
+// jobOf is a background job as GET /api/v1/jobs/{id} shows it.
+type jobOf struct {
+	ID       int64
+	Kind     string
+	Status   string
+	Progress float64
+	Message  string
+	Result   map[string]int64
+	Error    *struct {
+		Code, Detail string
+		Errors       []struct{ Field, Message string }
+	}
+	ResultURL string `json:"result_url"`
+	Plan      *cutPlan
+}
+
+// runJob follows a queued job (a 202 and its Location) to its end: the
+// service's runner runs the queue, and the job is read back.
+func runJob(t *testing.T, env *apptest.Env, r apptest.Response) jobOf {
+	t.Helper()
+	require.Equal(t, http.StatusAccepted, r.Status, "%s", r.Body)
+	loc := r.Header.Get("Location")
+	require.Regexp(t, `^/api/v1/jobs/\d+$`, loc)
+	var queued jobOf
+	r.JSON(t, &queued)
+	require.Equal(t, "queued", queued.Status)
+	env.RunJobs()
+	g := env.Admin(http.MethodGet, loc, nil)
+	require.Equal(t, http.StatusOK, g.Status, "%s", g.Body)
+	var j jobOf
+	g.JSON(t, &j)
+	return j
+}
+
+// createCutPlan lays out a plan through its job and returns the plan.
 func createCutPlan(t *testing.T, env *apptest.Env, ids ...int64) cutPlan {
 	t.Helper()
-	r := env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": ids})
-	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
-	var p cutPlan
-	r.JSON(t, &p)
-	return p
+	j := runJob(t, env, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": ids}))
+	require.Equal(t, "done", j.Status, "%+v", j.Error)
+	require.NotNil(t, j.Plan)
+	require.Equal(t, j.Result["plan_id"], j.Plan.ID)
+	return *j.Plan
 }
 
 // checkCutPlan is the checker of a stored plan, independent of the
@@ -392,10 +427,9 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		require.Equal(t, 1, got.Cut)
 
 		// Rebuilt, the stale twin gives way to a plan of what is left to cut.
-		r = env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/rebuild", again.ID), nil)
-		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
-		var rebuilt cutPlan
-		r.JSON(t, &rebuilt)
+		rj := runJob(t, env, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/cutting-plans/%d/rebuild", again.ID), nil))
+		require.Equal(t, "done", rj.Status, "%+v", rj.Error)
+		rebuilt := *rj.Plan
 		require.Equal(t, len(parts)-len(sh.Parts), rebuilt.Parts, "the parts not cut yet")
 		require.False(t, rebuilt.Stale)
 		var left []launchedPart
@@ -428,6 +462,14 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		parts2 := prodOrderParts(t, env, po2.ID)
 		events := env.Count("events")
 		stockEvents := len(catalogEventsOf(t, env, "stock.reserved")) + len(catalogEventsOf(t, env, "stock.released"))
+		jobEvents := func() int {
+			n := 0
+			for _, typ := range []string{"job.queued", "job.started", "job.progressed", "job.done"} {
+				n += len(catalogEventsOf(t, env, typ))
+			}
+			return n
+		}
+		jobsBefore := jobEvents()
 		next := createCutPlan(t, env, po2.ID)
 		checkCutPlan(t, next, parts2)
 		for _, s := range next.SheetList {
@@ -435,13 +477,15 @@ func TestCuttingPlans_LayOutStoreAndCut(t *testing.T) {
 		}
 		booked := len(catalogEventsOf(t, env, "stock.reserved")) + len(catalogEventsOf(t, env, "stock.released")) - stockEvents
 		require.Positive(t, booked, "its parts' needs follow its sheets")
-		require.Equal(t, events+1+int64(booked), env.Count("events"), "cutting_plan.created and the needs it changed, nothing else")
+		job := jobEvents() - jobsBefore
+		require.Equal(t, 1+1+3+1, job, "its job queued, started, progressed at its start and after each of its two boards, done")
+		require.Equal(t, events+1+int64(booked)+int64(job), env.Count("events"), "cutting_plan.created, the needs it changed and its job's steps, nothing else")
 	})
 }
 
 // A part larger than every format of its board, and a kerf or trims that
-// leave no usable sheet, are 422 problems naming the part or the setting;
-// nothing is stored.
+// leave no usable sheet, fail the plan's job with the problem naming the
+// part or the setting; no plan is stored.
 func TestCuttingPlans_ErrCannotLayOut(t *testing.T) {
 	t.Parallel()
 	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
@@ -458,17 +502,24 @@ func TestCuttingPlans_ErrCannotLayOut(t *testing.T) {
 		require.NoError(t, dbtest.Fixture(env.App.DB, func(tx *gorm.DB) error {
 			return tx.Exec(`UPDATE catalog_materials SET formats = '[{"length_mm":2000,"width_mm":1000}]' WHERE code = 'LDSP16-SONOMA'`).Error
 		}))
-		events := env.Count("events")
-		p := requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID}}),
-			http.StatusUnprocessableEntity, doors...)
-		require.Contains(t, p.Errors[0].Message, "Дверь-купе")
+		created := len(catalogEventsOf(t, env, "cutting_plan.created"))
+		j := runJob(t, env, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID}}))
+		require.Equal(t, "failed", j.Status, "only the layout finds it: the job fails")
+		require.Equal(t, "invalid", j.Error.Code)
+		var fields []string
+		for _, e := range j.Error.Errors {
+			fields = append(fields, e.Field)
+		}
+		require.ElementsMatch(t, doors, fields)
+		require.Contains(t, j.Error.Errors[0].Message, "Дверь-купе")
 		// Trims that eat the whole sheet.
 		require.NoError(t, dbtest.Fixture(env.App.DB, func(tx *gorm.DB) error {
 			return tx.Exec(`UPDATE catalog_materials SET formats = '[{"length_mm":2800,"width_mm":150}]', trim_l1_mm = 80, trim_l2_mm = 80 WHERE code = 'LDSP16-SONOMA'`).Error
 		}))
-		requireProblem(t, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID}}),
-			http.StatusUnprocessableEntity, "boards[LDSP16-SONOMA].formats[0]")
-		require.Equal(t, events, env.Count("events"), "nothing written")
+		j = runJob(t, env, env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": []int64{po.ID}}))
+		require.Equal(t, "failed", j.Status)
+		require.Equal(t, "boards[LDSP16-SONOMA].formats[0]", j.Error.Errors[0].Field)
+		require.Len(t, catalogEventsOf(t, env, "cutting_plan.created"), created, "no plan")
 		require.Zero(t, env.Count("cutting_plans"))
 		require.Zero(t, env.Count("cutting_sheets"))
 	})

@@ -47,6 +47,9 @@ func bindOptionalJSON(c echo.Context, v any) error {
 //	@Description	open: a later refused delivery of it updates it (deliveries counts them). It is resolved by a retry
 //	@Description	(POST /api/v1/intake/rejections/{id}/retry) or by a later delivery that is applied, naming the order; or dismissed with a reason.
 //	@Description	Deliveries that are not authentic, malformed JSON, bodies over 1 MiB and deliveries without an order id or items are never kept.
+//	@Description	A body larger than INTAKE_BODY_LIMIT (64 KiB by default) keeps its beginning only, as text in body_head (body null): body_cut is true and body_bytes
+//	@Description	gives its size as received (such a rejection cannot be retried: 409). A page holds limit rejections, or fewer when their bodies
+//	@Description	would take more than 4 MiB; next_cursor goes on from the last one given.
 //	@Description	Filters combine (AND); a value that cannot match is a 422 naming it.
 //	@Tags			sales
 //	@Produce		json
@@ -128,7 +131,7 @@ func (s *server) getRejection(c echo.Context) error {
 //	@Failure		401	{object}	Problem
 //	@Failure		403	{object}	Problem
 //	@Failure		404	{object}	Problem
-//	@Failure		409	{object}	Problem	"the rejection was dismissed"
+//	@Failure		409	{object}	Problem	"the rejection was dismissed, or its body was kept cut (body_cut)"
 //	@Router			/api/v1/intake/rejections/{id}/retry [post]
 func (s *server) retryRejection(c echo.Context) error {
 	id, err := pathID(c, "id")

@@ -172,7 +172,8 @@ func (w *week) plan() bool {
 		return false
 	}
 	w.rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
-	w.ok(w.env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": live[:min(len(live), 1+w.rng.IntN(2))]}), http.StatusCreated)
+	w.ok(w.env.Admin(http.MethodPost, "/api/v1/cutting-plans", map[string]any{"prod_orders": live[:min(len(live), 1+w.rng.IntN(2))]}), http.StatusAccepted)
+	w.env.RunJobs()
 	return true
 }
 

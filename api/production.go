@@ -304,7 +304,7 @@ func (s *server) closeProdOrder(c echo.Context) error {
 //
 //	@Summary		Change a production order's priority (admin, planner)
 //	@ID			changeProdOrder
-//	@Description	Sets the priority of a launched or in-progress order (higher first, -100 to 100) and re-plans every unfinished order from now, as POST /api/v1/plan/replan does, so that it takes its new place: raising it moves it ahead of lower-priority work. A new priority is journalled as prod_order.priority_changed (before, after, the caller), the re-plan as plan.replanned (reason priority); orders whose ETA moved get prod_order.rescheduled, which reaches sales and the shop.
+//	@Description	Sets the priority of a launched or in-progress order (higher first, -100 to 100) and re-plans from now what can move: the order and every order behind it in the plan at its old place or its new one, whichever comes first, as POST /api/v1/plan/replan would place them (the orders ahead keep their slots), so that it takes its new place: raising it moves it ahead of lower-priority work. A new priority is journalled as prod_order.priority_changed (before, after, the caller), the re-plan as plan.replanned (reason priority); orders whose ETA moved get prod_order.rescheduled, which reaches sales and the shop.
 //	@Description	Answers the order as it is now and the re-plan's summary. 409 for an order done or cancelled; 422 for a priority out of range, or (changing nothing) when a work centre has no working day within three years.
 //	@Tags			plan
 //	@Accept			json

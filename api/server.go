@@ -25,6 +25,8 @@
 //	@tag.description			Stock per material, receipts, counts, requirements and shortages.
 //	@tag.name					cutting
 //	@tag.description			Cutting plans: production orders' parts laid out on sheets and offcuts, drawn for the saw, reported cut.
+//	@tag.name					jobs
+//	@tag.description			Long work in the background (a cutting plan): its state, progress and result; cancel.
 //	@tag.name					operations
 //	@tag.description			Health, readiness and the OpenAPI document.
 //	@securityDefinitions.apikey	BearerAuth
@@ -55,6 +57,7 @@ import (
 	"github.com/tsekh/tsekh/internal/cutplan"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/floor"
+	"github.com/tsekh/tsekh/internal/jobs"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -76,6 +79,7 @@ type Deps struct {
 	Plan     *plan.Service
 	Floor    *floor.Service
 	CutPlans *cutplan.Service
+	Jobs     *jobs.Service
 	Journal  *events.Journal
 	Registry *events.Registry
 	// Metrics is served at /metrics to administrators (bearer token); nil:
@@ -197,6 +201,9 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/cutting-plans", s.listCuttingPlans, authed()...)
 	v1.GET("/cutting-plans/:id", s.getCuttingPlan, authed()...)
 	v1.POST("/cutting-plans/:id/rebuild", s.rebuildCuttingPlan, authed(auth.RolePlanner)...)
+	v1.GET("/jobs", s.listJobs, authed()...)
+	v1.GET("/jobs/:id", s.getJob, authed()...)
+	v1.POST("/jobs/:id/cancel", s.cancelJob, authed(auth.RolePlanner)...)
 	v1.GET("/cutting-plans/:id/labels", s.getCuttingPlanLabels, authed()...)
 	v1.GET("/cutting-plans/:id/sheets/:n", s.getCuttingSheet, authed()...)
 	v1.POST("/cutting-plans/:id/sheets/:n/cut", s.cutCuttingSheet, authed(auth.RolePlanner, auth.RoleMaster)...)

@@ -229,11 +229,7 @@ type ShortageList struct {
 //	@Router		/api/v1/materials/shortages [get]
 func (s *server) getShortages(c echo.Context) error {
 	ctx := c.Request().Context()
-	backlog, err := s.Plan.BacklogItems(ctx)
-	if err != nil {
-		return err
-	}
-	short, err := s.Stock.Shortages(ctx, backlog)
+	short, err := s.Stock.Shortages(ctx, s.Plan.BacklogItems())
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every part of the production orders whose cutting step is not done, board by board (code, decor, thickness), laid out by the guillotine optimiser on the board's offcuts in stock (first; the plan reserves them) and its sheet formats, with the saw's kerf (CUTTING_KERF_MM), stages (CUTTING_STAGES) and the board's trims; grain kept; offcuts of at least CUTTING_MIN_OFFCUT_MM on both sides kept. Stored with cutting_plan.created; the answer is the plan with its sheets (see getCuttingPlan). Deterministic: the same parts and stock give the same plan.\n422, nothing stored: prod_orders empty or repeated; prod_orders[i] unknown, cancelled, done, closed or with nothing left to cut; prod_orders[i].parts[part id] a part that fits on no format of its board (turned too when its grain allows), or whose board is unknown or has no formats; CUTTING_KERF_MM or boards[code].trim that leave no usable sheet.",
+                "description": "Queues a job (202, Location: /api/v1/jobs/{id}; job.queued) that lays out every part of the production orders whose cutting step is not done, board by board (code, decor, thickness), by the guillotine optimiser on the board's offcuts in stock (first; the plan reserves them) and its sheet formats, with the saw's kerf (CUTTING_KERF_MM), stages (CUTTING_STAGES) and the board's trims; grain kept; offcuts of at least CUTTING_MIN_OFFCUT_MM on both sides kept. The optimiser's time budget, CUTTING_TIME_BUDGET, is the job's, shared among its boards. Follow the job (GET /api/v1/jobs/{id}, or job.* events in the journal and its stream): its progress per board, and once done its result plan_id and the plan itself; the plan is stored with cutting_plan.created in the transaction that finishes the job. Deterministic unless the budget cuts the search short: the same parts and stock give the same plan.\n422 at once, nothing queued: prod_orders empty or repeated; prod_orders[i] unknown, cancelled, done, closed or with nothing left to cut; a board unknown or without formats. What only the layout finds fails the job (status failed, error with code invalid and the fields): prod_orders[i].parts[part id] a part that fits on no format of its board (turned too when its grain allows); CUTTING_KERF_MM or boards[code].trim that leave no usable sheet; and conflict when an offcut was taken by another plan meanwhile.",
                 "consumes": [
                     "application/json"
                 ],
@@ -101,7 +101,7 @@ const docTemplate = `{
                 "tags": [
                     "cutting"
                 ],
-                "summary": "Lay out production orders' parts on sheets (admin, planner)",
+                "summary": "Lay out production orders' parts on sheets, in the background (admin, planner)",
                 "operationId": "createCuttingPlan",
                 "parameters": [
                     {
@@ -115,10 +115,16 @@ const docTemplate = `{
                     }
                 ],
                 "responses": {
-                    "201": {
-                        "description": "Created",
+                    "202": {
+                        "description": "queued; Location names the job",
                         "schema": {
-                            "$ref": "#/definitions/cutplan.Plan"
+                            "$ref": "#/definitions/api.JobView"
+                        },
+                        "headers": {
+                            "Location": {
+                                "type": "string",
+                                "description": "/api/v1/jobs/{id}"
+                            }
                         }
                     },
                     "400": {
@@ -135,12 +141,6 @@ const docTemplate = `{
                     },
                     "403": {
                         "description": "Forbidden",
-                        "schema": {
-                            "$ref": "#/definitions/api.Problem"
-                        }
-                    },
-                    "409": {
-                        "description": "an offcut was taken by another plan meanwhile",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -346,14 +346,14 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Lays the plan's production orders out again as they now are (a stale plan's: parts cut otherwise, released, to be cut again) and stores the new plan with cutting_plan.created naming the plan it replaces; the offcuts the old plan reserved are free for the new one, and none of the old plan's sheets can be reported cut any more. 409 when it is replaced already; 422 as for createCuttingPlan (nothing stored).",
+                "description": "Queues a job (202, Location: /api/v1/jobs/{id}) that lays the plan's production orders out again as they now are (a stale plan's: parts cut otherwise, released, to be cut again) and stores the new plan with cutting_plan.created naming the plan it replaces; the offcuts the old plan reserved are free for the new one, and none of the old plan's sheets can be reported cut any more. 404 for an unknown plan; 409 when it is replaced already; 422 at once or in the failed job as for createCuttingPlan (nothing stored).",
                 "produces": [
                     "application/json"
                 ],
                 "tags": [
                     "cutting"
                 ],
-                "summary": "Rebuild a cutting plan (admin, planner)",
+                "summary": "Rebuild a cutting plan, in the background (admin, planner)",
                 "operationId": "rebuildCuttingPlan",
                 "parameters": [
                     {
@@ -367,10 +367,16 @@ const docTemplate = `{
                     }
                 ],
                 "responses": {
-                    "201": {
-                        "description": "Created",
+                    "202": {
+                        "description": "queued; Location names the job",
                         "schema": {
-                            "$ref": "#/definitions/cutplan.Plan"
+                            "$ref": "#/definitions/api.JobView"
+                        },
+                        "headers": {
+                            "Location": {
+                                "type": "string",
+                                "description": "/api/v1/jobs/{id}"
+                            }
                         }
                     },
                     "401": {
@@ -1302,7 +1308,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Authentic shop deliveries (their signature good) and CRM rows refused for their content are kept here, newest first, with the\nbody as received, every reason at once (errors: all the unknown SKUs, the bad quantities and dates together) and their kinds\n(reasons: unknown_sku, unknown_decor, in_production, conflict, invalid), and when. One rejection per shop order or CRM row stays\nopen: a later refused delivery of it updates it (deliveries counts them). It is resolved by a retry\n(POST /api/v1/intake/rejections/{id}/retry) or by a later delivery that is applied, naming the order; or dismissed with a reason.\nDeliveries that are not authentic, malformed JSON, bodies over 1 MiB and deliveries without an order id or items are never kept.\nFilters combine (AND); a value that cannot match is a 422 naming it.",
+                "description": "Authentic shop deliveries (their signature good) and CRM rows refused for their content are kept here, newest first, with the\nbody as received, every reason at once (errors: all the unknown SKUs, the bad quantities and dates together) and their kinds\n(reasons: unknown_sku, unknown_decor, in_production, conflict, invalid), and when. One rejection per shop order or CRM row stays\nopen: a later refused delivery of it updates it (deliveries counts them). It is resolved by a retry\n(POST /api/v1/intake/rejections/{id}/retry) or by a later delivery that is applied, naming the order; or dismissed with a reason.\nDeliveries that are not authentic, malformed JSON, bodies over 1 MiB and deliveries without an order id or items are never kept.\nA body larger than INTAKE_BODY_LIMIT (64 KiB by default) keeps its beginning only, as text in body_head (body null): body_cut is true and body_bytes\ngives its size as received (such a rejection cannot be retried: 409). A page holds limit rejections, or fewer when their bodies\nwould take more than 4 MiB; next_cursor goes on from the last one given.\nFilters combine (AND); a value that cannot match is a 422 naming it.",
                 "produces": [
                     "application/json"
                 ],
@@ -1615,7 +1621,204 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "the rejection was dismissed",
+                        "description": "the rejection was dismissed, or its body was kept cut (body_cut)",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/jobs": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every job with its state and progress (without a done job's plan: see getJob).",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "Background jobs, newest first",
+                "operationId": "listJobs",
+                "parameters": [
+                    {
+                        "enum": [
+                            "cutting_plan"
+                        ],
+                        "type": "string",
+                        "x-example": "cutting_plan",
+                        "description": "only jobs of this kind",
+                        "name": "kind",
+                        "in": "query"
+                    },
+                    {
+                        "maximum": 500,
+                        "minimum": 1,
+                        "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 1000,
+                        "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9qb2JzIiwiaWQiOjF9",
+                        "pattern": "^[A-Za-z0-9_-]+$",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/jobs/{id}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "status queued (waiting, in the order queued, for one of the JOBS_CONCURRENCY runners of a replica), running (progress, a fraction from 0 to 1, and message say how far), done (result names what it made: plan_id for a cutting_plan job, whose plan is given in full as plan, result_url where it lives), failed (error: the problem's code, detail and fields), or cancelled. A job whose replica stopped while it ran is queued again when its lease (JOBS_LEASE) runs out, and failed with the reason after two starts. Each change is a job.* event in the journal and its stream.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "A background job: its state, progress and result",
+                "operationId": "getJob",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobView"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/jobs/{id}/cancel": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "A queued job is cancelled at once (job.cancelled) and never runs; a running one is asked to stop (cancel_requested, job.cancel_requested) and its runner cancels it at its next step (a cutting plan: before its next board), storing nothing. 409 for a job done, failed or cancelled already.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "Cancel a background job (admin, planner)",
+                "operationId": "cancelJob",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobView"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the job has ended already",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -3373,7 +3576,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Sets the priority of a launched or in-progress order (higher first, -100 to 100) and re-plans every unfinished order from now, as POST /api/v1/plan/replan does, so that it takes its new place: raising it moves it ahead of lower-priority work. A new priority is journalled as prod_order.priority_changed (before, after, the caller), the re-plan as plan.replanned (reason priority); orders whose ETA moved get prod_order.rescheduled, which reaches sales and the shop.\nAnswers the order as it is now and the re-plan's summary. 409 for an order done or cancelled; 422 for a priority out of range, or (changing nothing) when a work centre has no working day within three years.",
+                "description": "Sets the priority of a launched or in-progress order (higher first, -100 to 100) and re-plans from now what can move: the order and every order behind it in the plan at its old place or its new one, whichever comes first, as POST /api/v1/plan/replan would place them (the orders ahead keep their slots), so that it takes its new place: raising it moves it ahead of lower-priority work. A new priority is journalled as prod_order.priority_changed (before, after, the caller), the re-plan as plan.replanned (reason priority); orders whose ETA moved get prod_order.rescheduled, which reaches sales and the shop.\nAnswers the order as it is now and the re-plan's summary. 409 for an order done or cancelled; 422 for a priority out of range, or (changing nothing) when a work centre has no working day within three years.",
                 "consumes": [
                     "application/json"
                 ],
@@ -6936,6 +7139,129 @@ const docTemplate = `{
                 }
             }
         },
+        "api.JobList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/jobs.Job"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
+        "api.JobView": {
+            "type": "object",
+            "required": [
+                "attempts",
+                "cancel_requested",
+                "created_at",
+                "finished_at",
+                "id",
+                "input",
+                "kind",
+                "message",
+                "progress",
+                "started_at",
+                "status"
+            ],
+            "properties": {
+                "attempts": {
+                    "description": "Attempts counts the runners that started it; CancelRequested, that a\nclient asked a running job to stop.",
+                    "type": "integer",
+                    "example": 1
+                },
+                "cancel_requested": {
+                    "type": "boolean",
+                    "example": false
+                },
+                "created_at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "error": {
+                    "description": "Error is why a job failed, as a problem's code, detail and fields.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/jobs.Failure"
+                        }
+                    ],
+                    "x-nullable": true
+                },
+                "finished_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "id": {
+                    "type": "integer",
+                    "example": 3
+                },
+                "input": {
+                    "description": "Input is what the job was asked to do.",
+                    "type": "object"
+                },
+                "kind": {
+                    "type": "string",
+                    "example": "cutting_plan"
+                },
+                "message": {
+                    "type": "string",
+                    "example": "board LDSP16-WHITE laid out (2 of 4)"
+                },
+                "plan": {
+                    "description": "Plan is a done cutting_plan job's plan, with its sheets.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/cutplan.Plan"
+                        }
+                    ],
+                    "x-nullable": true
+                },
+                "progress": {
+                    "description": "Progress is the fraction of its work done (0 to 1); Message what it\nis doing, or why it stopped.",
+                    "type": "number",
+                    "example": 0.5
+                },
+                "result": {
+                    "description": "Result names what a done job made, e.g. {\"plan_id\": 7}.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "integer",
+                        "format": "int64"
+                    },
+                    "x-nullable": true
+                },
+                "result_url": {
+                    "description": "ResultURL is where a done job's result is, e.g. /api/v1/cutting-plans/7.",
+                    "type": "string",
+                    "example": "/api/v1/cutting-plans/7"
+                },
+                "started_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "queued",
+                        "running",
+                        "done",
+                        "failed",
+                        "cancelled"
+                    ],
+                    "example": "running"
+                }
+            }
+        },
         "api.LaunchRequest": {
             "type": "object",
             "required": [
@@ -10340,6 +10666,120 @@ const docTemplate = `{
                 }
             }
         },
+        "jobs.Failure": {
+            "type": "object",
+            "required": [
+                "code",
+                "detail"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "invalid"
+                },
+                "detail": {
+                    "type": "string",
+                    "example": "a part fits on no sheet of its board"
+                },
+                "errors": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/apperr.FieldError"
+                    }
+                }
+            }
+        },
+        "jobs.Job": {
+            "type": "object",
+            "required": [
+                "attempts",
+                "cancel_requested",
+                "created_at",
+                "finished_at",
+                "id",
+                "input",
+                "kind",
+                "message",
+                "progress",
+                "started_at",
+                "status"
+            ],
+            "properties": {
+                "attempts": {
+                    "description": "Attempts counts the runners that started it; CancelRequested, that a\nclient asked a running job to stop.",
+                    "type": "integer",
+                    "example": 1
+                },
+                "cancel_requested": {
+                    "type": "boolean",
+                    "example": false
+                },
+                "created_at": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "error": {
+                    "description": "Error is why a job failed, as a problem's code, detail and fields.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/jobs.Failure"
+                        }
+                    ],
+                    "x-nullable": true
+                },
+                "finished_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "id": {
+                    "type": "integer",
+                    "example": 3
+                },
+                "input": {
+                    "description": "Input is what the job was asked to do.",
+                    "type": "object"
+                },
+                "kind": {
+                    "type": "string",
+                    "example": "cutting_plan"
+                },
+                "message": {
+                    "type": "string",
+                    "example": "board LDSP16-WHITE laid out (2 of 4)"
+                },
+                "progress": {
+                    "description": "Progress is the fraction of its work done (0 to 1); Message what it\nis doing, or why it stopped.",
+                    "type": "number",
+                    "example": 0.5
+                },
+                "result": {
+                    "description": "Result names what a done job made, e.g. {\"plan_id\": 7}.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "integer",
+                        "format": "int64"
+                    },
+                    "x-nullable": true
+                },
+                "started_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "queued",
+                        "running",
+                        "done",
+                        "failed",
+                        "cancelled"
+                    ],
+                    "example": "running"
+                }
+            }
+        },
         "plan.BacklogItem": {
             "type": "object",
             "required": [
@@ -11720,6 +12160,8 @@ const docTemplate = `{
             "type": "object",
             "required": [
                 "body",
+                "body_bytes",
+                "body_cut",
                 "closed_at",
                 "created_at",
                 "crm_order_id",
@@ -11739,8 +12181,22 @@ const docTemplate = `{
             ],
             "properties": {
                 "body": {
-                    "description": "Body is the delivery or row as received (the last refused one).",
-                    "type": "object"
+                    "description": "Body is the delivery or row as received (the last refused one); null\nwhen it was cut (body_cut).",
+                    "type": "object",
+                    "x-nullable": true
+                },
+                "body_bytes": {
+                    "description": "BodyBytes is the body's size as received, in bytes; BodyCut says that\nit was larger than INTAKE_BODY_LIMIT and only its beginning is kept,\nas text, in BodyHead (such a rejection cannot be retried: its sender\ndelivers it again).",
+                    "type": "integer",
+                    "example": 812
+                },
+                "body_cut": {
+                    "type": "boolean",
+                    "example": false
+                },
+                "body_head": {
+                    "type": "string",
+                    "example": "{\"id\": \"7826d8468b3d\", \"customer\": {\"name\": \"Анна\"}, \"items\": [{\"sku\": \"DIV-NEW\", \"note\": \"очень длин"
                 },
                 "closed_at": {
                     "type": "string",
@@ -12285,6 +12741,10 @@ const docTemplate = `{
         {
             "description": "Cutting plans: production orders' parts laid out on sheets and offcuts, drawn for the saw, reported cut.",
             "name": "cutting"
+        },
+        {
+            "description": "Long work in the background (a cutting plan): its state, progress and result; cancel.",
+            "name": "jobs"
         },
         {
             "description": "Health, readiness and the OpenAPI document.",

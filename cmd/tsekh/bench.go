@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,4 +87,61 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	_, _ = fmt.Fprint(stderr, bench.Summary(res))
 	return nil
+}
+
+const benchPlanSummary = `Measures the plan on the PostgreSQL at DATABASE_URL, each size in a schema of
+its own (created, migrated, seeded with the demo catalogue, dropped): the live
+work is copies of a launched three-door wardrobe (56 operations), laid out by
+a re-plan of everything; then a one-item launch one after the other (p50,
+p99), eight launches at once, re-plans of everything, and changes of priority
+(the last order lowered: it alone moves; an order in the middle raised above
+all: those behind it move). Then the shortages at --shortage-items items
+waiting in the backlog: their time and the Go heap's peak above idle while
+they are counted. Prints one JSON object on stdout.`
+
+func benchPlan(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flags("bench plan [flags]", benchPlanSummary, stderr)
+	sizes := fs.String("sizes", "10000,50000,100000", "live operations, comma-separated")
+	var o bench.PlanOptions
+	fs.IntVar(&o.Launches, "launches", 30, "one-item launches timed one after the other at each size")
+	fs.IntVar(&o.Concurrent, "concurrent", 8, "launches started at once")
+	fs.IntVar(&o.Replans, "replans", 3, "re-plans of everything timed at each size")
+	fs.IntVar(&o.Priorities, "priorities", 3, "changes of priority of each kind timed at each size")
+	fs.IntVar(&o.ShortageItems, "shortage-items", 50000, "items waiting in the backlog for the shortages (0: leave them out)")
+	fs.IntVar(&o.ShortageRuns, "shortage-runs", 10, "shortage calls timed")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("--sizes: %q is not a positive number", s)
+		}
+		o.Sizes = append(o.Sizes, n)
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	o.DatabaseURL = cfg.DatabaseURL
+	o.Progress = stderr
+	res, err := bench.RunPlan(ctx, o)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
 }

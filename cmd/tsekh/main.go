@@ -61,13 +61,14 @@ var errUsage = errors.New("usage")
 const usage = `tsekh: the order-to-production service of a furniture factory.
 
 Usage:
-  tsekh serve [--no-dispatch]   run the HTTP API, the event dispatcher and the maintenance job
+  tsekh serve [--no-dispatch]   run the HTTP API, the event dispatcher, the maintenance job and the jobs' runner
   tsekh migrate                 apply the database migrations and exit
   tsekh seed --demo             load the demo catalog (work centres, routes, products)
   tsekh dispatch --once         run one dispatcher pass and exit (for an external cron)
   tsekh import crm FILE.json    import CRM orders from a file, once per crm_order_id
   tsekh bench [flags]           measure the outbox on the PostgreSQL at DATABASE_URL
   tsekh bench cutting [flags]   measure the cutting optimiser (no database)
+  tsekh bench plan [flags]      measure the plan at 10k, 50k and 100k live operations (PostgreSQL)
   tsekh subscribers list        the subscribers with their status, lag and failures
   tsekh subscribers replay NAME --from ID
                                 deliver the journal again to one subscriber from an event id
@@ -116,6 +117,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "bench":
 		if len(rest) > 0 && rest[0] == "cutting" {
 			return benchCutting(rest[1:], stdout, stderr)
+		}
+		if len(rest) > 0 && rest[0] == "plan" {
+			return benchPlan(ctx, rest[1:], getenv, stdout, stderr)
 		}
 		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "subscribers":
@@ -201,6 +205,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		if err := a.StartMaintenance(dispatchCtx); err != nil {
 			return err
 		}
+		a.StartJobs(dispatchCtx)
 	}
 	a.ListenForStream(dispatchCtx)
 	srv := api.HTTPServer(cfg.HTTPAddr, a.HTTP(), cfg.HTTPRequestTimeout)
@@ -217,7 +222,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		metricsSrv = api.HTTPServer(cfg.MetricsAddr, a.MetricsHTTP(), 0)
 		go func() { errc <- fmt.Errorf("metrics listener: %w", metricsSrv.ListenAndServe()) }()
 	}
-	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "metrics", metricsWhere(cfg.MetricsAddr), "dispatch", !*noDispatch, "maintenance", !*noDispatch,
+	log.Info("tsekh serving", "addr", cfg.HTTPAddr, "metrics", metricsWhere(cfg.MetricsAddr), "dispatch", !*noDispatch, "maintenance", !*noDispatch, "jobs", !*noDispatch,
 		"swagger", localURL(cfg.HTTPAddr)+"/swagger/index.html")
 
 	select {
@@ -226,6 +231,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		stopDispatch()
 		a.WaitDispatcher()
 		a.WaitMaintenance()
+		a.WaitJobs()
 		return err
 	case <-ctx.Done():
 	}
@@ -236,6 +242,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	stopDispatch()
 	a.WaitDispatcher()
 	a.WaitMaintenance()
+	a.WaitJobs()
 	log.Info("stopped")
 	return nil
 }

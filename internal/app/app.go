@@ -23,6 +23,7 @@ import (
 	"github.com/tsekh/tsekh/internal/cutplan"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/floor"
+	"github.com/tsekh/tsekh/internal/jobs"
 	"github.com/tsekh/tsekh/internal/maintenance"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/config"
@@ -60,6 +61,9 @@ type App struct {
 	Floor   *floor.Service
 	Stock   *stock.Service
 	CutPlan *cutplan.Service
+	// Jobs queues long work (a cutting plan); JobRunner runs it.
+	Jobs      *jobs.Service
+	JobRunner *jobs.Runner
 
 	runner   *events.Runner
 	relay    *relay.Relay
@@ -140,6 +144,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Catalog = catalog.NewService(db)
 	a.Sales = sales.NewService(db)
 	a.Sales.SetShopConflicts(cfg.ShopConflicts)
+	a.Sales.SetRejectionBodyLimit(cfg.IntakeBodyLimit)
 	a.Stock = stock.NewService(db, stock.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages, MinOffcutMM: cfg.CuttingMinOffcutMM,
 		EdgeOverhangMM: cfg.EdgeOverhangMM})
 	a.Plan = plan.NewService(db, a.Stock)
@@ -148,6 +153,9 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Floor.SetScrapReasons(cfg.FloorScrapReasons)
 	a.CutPlan = cutplan.NewService(db, a.Floor, a.Stock, cutplan.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages,
 		MinOffcutMM: cfg.CuttingMinOffcutMM, OffcutWeight: cfg.CuttingOffcutWeight, TimeBudget: cfg.CuttingTimeBudget})
+	a.Jobs = jobs.NewService(db)
+	a.JobRunner = jobs.NewRunner(a.Jobs, jobs.RunnerOptions{Concurrency: cfg.JobsConcurrency, Lease: cfg.JobsLease, Logger: log})
+	a.JobRunner.Handle(cutplan.JobKind, a.CutPlan.RunJob)
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
 	}
@@ -191,7 +199,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 // subscribers, as cfg wires them. The registry declares every module's types
 // before it subscribes anyone, so their order does not matter.
 func (a *App) eventModules(cfg config.Config) []events.Module {
-	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan, a.Floor, a.Stock, a.CutPlan}
+	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan, a.Floor, a.Stock, a.CutPlan, a.Jobs}
 	if cfg.ShopCallbackURL != "" {
 		cb := sales.ShopCallback(cfg.ShopCallbackURL, cfg.ShopWebhookSecret, nil)
 		cb.Concurrency = cfg.ShopCallbackConc
@@ -213,7 +221,7 @@ func (a *App) HTTP() *echo.Echo {
 		metrics = a.Metrics
 	}
 	return api.New(api.Deps{
-		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan, Floor: a.Floor, Stock: a.Stock, CutPlans: a.CutPlan,
+		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan, Floor: a.Floor, Stock: a.Stock, CutPlans: a.CutPlan, Jobs: a.Jobs,
 		Journal: a.Journal, Registry: a.Registry, Metrics: metrics, Logger: a.Logger,
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret, AsyncAPI: a.asyncAPI,
 		RequestTimeout: a.Config.HTTPRequestTimeout,
@@ -257,6 +265,13 @@ func (a *App) WaitDispatcher() {
 		a.runner.Wait()
 	}
 }
+
+// StartJobs runs the background jobs' runner until ctx is cancelled;
+// WaitJobs waits for it to stop (its running jobs queued again).
+func (a *App) StartJobs(ctx context.Context) { a.JobRunner.Start(ctx) }
+
+// WaitJobs blocks until the runner started by StartJobs stops.
+func (a *App) WaitJobs() { a.JobRunner.Wait() }
 
 // StartMaintenance runs the maintenance job in the background until ctx is
 // cancelled; WaitMaintenance waits for it to stop.

@@ -44,6 +44,12 @@ var Unjournaled = map[string]Exemption{
 	"plan_prod_order_items": {Reason: "the customer and due date of a launched item's order, as sales' order.changed reports them",
 		Columns: []string{"customer", "due_date"}, BySubscriber: true},
 
+	// A running job's lease is its runner's heartbeat: renewed every third
+	// of JOBS_LEASE while the job runs; every change of the job's state
+	// and progress is journalled as job.*.
+	"jobs_queue": {Reason: "a running job's lease, renewed by its runner while it runs (a heartbeat)",
+		Columns: []string{"lease_until"}},
+
 	// A replay guard, not data: the response kept for a repeated request.
 	"sales_idempotency_keys": {Reason: "the Idempotency-Key of POST /api/v1/orders and the response kept for its repeats; the order itself is journalled"},
 

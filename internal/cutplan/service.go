@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -80,22 +81,41 @@ func (s *Service) Rebuild(ctx context.Context, id int64) (Plan, error) {
 		return Plan{}, err
 	}
 	if old.ReplacedBy != nil {
-		return Plan{}, apperr.Conflict("cutting plan %d is replaced by plan %d already", id, *old.ReplacedBy)
+		return Plan{}, errReplaced(id, *old.ReplacedBy)
 	}
 	return s.create(ctx, old.ProdOrders, &old.ID)
+}
+
+func errReplaced(id, by int64) error {
+	return apperr.Conflict("cutting plan %d is replaced by plan %d already", id, by)
 }
 
 // create lays out the cut of the production orders' parts and stores it as
 // a new cutting plan (replacing the plan replaces, when not nil).
 func (s *Service) create(ctx context.Context, ids []int64, replaces *int64) (Plan, error) {
+	return s.createWith(ctx, ids, replaces, nil, nil)
+}
+
+// createWith is create reporting each board laid out to progress (when
+// not nil) and calling stored (when not nil) inside the transaction that
+// stores the plan, its error rolling the plan back.
+func (s *Service) createWith(ctx context.Context, ids []int64, replaces *int64, progress boardProgress,
+	stored func(tx *gorm.DB, planID int64) error,
+) (Plan, error) {
 	// The layout is worked out before the transaction, which only stores
 	// it: the offcuts it cuts are reserved there only if still available.
-	p, sheets, used, err := s.layOut(ctx, ids, replaces)
+	p, sheets, used, err := s.layOut(ctx, ids, replaces, progress)
 	if err != nil {
 		return Plan{}, err
 	}
 	err = database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
-		return s.storePlan(ctx, tx, &p, sheets, used, replaces)
+		if err := s.storePlan(ctx, tx, &p, sheets, used, replaces); err != nil {
+			return err
+		}
+		if stored != nil {
+			return stored(tx, p.ID)
+		}
+		return nil
 	})
 	if err != nil {
 		return Plan{}, err
@@ -106,7 +126,8 @@ func (s *Service) create(ctx context.Context, ids []int64, replaces *int64) (Pla
 // layOut works out the cut of the production orders' parts, board by board,
 // on new sheets and the available offcuts (with those of the plan replaces):
 // the plan's totals, its sheets and the offcuts it cuts.
-func (s *Service) layOut(ctx context.Context, ids []int64, replaces *int64) (p Plan, sheets []Sheet, used []int64, err error) {
+func (s *Service) layOut(ctx context.Context, ids []int64, replaces *int64, progress boardProgress) (p Plan, sheets []Sheet, used []int64, err error) {
+	start := time.Now()
 	parts, err := s.floor.PartsToCut(ctx, ids)
 	if err != nil {
 		return Plan{}, nil, nil, err
@@ -117,12 +138,15 @@ func (s *Service) layOut(ctx context.Context, ids []int64, replaces *int64) (p P
 		return Plan{}, nil, nil, err
 	}
 	p = Plan{ProdOrders: ids, KerfMM: s.set.KerfMM, Stages: s.set.Stages, MinOffcutMM: s.set.MinOffcutMM, Boards: BoardList{}}
-	for _, g := range groups {
+	for i, g := range groups {
+		if err := ctx.Err(); err != nil {
+			return Plan{}, nil, nil, err
+		}
 		offcuts, err := s.stock.AvailableOffcuts(ctx, db, g.board.Code, replaces)
 		if err != nil {
 			return Plan{}, nil, nil, err
 		}
-		cp, err := s.optimise(g, offcuts, ids)
+		cp, err := s.optimise(g, offcuts, ids, boardBudget(s.set.TimeBudget, time.Since(start), len(groups)-i))
 		if err != nil {
 			return Plan{}, nil, nil, err
 		}
@@ -148,6 +172,11 @@ func (s *Service) layOut(ctx context.Context, ids []int64, replaces *int64) (p P
 		p.Boards = append(p.Boards, bt)
 		p.Sheets += bt.Sheets
 		p.Parts += bt.Parts
+		if progress != nil {
+			if err := progress(ctx, i+1, len(groups), g.board.Code); err != nil {
+				return Plan{}, nil, nil, err
+			}
+		}
 	}
 	return p, sheets, used, nil
 }
@@ -304,13 +333,13 @@ var problemField = regexp.MustCompile(`^(parts|formats)\[(\d+)\](.*)$`)
 // optimise lays out one board's parts: the offcuts first (one each, trims
 // not applied), then the board's formats as many as needed. The
 // optimiser's field errors are renamed to what the request can change.
-func (s *Service) optimise(g boardGroup, offcuts []stock.Offcut, ids []int64) (cutting.Plan, error) {
+func (s *Service) optimise(g boardGroup, offcuts []stock.Offcut, ids []int64, limit time.Duration) (cutting.Plan, error) {
 	pr := cutting.Defaults()
 	pr.Kerf = s.set.KerfMM
 	pr.Stages = s.set.Stages
 	pr.MinOffcut = cutting.Size{Length: float64(s.set.MinOffcutMM), Width: float64(s.set.MinOffcutMM)}
 	pr.OffcutWeight = s.set.OffcutWeight
-	pr.TimeLimit = s.set.TimeBudget
+	pr.TimeLimit = limit
 	t := g.board.Trim
 	pr.Trims = cutting.Trims{Left: float64(t.W1), Right: float64(t.W2), Bottom: float64(t.L1), Top: float64(t.L2)}
 	for _, o := range offcuts {

@@ -205,7 +205,7 @@ func UnitFittings(ctx context.Context, db *gorm.DB, o ProdOrder) (map[int64][]st
 // production orders with an item due then and the backlog's items due
 // then. EINVALID naming prod_orders for unknown orders, from when neither
 // is given, to when the period is backwards or over a year.
-func (s *Service) RequirementsScope(ctx context.Context, ids []int64, from, to database.Date) (orders []int64, backlog []stock.Item, err error) {
+func (s *Service) RequirementsScope(ctx context.Context, ids []int64, from, to database.Date) (orders []int64, backlog stock.ItemSource, err error) {
 	period := !from.IsZero() || !to.IsZero()
 	switch {
 	case len(ids) == 0 && !period:
@@ -246,23 +246,48 @@ func (s *Service) RequirementsScope(ctx context.Context, ids []int64, from, to d
 			return nil, nil, err
 		}
 	}
+	backlog = stock.Items(nil)
 	if period {
-		var rows []BacklogItem
-		if err := db.Where("due_date >= ? AND due_date <= ?", from, to).Order("item_id").Find(&rows).Error; err != nil {
-			return nil, nil, err
-		}
-		backlog = stockItems(rows)
+		backlog = s.backlog(func(q *gorm.DB) *gorm.DB { return q.Where("due_date >= ? AND due_date <= ?", from, to) })
 	}
 	return orders, backlog, nil
 }
 
-// BacklogItems returns every item waiting in the backlog, for what it needs.
-func (s *Service) BacklogItems(ctx context.Context) ([]stock.Item, error) {
-	var rows []BacklogItem
-	if err := s.db.WithContext(ctx).Order("item_id").Find(&rows).Error; err != nil {
-		return nil, err
+// BacklogItems streams every item waiting in the backlog, for what it
+// needs.
+func (s *Service) BacklogItems() stock.ItemSource { return s.backlog(nil) }
+
+// backlogBatch is how many backlog items are read at once for what they
+// need.
+const backlogBatch = 1000
+
+// backlog streams the backlog's items that where selects (nil: all), a
+// batch at a time in item order, reading only what their needs are
+// counted from.
+func (s *Service) backlog(where func(*gorm.DB) *gorm.DB) stock.ItemSource {
+	return func(ctx context.Context, fn func([]stock.Item) error) error {
+		var after int64
+		for {
+			q := s.db.WithContext(ctx).Model(&BacklogItem{}).Select("item_id", "sku", "qty", "options").Where("item_id > ?", after)
+			if where != nil {
+				q = where(q)
+			}
+			var rows []BacklogItem
+			if err := q.Order("item_id").Limit(backlogBatch).Find(&rows).Error; err != nil {
+				return err
+			}
+			if len(rows) == 0 {
+				return nil
+			}
+			if err := fn(stockItems(rows)); err != nil {
+				return err
+			}
+			if len(rows) < backlogBatch {
+				return nil
+			}
+			after = rows[len(rows)-1].ItemID
+		}
 	}
-	return stockItems(rows), nil
 }
 
 func stockItems(rows []BacklogItem) []stock.Item {

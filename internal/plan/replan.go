@@ -66,17 +66,18 @@ func (s *Service) Replan(ctx context.Context) (ReplanSummary, error) {
 	var out ReplanSummary
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		out, err = s.replanJournalled(ctx, tx, contracts.ReplanRequested, 0)
+		out, err = s.replanJournalled(ctx, tx, contracts.ReplanRequested, 0, "1 = 1")
 		return err
 	})
 	return out, err
 }
 
-// replanJournalled re-plans the whole plan (replanAll) and journals it: a
-// row of plan_replans and its plan.replanned event, with the reason and,
-// for a change of priority, the production order whose priority changed.
-func (s *Service) replanJournalled(ctx context.Context, tx *gorm.DB, reason string, prodOrderID int64) (ReplanSummary, error) {
-	out, err := s.replanAll(ctx, tx)
+// replanJournalled re-plans the live orders that moving selects (all of
+// them: "1 = 1"; see replanFrom) and journals it: a row of plan_replans and
+// its plan.replanned event, with the reason and, for a change of priority,
+// the production order whose priority changed.
+func (s *Service) replanJournalled(ctx context.Context, tx *gorm.DB, reason string, prodOrderID int64, moving string, args ...any) (ReplanSummary, error) {
+	out, err := s.replanFrom(ctx, tx, moving, args...)
 	if err != nil {
 		return out, err
 	}
@@ -101,7 +102,9 @@ func (s *Service) replanJournalled(ctx context.Context, tx *gorm.DB, reason stri
 // fromLayout is RFC 3339 in UTC with milliseconds, as every time tsekh shows.
 const fromLayout = "2006-01-02T15:04:05.000Z"
 
-func (s *Service) replanAll(ctx context.Context, tx *gorm.DB) (ReplanSummary, error) {
+// replanFrom re-plans, under the plan lock and from now, the live orders
+// that moving selects on the load of the others.
+func (s *Service) replanFrom(ctx context.Context, tx *gorm.DB, moving string, args ...any) (ReplanSummary, error) {
 	if err := lockPlan(tx); err != nil {
 		return ReplanSummary{}, err
 	}
@@ -113,7 +116,15 @@ func (s *Service) replanAll(ctx context.Context, tx *gorm.DB) (ReplanSummary, er
 	if err != nil {
 		return ReplanSummary{}, err
 	}
-	return s.replan(ctx, tx, now, centers, "1 = 1")
+	return s.replan(ctx, tx, now, centers, moving, args...)
+}
+
+// behindInPlan is the condition on plan_prod_orders that selects order id
+// and every order behind it in the plan when it has the priority given:
+// those of lower priority, and those of that priority launched after it
+// (the plan's order is priority, higher first, then launch).
+func behindInPlan(priority int, id int64) (string, []any) {
+	return "(plan_prod_orders.priority < ? OR (plan_prod_orders.priority = ? AND plan_prod_orders.id >= ?))", []any{priority, priority, id}
 }
 
 // PriorityChange is the result of SetPriority: the order as it is now and
@@ -125,8 +136,9 @@ type PriorityChange struct {
 
 // SetPriority changes the priority of a launched or in-progress production
 // order, writing prod_order.priority_changed when it differs, and re-plans
-// (as Replan, journalled as plan.replanned with reason priority) so that it
-// takes its new place. It returns
+// the order and every order behind it at its old place or its new one
+// (as Replan does them, journalled as plan.replanned with reason priority)
+// so that it takes its new place; the orders ahead keep theirs. It returns
 // EINVALID for a priority out of range or a work centre with no working day
 // (nothing changes then), ENOTFOUND for an unknown order, ECONFLICT for one
 // that is done or cancelled.
@@ -139,13 +151,21 @@ func (s *Service) SetPriority(ctx context.Context, id int64, priority int) (Prio
 		if err := lockPlan(tx); err != nil {
 			return err
 		}
-		// The live orders' rows first, in id order as the re-plan takes
-		// them, so that no one locking several of them waits in a circle.
-		if _, err := lockLive(ctx, tx, "1 = 1"); err != nil {
+		o, err := prodOrder(ctx, tx, id, false)
+		if err != nil {
 			return err
 		}
-		o, err := prodOrder(ctx, tx, id, true)
-		if err != nil {
+		// Only the order and those behind it in the plan, at its old place
+		// or its new one (whichever comes first), can move: the orders
+		// ahead of both keep their slots, and the rest is planned again on
+		// their load, exactly as a re-plan of everything would place it.
+		// Their rows are locked first, in id order as the re-plan takes
+		// them, so that no one locking several of them waits in a circle.
+		behind, behindArgs := behindInPlan(max(priority, o.Priority), id)
+		if _, err := lockLive(ctx, tx, behind, behindArgs...); err != nil {
+			return err
+		}
+		if o, err = prodOrder(ctx, tx, id, true); err != nil {
 			return err
 		}
 		if o.Status != StatusLaunched && o.Status != StatusInProgress {
@@ -161,7 +181,8 @@ func (s *Service) SetPriority(ctx context.Context, id int64, priority int) (Prio
 				return err
 			}
 		}
-		if out.Replan, err = s.replanJournalled(ctx, tx, contracts.ReplanPriority, id); err != nil {
+		behind, behindArgs = behindInPlan(max(priority, o.Priority), id)
+		if out.Replan, err = s.replanJournalled(ctx, tx, contracts.ReplanPriority, id, behind, behindArgs...); err != nil {
 			return err
 		}
 		out.ProdOrder, err = prodOrder(ctx, tx, id, false)

@@ -19,7 +19,6 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
-	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
 // Who applied a delivery, or had it refused: the sender itself or a
@@ -65,8 +64,16 @@ type Rejection struct {
 	// The shop order's sync_id ("shop-" + its id), or the CRM row's number.
 	SyncID     *string `json:"sync_id" extensions:"x-nullable" example:"shop-7826d8468b3d"`
 	CRMOrderID *int64  `json:"crm_order_id" extensions:"x-nullable"`
-	// Body is the delivery or row as received (the last refused one).
-	Body json.RawMessage `json:"body" swaggertype:"object"`
+	// Body is the delivery or row as received (the last refused one); null
+	// when it was cut (body_cut).
+	Body json.RawMessage `json:"body" swaggertype:"object" extensions:"x-nullable"`
+	// BodyBytes is the body's size as received, in bytes; BodyCut says that
+	// it was larger than INTAKE_BODY_LIMIT and only its beginning is kept,
+	// as text, in BodyHead (such a rejection cannot be retried: its sender
+	// delivers it again).
+	BodyBytes int    `json:"body_bytes" example:"812"`
+	BodyCut   bool   `json:"body_cut" example:"false"`
+	BodyHead  string `json:"body_head,omitempty" example:"{\"id\": \"7826d8468b3d\", \"customer\": {\"name\": \"Анна\"}, \"items\": [{\"sku\": \"DIV-NEW\", \"note\": \"очень длин"`
 	// Kinds of reason, and every reason at once with the field it names.
 	Reasons []string            `json:"reasons" enums:"unknown_sku,unknown_decor,in_production,conflict,invalid" example:"unknown_sku"`
 	Errors  []apperr.FieldError `json:"errors"`
@@ -93,6 +100,8 @@ type rejectionRow struct {
 	SyncID        *string
 	CRMOrderID    *int64 `gorm:"column:crm_order_id"`
 	Body          string
+	BodyBytes     int
+	BodyCut       bool
 	Reasons       string
 	Errors        string
 	Detail        string
@@ -111,11 +120,15 @@ func (rejectionRow) TableName() string { return "sales_intake_rejections" }
 
 func (r rejectionRow) rejection() Rejection {
 	out := Rejection{ID: r.ID, Source: r.Source, SyncID: r.SyncID, CRMOrderID: r.CRMOrderID, Detail: r.Detail, Status: r.Status,
+		BodyBytes: r.BodyBytes, BodyCut: r.BodyCut,
 		Deliveries: r.Deliveries, Retries: r.Retries, OrderID: r.OrderID, Outcome: r.Outcome, DismissReason: r.DismissReason,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ClosedAt: r.ClosedAt, Reasons: []string{}, Errors: []apperr.FieldError{}}
-	if json.Valid([]byte(r.Body)) {
+	switch {
+	case r.BodyCut:
+		out.Body, out.BodyHead = json.RawMessage("null"), r.Body
+	case json.Valid([]byte(r.Body)):
 		out.Body = json.RawMessage(r.Body)
-	} else {
+	default:
 		out.Body, _ = json.Marshal(r.Body)
 	}
 	for _, k := range strings.Split(strings.Trim(r.Reasons, ","), ",") {
@@ -255,6 +268,7 @@ func (s *Service) keepRejection(ctx context.Context, source string, in NewOrder,
 		errs = []byte("[]")
 	}
 	reasons := "," + strings.Join(r.kinds, ",") + ","
+	kept, cut := cutBody(body, s.rejectionBodyLimit())
 	var id int64
 	err = database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		ctx, err := as.in(ctx, tx)
@@ -265,12 +279,13 @@ func (s *Service) keepRejection(ctx context.Context, source string, in NewOrder,
 			ID         int64
 			Deliveries int
 		}
-		err = database.Scan(tx.WithContext(ctx).Raw(`INSERT INTO sales_intake_rejections (source, intake_key, sync_id, crm_order_id, body, reasons, errors, detail)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (source, intake_key) WHERE status = 'open' DO UPDATE SET body = excluded.body, reasons = excluded.reasons,
+		err = database.Scan(tx.WithContext(ctx).Raw(`INSERT INTO sales_intake_rejections (source, intake_key, sync_id, crm_order_id, body, body_bytes, body_cut, reasons, errors, detail)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (source, intake_key) WHERE status = 'open' DO UPDATE SET body = excluded.body, body_bytes = excluded.body_bytes,
+    body_cut = excluded.body_cut, reasons = excluded.reasons,
     errors = excluded.errors, detail = excluded.detail, deliveries = sales_intake_rejections.deliveries + 1, updated_at = `+database.Now(tx)+`
 RETURNING id, deliveries`,
-			source, intakeKeyOf(source, in), in.SyncID, in.CRMOrderID, string(body), reasons, string(errs), r.err.Message), &row)
+			source, intakeKeyOf(source, in), in.SyncID, in.CRMOrderID, kept, len(body), cut, reasons, string(errs), r.err.Message), &row)
 		if err != nil {
 			return err
 		}
@@ -346,41 +361,6 @@ func (f RejectionFilter) Validate() error {
 	return nil
 }
 
-// Rejections returns a page of kept rejections, newest first. It returns
-// EINVALID when the filter is not valid.
-func (s *Service) Rejections(ctx context.Context, f RejectionFilter, pr page.Request) ([]Rejection, string, error) {
-	if err := f.Validate(); err != nil {
-		return nil, "", err
-	}
-	q := s.db.WithContext(ctx).Model(&rejectionRow{})
-	if f.Source != "" {
-		q = q.Where("source = ?", f.Source)
-	}
-	if f.Reason != "" {
-		q = q.Where("reasons LIKE ?", "%,"+f.Reason+",%")
-	}
-	if f.Open != nil {
-		if *f.Open {
-			q = q.Where("status = ?", RejectionOpen)
-		} else {
-			q = q.Where("status <> ?", RejectionOpen)
-		}
-	}
-	if pr.After != 0 {
-		q = q.Where("id < ?", pr.After)
-	}
-	var rows []rejectionRow
-	if err := q.Order("id DESC").Limit(pr.Limit + 1).Find(&rows).Error; err != nil {
-		return nil, "", fmt.Errorf("sales: list rejections: %w", err)
-	}
-	rows, next := page.Next(rows, pr.Limit, func(r rejectionRow) int64 { return r.ID })
-	out := make([]Rejection, len(rows))
-	for i, r := range rows {
-		out[i] = r.rejection()
-	}
-	return out, next, nil
-}
-
 // Rejection returns a kept rejection, or ENOTFOUND.
 func (s *Service) Rejection(ctx context.Context, id int64) (Rejection, error) {
 	r, err := rejection(ctx, s.db, id)
@@ -414,6 +394,10 @@ func (s *Service) RetryRejection(ctx context.Context, id int64) (Rejection, erro
 		return row.rejection(), nil
 	case RejectionDismissed:
 		return Rejection{}, apperr.Conflict("rejection %d was dismissed (%s); nothing to retry", id, row.DismissReason)
+	}
+	if row.BodyCut {
+		return Rejection{}, apperr.Conflict("rejection %d kept only the first %d bytes of its %d-byte body (INTAKE_BODY_LIMIT); it cannot be retried: ask its sender to deliver the order again",
+			id, len(row.Body), row.BodyBytes)
 	}
 	var in NewOrder
 	uniqueBy, via := "sync_id", ViaShop

@@ -205,6 +205,7 @@ const MaxItems = 200
 type Service struct {
 	db        *gorm.DB
 	conflicts string // SHOP_CONFLICTS: ConflictsOffice or ConflictsShop
+	bodyLimit int    // INTAKE_BODY_LIMIT; 0: DefaultRejectionBodyLimit
 	metrics   *Metrics
 }
 

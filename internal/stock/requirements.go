@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"gorm.io/gorm"
-
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/platform/input"
 )
@@ -60,13 +58,10 @@ type Requirements struct {
 // needs, as reserved) and what the backlog's items need, per material.
 // launchedArea is, per board code, the area of the orders' parts not yet
 // cut (the plan's to tell).
-func (s *Service) Requirements(ctx context.Context, orders []int64, backlog []Item, launchedArea map[string]float64) (Requirements, error) {
+func (s *Service) Requirements(ctx context.Context, orders []int64, backlog ItemSource, launchedArea map[string]float64) (Requirements, error) {
 	r := Requirements{ProdOrders: orders, BacklogItems: []int64{}, Materials: []Requirement{}}
 	if r.ProdOrders == nil {
 		r.ProdOrders = []int64{}
-	}
-	for _, it := range backlog {
-		r.BacklogItems = append(r.BacklogItems, it.ItemID)
 	}
 	all, err := catalog.AllMaterials(ctx, s.db)
 	if err != nil {
@@ -105,7 +100,13 @@ func (s *Service) Requirements(ctx context.Context, orders []int64, backlog []It
 			get(code).AreaM2 += a
 		}
 	}
-	items, err := s.itemNeeds(ctx, s.db, backlog, all)
+	items := s.newItemCounter(s.db, all)
+	err = backlog(ctx, func(batch []Item) error {
+		for _, it := range batch {
+			r.BacklogItems = append(r.BacklogItems, it.ItemID)
+		}
+		return items.add(ctx, batch)
+	})
 	if err != nil {
 		return r, err
 	}
@@ -137,77 +138,6 @@ func kindOrder(k string) int { return slices.Index(catalog.MaterialKinds, k) }
 // floating-point sums alone.
 func wholeUp(v float64) int { return int(math.Ceil(v - 1e-6)) }
 
-// itemsNeed is what backlog items need: per material, and per board the
-// parts' area.
-type itemsNeed struct {
-	needs []Move
-	area  map[string]float64
-}
-
-// itemNeeds explodes the items as a launch would, without storing
-// anything (their parts cut from the boards their options choose), and
-// counts what they need: each item's parts' board shares (BoardShares, one
-// item at a time: an item is launched whole), its parts' bands, its units'
-// fittings.
-func (s *Service) itemNeeds(ctx context.Context, db *gorm.DB, items []Item, all map[string]catalog.Material) (itemsNeed, error) {
-	out := itemsNeed{area: map[string]float64{}}
-	if len(items) == 0 {
-		return out, nil
-	}
-	skus := make([]string, 0, len(items))
-	for _, it := range items {
-		skus = append(skus, it.SKU)
-	}
-	products, err := catalog.ProductSpecs(ctx, db, skus)
-	if err != nil {
-		return out, err
-	}
-	for _, it := range items {
-		p, ok := products[it.SKU]
-		if !ok || it.Qty <= 0 {
-			continue
-		}
-		var parts []PartShape
-		for _, line := range p.Parts {
-			code := line.Board
-			if line.Slot != "" {
-				code = p.BoardFor(line.Slot, it.Options)
-			}
-			shape := PartShape{Board: code, LengthMM: line.LengthMM, WidthMM: line.WidthMM, Grain: line.Grain}
-			if board, known := all[input.CodeKey(code)]; known {
-				shape.Board = board.Code
-				sides := []*string{&shape.Edges.L1, &shape.Edges.L2, &shape.Edges.W1, &shape.Edges.W2}
-				for k, side := range line.Edges.Sides() {
-					if side.Band == "" {
-						continue
-					}
-					if band, err := catalog.EdgeBand(side.Band, board, all); err == nil {
-						*sides[k] = band.Code
-					}
-				}
-			}
-			for range line.Qty * it.Qty {
-				parts = append(parts, shape)
-			}
-		}
-		shares, err := s.BoardShares(ctx, db, parts)
-		if err != nil {
-			return out, err
-		}
-		for i, sh := range parts {
-			out.needs = addMove(out.needs, Move{Code: sh.Board, Qty: shares[i]})
-			out.area[sh.Board] += float64(sh.LengthMM) * float64(sh.WidthMM) / 1e6
-			for _, m := range BandMetres(sh, s.set.EdgeOverhangMM) {
-				out.needs = addMove(out.needs, m)
-			}
-		}
-		for _, f := range p.Fittings {
-			out.needs = addMove(out.needs, Move{Code: f.Code, Qty: float64(f.Qty * it.Qty)})
-		}
-	}
-	return out, nil
-}
-
 // ShortageLine is what to buy of one material: what the backlog needs
 // beyond what is available (launched work's needs are reserved already),
 // brought up to the reorder point.
@@ -224,7 +154,7 @@ type ShortageLine struct {
 // Shortages returns what to buy, per material, given the items waiting in
 // the backlog: every material whose available stock, less what the backlog
 // needs, falls below its reorder point.
-func (s *Service) Shortages(ctx context.Context, backlog []Item) ([]ShortageLine, error) {
+func (s *Service) Shortages(ctx context.Context, backlog ItemSource) ([]ShortageLine, error) {
 	var ms []catalog.Material
 	if err := s.db.WithContext(ctx).Order("id").Find(&ms).Error; err != nil {
 		return nil, err
@@ -233,8 +163,8 @@ func (s *Service) Shortages(ctx context.Context, backlog []Item) ([]ShortageLine
 	for _, m := range ms {
 		all[input.CodeKey(m.Code)] = m
 	}
-	items, err := s.itemNeeds(ctx, s.db, backlog, all)
-	if err != nil {
+	items := s.newItemCounter(s.db, all)
+	if err := backlog(ctx, func(batch []Item) error { return items.add(ctx, batch) }); err != nil {
 		return nil, err
 	}
 	var lvs []level

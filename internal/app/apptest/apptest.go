@@ -197,6 +197,15 @@ func (e *Env) Dispatch() {
 	require.NoError(e.T, err, "apptest: the dispatcher did not settle")
 }
 
+// RunJobs runs every queued background job to its end (the service's
+// runner, JOBS_CONCURRENCY at a time) and returns how many ran.
+func (e *Env) RunJobs() int {
+	e.T.Helper()
+	n, err := e.App.JobRunner.RunQueued(context.Background())
+	require.NoError(e.T, err)
+	return n
+}
+
 // UserToken creates a user with the role and returns a token for them.
 func (e *Env) UserToken(name, role string) string {
 	e.T.Helper()

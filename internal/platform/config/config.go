@@ -49,6 +49,7 @@ type Config struct {
 	ShopCallbackURL     string        `env:"SHOP_CALLBACK_URL" secret:"userinfo,query"`
 	ShopCallbackConc    int           `env:"SHOP_CALLBACK_CONCURRENCY" envDefault:"4"`
 	ShopConflicts       string        `env:"SHOP_CONFLICTS" envDefault:"office"`
+	IntakeBodyLimit     int           `env:"INTAKE_BODY_LIMIT" envDefault:"65536"`
 	BootstrapAdminToken string        `env:"BOOTSTRAP_ADMIN_TOKEN" secret:"true"`
 	NATSURL             string        `env:"NATS_URL" secret:"userinfo"`
 	NATSRelayConc       int           `env:"NATS_RELAY_CONCURRENCY" envDefault:"16"`
@@ -66,6 +67,10 @@ type Config struct {
 	CuttingMinOffcutMM  int           `env:"CUTTING_MIN_OFFCUT_MM" envDefault:"300"`
 	CuttingOffcutWeight float64       `env:"CUTTING_OFFCUT_WEIGHT" envDefault:"1"`
 	CuttingTimeBudget   time.Duration `env:"CUTTING_TIME_BUDGET" envDefault:"10s"`
+	// Background jobs (a cutting plan): how many one replica runs at once,
+	// and how long a running job's lease lasts without renewal.
+	JobsConcurrency int           `env:"JOBS_CONCURRENCY" envDefault:"1"`
+	JobsLease       time.Duration `env:"JOBS_LEASE" envDefault:"30s"`
 	// LabelSizeMM is the labels' width × height in mm, "58x40".
 	LabelSizeMM string `env:"LABEL_SIZE_MM" envDefault:"58x40"`
 	LogFormat   string `env:"LOG_FORMAT" envDefault:"text"`
@@ -139,6 +144,9 @@ func (c Config) Validate() error {
 	if c.ShopConflicts != "office" && c.ShopConflicts != "shop" {
 		errs = append(errs, errors.New("SHOP_CONFLICTS must be office (refuse a shop delivery that changes what the office changed since: 409) or shop (apply the rest, flag the order)"))
 	}
+	if c.IntakeBodyLimit < 1024 || c.IntakeBodyLimit > 1<<20 {
+		errs = append(errs, errors.New("INTAKE_BODY_LIMIT must be between 1024 and 1048576 (bytes)"))
+	}
 	if c.ShopCallbackConc < 1 || c.ShopCallbackConc > 256 {
 		errs = append(errs, errors.New("SHOP_CALLBACK_CONCURRENCY must be between 1 and 256"))
 	}
@@ -159,6 +167,12 @@ func (c Config) Validate() error {
 	}
 	if c.CuttingTimeBudget < 100*time.Millisecond || c.CuttingTimeBudget > 10*time.Minute {
 		errs = append(errs, errors.New("CUTTING_TIME_BUDGET must be between 100ms and 10m"))
+	}
+	if c.JobsConcurrency < 1 || c.JobsConcurrency > 64 {
+		errs = append(errs, errors.New("JOBS_CONCURRENCY must be between 1 and 64"))
+	}
+	if c.JobsLease < 3*time.Second || c.JobsLease > time.Hour {
+		errs = append(errs, errors.New("JOBS_LEASE must be between 3s and 1h"))
 	}
 	if _, _, err := c.LabelSize(); err != nil {
 		errs = append(errs, err)

@@ -1,0 +1,95 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
+)
+
+// planSnapshot is the whole schedule: every live operation's slot and every
+// live order's planned and promised ETA.
+type planSnapshot struct {
+	Ops    []string
+	Orders []string
+}
+
+func snapshotPlan(t *testing.T, db *gorm.DB) planSnapshot {
+	t.Helper()
+	var ops []struct {
+		ID               int64
+		StartDay, EndDay database.Date
+		StartMin, EndMin float64
+	}
+	require.NoError(t, database.Scan(db.Table("plan_operations").Select("plan_operations.id, start_day, start_min, end_day, end_min").
+		Joins("JOIN plan_prod_orders o ON o.id = plan_operations.prod_order_id").Where("o.status IN ?", []string{StatusLaunched, StatusInProgress}).
+		Order("plan_operations.id"), &ops))
+	var orders []struct {
+		ID              int64
+		Priority        int
+		ETA, PlannedETA database.Date
+	}
+	require.NoError(t, database.Scan(db.Table("plan_prod_orders").Select("id, priority, eta, planned_eta").
+		Where("status IN ?", []string{StatusLaunched, StatusInProgress}).Order("id"), &orders))
+	var out planSnapshot
+	for _, o := range ops {
+		out.Ops = append(out.Ops, fmt.Sprintf("op %d: %s %.6f – %s %.6f", o.ID, o.StartDay, o.StartMin, o.EndDay, o.EndMin))
+	}
+	for _, o := range orders {
+		out.Orders = append(out.Orders, fmt.Sprintf("order %d (priority %d): eta %s, planned %s", o.ID, o.Priority, o.ETA, o.PlannedETA))
+	}
+	return out
+}
+
+// A launch and a change of priority re-plan only the order and what is
+// behind it in the plan; after every step of a random sequence of them the
+// schedule is exactly what a re-plan of everything gives (at the same
+// moment: the clock stands still here, as within one instant).
+func TestIncremental_SameAsFullReplan(t *testing.T) {
+	t.Parallel()
+	for k, d := range []database.Dialect{database.Postgres, database.SQLite} {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			s, db := seededPlan(t, d)
+			s.SetNow(func() time.Time { return time.Date(2026, 11, 16, 10, 30, 0, 0, time.UTC) })
+			ctx := context.Background()
+			rng := rand.New(rand.NewPCG(43, uint64(k)))
+			skus := []string{"TMB-PRIK-450", "SHK-KUPE-1600", "SHK-RASP-1200", "DIV-CHESTER-3"}
+			var live []int64
+			moves, launches, changes := 0, 0, 0
+			for step := range 16 {
+				what := "launch"
+				if len(live) > 2 && rng.IntN(5) < 2 {
+					id, p := live[rng.IntN(len(live))], rng.IntN(5)-2
+					ch, err := s.SetPriority(ctx, id, p)
+					require.NoError(t, err)
+					require.LessOrEqual(t, ch.Replan.Replanned, len(live))
+					what = fmt.Sprintf("priority of %d to %d (%d re-planned)", id, p, ch.Replan.Replanned)
+					changes++
+				} else {
+					item := int64(step + 1)
+					receiveItem(t, db, item, skus[rng.IntN(len(skus))], 1+rng.IntN(3))
+					o, err := s.LaunchProdOrder(ctx, Launch{Items: []int64{item}, Priority: rng.IntN(5) - 2})
+					require.NoError(t, err)
+					live = append(live, o.ID)
+					launches++
+				}
+				got := snapshotPlan(t, db)
+				full, err := s.Replan(ctx)
+				require.NoError(t, err)
+				require.Equal(t, got, snapshotPlan(t, db), "step %d (%s): a re-plan of everything moves nothing", step, what)
+				require.Empty(t, full.Moved, "step %d (%s)", step, what)
+				moves += len(got.Ops)
+			}
+			require.Positive(t, changes)
+			require.Positive(t, launches)
+			require.Positive(t, moves)
+		})
+	}
+}
