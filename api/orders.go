@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/input"
+	"github.com/tsekh/tsekh/internal/platform/jsontime"
 	"github.com/tsekh/tsekh/internal/platform/page"
 	"github.com/tsekh/tsekh/internal/sales"
 )
@@ -115,7 +116,7 @@ func (s *server) createOrder(c echo.Context) error {
 		if res.Replayed {
 			c.Response().Header().Set("Idempotent-Replayed", "true")
 		}
-		return c.JSONBlob(res.Status, fixedTimes(res.Body))
+		return c.JSONBlob(res.Status, jsontime.Fix(res.Body))
 	}
 	o, err := s.Sales.CreateOrder(ctx, in)
 	if err != nil {

@@ -109,5 +109,5 @@ var OrderAttentionCleared = events.Declare[OrderAttentionClearedPayload]("order.
 type OrderAttentionClearedPayload struct {
 	OrderID   int64  `json:"order_id" jsonschema_description:"the sales order"`
 	Attention string `json:"attention" jsonschema_description:"the note cleared"`
-	Version   int64  `json:"version" jsonschema_description:"the order's tsekh version after the event"`
+	Version   int64  `json:"version" jsonschema_description:"the order's tsekh version, unchanged by clearing the note (the shop is not told of it)"`
 }
