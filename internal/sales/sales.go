@@ -325,6 +325,16 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 	if uniqueBy != "" {
 		o.SourceHash = contentHash(in)
 	}
+	// Everything that can refuse the order is checked before it takes its
+	// number, so that the common refusals do not even wait for the number.
+	products, err := productsOf(ctx, tx, in.Items, "items")
+	if err != nil {
+		return Order{}, false, err
+	}
+	options, err := itemOptions(ctx, tx, in.Items, "items")
+	if err != nil {
+		return Order{}, false, err
+	}
 	id, err := insertOrderRow(ctx, tx, &o, uniqueBy)
 	if err != nil {
 		return Order{}, false, err
@@ -341,15 +351,6 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 		return o, false, err
 	}
 	o.ID = id
-
-	products, err := productsOf(ctx, tx, in.Items, "items")
-	if err != nil {
-		return Order{}, false, err
-	}
-	options, err := itemOptions(ctx, tx, in.Items, "items")
-	if err != nil {
-		return Order{}, false, err
-	}
 	o.Items = make([]Item, len(in.Items))
 	for i, it := range in.Items {
 		o.Items[i] = Item{OrderID: o.ID, ProductID: products[it.SKU].ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Status: ItemNew,
@@ -397,10 +398,22 @@ func productsOf(ctx context.Context, tx *gorm.DB, items []NewItem, field string)
 	return products, nil
 }
 
+// OrderNumberLock is the advisory lock class (PostgreSQL) under which a
+// transaction numbers its new order, held until it ends.
+const OrderNumberLock = 0x6f6e6f21 // "ono!"
+
 // insertOrderRow inserts the order row and returns its id; with uniqueBy it
 // returns 0 when an order with that key exists (ON CONFLICT DO NOTHING, which
-// PostgreSQL and SQLite both speak). It is the one place where an order's
+// PostgreSQL and SQLite both speak; SQLite reads it after INSERT … SELECT only
+// with a WHERE). It is the one place where an order's
 // customer is first written; setCustomer changes it.
+//
+// Order numbers have no gaps: the id is the highest one committed plus one,
+// taken under a lock held until the transaction ends (PostgreSQL's advisory
+// lock; SQLite has one writer), so a transaction that rolls back, whatever
+// refused it, gives its number back to the next order. A sequence would not:
+// PostgreSQL never takes back a value it handed out. The sequence is kept
+// in step for rows written without an id (the bench's).
 func insertOrderRow(ctx context.Context, tx *gorm.DB, o *Order, uniqueBy string) (int64, error) {
 	conflict := ""
 	switch uniqueBy {
@@ -415,14 +428,22 @@ func insertOrderRow(ctx context.Context, tx *gorm.DB, o *Order, uniqueBy string)
 		updatedAt = database.TimeArg(tx, *o.SourceUpdatedAt)
 		updatedNS = o.SourceUpdatedAt.UnixNano()
 	}
+	if err := database.LockClassName(tx.WithContext(ctx), OrderNumberLock, "sales_orders"); err != nil {
+		return 0, err
+	}
 	var id int64
 	cc := customerColumns(o.Customer)
-	err := database.Scan(tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
+	err := database.Scan(tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (id, status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
 note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash, source_updated_ns)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+conflict+` RETURNING id`,
+SELECT (SELECT COALESCE(MAX(id), 0) + 1 FROM sales_orders), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+WHERE true`+conflict+` RETURNING id`,
 		o.Status, o.Source, o.SyncID, o.CRMOrderID, cc["customer_name"], cc["customer_phone"], cc["customer_email"], cc["customer_search"], o.DueDate,
 		o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, updatedAt, o.SourceHash, updatedNS), &id)
-	return id, err
+	if err != nil || id == 0 || database.DialectOf(tx) != database.Postgres {
+		return id, err
+	}
+	// Values past the highest id are all free, so setting it back is safe.
+	return id, tx.WithContext(ctx).Exec("SELECT setval(pg_get_serial_sequence('sales_orders', 'id'), ?)", id).Error
 }
 
 // Order returns the order with its items, or ENOTFOUND.
