@@ -6969,7 +6969,7 @@ const docTemplate = `{
                     "example": 0
                 },
                 "route_id": {
-                    "description": "The route to follow; by default the items' products' default route, which must then be the same for all.",
+                    "description": "The route to follow; left out, the items' products' default route, which must then be the same for all. 0 is no route (422), not the default.",
                     "type": "integer",
                     "minimum": 1,
                     "example": 1
@@ -7039,6 +7039,12 @@ const docTemplate = `{
                     "type": "boolean",
                     "example": true
                 },
+                "id": {
+                    "description": "Read-only: the material's id, accepted when it is the one at the path (refused on a create).",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
+                },
                 "kind": {
                     "type": "string",
                     "enum": [
@@ -7069,6 +7075,16 @@ const docTemplate = `{
                 },
                 "trim": {
                     "$ref": "#/definitions/api.TrimRequest"
+                },
+                "unit": {
+                    "description": "Read-only: what the kind is counted in (sheet, m, pcs); accepted when it is the kind's.",
+                    "type": "string",
+                    "enum": [
+                        "sheet",
+                        "m",
+                        "pcs"
+                    ],
+                    "example": "sheet"
                 },
                 "width_mm": {
                     "description": "An edge band's width in mm; absent otherwise.",
@@ -7349,6 +7365,12 @@ const docTemplate = `{
                         "$ref": "#/definitions/api.FittingRequest"
                     }
                 },
+                "id": {
+                    "description": "Read-only: the product's id, accepted when it is the one at the path (refused on a create).",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
+                },
                 "kind": {
                     "type": "string",
                     "enum": [
@@ -7548,6 +7570,13 @@ const docTemplate = `{
                     ],
                     "example": "part"
                 },
+                "seq": {
+                    "description": "Read-only: the operation's position in the route, from 1; accepted when it is.",
+                    "type": "integer",
+                    "maximum": 50,
+                    "minimum": 1,
+                    "example": 1
+                },
                 "work_center_id": {
                     "type": "integer",
                     "minimum": 1,
@@ -7563,6 +7592,12 @@ const docTemplate = `{
                 "operations"
             ],
             "properties": {
+                "id": {
+                    "description": "Read-only: the route's id, accepted when it is the one at the path (refused on a create).",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
+                },
                 "kind": {
                     "type": "string",
                     "enum": [
@@ -8192,6 +8227,17 @@ const docTemplate = `{
                     "type": "string",
                     "maxLength": 32,
                     "example": "CUT"
+                },
+                "code_duplicate": {
+                    "description": "Read-only: accepted when it says what the centre is now.",
+                    "type": "boolean",
+                    "example": false
+                },
+                "id": {
+                    "description": "Read-only: the centre's id, accepted when it is the one at the path (refused on a create).",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
                 },
                 "name": {
                     "type": "string",
