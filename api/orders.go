@@ -244,7 +244,7 @@ func orderCSVRow(o sales.Order) []string {
 		syncID = *o.SyncID
 	}
 	if o.CRMOrderID != nil {
-		crmID = strconv.FormatInt(*o.CRMOrderID, 10)
+		crmID = *o.CRMOrderID
 	}
 	return []string{strconv.FormatInt(o.ID, 10), o.CreatedAt.UTC().Format(time.RFC3339), o.Status, o.Source,
 		o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.DueDate.String(), o.ETA.String(), strconv.FormatBool(o.Late),

@@ -76,7 +76,7 @@ type IntakeRejectedPayload struct {
 	RejectionID int64             `json:"rejection_id" jsonschema_description:"the kept rejection"`
 	Source      string            `json:"source" jsonschema:"enum=shop,enum=crm" jsonschema_description:"the shop's webhook or the CRM import"`
 	SyncID      *string           `json:"sync_id,omitempty" jsonschema_description:"shop: \"shop-\" + the shop's order id"`
-	CRMOrderID  *int64            `json:"crm_order_id,omitempty" jsonschema_description:"CRM: the row's order number"`
+	CRMOrderID  *CRMOrderID       `json:"crm_order_id,omitempty" jsonschema:"minLength=1,maxLength=64" jsonschema_description:"CRM: the row's order id, text (a whole number in events written before ids were text)"`
 	Kinds       []string          `json:"kinds" jsonschema:"enum=unknown_sku,enum=unknown_decor,enum=in_production,enum=conflict,enum=invalid" jsonschema_description:"the kinds of reason"`
 	Reasons     []RejectionReason `json:"reasons" jsonschema_description:"every reason, at once"`
 	Detail      string            `json:"detail" jsonschema_description:"the refusal as the sender was told"`

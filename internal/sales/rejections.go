@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -64,7 +63,7 @@ type Rejection struct {
 	Source string `json:"source" enums:"shop,crm" example:"shop"`
 	// The shop order's sync_id ("shop-" + its id), or the CRM row's number.
 	SyncID     *string `json:"sync_id" extensions:"x-nullable" example:"shop-7826d8468b3d"`
-	CRMOrderID *int64  `json:"crm_order_id" extensions:"x-nullable"`
+	CRMOrderID *string `json:"crm_order_id" extensions:"x-nullable" example:"CRM-10452"`
 	// Body is the delivery or row as received (the last refused one).
 	Body json.RawMessage `json:"body" swaggertype:"object"`
 	// Kinds of reason, and every reason at once with the field it names.
@@ -91,7 +90,7 @@ type rejectionRow struct {
 	Source        string
 	IntakeKey     string
 	SyncID        *string
-	CRMOrderID    *int64 `gorm:"column:crm_order_id"`
+	CRMOrderID    *string `gorm:"column:crm_order_id"`
 	Body          string
 	Reasons       string
 	Errors        string
@@ -133,8 +132,8 @@ func intakeKeyOf(source string, in NewOrder) string {
 	switch {
 	case source == SourceShop && in.SyncID != nil:
 		return *in.SyncID
-	case source == SourceCRM && in.CRMOrderID != nil && *in.CRMOrderID > 0:
-		return strconv.FormatInt(*in.CRMOrderID, 10)
+	case source == SourceCRM && in.CRMOrderID != nil && *in.CRMOrderID != "":
+		return *in.CRMOrderID
 	}
 	return ""
 }
@@ -287,7 +286,7 @@ func rejectedPayload(id int64, source string, in NewOrder, r *refusal, by string
 	p := contracts.IntakeRejectedPayload{RejectionID: id, Source: source, SyncID: in.SyncID, Kinds: r.kinds, Reasons: []contracts.RejectionReason{},
 		Detail: r.err.Message, By: by, Deliveries: deliveries}
 	if source == SourceCRM {
-		p.SyncID, p.CRMOrderID = nil, in.CRMOrderID
+		p.SyncID, p.CRMOrderID = nil, contracts.CRMOrderIDOf(in.CRMOrderID)
 	}
 	if p.Kinds == nil {
 		p.Kinds = []string{}

@@ -69,7 +69,7 @@ type Order struct {
 	Status     string        `json:"status" enums:"received,in_production,ready,partially_shipped,shipped,cancelled"`
 	Source     string        `json:"source" enums:"shop,crm,manual"`
 	SyncID     *string       `json:"sync_id" extensions:"x-nullable"`
-	CRMOrderID *int64        `json:"crm_order_id" gorm:"column:crm_order_id" extensions:"x-nullable"`
+	CRMOrderID *string       `json:"crm_order_id" gorm:"column:crm_order_id" extensions:"x-nullable" maxLength:"64" example:"CRM-10452"`
 	Customer   Customer      `json:"customer" gorm:"embedded;embeddedPrefix:customer_"`
 	DueDate    database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	ETA        database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date" extensions:"x-nullable"`
@@ -169,7 +169,7 @@ type NewOrder struct {
 	Note       string
 	Source     string  // manual when empty
 	SyncID     *string // shop orders
-	CRMOrderID *int64  // CRM orders
+	CRMOrderID *string // CRM orders: the CRM's order id, text
 
 	// The shop's, as given.
 	DeliveryAddress string
@@ -360,7 +360,7 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 		return Order{}, false, err
 	}
 	payload := contracts.OrderReceivedPayload{OrderID: o.ID, Lines: len(o.Items), Source: o.Source,
-		SyncID: o.SyncID, CRMOrderID: o.CRMOrderID, DueDate: o.DueDate.String(), Customer: o.Customer.Name, Items: make([]contracts.OrderReceivedItem, len(o.Items)),
+		SyncID: o.SyncID, CRMOrderID: contracts.CRMOrderIDOf(o.CRMOrderID), DueDate: o.DueDate.String(), Customer: o.Customer.Name, Items: make([]contracts.OrderReceivedItem, len(o.Items)),
 		Version: 1}
 	for i, it := range o.Items {
 		payload.Items[i] = contracts.OrderReceivedItem{ItemID: it.ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Options: it.Options}
