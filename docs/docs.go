@@ -1194,7 +1194,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The factory's short list of scrap reasons, as FLOOR_SCRAP_REASONS sets it.",
+                "description": "The factory's short list of scrap reasons, as FLOOR_SCRAP_REASONS sets it: each with its code, which a scrap names (reason), and its label for people ({\"code\": \"drilling_error\", \"label\": \"Ошибка присадки\"}).",
                 "produces": [
                     "application/json"
                 ],
@@ -6457,10 +6457,11 @@ const docTemplate = `{
             ],
             "properties": {
                 "crm_order_id": {
-                    "description": "The CRM's order number; an order is imported once per number.",
-                    "type": "integer",
-                    "minimum": 1,
-                    "example": 10452
+                    "description": "The CRM's order id: text of 1 to 64 characters on one line (a whole number, as older exports send it, is read as its decimal text); an order is imported once per id.",
+                    "type": "string",
+                    "maxLength": 64,
+                    "minLength": 1,
+                    "example": "CRM-10452"
                 },
                 "customer": {
                     "$ref": "#/definitions/api.CustomerRequest"
@@ -7684,15 +7685,11 @@ const docTemplate = `{
             ],
             "properties": {
                 "reasons": {
+                    "description": "Each with the code a scrap names and the label the shop floor reads.",
                     "type": "array",
                     "items": {
-                        "type": "string"
-                    },
-                    "example": [
-                        "chipped",
-                        "wrong_size",
-                        "drilling_error"
-                    ]
+                        "$ref": "#/definitions/floor.ScrapReason"
+                    }
                 }
             }
         },
@@ -10371,6 +10368,23 @@ const docTemplate = `{
                 }
             }
         },
+        "floor.ScrapReason": {
+            "type": "object",
+            "required": [
+                "code",
+                "label"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "chipped"
+                },
+                "label": {
+                    "type": "string",
+                    "example": "Скол"
+                }
+            }
+        },
         "floor.ScrapResult": {
             "type": "object",
             "required": [
@@ -10638,6 +10652,7 @@ const docTemplate = `{
                 "minutes",
                 "operations",
                 "ops_done",
+                "overtime_ops",
                 "prod_order_id",
                 "sales_order_ids",
                 "skus",
@@ -10675,6 +10690,10 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "ops_done": {
+                    "type": "integer"
+                },
+                "overtime_ops": {
+                    "description": "OvertimeOps are its operations done outside the centre's working\nhours: before or after its shift, or on a day off (drawn on the day\nthey were done, marked as overtime).",
                     "type": "integer"
                 },
                 "prod_order_id": {
@@ -11494,9 +11513,10 @@ const docTemplate = `{
             ],
             "properties": {
                 "crm_order_id": {
-                    "description": "The row's crm_order_id, when it is a positive whole number.",
-                    "type": "integer",
-                    "x-nullable": true
+                    "description": "The row's crm_order_id, when it is a valid one.",
+                    "type": "string",
+                    "x-nullable": true,
+                    "example": "CRM-10452"
                 },
                 "detail": {
                     "type": "string"
@@ -11523,8 +11543,10 @@ const docTemplate = `{
                     ]
                 },
                 "row": {
-                    "description": "Row is the row's position in the batch or file, from 0.",
-                    "type": "integer"
+                    "description": "Row is the row's position in the batch or file, from 1.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
                 }
             }
         },
@@ -11656,8 +11678,10 @@ const docTemplate = `{
                     "format": "date-time"
                 },
                 "crm_order_id": {
-                    "type": "integer",
-                    "x-nullable": true
+                    "type": "string",
+                    "maxLength": 64,
+                    "x-nullable": true,
+                    "example": "CRM-10452"
                 },
                 "currency": {
                     "type": "string",
@@ -11798,8 +11822,9 @@ const docTemplate = `{
                     "format": "date-time"
                 },
                 "crm_order_id": {
-                    "type": "integer",
-                    "x-nullable": true
+                    "type": "string",
+                    "x-nullable": true,
+                    "example": "CRM-10452"
                 },
                 "deliveries": {
                     "description": "Deliveries counts the refused deliveries of it; Retries, the managers' retries.",
