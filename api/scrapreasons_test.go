@@ -31,7 +31,9 @@ func TestFloor_ScrapReasonsLabelled(t *testing.T) {
 // another code is refused with the reasons and their labels.
 func TestFloor_ScrapReasonsConfigured(t *testing.T) {
 	t.Parallel()
-	eachWith(t, func(c *config.Config) { c.FloorScrapReasons = []string{"chipped=Скол", "burnt=Прижог", "other"} }, func(t *testing.T, env *apptest.Env) {
+	eachWith(t, func(c *config.Config) {
+		c.FloorScrapReasons = []string{"chipped=Скол", "burnt=Прижог", "other"}
+	}, func(t *testing.T, env *apptest.Env) {
 		var got struct{ Reasons []floor.ScrapReason }
 		env.Admin(http.MethodGet, "/api/v1/floor/scrap-reasons", nil).JSON(t, &got)
 		require.Equal(t, []floor.ScrapReason{{Code: "chipped", Label: "Скол"}, {Code: "burnt", Label: "Прижог"}, {Code: "other", Label: "other"}}, got.Reasons)
