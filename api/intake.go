@@ -210,5 +210,8 @@ func (s *server) clearAttention(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.Sales.WithBoards(c.Request().Context(), &o); err != nil {
+		return err
+	}
 	return c.JSON(http.StatusOK, o)
 }

@@ -122,6 +122,9 @@ func (s *server) createOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.Sales.WithBoards(ctx, &o); err != nil {
+		return err
+	}
 	return c.JSON(http.StatusCreated, o)
 }
 
@@ -318,6 +321,9 @@ func (s *server) cancelOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.Sales.WithBoards(c.Request().Context(), &o); err != nil {
+		return err
+	}
 	return c.JSON(http.StatusOK, o)
 }
 
@@ -380,6 +386,9 @@ func (s *server) shipOrder(c echo.Context) error {
 	}
 	o, err := s.Sales.Ship(c.Request().Context(), id, in)
 	if err != nil {
+		return err
+	}
+	if err := s.Sales.WithBoards(c.Request().Context(), &o); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, o)

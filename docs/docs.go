@@ -10403,6 +10403,7 @@ const docTemplate = `{
         "plan.BacklogItem": {
             "type": "object",
             "required": [
+                "boards",
                 "customer",
                 "due_date",
                 "event_id",
@@ -10418,6 +10419,17 @@ const docTemplate = `{
                 "sku"
             ],
             "properties": {
+                "boards": {
+                    "description": "Boards are every decor slot of its product with the board its parts\nwill be cut from: the item's choice, or the slot's default.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "корпус": "LDSP16-SONOMA",
+                        "фасад": "LDSP16-WHITE"
+                    }
+                },
                 "customer": {
                     "description": "What order.received carried for people to read: the customer's name\nand the item's note.",
                     "type": "string"
@@ -11553,6 +11565,7 @@ const docTemplate = `{
         "sales.Item": {
             "type": "object",
             "required": [
+                "boards",
                 "eta",
                 "id",
                 "line_total",
@@ -11569,6 +11582,17 @@ const docTemplate = `{
                 "written_off_qty"
             ],
             "properties": {
+                "boards": {
+                    "description": "Boards are every decor slot of its product with the board its parts\nwill be cut from: the item's choice, or the slot's default; {} for a\nproduct without slots. From the catalogue as it is now.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "корпус": "LDSP16-SONOMA",
+                        "фасад": "LDSP16-WHITE"
+                    }
+                },
                 "eta": {
                     "description": "ETA is the day production promised for the item, once launched.",
                     "type": "string",

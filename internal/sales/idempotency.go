@@ -97,6 +97,9 @@ ON CONFLICT (user_id, key) DO NOTHING RETURNING 1`, k.UserID, k.Key, k.RequestHa
 		if err != nil {
 			return err
 		}
+		if err := withBoards(ctx, tx, &o); err != nil {
+			return err
+		}
 		body, err := json.Marshal(o)
 		if err != nil {
 			return err

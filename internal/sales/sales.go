@@ -156,6 +156,10 @@ type Item struct {
 	LineTotal Amount `json:"line_total" swaggertype:"number" extensions:"x-nullable" example:"25980.00"`
 	// Options are the item's choices of board per decor slot of its product, by board code.
 	Options catalog.Options `json:"options" swaggertype:"object,string"`
+	// Boards are every decor slot of its product with the board its parts
+	// will be cut from: the item's choice, or the slot's default; {} for a
+	// product without slots. From the catalogue as it is now.
+	Boards catalog.Options `json:"boards" gorm:"-" swaggertype:"object,string" example:"корпус:LDSP16-SONOMA,фасад:LDSP16-WHITE"`
 }
 
 // TableName is the sales module's item table.
@@ -446,9 +450,13 @@ WHERE true`+conflict+` RETURNING id`,
 	return id, tx.WithContext(ctx).Exec("SELECT setval(pg_get_serial_sequence('sales_orders', 'id'), ?)", id).Error
 }
 
-// Order returns the order with its items, or ENOTFOUND.
+// Order returns the order with its items (and their boards), or ENOTFOUND.
 func (s *Service) Order(ctx context.Context, id int64) (Order, error) {
-	return order(ctx, s.db, id)
+	o, err := order(ctx, s.db, id)
+	if err != nil {
+		return o, err
+	}
+	return o, s.WithBoards(ctx, &o)
 }
 
 func order(ctx context.Context, db *gorm.DB, id int64) (Order, error) {
