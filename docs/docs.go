@@ -1459,6 +1459,103 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/intake/rejections/{id}/body": {
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The body is the delivery (or CRM row) as it should have been sent, whole: the manager corrects a SKU, a decor, a quantity,\nthe customer's contacts, then applies it with POST /api/v1/intake/rejections/{id}/retry, as its sender's would be applied.\nJournalled as intake.edited, naming the manager and every value that changed by its path (items[0].sku, customer.phone),\nbefore and after; a body that changes nothing writes nothing. The edit keeps the order it names (the shop's id, the CRM's\ncrm_order_id): 422 naming body.id or body.crm_order_id otherwise. 409 when the rejection is not open.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "Correct the body a kept rejection holds (manager, admin)",
+                "operationId": "editRejection",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "rejection id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the delivery or row, corrected",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "type": "object"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "open, with the corrected body",
+                        "schema": {
+                            "$ref": "#/definitions/sales.Rejection"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "resolved or dismissed already",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "not an object, or it names another order",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/intake/rejections/{id}/dismiss": {
             "post": {
                 "security": [

@@ -27,7 +27,7 @@ const ItemWrittenOff = "written_off"
 func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.OrderReceived, contracts.OrderCancelled, contracts.OrderStatusChanged, contracts.OrderShipped, contracts.OrderChanged,
 		contracts.OrderReady, contracts.OrderItemsWrittenOff, contracts.OrderShopConflict, contracts.OrderAttentionCleared,
-		contracts.IntakeRejected, contracts.IntakeResolved, contracts.IntakeDismissed)
+		contracts.IntakeRejected, contracts.IntakeResolved, contracts.IntakeDismissed, contracts.IntakeEdited)
 	r.Subscribe(events.Subscriber{
 		Name: SubscriberProduction,
 		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
