@@ -81,5 +81,22 @@ func TestIntake_InboxAsWorkList(t *testing.T) {
 		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d", id), nil).JSON(t, &full)
 		require.Equal(t, 2, full.Items[0].Qty, "the corrected change applied")
 		requireProblem(t, edit(corrected, manager), http.StatusConflict)
+
+		// The inbox's entries about the order are in its history.
+		var h struct {
+			Items []struct {
+				Type          string
+				AggregateType string `json:"aggregate_type"`
+				AggregateID   int64  `json:"aggregate_id"`
+			}
+		}
+		env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/orders/%d/history?kind=inbox&limit=500", id), nil).JSON(t, &h)
+		var types []string
+		for _, e := range h.Items {
+			require.Equal(t, "sales_intake_rejections", e.AggregateType)
+			require.Equal(t, rej.ID, e.AggregateID)
+			types = append(types, e.Type)
+		}
+		require.Equal(t, []string{"intake.rejected", "intake.edited", "intake.resolved"}, types)
 	})
 }

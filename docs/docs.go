@@ -2740,7 +2740,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every event about the sales order (received, changed, cancelled, its state and ETA, its shipments) and about every production order\nlaunched for its items (launched, started, progress, rescheduled, completed, cancelled, closed, the items it released), in the order\nthey happened, each with its deliveries: the shop callbacks among them. A production order the order shares with other customers\nis shown whole. With ` + "`" + `Accept: text/csv` + "`" + `, the whole history (limit and cursor do not apply) with the journal screen's columns.",
+                "description": "The order's own story: every event about the sales order (received, changed, cancelled, its state and ETA, its shipments), each\nwith its deliveries (the shop callbacks among them); the events of every production order launched for its items (launched,\nstarted, progress, rescheduled, completed, cancelled, closed, the items it released) and of its items' operations, parts and\nunits, but not of other customers' items that share a production order; and the intake inbox's entries about it (refused\ndeliveries of its shop id or CRM id, their corrections, retries, dismissals). kind filters: order, production, floor, inbox\n(several separated by commas; 422 for another). With ` + "`" + `Accept: text/csv` + "`" + `, the whole history (limit and cursor do not apply)\nwith the journal screen's columns.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -2748,7 +2748,7 @@ const docTemplate = `{
                 "tags": [
                     "sales"
                 ],
-                "summary": "An order's whole history, oldest first; JSON or CSV",
+                "summary": "An order's own history, oldest first; JSON or CSV",
                 "operationId": "getOrderHistory",
                 "parameters": [
                     {
@@ -2759,6 +2759,14 @@ const docTemplate = `{
                         "name": "id",
                         "in": "path",
                         "required": true
+                    },
+                    {
+                        "maxLength": 100,
+                        "type": "string",
+                        "x-example": "order,inbox",
+                        "description": "only events of these kinds: order, production, floor, inbox (comma-separated)",
+                        "name": "kind",
+                        "in": "query"
                     },
                     {
                         "maximum": 500,

@@ -106,7 +106,11 @@ type rejectionRow struct {
 	ClosedAt      *time.Time
 }
 
-func (rejectionRow) TableName() string { return "sales_intake_rejections" }
+func (rejectionRow) TableName() string { return RejectionsTable }
+
+// RejectionsTable is the intake inbox's table, the aggregate type of its
+// events.
+const RejectionsTable = "sales_intake_rejections"
 
 func (r rejectionRow) rejection() Rejection {
 	out := Rejection{ID: r.ID, Source: r.Source, SyncID: r.SyncID, CRMOrderID: r.CRMOrderID, Detail: r.Detail, Status: r.Status,
@@ -359,6 +363,22 @@ func keptIsNewer(r rejectionRow, in NewOrder) bool {
 		return kept.UpdatedAt.After(*in.UpdatedAt)
 	}
 	return false
+}
+
+// RejectionsOfOrder returns the ids of the intake inbox's rejections about
+// the order, in id order: those resolved into it and those kept under its
+// key (the shop's sync_id, the CRM's order id), open or closed.
+func (s *Service) RejectionsOfOrder(ctx context.Context, o Order) ([]int64, error) {
+	var ids []int64
+	q := s.db.WithContext(ctx).Model(&rejectionRow{}).Where("order_id = ?", o.ID)
+	if o.SyncID != nil {
+		q = q.Or("source = ? AND intake_key = ?", SourceShop, *o.SyncID)
+	}
+	if o.CRMOrderID != nil {
+		q = q.Or("source = ? AND intake_key = ?", SourceCRM, *o.CRMOrderID)
+	}
+	err := q.Order("id").Pluck("id", &ids).Error
+	return ids, err
 }
 
 // RejectionFilter selects kept rejections; zero fields do not filter.
