@@ -189,5 +189,8 @@ func (s *server) changeOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.Sales.WithBoards(c.Request().Context(), &o); err != nil {
+		return err
+	}
 	return c.JSON(http.StatusOK, ChangeOrderResponse{Changed: changed, Order: o})
 }

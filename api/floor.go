@@ -190,14 +190,15 @@ func (s *server) listRecuts(c echo.Context) error {
 
 // ScrapReasons is the factory's list of scrap reasons.
 type ScrapReasons struct {
-	Reasons []string `json:"reasons" example:"chipped,wrong_size,drilling_error"`
+	// Each with the code a scrap names and the label the shop floor reads.
+	Reasons []floor.ScrapReason `json:"reasons"`
 }
 
 // listScrapReasons godoc
 //
 //	@Summary		The reasons a scrap may name
 //	@ID			listScrapReasons
-//	@Description	The factory's short list of scrap reasons, as FLOOR_SCRAP_REASONS sets it.
+//	@Description	The factory's short list of scrap reasons, as FLOOR_SCRAP_REASONS sets it: each with its code, which a scrap names (reason), and its label for people ({"code": "drilling_error", "label": "Ошибка присадки"}).
 //	@Tags			plan
 //	@Produce		json
 //	@Security		BearerAuth
@@ -205,7 +206,7 @@ type ScrapReasons struct {
 //	@Failure		401	{object}	Problem
 //	@Router			/api/v1/floor/scrap-reasons [get]
 func (s *server) listScrapReasons(c echo.Context) error {
-	return c.JSON(http.StatusOK, ScrapReasons{Reasons: s.Floor.ScrapReasons()})
+	return c.JSON(http.StatusOK, ScrapReasons{Reasons: s.Floor.ScrapReasonLabels()})
 }
 
 // Labels' media types.

@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -270,7 +271,8 @@ func FuzzImportCRM(f *testing.F) {
 					require.NotEmpty(t, row.Detail)
 				}
 				if row.CRMOrderID != nil {
-					require.Positive(t, *row.CRMOrderID)
+					require.NotEmpty(t, *row.CRMOrderID)
+					require.LessOrEqual(t, utf8.RuneCountInString(*row.CRMOrderID), 64)
 				}
 			}
 		})

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -18,6 +19,7 @@ import (
 type historyEvent struct {
 	ID            int64
 	Type          string
+	Payload       json.RawMessage
 	AggregateType string `json:"aggregate_type"`
 	AggregateID   int64  `json:"aggregate_id"`
 	Deliveries    []struct {
@@ -31,6 +33,17 @@ type historyEvent struct {
 func journalIDsAbout(t *testing.T, env *apptest.Env, aggregateType string, id int64) []int64 {
 	t.Helper()
 	var ids []int64
+	for _, e := range journalAbout(t, env, aggregateType, id) {
+		ids = append(ids, e.ID)
+	}
+	return ids
+}
+
+// journalAbout returns every event the journal has about the object,
+// oldest first, read through the journal's own filters.
+func journalAbout(t *testing.T, env *apptest.Env, aggregateType string, id int64) []historyEvent {
+	t.Helper()
+	var evs []historyEvent
 	cursor := ""
 	for {
 		r := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/events?aggregate_type=%s&aggregate_id=%d&limit=500&cursor=%s", aggregateType, id, cursor), nil)
@@ -40,16 +53,14 @@ func journalIDsAbout(t *testing.T, env *apptest.Env, aggregateType string, id in
 			NextCursor string `json:"next_cursor"`
 		}
 		r.JSON(t, &l)
-		for _, e := range l.Items {
-			ids = append(ids, e.ID)
-		}
+		evs = append(evs, l.Items...)
 		if l.NextCursor == "" {
 			break
 		}
 		cursor = l.NextCursor
 	}
-	slices.Sort(ids)
-	return ids
+	slices.SortFunc(evs, func(a, b historyEvent) int { return int(a.ID - b.ID) })
+	return evs
 }
 
 // An order that was changed, launched on a production order it shares with
@@ -92,10 +103,27 @@ func TestOrders_History(t *testing.T) {
 		r.JSON(t, &h)
 		require.Empty(t, h.NextCursor)
 
-		// Exactly the journal's events about the order and the production
-		// order, oldest first.
-		want := append(journalIDsAbout(t, env, "sales_orders", mine), journalIDsAbout(t, env, "plan_prod_orders", po.ID)...)
+		// Exactly the journal's events about the order and those of the
+		// production order that concern its item: the production order's
+		// own, and its item's operations and units, not the other
+		// customer's, though they share the production order. Oldest first.
+		want := journalIDsAbout(t, env, "sales_orders", mine)
+		var othersOnly []int64
+		for _, e := range journalAbout(t, env, "plan_prod_orders", po.ID) {
+			var p struct {
+				ItemID *int64  `json:"item_id"`
+				Items  []int64 `json:"items"`
+			}
+			require.NoError(t, json.Unmarshal(e.Payload, &p), "%s", e.Payload)
+			switch {
+			case p.ItemID != nil && *p.ItemID != item, len(p.Items) > 0 && !slices.Contains(p.Items, item):
+				othersOnly = append(othersOnly, e.ID)
+			default:
+				want = append(want, e.ID)
+			}
+		}
 		slices.Sort(want)
+		require.NotEmpty(t, othersOnly, "the other customer's item has operations of its own")
 		var got []int64
 		var types []string
 		for _, e := range h.Items {
@@ -125,9 +153,25 @@ func TestOrders_History(t *testing.T) {
 		// production order.
 		otherIDs := journalIDsAbout(t, env, "sales_orders", other)
 		require.NotEmpty(t, otherIDs)
-		for _, id := range otherIDs {
+		for _, id := range append(otherIDs, othersOnly...) {
 			require.NotContains(t, got, id)
 		}
+		// Filtered by kind.
+		kinds := map[string]string{"order": "order.", "production": "prod_order.", "floor": "operation."}
+		for kind, prefix := range kinds {
+			var k struct{ Items []historyEvent }
+			env.Admin(http.MethodGet, path+"?limit=500&kind="+kind, nil).JSON(t, &k)
+			require.NotEmpty(t, k.Items, kind)
+			for _, e := range k.Items {
+				require.Contains(t, got, e.ID)
+				if kind == "floor" {
+					require.True(t, strings.HasPrefix(e.Type, "operation.") || strings.HasPrefix(e.Type, "unit.") || strings.HasPrefix(e.Type, "part."), e.Type)
+					continue
+				}
+				require.True(t, strings.HasPrefix(e.Type, prefix), "%s: %s", kind, e.Type)
+			}
+		}
+		requireProblem(t, env.Admin(http.MethodGet, path+"?kind=orders", nil), http.StatusUnprocessableEntity, "kind")
 
 		// Page by page, the same list.
 		var paged []int64

@@ -18,8 +18,8 @@ type CRMImportRequest struct {
 
 // CRMOrderRequest is one order as the CRM exports it.
 type CRMOrderRequest struct {
-	// The CRM's order number; an order is imported once per number.
-	CRMOrderID int64              `json:"crm_order_id" validate:"required" minimum:"1" example:"10452"`
+	// The CRM's order id: text of 1 to 64 characters on one line (a whole number, as older exports send it, is read as its decimal text); an order is imported once per id.
+	CRMOrderID string             `json:"crm_order_id" validate:"required" minLength:"1" maxLength:"64" example:"CRM-10452"`
 	Customer   CustomerRequest    `json:"customer" validate:"required"`
 	Items      []OrderItemRequest `json:"items" validate:"required,min=1,max=200"`
 	// The day the customer wants the order, from 2000-01-01 to 2100-12-31.

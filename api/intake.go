@@ -183,6 +183,47 @@ func (s *server) dismissRejection(c echo.Context) error {
 	return c.JSON(http.StatusOK, r)
 }
 
+// editRejection godoc
+//
+//	@Summary		Correct the body a kept rejection holds (manager, admin)
+//	@ID				editRejection
+//	@Description	The body is the delivery (or CRM row) as it should have been sent, whole: the manager corrects a SKU, a decor, a quantity,
+//	@Description	the customer's contacts, then applies it with POST /api/v1/intake/rejections/{id}/retry, as its sender's would be applied.
+//	@Description	Journalled as intake.edited, naming the manager and every value that changed by its path (items[0].sku, customer.phone),
+//	@Description	before and after; a body that changes nothing writes nothing. The edit keeps the order it names (the shop's id, the CRM's
+//	@Description	crm_order_id): 422 naming body.id or body.crm_order_id otherwise. 409 when the rejection is not open.
+//	@Tags			sales
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			id		path		int		true	"rejection id"	minimum(1) example(1)
+//	@Param			body	body		object	true	"the delivery or row, corrected"
+//	@Success		200		{object}	sales.Rejection	"open, with the corrected body"
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem	"resolved or dismissed already"
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"not an object, or it names another order"
+//	@Router			/api/v1/intake/rejections/{id}/body [put]
+func (s *server) editRejection(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	r, err := s.Sales.EditRejection(c.Request().Context(), id, body)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
 // RejectionList is a page of the intake inbox.
 type RejectionList = List[sales.Rejection]
 
@@ -211,6 +252,9 @@ func (s *server) clearAttention(c echo.Context) error {
 	}
 	o, err := s.Sales.ClearAttention(c.Request().Context(), id)
 	if err != nil {
+		return err
+	}
+	if err := s.Sales.WithBoards(c.Request().Context(), &o); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, o)

@@ -55,6 +55,16 @@ func TestIntakeBody_CutAndSaid(t *testing.T) {
 
 		p := requireProblem(t, env.Admin(http.MethodPost, fmt.Sprintf("/api/v1/intake/rejections/%d/retry", gotBig.ID), nil), http.StatusConflict)
 		require.Contains(t, p.Detail, "INTAKE_BODY_LIMIT")
+		// Nor edited: the manager has only its beginning to correct.
+		var fixed map[string]any
+		require.NoError(t, json.Unmarshal([]byte(shopOrderBody("big-note", `{"sku": "NEW-SOFA", "qty": 1}`, "")), &fixed))
+		p = requireProblem(t, env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/intake/rejections/%d/body", gotBig.ID), fixed), http.StatusConflict)
+		require.Contains(t, p.Detail, "INTAKE_BODY_LIMIT")
+		// An edit of a body kept whole stays within the limit too.
+		var grown map[string]any
+		require.NoError(t, json.Unmarshal([]byte(small), &grown))
+		grown["comment"] = note
+		requireProblem(t, env.Admin(http.MethodPut, fmt.Sprintf("/api/v1/intake/rejections/%d/body", gotSmall.ID), grown), http.StatusUnprocessableEntity, "body")
 		one := env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/intake/rejections/%d", gotBig.ID), nil)
 		require.Equal(t, http.StatusOK, one.Status)
 		require.Equal(t, true, one.Map(t)["body_cut"])

@@ -26,6 +26,8 @@ type TrimRequest struct {
 
 // MaterialRequest is the body of POST /api/v1/materials and PUT /api/v1/materials/{id}.
 type MaterialRequest struct {
+	// Read-only: the material's id, accepted when it is the one at the path (refused on a create).
+	ID   *int64 `json:"id" validate:"optional" minimum:"1" example:"1"`
 	Kind string `json:"kind" enums:"board,band,fitting" example:"board"`
 	// Read in NFKC (a fullwidth ＬＤＳＰ is LDSP), without blanks around it; then ASCII letters, digits, '-', '_', '.' and '/' only. Unique regardless of case; it never changes once created.
 	Code  string `json:"code" maxLength:"32" example:"LDSP16-SONOMA"`
@@ -44,6 +46,14 @@ type MaterialRequest struct {
 	Bands []string `json:"bands" validate:"optional,max=20" maxLength:"32" example:"PVC04-SONOMA,PVC2-SONOMA"`
 	// Buy when what is available falls below it, in the material's unit (whole sheets, metres to the centimetre, whole pieces).
 	ReorderPoint float64 `json:"reorder_point" validate:"optional" minimum:"0" maximum:"1000000" example:"10"`
+	// Read-only: what the kind is counted in (sheet, m, pcs); accepted when it is the kind's.
+	Unit *string `json:"unit" validate:"optional" enums:"sheet,m,pcs" example:"sheet"`
+}
+
+// readOnly checks the read-only members sent back: the id (0 on a create)
+// and the unit, which follows from the kind.
+func (r MaterialRequest) readOnly(id int64) error {
+	return readOnlyRefused(append(readOnlyID(r.ID, id), readOnlyEqual("unit", r.Unit, catalog.UnitOf(r.Kind))...))
 }
 
 func (r MaterialRequest) input() catalog.MaterialInput {
@@ -147,6 +157,9 @@ func (s *server) createMaterial(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
+	if err := req.readOnly(0); err != nil {
+		return err
+	}
 	m, err := s.Catalog.CreateMaterial(c.Request().Context(), req.input())
 	if err != nil {
 		return err
@@ -181,6 +194,9 @@ func (s *server) updateMaterial(c echo.Context) error {
 	}
 	var req MaterialRequest
 	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := req.readOnly(id); err != nil {
 		return err
 	}
 	m, err := s.Catalog.UpdateMaterial(c.Request().Context(), id, req.input())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/input"
+	"github.com/tsekh/tsekh/internal/platform/jsontime"
 	"github.com/tsekh/tsekh/internal/platform/page"
 	"github.com/tsekh/tsekh/internal/sales"
 )
@@ -115,10 +116,13 @@ func (s *server) createOrder(c echo.Context) error {
 		if res.Replayed {
 			c.Response().Header().Set("Idempotent-Replayed", "true")
 		}
-		return c.JSONBlob(res.Status, fixedTimes(res.Body))
+		return c.JSONBlob(res.Status, jsontime.Fix(res.Body))
 	}
 	o, err := s.Sales.CreateOrder(ctx, in)
 	if err != nil {
+		return err
+	}
+	if err := s.Sales.WithBoards(ctx, &o); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, o)
@@ -243,7 +247,7 @@ func orderCSVRow(o sales.Order) []string {
 		syncID = *o.SyncID
 	}
 	if o.CRMOrderID != nil {
-		crmID = strconv.FormatInt(*o.CRMOrderID, 10)
+		crmID = *o.CRMOrderID
 	}
 	return []string{strconv.FormatInt(o.ID, 10), o.CreatedAt.UTC().Format(time.RFC3339), o.Status, o.Source,
 		o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.DueDate.String(), o.ETA.String(), strconv.FormatBool(o.Late),
@@ -317,6 +321,9 @@ func (s *server) cancelOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.Sales.WithBoards(c.Request().Context(), &o); err != nil {
+		return err
+	}
 	return c.JSON(http.StatusOK, o)
 }
 
@@ -379,6 +386,9 @@ func (s *server) shipOrder(c echo.Context) error {
 	}
 	o, err := s.Sales.Ship(c.Request().Context(), id, in)
 	if err != nil {
+		return err
+	}
+	if err := s.Sales.WithBoards(c.Request().Context(), &o); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, o)

@@ -16,8 +16,8 @@ import (
 type LaunchRequest struct {
 	// Sales-order item ids, waiting in the planning backlog.
 	Items []int64 `json:"items" validate:"required,min=1,max=100" example:"53,54"`
-	// The route to follow; by default the items' products' default route, which must then be the same for all.
-	RouteID int64 `json:"route_id" validate:"optional" minimum:"1" example:"1"`
+	// The route to follow; left out, the items' products' default route, which must then be the same for all. 0 is no route (422), not the default.
+	RouteID *int64 `json:"route_id" validate:"optional" minimum:"1" example:"1"`
 	// The promised day, instead of the one the schedule computes: from today to 2100-12-31.
 	ETA string `json:"eta" validate:"optional" format:"date" example:"2026-11-20"`
 	// Its place in the plan: higher first, -100 to 100, 0 by default. It plans after the live orders of equal or higher priority and ahead of those of lower priority, which are re-planned after it.
@@ -60,10 +60,17 @@ func (s *server) launchProdOrder(c echo.Context) error {
 		return err
 	}
 	eta, fields := input.Date("eta", req.ETA)
+	var routeID int64
+	if req.RouteID != nil {
+		// Sent, it names a route: 0 is none, never the default in disguise.
+		if routeID = *req.RouteID; routeID <= 0 {
+			fields = append(fields, apperr.Field("route_id", "must be a route id, 1 or more; leave it out for the products' default route"))
+		}
+	}
 	if len(fields) > 0 {
 		return apperr.Invalid("the launch is not valid", fields...)
 	}
-	in := plan.Launch{Items: req.Items, RouteID: req.RouteID, ETA: eta, Priority: req.Priority}
+	in := plan.Launch{Items: req.Items, RouteID: routeID, ETA: eta, Priority: req.Priority}
 	o, err := s.Plan.LaunchProdOrder(c.Request().Context(), in)
 	if err != nil {
 		return err

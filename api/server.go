@@ -224,6 +224,7 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/intake/rejections/:id", s.getRejection, authed(auth.RoleManager)...)
 	v1.POST("/intake/rejections/:id/retry", s.retryRejection, authed(auth.RoleManager)...)
 	v1.POST("/intake/rejections/:id/dismiss", s.dismissRejection, authed(auth.RoleManager)...)
+	v1.PUT("/intake/rejections/:id/body", s.editRejection, authed(auth.RoleManager)...)
 
 	v1.GET("/plan/backlog", s.listBacklog, authed()...)
 	v1.GET("/plan/schedule", s.getSchedule, authed()...)

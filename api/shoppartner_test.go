@@ -60,7 +60,7 @@ type rejectionView struct {
 	ID         int64
 	Source     string
 	SyncID     *string `json:"sync_id"`
-	CRMOrderID *int64  `json:"crm_order_id"`
+	CRMOrderID *string `json:"crm_order_id"`
 	Body       json.RawMessage
 	Reasons    []string
 	Errors     []struct{ Field, Message string }
@@ -352,14 +352,14 @@ func TestShopPartner_CRMRowsEveryReasonAtOnce(t *testing.T) {
 
 		kept := rejectionsOf(t, env, "?source=crm")
 		require.Len(t, kept, 3)
-		byID := map[int64]rejectionView{}
+		byID := map[string]rejectionView{}
 		for _, k := range kept {
 			byID[*k.CRMOrderID] = k
 		}
-		require.Equal(t, []string{"unknown_sku"}, byID[901].Reasons)
-		require.Equal(t, []string{"unknown_sku", "invalid"}, byID[902].Reasons)
-		require.Equal(t, []string{"conflict"}, byID[900].Reasons)
-		require.ElementsMatch(t, []string{"due_date", "items[0].qty", "items[1].sku"}, byID[902].fields())
+		require.Equal(t, []string{"unknown_sku"}, byID["901"].Reasons)
+		require.Equal(t, []string{"unknown_sku", "invalid"}, byID["902"].Reasons)
+		require.Equal(t, []string{"conflict"}, byID["900"].Reasons)
+		require.ElementsMatch(t, []string{"due_date", "items[0].qty", "items[1].sku"}, byID["902"].fields())
 		rejected := journalOf(t, env, "intake.rejected", "")
 		require.Len(t, rejected, 3)
 		require.Equal(t, "Администратор", actorName(rejected[0]), "the importer")

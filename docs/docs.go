@@ -1200,7 +1200,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The factory's short list of scrap reasons, as FLOOR_SCRAP_REASONS sets it.",
+                "description": "The factory's short list of scrap reasons, as FLOOR_SCRAP_REASONS sets it: each with its code, which a scrap names (reason), and its label for people ({\"code\": \"drilling_error\", \"label\": \"Ошибка присадки\"}).",
                 "produces": [
                     "application/json"
                 ],
@@ -1458,6 +1458,103 @@ const docTemplate = `{
                     },
                     "404": {
                         "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/intake/rejections/{id}/body": {
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The body is the delivery (or CRM row) as it should have been sent, whole: the manager corrects a SKU, a decor, a quantity,\nthe customer's contacts, then applies it with POST /api/v1/intake/rejections/{id}/retry, as its sender's would be applied.\nJournalled as intake.edited, naming the manager and every value that changed by its path (items[0].sku, customer.phone),\nbefore and after; a body that changes nothing writes nothing. The edit keeps the order it names (the shop's id, the CRM's\ncrm_order_id): 422 naming body.id or body.crm_order_id otherwise. 409 when the rejection is not open.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "sales"
+                ],
+                "summary": "Correct the body a kept rejection holds (manager, admin)",
+                "operationId": "editRejection",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "rejection id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the delivery or row, corrected",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "type": "object"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "open, with the corrected body",
+                        "schema": {
+                            "$ref": "#/definitions/sales.Rejection"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "resolved or dismissed already",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "not an object, or it names another order",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2846,7 +2943,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every event about the sales order (received, changed, cancelled, its state and ETA, its shipments) and about every production order\nlaunched for its items (launched, started, progress, rescheduled, completed, cancelled, closed, the items it released), in the order\nthey happened, each with its deliveries: the shop callbacks among them. A production order the order shares with other customers\nis shown whole. With ` + "`" + `Accept: text/csv` + "`" + `, the whole history (limit and cursor do not apply) with the journal screen's columns.",
+                "description": "The order's own story: every event about the sales order (received, changed, cancelled, its state and ETA, its shipments), each\nwith its deliveries (the shop callbacks among them); the events of every production order launched for its items (launched,\nstarted, progress, rescheduled, completed, cancelled, closed, the items it released) and of its items' operations, parts and\nunits, but not of other customers' items that share a production order; and the intake inbox's entries about it (refused\ndeliveries of its shop id or CRM id, their corrections, retries, dismissals). kind filters: order, production, floor, inbox\n(several separated by commas; 422 for another). With ` + "`" + `Accept: text/csv` + "`" + `, the whole history (limit and cursor do not apply)\nwith the journal screen's columns.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -2854,7 +2951,7 @@ const docTemplate = `{
                 "tags": [
                     "sales"
                 ],
-                "summary": "An order's whole history, oldest first; JSON or CSV",
+                "summary": "An order's own history, oldest first; JSON or CSV",
                 "operationId": "getOrderHistory",
                 "parameters": [
                     {
@@ -2865,6 +2962,14 @@ const docTemplate = `{
                         "name": "id",
                         "in": "path",
                         "required": true
+                    },
+                    {
+                        "maxLength": 100,
+                        "type": "string",
+                        "x-example": "order,inbox",
+                        "description": "only events of these kinds: order, production, floor, inbox (comma-separated)",
+                        "name": "kind",
+                        "in": "query"
                     },
                     {
                         "maximum": 500,
@@ -6660,10 +6765,11 @@ const docTemplate = `{
             ],
             "properties": {
                 "crm_order_id": {
-                    "description": "The CRM's order number; an order is imported once per number.",
-                    "type": "integer",
-                    "minimum": 1,
-                    "example": 10452
+                    "description": "The CRM's order id: text of 1 to 64 characters on one line (a whole number, as older exports send it, is read as its decimal text); an order is imported once per id.",
+                    "type": "string",
+                    "maxLength": 64,
+                    "minLength": 1,
+                    "example": "CRM-10452"
                 },
                 "customer": {
                     "$ref": "#/definitions/api.CustomerRequest"
@@ -7295,7 +7401,7 @@ const docTemplate = `{
                     "example": 0
                 },
                 "route_id": {
-                    "description": "The route to follow; by default the items' products' default route, which must then be the same for all.",
+                    "description": "The route to follow; left out, the items' products' default route, which must then be the same for all. 0 is no route (422), not the default.",
                     "type": "integer",
                     "minimum": 1,
                     "example": 1
@@ -7365,6 +7471,12 @@ const docTemplate = `{
                     "type": "boolean",
                     "example": true
                 },
+                "id": {
+                    "description": "Read-only: the material's id, accepted when it is the one at the path (refused on a create).",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
+                },
                 "kind": {
                     "type": "string",
                     "enum": [
@@ -7395,6 +7507,16 @@ const docTemplate = `{
                 },
                 "trim": {
                     "$ref": "#/definitions/api.TrimRequest"
+                },
+                "unit": {
+                    "description": "Read-only: what the kind is counted in (sheet, m, pcs); accepted when it is the kind's.",
+                    "type": "string",
+                    "enum": [
+                        "sheet",
+                        "m",
+                        "pcs"
+                    ],
+                    "example": "sheet"
                 },
                 "width_mm": {
                     "description": "An edge band's width in mm; absent otherwise.",
@@ -7675,6 +7797,12 @@ const docTemplate = `{
                         "$ref": "#/definitions/api.FittingRequest"
                     }
                 },
+                "id": {
+                    "description": "Read-only: the product's id, accepted when it is the one at the path (refused on a create).",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
+                },
                 "kind": {
                     "type": "string",
                     "enum": [
@@ -7874,6 +8002,13 @@ const docTemplate = `{
                     ],
                     "example": "part"
                 },
+                "seq": {
+                    "description": "Read-only: the operation's position in the route, from 1; accepted when it is.",
+                    "type": "integer",
+                    "maximum": 50,
+                    "minimum": 1,
+                    "example": 1
+                },
                 "work_center_id": {
                     "type": "integer",
                     "minimum": 1,
@@ -7889,6 +8024,12 @@ const docTemplate = `{
                 "operations"
             ],
             "properties": {
+                "id": {
+                    "description": "Read-only: the route's id, accepted when it is the one at the path (refused on a create).",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
+                },
                 "kind": {
                     "type": "string",
                     "enum": [
@@ -7975,15 +8116,11 @@ const docTemplate = `{
             ],
             "properties": {
                 "reasons": {
+                    "description": "Each with the code a scrap names and the label the shop floor reads.",
                     "type": "array",
                     "items": {
-                        "type": "string"
-                    },
-                    "example": [
-                        "chipped",
-                        "wrong_size",
-                        "drilling_error"
-                    ]
+                        "$ref": "#/definitions/floor.ScrapReason"
+                    }
                 }
             }
         },
@@ -8518,6 +8655,17 @@ const docTemplate = `{
                     "type": "string",
                     "maxLength": 32,
                     "example": "CUT"
+                },
+                "code_duplicate": {
+                    "description": "Read-only: accepted when it says what the centre is now.",
+                    "type": "boolean",
+                    "example": false
+                },
+                "id": {
+                    "description": "Read-only: the centre's id, accepted when it is the one at the path (refused on a create).",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
                 },
                 "name": {
                     "type": "string",
@@ -10651,6 +10799,23 @@ const docTemplate = `{
                 }
             }
         },
+        "floor.ScrapReason": {
+            "type": "object",
+            "required": [
+                "code",
+                "label"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "chipped"
+                },
+                "label": {
+                    "type": "string",
+                    "example": "Скол"
+                }
+            }
+        },
         "floor.ScrapResult": {
             "type": "object",
             "required": [
@@ -10783,6 +10948,7 @@ const docTemplate = `{
         "plan.BacklogItem": {
             "type": "object",
             "required": [
+                "boards",
                 "customer",
                 "due_date",
                 "event_id",
@@ -10798,6 +10964,17 @@ const docTemplate = `{
                 "sku"
             ],
             "properties": {
+                "boards": {
+                    "description": "Boards are every decor slot of its product with the board its parts\nwill be cut from: the item's choice, or the slot's default.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "корпус": "LDSP16-SONOMA",
+                        "фасад": "LDSP16-WHITE"
+                    }
+                },
                 "customer": {
                     "description": "What order.received carried for people to read: the customer's name\nand the item's note.",
                     "type": "string"
@@ -11032,6 +11209,7 @@ const docTemplate = `{
                 "minutes",
                 "operations",
                 "ops_done",
+                "overtime_ops",
                 "prod_order_id",
                 "sales_order_ids",
                 "skus",
@@ -11069,6 +11247,10 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "ops_done": {
+                    "type": "integer"
+                },
+                "overtime_ops": {
+                    "description": "OvertimeOps are its operations done outside the centre's working\nhours: before or after its shift, or on a day off (drawn on the day\nthey were done, marked as overtime).",
                     "type": "integer"
                 },
                 "prod_order_id": {
@@ -11888,9 +12070,10 @@ const docTemplate = `{
             ],
             "properties": {
                 "crm_order_id": {
-                    "description": "The row's crm_order_id, when it is a positive whole number.",
-                    "type": "integer",
-                    "x-nullable": true
+                    "description": "The row's crm_order_id, when it is a valid one.",
+                    "type": "string",
+                    "x-nullable": true,
+                    "example": "CRM-10452"
                 },
                 "detail": {
                     "type": "string"
@@ -11917,14 +12100,17 @@ const docTemplate = `{
                     ]
                 },
                 "row": {
-                    "description": "Row is the row's position in the batch or file, from 0.",
-                    "type": "integer"
+                    "description": "Row is the row's position in the batch or file, from 1.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
                 }
             }
         },
         "sales.Item": {
             "type": "object",
             "required": [
+                "boards",
                 "eta",
                 "id",
                 "line_total",
@@ -11941,6 +12127,17 @@ const docTemplate = `{
                 "written_off_qty"
             ],
             "properties": {
+                "boards": {
+                    "description": "Boards are every decor slot of its product with the board its parts\nwill be cut from: the item's choice, or the slot's default; {} for a\nproduct without slots. From the catalogue as it is now.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "корпус": "LDSP16-SONOMA",
+                        "фасад": "LDSP16-WHITE"
+                    }
+                },
                 "eta": {
                     "description": "ETA is the day production promised for the item, once launched.",
                     "type": "string",
@@ -12050,8 +12247,10 @@ const docTemplate = `{
                     "format": "date-time"
                 },
                 "crm_order_id": {
-                    "type": "integer",
-                    "x-nullable": true
+                    "type": "string",
+                    "maxLength": 64,
+                    "x-nullable": true,
+                    "example": "CRM-10452"
                 },
                 "currency": {
                     "type": "string",
@@ -12208,8 +12407,9 @@ const docTemplate = `{
                     "format": "date-time"
                 },
                 "crm_order_id": {
-                    "type": "integer",
-                    "x-nullable": true
+                    "type": "string",
+                    "x-nullable": true,
+                    "example": "CRM-10452"
                 },
                 "deliveries": {
                     "description": "Deliveries counts the refused deliveries of it; Retries, the managers' retries.",

@@ -20,10 +20,11 @@ import (
 
 const importSummary = `Imports CRM orders from FILE.json: a JSON array of orders, or {"orders": [...]}
 as POST /api/v1/imports/crm/orders takes it, each
-  {"crm_order_id": 10452, "customer": {"name": ...}, "items": [{"sku": ..., "qty": ...}], "due_date": "2026-12-20"}.
+  {"crm_order_id": "CRM-10452", "customer": {"name": ...}, "items": [{"sku": ..., "qty": ...}], "due_date": "2026-12-20"}.
 The file is read as a stream, so it may be of any size; a progress bar is drawn
 on a terminal, and a plain progress line every few seconds elsewhere. Each
-order is imported in its own transaction, once per crm_order_id: running the
+order is imported in its own transaction, once per crm_order_id (text up to 64
+characters, or a whole number); rows count from 1. Running the
 import again creates nothing twice. Refused rows (invalid) and failed rows (an
 unexpected error) are printed with their reasons and the rows after them are
 imported; the command then exits with status 1.
@@ -78,10 +79,10 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 			bar.finish(rows.offset(), i)
 			return fmt.Errorf("%s: %w (the rows before it are imported)", path, err)
 		}
-		row, err := a.Sales.ImportCRMOrder(ctx, i, raw)
+		row, err := a.Sales.ImportCRMOrder(ctx, i+1, raw) // rows count from 1
 		if err != nil {
 			bar.finish(rows.offset(), i)
-			return fmt.Errorf("%s: row %d: %w (the rows before it are imported)", path, i, err)
+			return fmt.Errorf("%s: row %d: %w (the rows before it are imported)", path, i+1, err)
 		}
 		rep.Add(row)
 		rep.Rows = rep.Rows[:0] // counts only: a large file's report is not kept in memory
@@ -105,7 +106,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 func describeRow(r sales.ImportRow) string {
 	s := fmt.Sprintf("row %d", r.Row)
 	if r.CRMOrderID != nil {
-		s += fmt.Sprintf(" (crm_order_id %d)", *r.CRMOrderID)
+		s += fmt.Sprintf(" (crm_order_id %s)", *r.CRMOrderID)
 	}
 	s += ": " + r.Result
 	if r.OrderID != nil {

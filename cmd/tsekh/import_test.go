@@ -50,11 +50,11 @@ func TestRun_ImportCRM(t *testing.T) {
 			var out, errOut bytes.Buffer
 			err := run(ctx, []string{"import", "crm", file}, env(vars), &out, &errOut)
 			require.EqualError(t, err, "4 rows refused, 0 failed, 0 in conflict")
-			require.Contains(t, out.String(), "row 6 (crm_order_id 5006): refused")
+			require.Contains(t, out.String(), "row 7 (crm_order_id 5006): refused")
 			require.Contains(t, out.String(), "items[0].sku")
-			require.Contains(t, out.String(), "row 7 (crm_order_id 5007): refused: some text is not valid UTF-8, holds control characters or lone surrogates; customer.name must not contain")
-			require.Contains(t, out.String(), "row 8 (crm_order_id 5008): refused: some text is not valid UTF-8, holds control characters or lone surrogates; customer.name must be valid UTF-8")
-			require.Contains(t, out.String(), "row 9 (crm_order_id 5009): refused")
+			require.Contains(t, out.String(), "row 8 (crm_order_id 5007): refused: some text is not valid UTF-8, holds control characters or lone surrogates; customer.name must not contain")
+			require.Contains(t, out.String(), "row 9 (crm_order_id 5008): refused: some text is not valid UTF-8, holds control characters or lone surrogates; customer.name must be valid UTF-8")
+			require.Contains(t, out.String(), "row 10 (crm_order_id 5009): refused")
 			require.Contains(t, out.String(), "due_date must be a date from 2000-01-01 to 2100-12-31")
 			require.Contains(t, out.String(), "300 rows: 296 created, 0 already present, 0 changed, 0 in conflict, 4 refused, 0 failed")
 
@@ -66,9 +66,9 @@ func TestRun_ImportCRM(t *testing.T) {
 			require.NoError(t, os.WriteFile(file, []byte(`{"source": "crm", "orders": [`+strings.Join(rows, ",")+`]}`), 0o600))
 			out.Reset()
 			require.NoError(t, run(ctx, []string{"import", "crm", "--verbose", file}, env(vars), &out, &errOut))
-			require.Contains(t, out.String(), "row 6 (crm_order_id 5006): created")
-			require.Contains(t, out.String(), "row 9 (crm_order_id 5009): created")
-			require.Contains(t, out.String(), "row 10 (crm_order_id 5010): exists")
+			require.Contains(t, out.String(), "row 7 (crm_order_id 5006): created")
+			require.Contains(t, out.String(), "row 10 (crm_order_id 5009): created")
+			require.Contains(t, out.String(), "row 11 (crm_order_id 5010): exists")
 			require.Contains(t, out.String(), "300 rows: 4 created, 296 already present, 0 changed, 0 in conflict, 0 refused, 0 failed")
 
 			// The orders' events name the administrator.

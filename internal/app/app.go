@@ -150,7 +150,11 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Plan = plan.NewService(db, a.Stock)
 	a.Plan.SetTimeZone(cfg.FactoryLocation())
 	a.Floor = floor.NewService(db, a.Stock)
-	a.Floor.SetScrapReasons(cfg.FloorScrapReasons)
+	reasons := make([]floor.ScrapReason, len(cfg.FloorScrapReasons))
+	for i, r := range cfg.FloorScrapReasons {
+		reasons[i].Code, reasons[i].Label = config.SplitScrapReason(r)
+	}
+	a.Floor.SetScrapReasons(reasons)
 	a.CutPlan = cutplan.NewService(db, a.Floor, a.Stock, cutplan.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages,
 		MinOffcutMM: cfg.CuttingMinOffcutMM, OffcutWeight: cfg.CuttingOffcutWeight, TimeBudget: cfg.CuttingTimeBudget})
 	a.Jobs = jobs.NewService(db)

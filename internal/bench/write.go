@@ -240,8 +240,8 @@ func mean(xs []float64) float64 {
 }
 
 // createOrderWithoutEvent runs the statements of sales' order creation (for
-// a manual order: validate, insert the order row, look the products up,
-// insert the items, read the order back with its items and shipments) in one
+// a manual order: validate, look the products up, number and insert the
+// order row, insert the items, read the order back with its items and shipments) in one
 // transaction, without
 // events.Add. It exists only to measure what the event costs; it must follow
 // the sales module's path statement for statement
@@ -254,14 +254,6 @@ func createOrderWithoutEvent(ctx context.Context, db *gorm.DB, in sales.NewOrder
 		}
 		o := sales.Order{Status: sales.StatusReceived, Source: in.Source, Customer: in.Customer, DueDate: in.DueDate, Note: in.Note,
 			DeliveryAddress: in.DeliveryAddress, DeliveryDate: in.DeliveryDate, Currency: in.Currency, Total: in.Total}
-		// The columns sales writes for a manual order, all of them.
-		if err := database.Scan(tx.Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
-note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash, source_updated_ns)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			o.Status, o.Source, o.SyncID, o.CRMOrderID, o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.Customer.SearchKey(), o.DueDate,
-			o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, nil, o.SourceHash, nil), &o.ID); err != nil {
-			return err
-		}
 		skus := make([]string, 0, len(in.Items))
 		for _, it := range in.Items {
 			skus = append(skus, it.SKU)
@@ -269,6 +261,25 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		products, err := catalog.ProductsBySKU(ctx, tx, skus)
 		if err != nil {
 			return err
+		}
+		// Numbered as sales numbers orders: under its lock, the highest plus
+		// one, the sequence kept in step.
+		if err := database.LockClassName(tx, sales.OrderNumberLock, "sales_orders"); err != nil {
+			return err
+		}
+		// The columns sales writes for a manual order, all of them.
+		if err := database.Scan(tx.Raw(`INSERT INTO sales_orders (id, status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
+note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash, source_updated_ns)
+SELECT (SELECT COALESCE(MAX(id), 0) + 1 FROM sales_orders), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+WHERE true RETURNING id`,
+			o.Status, o.Source, o.SyncID, o.CRMOrderID, o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.Customer.SearchKey(), o.DueDate,
+			o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, nil, o.SourceHash, nil), &o.ID); err != nil {
+			return err
+		}
+		if database.DialectOf(tx) == database.Postgres {
+			if err := tx.Exec("SELECT setval(pg_get_serial_sequence('sales_orders', 'id'), ?)", o.ID).Error; err != nil {
+				return err
+			}
 		}
 		o.Items = make([]sales.Item, len(in.Items))
 		for i, it := range in.Items {

@@ -74,6 +74,17 @@ func (p Product) BoardFor(slot string, o Options) string {
 	return allowed[0]
 }
 
+// Boards returns, for every decor slot of the product, the code of the
+// board its parts are cut from for an item with the options (BoardFor):
+// chosen or the slot's default; empty for a product without slots.
+func (p Product) Boards(o Options) Options {
+	out := Options{}
+	for _, s := range p.Slots {
+		out[s.Name] = p.BoardFor(s.Name, o)
+	}
+	return out
+}
+
 // ResolveOption finds the board an item's choice for the slot names among
 // the slot's allowed boards: by code, or by decor (either regardless of
 // case). It returns the board's code, or an error saying what may be chosen.

@@ -25,7 +25,7 @@ type OrderReceivedPayload struct {
 	Lines      int                 `json:"lines" jsonschema:"minimum=1" jsonschema_description:"the number of the order's items"`
 	Source     string              `json:"source" jsonschema:"enum=shop,enum=crm,enum=manual" jsonschema_description:"how the order came in"`
 	SyncID     *string             `json:"sync_id,omitempty" jsonschema_description:"shop orders: \"shop-\" + the shop's order id"`
-	CRMOrderID *int64              `json:"crm_order_id,omitempty" jsonschema_description:"CRM orders: the CRM's order number"`
+	CRMOrderID *CRMOrderID         `json:"crm_order_id,omitempty" jsonschema:"minLength=1,maxLength=64" jsonschema_description:"CRM orders: the CRM's order id, text (a whole number in events written before ids were text)"`
 	DueDate    string              `json:"due_date,omitempty" jsonschema:"format=date" jsonschema_description:"the day the customer wants it"`
 	Customer   string              `json:"customer,omitempty" jsonschema_description:"the customer's name (absent from events written before it was carried)"`
 	Items      []OrderReceivedItem `json:"items" jsonschema_description:"the order's items"`
@@ -100,7 +100,7 @@ type OrderChangedPayload struct {
 	OrderID    int64         `json:"order_id" jsonschema_description:"the sales order"`
 	Via        string        `json:"via" jsonschema:"enum=patch,enum=shop,enum=crm" jsonschema_description:"how the change came: PATCH /api/v1/orders/{id}, the shop's webhook or the CRM import"`
 	SyncID     *string       `json:"sync_id,omitempty" jsonschema_description:"shop orders: \"shop-\" + the shop's order id"`
-	CRMOrderID *int64        `json:"crm_order_id,omitempty" jsonschema_description:"CRM orders: the CRM's order number"`
+	CRMOrderID *CRMOrderID   `json:"crm_order_id,omitempty" jsonschema:"minLength=1,maxLength=64" jsonschema_description:"CRM orders: the CRM's order id, text (a whole number in events written before ids were text)"`
 	DueDate    string        `json:"due_date,omitempty" jsonschema:"format=date" jsonschema_description:"the order's due date after the change, changed or not; absent when it has none"`
 	Fields     []FieldChange `json:"fields" jsonschema_description:"the order's own fields that changed"`
 	Items      []ItemChange  `json:"items" jsonschema_description:"the items added, removed or changed"`

@@ -18,7 +18,25 @@ var (
 		"A kept rejection was applied: by a manager's retry or by a later delivery of the same order; it names the order.")
 	IntakeDismissed = events.Declare[IntakeDismissedPayload]("intake.dismissed", "sales", "sales_intake_rejections",
 		"A manager dismissed a kept rejection, with a reason.")
+	IntakeEdited = events.Declare[IntakeEditedPayload]("intake.edited", "sales", "sales_intake_rejections",
+		"A manager corrected the body a kept rejection holds (a SKU, a decor, a quantity, the customer's contacts) before applying it; the event's actor is who, its changes what.")
 )
+
+// IntakeEditedPayload is the payload of intake.edited.
+type IntakeEditedPayload struct {
+	RejectionID int64        `json:"rejection_id" jsonschema_description:"the kept rejection"`
+	Source      string       `json:"source" jsonschema:"enum=shop,enum=crm" jsonschema_description:"the shop's webhook or the CRM import"`
+	SyncID      *string      `json:"sync_id,omitempty" jsonschema_description:"shop: \"shop-\" + the shop's order id"`
+	CRMOrderID  *CRMOrderID  `json:"crm_order_id,omitempty" jsonschema:"minLength=1,maxLength=64" jsonschema_description:"CRM: the row's order id"`
+	Changes     []BodyChange `json:"changes" jsonschema_description:"every value of the body that changed, by its path"`
+}
+
+// BodyChange is one value of a kept body changed by a manager.
+type BodyChange struct {
+	Field  string `json:"field" jsonschema_description:"the value's path in the body: customer.phone, items[0].sku, items[1].options.корпус"`
+	Before string `json:"before" jsonschema_description:"its value before, as JSON text (a string without its quotes); empty when it was not there"`
+	After  string `json:"after" jsonschema_description:"its value after, likewise; empty when it is gone"`
+}
 
 // ItemQty is a quantity of one item of a sales order.
 type ItemQty struct {
@@ -76,7 +94,7 @@ type IntakeRejectedPayload struct {
 	RejectionID int64             `json:"rejection_id" jsonschema_description:"the kept rejection"`
 	Source      string            `json:"source" jsonschema:"enum=shop,enum=crm" jsonschema_description:"the shop's webhook or the CRM import"`
 	SyncID      *string           `json:"sync_id,omitempty" jsonschema_description:"shop: \"shop-\" + the shop's order id"`
-	CRMOrderID  *int64            `json:"crm_order_id,omitempty" jsonschema_description:"CRM: the row's order number"`
+	CRMOrderID  *CRMOrderID       `json:"crm_order_id,omitempty" jsonschema:"minLength=1,maxLength=64" jsonschema_description:"CRM: the row's order id, text (a whole number in events written before ids were text)"`
 	Kinds       []string          `json:"kinds" jsonschema:"enum=unknown_sku,enum=unknown_decor,enum=in_production,enum=conflict,enum=invalid" jsonschema_description:"the kinds of reason"`
 	Reasons     []RejectionReason `json:"reasons" jsonschema_description:"every reason, at once"`
 	Detail      string            `json:"detail" jsonschema_description:"the refusal as the sender was told"`
@@ -109,5 +127,5 @@ var OrderAttentionCleared = events.Declare[OrderAttentionClearedPayload]("order.
 type OrderAttentionClearedPayload struct {
 	OrderID   int64  `json:"order_id" jsonschema_description:"the sales order"`
 	Attention string `json:"attention" jsonschema_description:"the note cleared"`
-	Version   int64  `json:"version" jsonschema_description:"the order's tsekh version after the event"`
+	Version   int64  `json:"version" jsonschema_description:"the order's tsekh version, unchanged by clearing the note (the shop is not told of it)"`
 }

@@ -25,7 +25,7 @@ type Service struct {
 	// stock books what the floor's work physically uses.
 	stock *stock.Service
 	// scrapReasons are the reasons the factory keeps for scrap (FLOOR_SCRAP_REASONS).
-	scrapReasons []string
+	scrapReasons []ScrapReason
 }
 
 // NewService returns the shop floor's service over db, booking what its

@@ -107,9 +107,9 @@ func (s *Service) validateReport(in *Report) error {
 		}
 		switch {
 		case l.Reason == "":
-			fields = append(fields, apperr.Field(at("reason"), "is required: one of %s", strings.Join(reasons, ", ")))
+			fields = append(fields, apperr.Field(at("reason"), "is required: one of %s", s.reasonList()))
 		case !slices.Contains(reasons, l.Reason):
-			fields = append(fields, apperr.Field(at("reason"), "must be one of %s (FLOOR_SCRAP_REASONS); say more in note", strings.Join(reasons, ", ")))
+			fields = append(fields, apperr.Field(at("reason"), "must be one of %s (FLOOR_SCRAP_REASONS); say more in note", s.reasonList()))
 		}
 		fields = append(fields, input.Note(at("note"), l.Note, MaxScrapNote)...)
 	}

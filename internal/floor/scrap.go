@@ -16,9 +16,19 @@ import (
 	"github.com/tsekh/tsekh/internal/stock"
 )
 
+// ScrapReason is one of the factory's scrap reasons: the code a scrap names
+// and the label the shop floor reads.
+type ScrapReason struct {
+	Code  string `json:"code" example:"chipped"`
+	Label string `json:"label" example:"Скол"`
+}
+
 // DefaultScrapReasons are the scrap reasons when none are set: the
 // defaults of FLOOR_SCRAP_REASONS.
-var DefaultScrapReasons = []string{"chipped", "wrong_size", "drilling_error", "edge_defect", "damaged", "material_defect", "other"}
+var DefaultScrapReasons = []ScrapReason{
+	{"chipped", "Скол"}, {"wrong_size", "Не тот размер"}, {"drilling_error", "Ошибка присадки"}, {"edge_defect", "Дефект кромки"},
+	{"damaged", "Повреждение"}, {"material_defect", "Брак материала"}, {"other", "Другое"},
+}
 
 // MaxScrapNote bounds the free text of a scrap, in characters.
 const MaxScrapNote = 1000
@@ -26,14 +36,39 @@ const MaxScrapNote = 1000
 // SetScrapReasons sets the reasons the factory keeps for scrap
 // (FLOOR_SCRAP_REASONS); a scrap names one of them. Call it before the
 // service is used.
-func (s *Service) SetScrapReasons(reasons []string) { s.scrapReasons = slices.Clone(reasons) }
+func (s *Service) SetScrapReasons(reasons []ScrapReason) { s.scrapReasons = slices.Clone(reasons) }
 
-// ScrapReasons returns the reasons a scrap may name.
-func (s *Service) ScrapReasons() []string {
+// ScrapReasonLabels returns the reasons a scrap may name, with their labels.
+func (s *Service) ScrapReasonLabels() []ScrapReason {
 	if len(s.scrapReasons) == 0 {
 		return slices.Clone(DefaultScrapReasons)
 	}
 	return slices.Clone(s.scrapReasons)
+}
+
+// ScrapReasons returns the codes a scrap may name.
+func (s *Service) ScrapReasons() []string {
+	reasons := s.ScrapReasonLabels()
+	codes := make([]string, len(reasons))
+	for i, r := range reasons {
+		codes[i] = r.Code
+	}
+	return codes
+}
+
+// reasonList lists the reasons for a refusal: "chipped (Скол), …".
+func (s *Service) reasonList() string {
+	var b strings.Builder
+	for i, r := range s.ScrapReasonLabels() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(r.Code)
+		if r.Label != r.Code {
+			b.WriteString(" (" + r.Label + ")")
+		}
+	}
+	return b.String()
 }
 
 // ScrapInput is the input of ScrapPart: the part, by its code or its id,
@@ -71,9 +106,9 @@ func (s *Service) validateScrap(in *ScrapInput) error {
 	reasons := s.ScrapReasons()
 	switch {
 	case in.Reason == "":
-		fields = append(fields, apperr.Field("reason", "is required: one of %s", strings.Join(reasons, ", ")))
+		fields = append(fields, apperr.Field("reason", "is required: one of %s", s.reasonList()))
 	case !slices.Contains(reasons, in.Reason):
-		fields = append(fields, apperr.Field("reason", "must be one of %s (FLOOR_SCRAP_REASONS); say more in note", strings.Join(reasons, ", ")))
+		fields = append(fields, apperr.Field("reason", "must be one of %s (FLOOR_SCRAP_REASONS); say more in note", s.reasonList()))
 	}
 	fields = append(fields, input.Note("note", in.Note, MaxScrapNote)...)
 	if len(fields) > 0 {

@@ -125,7 +125,7 @@ func (s *Service) filterBacklog(ctx context.Context, q *gorm.DB, f BacklogFilter
 	return q, nil
 }
 
-// describeBacklog fills in the rows' product names and routes from the catalog.
+// describeBacklog fills in the rows' product names, routes and boards from the catalog.
 func (s *Service) describeBacklog(ctx context.Context, rows []BacklogItem) error {
 	if len(rows) == 0 {
 		return nil
@@ -136,7 +136,7 @@ func (s *Service) describeBacklog(ctx context.Context, rows []BacklogItem) error
 			skus = append(skus, r.SKU)
 		}
 	}
-	products, err := catalog.ProductsBySKU(ctx, s.db, skus)
+	products, err := catalog.ProductSpecs(ctx, s.db, skus)
 	if err != nil {
 		return err
 	}
@@ -152,6 +152,7 @@ func (s *Service) describeBacklog(ctx context.Context, rows []BacklogItem) error
 		p := products[rows[i].SKU]
 		rows[i].ProductName = p.Name
 		rows[i].Route = RouteRef{ID: p.RouteID, Name: routes[p.RouteID]}
+		rows[i].Boards = p.Boards(rows[i].Options)
 	}
 	return nil
 }

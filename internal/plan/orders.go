@@ -506,6 +506,21 @@ func fillProgress(ctx context.Context, db *gorm.DB, os []ProdOrder) error {
 // launched for items of the sales order, the ones it later left included, in
 // id order.
 func (s *Service) ProdOrdersOfOrder(ctx context.Context, orderID int64) ([]int64, error) {
+	return s.prodOrdersOfOrder(ctx, orderID)
+}
+
+// ProductionOfOrder returns the production orders ever launched for items
+// of the sales order, and those items, each in id order.
+func (s *Service) ProductionOfOrder(ctx context.Context, orderID int64) (prodOrders, items []int64, err error) {
+	if err := database.Scan(s.db.WithContext(ctx).Raw(`SELECT DISTINCT item_id FROM plan_prod_order_items WHERE order_id = ? ORDER BY item_id`, orderID),
+		&items); err != nil {
+		return nil, nil, err
+	}
+	prodOrders, err = s.prodOrdersOfOrder(ctx, orderID)
+	return prodOrders, items, err
+}
+
+func (s *Service) prodOrdersOfOrder(ctx context.Context, orderID int64) ([]int64, error) {
 	var ids []int64
 	err := database.Scan(s.db.WithContext(ctx).Raw(`SELECT DISTINCT prod_order_id FROM plan_prod_order_items WHERE order_id = ? ORDER BY prod_order_id`, orderID),
 		&ids)

@@ -35,6 +35,9 @@ type BacklogItem struct {
 	Note     string `json:"note"`
 	// Options are the item's choices of board per decor slot, by code.
 	Options catalog.Options `json:"options" swaggertype:"object,string"`
+	// Boards are every decor slot of its product with the board its parts
+	// will be cut from: the item's choice, or the slot's default.
+	Boards catalog.Options `json:"boards" gorm:"-" swaggertype:"object,string" example:"корпус:LDSP16-SONOMA,фасад:LDSP16-WHITE"`
 	// From the catalog, as it is now: the product's name and its default
 	// route (the one a launch without route_id follows).
 	ProductName string   `json:"product_name" gorm:"-"`

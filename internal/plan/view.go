@@ -69,6 +69,10 @@ type OrderBar struct {
 	ETA database.Date `json:"eta" swaggertype:"string" format:"date"`
 	// Late: the ETA is after the due date.
 	Late bool `json:"late"`
+	// OvertimeOps are its operations done outside the centre's working
+	// hours: before or after its shift, or on a day off (drawn on the day
+	// they were done, marked as overtime).
+	OvertimeOps int `json:"overtime_ops"`
 }
 
 // Schedule returns the schedule of the days from..to (inclusive) of every
@@ -219,6 +223,9 @@ func loadView(view *ScheduleView, index map[int64]int, ops []scheduledOp, center
 		b.Minutes += op.Minutes
 		if op.Status == OpDone {
 			b.OpsDone++
+			if doneOvertime(op.Operation, centers[op.WorkCenterID], zone) {
+				b.OvertimeOps++
+			}
 		}
 	}
 	return bars
@@ -310,6 +317,25 @@ func doneSlot(op Operation, c Center, zone *time.Location) Slot {
 		start = momentAt(*op.StartedAt, c, zone)
 	}
 	return Slot{Start: start, End: end}
+}
+
+// doneOvertime tells whether a done operation was worked outside its
+// centre's hours: started or completed before or after the shift of its
+// day, or on a day the centre does not work.
+func doneOvertime(op Operation, c Center, zone *time.Location) bool {
+	outside := func(t time.Time) bool {
+		local := t.In(zone)
+		y, m, d := local.Date()
+		if !c.Works(time.Date(y, m, d, 0, 0, 0, 0, time.UTC)) {
+			return true
+		}
+		minute := float64(local.Hour()*60+local.Minute()) + float64(local.Second())/60 - c.ShiftStart
+		return minute < 0 || minute > c.Capacity
+	}
+	if op.CompletedAt == nil {
+		return false
+	}
+	return outside(*op.CompletedAt) || (op.StartedAt != nil && outside(*op.StartedAt))
 }
 
 // momentAt is the instant t as a day of the factory's time zone and a

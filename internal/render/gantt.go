@@ -29,7 +29,12 @@ import (
 //     day on its last bar's row: dark when the ETA keeps it, "late" when not;
 //   - today is a vertical line at the start of the view's Today;
 //   - days off are shaded grey; an overloaded day (more planned than the
-//     capacity) is the only thing drawn in the overload colour.
+//     capacity) is the only thing drawn in the overload colour;
+//   - work done is drawn on the day it was done, at its minute within the
+//     shift (before the shift at the day's start, after it at the day's
+//     end, never on the next day); a bar with work done outside the
+//     centre's hours (after the shift, on a day off) has a dashed outline
+//     in the overtime colour, and its tooltip says how much.
 
 const (
 	ganttLabelW   = 260.0
@@ -72,6 +77,7 @@ const (
 	ganttDueColor      = "#333333"
 	ganttTodayColor    = "#00897b"
 	ganttDayOffColor   = "#c8c8c8"
+	ganttOvertimeColor = "#d4a000"
 )
 
 type barStyle struct {
@@ -105,10 +111,16 @@ var (
 	styleDueLate  = ganttStyle{Fill: ganttLateColor, Stroke: ganttLateColor, StrokeWidth: 1.5}
 )
 
+// styleOvertime outlines a bar with work done outside the centre's hours.
+var styleOvertime = ganttStyle{Fill: "none", Stroke: ganttOvertimeColor, StrokeWidth: 2, Dash: "4 2"}
+
 func barStyleOf(b plan.OrderBar) ganttStyle {
 	s := ganttStyle{Fill: statusStyle(b.Status).fill}
-	if b.Late {
+	switch {
+	case b.Late:
 		s.Stroke, s.StrokeWidth = ganttLateColor, 2
+	case b.OvertimeOps > 0:
+		s.Stroke, s.StrokeWidth, s.Dash = styleOvertime.Stroke, styleOvertime.StrokeWidth, styleOvertime.Dash
 	}
 	return s
 }
@@ -206,7 +218,16 @@ func (g *gantt) placeBar(cs plan.CenterSchedule, b plan.OrderBar) placedBar {
 	p := placedBar{bar: b}
 	p.x0 = dayX(v, days, dayW, b.StartDay.Time, b.StartMin, float64(cs.CapacityMinPerDay))
 	p.x1 = dayX(v, days, dayW, b.EndDay.Time, b.EndMin, float64(cs.CapacityMinPerDay))
-	p.x1 = math.Max(p.x1, p.x0+3)
+	if p.x1 < p.x0+3 {
+		// Too short to see: widened within its own day, backwards from the
+		// day's end, so that work done at the end of a day (after its
+		// shift) is not drawn on the next.
+		if dayEnd := dayX(v, days, dayW, b.EndDay.Time, float64(cs.CapacityMinPerDay), float64(cs.CapacityMinPerDay)); p.x0+3 > dayEnd {
+			p.x0 = p.x1 - 3
+		} else {
+			p.x1 = p.x0 + 3
+		}
+	}
 	p.ex0, p.ex1 = p.x0, p.x1
 	p.label, p.inside, p.size = placeLabel(barLabels(b), p.x0, p.x1, chartR)
 	switch {
@@ -248,7 +269,7 @@ func stackRows(lane []placedBar) int {
 func (g *gantt) legendItems() []legendItem {
 	var legend []legendItem
 	usedStatus := map[string]bool{}
-	anyLate, anyDue, anyDueLate, anyOff, anyOver := false, false, false, false, false
+	anyLate, anyDue, anyDueLate, anyOff, anyOver, anyOvertime := false, false, false, false, false, false
 	for i, cs := range g.v.WorkCenters {
 		for _, d := range cs.Days {
 			anyOver = anyOver || d.Overload
@@ -257,6 +278,7 @@ func (g *gantt) legendItems() []legendItem {
 		for _, p := range g.lanes[i] {
 			usedStatus[statusStyle(p.bar.Status).label] = true
 			anyLate = anyLate || p.bar.Late
+			anyOvertime = anyOvertime || (p.bar.OvertimeOps > 0 && !p.bar.Late)
 		}
 	}
 	for _, b := range g.dueBars {
@@ -273,6 +295,9 @@ func (g *gantt) legendItems() []legendItem {
 	}
 	if anyLate {
 		legend = append(legend, legendItem{ganttStyle{Fill: "none", Stroke: ganttLateColor, StrokeWidth: 2}, "rect", "готовность (ETA) позже срока"})
+	}
+	if anyOvertime {
+		legend = append(legend, legendItem{styleOvertime, "rect", "сделано сверхурочно (после смены или в выходной)"})
 	}
 	if anyDue {
 		legend = append(legend, legendItem{styleDue, "due", "срок заказа"})
@@ -546,6 +571,9 @@ func barTitle(cs plan.CenterSchedule, b plan.OrderBar) string {
 	}
 	fmt.Fprintf(&t, "\n%s: операций %d, выполнено %d, %s мин", cs.Code, b.Operations, b.OpsDone, minutes(b.Minutes))
 	fmt.Fprintf(&t, "\nНа участке: %s – %s", ruDate(b.StartDay), ruDate(b.EndDay))
+	if b.OvertimeOps > 0 {
+		fmt.Fprintf(&t, "\nСверхурочно (после смены или в выходной): операций %d", b.OvertimeOps)
+	}
 	if !b.ETA.IsZero() {
 		fmt.Fprintf(&t, "\nГотовность (ETA): %s", ruDate(b.ETA))
 	}

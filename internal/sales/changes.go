@@ -228,7 +228,7 @@ func (p *editPlan) empty() bool {
 // diffEdit compares the edit with the order: only what differs is in the
 // plan. It returns EINVALID naming an item id that is not the order's.
 func diffEdit(o Order, e Edit) (editPlan, error) {
-	p := editPlan{payload: contracts.OrderChangedPayload{OrderID: o.ID, SyncID: o.SyncID, CRMOrderID: o.CRMOrderID,
+	p := editPlan{payload: contracts.OrderChangedPayload{OrderID: o.ID, SyncID: o.SyncID, CRMOrderID: contracts.CRMOrderIDOf(o.CRMOrderID),
 		Fields: []contracts.FieldChange{}, Items: []contracts.ItemChange{}}}
 	field := func(name, before string, after *string, column string, value any) {
 		if after != nil && *after != before {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
@@ -28,12 +29,15 @@ const (
 
 // crmOrder is one order as the CRM exports it.
 type crmOrder struct {
-	CRMOrderID *int64    `json:"crm_order_id"`
-	Customer   Customer  `json:"customer"`
-	Items      []crmItem `json:"items"`
-	DueDate    string    `json:"due_date"`
-	Version    *int64    `json:"version"`
-	UpdatedAt  string    `json:"updated_at"`
+	// Text, or a whole number as older CRM exports send it; read by
+	// parseCRMOrderID, so that a bad id hides none of the row's other
+	// problems.
+	CRMOrderID json.RawMessage `json:"crm_order_id"`
+	Customer   Customer        `json:"customer"`
+	Items      []crmItem       `json:"items"`
+	DueDate    string          `json:"due_date"`
+	Version    *int64          `json:"version"`
+	UpdatedAt  string          `json:"updated_at"`
 }
 
 type crmItem struct {
@@ -46,10 +50,10 @@ type crmItem struct {
 
 // ImportRow reports what became of one row of a CRM import.
 type ImportRow struct {
-	// Row is the row's position in the batch or file, from 0.
-	Row int `json:"row" validate:"required"`
-	// The row's crm_order_id, when it is a positive whole number.
-	CRMOrderID *int64              `json:"crm_order_id" extensions:"x-nullable"`
+	// Row is the row's position in the batch or file, from 1.
+	Row int `json:"row" validate:"required" minimum:"1" example:"1"`
+	// The row's crm_order_id, when it is a valid one.
+	CRMOrderID *string             `json:"crm_order_id" extensions:"x-nullable" example:"CRM-10452"`
 	Result     string              `json:"result" validate:"required" enums:"created,exists,changed,conflict,refused,failed"`
 	OrderID    *int64              `json:"order_id" extensions:"x-nullable"`
 	Detail     string              `json:"detail,omitempty" validate:"optional"`
@@ -96,7 +100,7 @@ func (r *ImportReport) Add(row ImportRow) {
 func (s *Service) ImportCRMOrders(ctx context.Context, rows []json.RawMessage) (ImportReport, error) {
 	rep := ImportReport{Rows: make([]ImportRow, 0, len(rows))}
 	for i, raw := range rows {
-		row, err := s.ImportCRMOrder(ctx, i, raw)
+		row, err := s.ImportCRMOrder(ctx, i+1, raw)
 		if err != nil {
 			return rep, err
 		}
@@ -105,7 +109,7 @@ func (s *Service) ImportCRMOrders(ctx context.Context, rows []json.RawMessage) (
 	return rep, nil
 }
 
-// ImportCRMOrder imports one CRM order (row is its position, for the report),
+// ImportCRMOrder imports one CRM order (row is its position from 1, for the report),
 // idempotent by crm_order_id. A row of an order imported before is exists
 // when it says the same as the order (or as the row last applied), changed
 // when it differs and its version (or, without one, its updated_at) is newer
@@ -124,9 +128,7 @@ func (s *Service) ImportCRMOrders(ctx context.Context, rows []json.RawMessage) (
 func (s *Service) ImportCRMOrder(ctx context.Context, row int, raw json.RawMessage) (ImportRow, error) {
 	res := ImportRow{Row: row}
 	in, err := parseCRMOrder(raw)
-	if in.CRMOrderID != nil && *in.CRMOrderID > 0 {
-		res.CRMOrderID = in.CRMOrderID
-	}
+	res.CRMOrderID = in.CRMOrderID
 	if err == nil {
 		var o Order
 		var out Outcome
@@ -195,29 +197,43 @@ func marksOf(o Order) string {
 	return strings.Join(parts, ", ")
 }
 
-// parseCRMOrder reads one CRM row into a NewOrder with source crm. On error
-// the NewOrder still carries the row's crm_order_id when it could be read.
+// parseCRMOrder reads one CRM row into a NewOrder with source crm, naming
+// every problem of the row at once: the values of the wrong kind beside the
+// fields out of bounds (what could be read is checked as a good row's
+// would be). On error the NewOrder still carries what could be read, its
+// crm_order_id included when it is a valid one.
 func parseCRMOrder(raw json.RawMessage) (NewOrder, error) {
 	var co crmOrder
-	if err := input.DecodeObject(raw, &co); err != nil {
-		return NewOrder{CRMOrderID: crmOrderIDOf(raw)}, err
+	var fields []apperr.FieldError
+	decodeErr := input.DecodeObject(raw, &co)
+	if decodeErr != nil {
+		e := apperr.As(decodeErr)
+		if e == nil || e.Code != apperr.EINVALID {
+			id, _ := parseCRMOrderID(crmOrderIDMember(raw))
+			return NewOrder{CRMOrderID: id}, decodeErr
+		}
+		fields = e.Fields
+		co = crmOrder{}
+		_ = json.Unmarshal(raw, &co) // goes on past values of the wrong kind
 	}
-	in := NewOrder{Customer: co.Customer, Source: SourceCRM, CRMOrderID: co.CRMOrderID}
+	in := NewOrder{Customer: co.Customer, Source: SourceCRM}
 	for _, it := range co.Items {
 		in.Items = append(in.Items, NewItem{SKU: it.SKU, Qty: it.Qty, Note: it.Note, Options: it.Options})
 	}
-	var fields []apperr.FieldError
-	if co.CRMOrderID == nil {
-		fields = append(fields, apperr.Field("crm_order_id", "is required"))
-	} else if *co.CRMOrderID <= 0 {
-		fields = append(fields, apperr.Field("crm_order_id", "must be a positive whole number"))
-	}
+	id, idErrs := parseCRMOrderID(co.CRMOrderID)
+	in.CRMOrderID = id
+	more := idErrs
 	due, dueErrs := ParseDueDate(co.DueDate)
 	in.DueDate = due
-	fields = append(fields, dueErrs...)
-	fields = append(fields, parseMarks(&in, co.Version, co.UpdatedAt)...)
+	more = append(more, dueErrs...)
+	more = append(more, parseMarks(&in, co.Version, co.UpdatedAt)...)
 	if err := in.Validate(); err != nil {
-		fields = append(fields, apperr.As(err).Fields...)
+		more = append(more, apperr.As(err).Fields...)
+	}
+	named := len(fields)
+	fields = mergeFields(fields, more)
+	if decodeErr != nil && len(fields) == named {
+		return in, decodeErr // the decoder's own words name the kinds of problem
 	}
 	if len(fields) > 0 {
 		return in, apperr.Invalid(fmt.Sprintf("the CRM order is not valid (%d fields)", len(fields)), fields...)
@@ -225,16 +241,48 @@ func parseCRMOrder(raw json.RawMessage) (NewOrder, error) {
 	return in, nil
 }
 
-// crmOrderIDOf reads the crm_order_id of a row that cannot be decoded, so
-// that the report still names it: a positive whole number, or nil (a
-// mistyped one is not its number, whatever a decoder made of it).
-func crmOrderIDOf(raw json.RawMessage) *int64 {
+// mergeFields adds to fields those of more about a field not named yet: a
+// value of the wrong kind is named once, by its kind.
+func mergeFields(fields, more []apperr.FieldError) []apperr.FieldError {
+	named := map[string]bool{}
+	for _, f := range fields {
+		named[f.Field] = true
+	}
+	for _, f := range more {
+		if !named[f.Field] {
+			named[f.Field] = true
+			fields = append(fields, f)
+		}
+	}
+	return fields
+}
+
+// parseCRMOrderID reads a row's crm_order_id: text of 1 to 64 characters on
+// one line (blanks around it dropped), or a whole number, read as its
+// decimal text. nil, with the problem, when it is not one.
+func parseCRMOrderID(raw json.RawMessage) (*string, []apperr.FieldError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, []apperr.FieldError{apperr.Field("crm_order_id", "is required")}
+	}
+	var c contracts.CRMOrderID
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, []apperr.FieldError{apperr.Field("crm_order_id", "must be text of 1 to %d characters (or a whole number)", contracts.MaxCRMOrderID)}
+	}
+	id := strings.TrimSpace(string(c))
+	if f := input.RequiredLine("crm_order_id", id, contracts.MaxCRMOrderID); len(f) > 0 {
+		return nil, f
+	}
+	return &id, nil
+}
+
+// crmOrderIDMember is the crm_order_id member of a row that cannot be
+// decoded, so that the report still names it when it is valid.
+func crmOrderIDMember(raw json.RawMessage) json.RawMessage {
 	var row struct {
 		CRMOrderID json.RawMessage `json:"crm_order_id"`
 	}
-	var id int64
-	if json.Unmarshal(raw, &row) != nil || json.Unmarshal(row.CRMOrderID, &id) != nil || id <= 0 {
+	if json.Unmarshal(raw, &row) != nil {
 		return nil
 	}
-	return &id
+	return row.CRMOrderID
 }

@@ -95,6 +95,9 @@ func (s *Service) CreateOrderOnce(ctx context.Context, k IdempotencyKey, in NewO
 		if err != nil {
 			return err
 		}
+		if err := withBoards(ctx, tx, &o); err != nil {
+			return err
+		}
 		body, err := json.Marshal(o)
 		if err != nil {
 			return err

@@ -169,7 +169,7 @@ func lockIntakeKey(ctx context.Context, tx *gorm.DB, uniqueBy string, in NewOrde
 	case uniqueBy == "sync_id" && in.SyncID != nil:
 		key += *in.SyncID
 	case uniqueBy == "crm_order_id" && in.CRMOrderID != nil:
-		key += fmt.Sprint(*in.CRMOrderID)
+		key += *in.CRMOrderID
 	default:
 		return fmt.Errorf("sales: no %s to lock", uniqueBy)
 	}

@@ -27,7 +27,7 @@ const ItemWrittenOff = "written_off"
 func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.OrderReceived, contracts.OrderCancelled, contracts.OrderStatusChanged, contracts.OrderShipped, contracts.OrderChanged,
 		contracts.OrderReady, contracts.OrderItemsWrittenOff, contracts.OrderShopConflict, contracts.OrderAttentionCleared,
-		contracts.IntakeRejected, contracts.IntakeResolved, contracts.IntakeDismissed)
+		contracts.IntakeRejected, contracts.IntakeResolved, contracts.IntakeDismissed, contracts.IntakeEdited)
 	r.Subscribe(events.Subscriber{
 		Name: SubscriberProduction,
 		Types: events.Names(contracts.ProdOrderLaunched, contracts.ProdOrderStarted, contracts.ProdOrderCompleted, contracts.ProdOrderCancelled,
@@ -78,7 +78,10 @@ func (s *Service) CancelOrder(ctx context.Context, id int64, reason string) (Ord
 		if err := events.Add(ctx, tx, contracts.OrderCancelled.New(id, contracts.OrderCancelledPayload{OrderID: id, Items: items, Reason: reason, Version: v})); err != nil {
 			return err
 		}
-		if err := statusChanged(ctx, tx, o, StatusReceived); err != nil {
+		// One cancellation is one version: its order.status_changed, which
+		// the shop is told of, carries the version order.cancelled made, so
+		// that the shop sees no version it was never told about.
+		if err := writeStatusChanged(ctx, tx, o, StatusReceived, v); err != nil {
 			return err
 		}
 		o, err = order(ctx, tx, id)
@@ -115,6 +118,12 @@ func statusChanged(ctx context.Context, tx *gorm.DB, o Order, previous string) e
 	if err != nil {
 		return err
 	}
+	return writeStatusChanged(ctx, tx, o, previous, v)
+}
+
+// writeStatusChanged writes order.status_changed for o at version v, which
+// the caller's change has already made.
+func writeStatusChanged(ctx context.Context, tx *gorm.DB, o Order, previous string, v int64) error {
 	p := contracts.OrderStatusChangedPayload{OrderID: o.ID, Status: o.Status, PreviousStatus: previous, ETA: o.ETA.String(), SyncID: o.SyncID, Version: v}
 	if o.Status == StatusCancelled {
 		p.Reason = o.CancelReason

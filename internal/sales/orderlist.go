@@ -7,6 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
@@ -135,5 +136,37 @@ func (s *Service) Orders(ctx context.Context, f OrderFilter, pr page.Request) ([
 		return nil, "", fmt.Errorf("sales: list orders: %w", err)
 	}
 	os, next := page.Next(os, pr.Limit, func(o Order) int64 { return o.ID })
-	return os, next, nil
+	ptrs := make([]*Order, len(os))
+	for i := range os {
+		ptrs[i] = &os[i]
+	}
+	return os, next, s.WithBoards(ctx, ptrs...)
+}
+
+// WithBoards fills in every item's boards (Item.Boards) from the
+// catalogue: each decor slot of its product with the board it will be cut
+// from, chosen or default.
+func (s *Service) WithBoards(ctx context.Context, os ...*Order) error {
+	return withBoards(ctx, s.db, os...)
+}
+
+func withBoards(ctx context.Context, db *gorm.DB, os ...*Order) error {
+	var skus []string
+	for _, o := range os {
+		for _, it := range o.Items {
+			if !slices.Contains(skus, it.SKU) {
+				skus = append(skus, it.SKU)
+			}
+		}
+	}
+	products, err := catalog.ProductSpecs(ctx, db, skus)
+	if err != nil {
+		return err
+	}
+	for _, o := range os {
+		for i := range o.Items {
+			o.Items[i].Boards = products[o.Items[i].SKU].Boards(o.Items[i].Options)
+		}
+	}
+	return nil
 }

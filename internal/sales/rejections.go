@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -63,7 +62,7 @@ type Rejection struct {
 	Source string `json:"source" enums:"shop,crm" example:"shop"`
 	// The shop order's sync_id ("shop-" + its id), or the CRM row's number.
 	SyncID     *string `json:"sync_id" extensions:"x-nullable" example:"shop-7826d8468b3d"`
-	CRMOrderID *int64  `json:"crm_order_id" extensions:"x-nullable"`
+	CRMOrderID *string `json:"crm_order_id" extensions:"x-nullable" example:"CRM-10452"`
 	// Body is the delivery or row as received (the last refused one); null
 	// when it was cut (body_cut).
 	Body json.RawMessage `json:"body" swaggertype:"object" extensions:"x-nullable"`
@@ -98,7 +97,7 @@ type rejectionRow struct {
 	Source        string
 	IntakeKey     string
 	SyncID        *string
-	CRMOrderID    *int64 `gorm:"column:crm_order_id"`
+	CRMOrderID    *string `gorm:"column:crm_order_id"`
 	Body          string
 	BodyBytes     int
 	BodyCut       bool
@@ -116,7 +115,11 @@ type rejectionRow struct {
 	ClosedAt      *time.Time
 }
 
-func (rejectionRow) TableName() string { return "sales_intake_rejections" }
+func (rejectionRow) TableName() string { return RejectionsTable }
+
+// RejectionsTable is the intake inbox's table, the aggregate type of its
+// events.
+const RejectionsTable = "sales_intake_rejections"
 
 func (r rejectionRow) rejection() Rejection {
 	out := Rejection{ID: r.ID, Source: r.Source, SyncID: r.SyncID, CRMOrderID: r.CRMOrderID, Detail: r.Detail, Status: r.Status,
@@ -146,8 +149,8 @@ func intakeKeyOf(source string, in NewOrder) string {
 	switch {
 	case source == SourceShop && in.SyncID != nil:
 		return *in.SyncID
-	case source == SourceCRM && in.CRMOrderID != nil && *in.CRMOrderID > 0:
-		return strconv.FormatInt(*in.CRMOrderID, 10)
+	case source == SourceCRM && in.CRMOrderID != nil && *in.CRMOrderID != "":
+		return *in.CRMOrderID
 	}
 	return ""
 }
@@ -302,7 +305,7 @@ func rejectedPayload(id int64, source string, in NewOrder, r *refusal, by string
 	p := contracts.IntakeRejectedPayload{RejectionID: id, Source: source, SyncID: in.SyncID, Kinds: r.kinds, Reasons: []contracts.RejectionReason{},
 		Detail: r.err.Message, By: by, Deliveries: deliveries}
 	if source == SourceCRM {
-		p.SyncID, p.CRMOrderID = nil, in.CRMOrderID
+		p.SyncID, p.CRMOrderID = nil, contracts.CRMOrderIDOf(in.CRMOrderID)
 	}
 	if p.Kinds == nil {
 		p.Kinds = []string{}
@@ -311,32 +314,6 @@ func rejectedPayload(id int64, source string, in NewOrder, r *refusal, by string
 		p.Reasons = append(p.Reasons, contracts.RejectionReason{Field: f.Field, Message: f.Message})
 	}
 	return p
-}
-
-// resolveRejections closes, inside the transaction that received, found
-// or changed the order of a delivery, the open rejection of the same
-// order, naming the order and the outcome, with intake.resolved.
-func resolveRejections(ctx context.Context, tx *gorm.DB, in NewOrder, orderID int64, out Outcome, by string) error {
-	source := in.Source
-	key := intakeKeyOf(source, in)
-	if key == "" || (source != SourceShop && source != SourceCRM) {
-		return nil
-	}
-	var ids []int64
-	err := database.Scan(tx.WithContext(ctx).Raw(`UPDATE sales_intake_rejections SET status = ?, order_id = ?, outcome = ?, closed_at = `+database.Now(tx)+`, updated_at = `+database.Now(tx)+`
-WHERE source = ? AND intake_key = ? AND status = ? RETURNING id`, RejectionResolved, orderID, string(out), source, key, RejectionOpen), &ids)
-	if err != nil {
-		return err
-	}
-	slices.Sort(ids) // their events in the rejections' order (RETURNING gives none)
-	for _, id := range ids {
-		err := events.Add(ctx, tx, contracts.IntakeResolved.New(id, contracts.IntakeResolvedPayload{RejectionID: id, Source: source,
-			OrderID: orderID, Outcome: string(out), By: by}))
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // RejectionFilter selects kept rejections; zero fields do not filter.

@@ -69,7 +69,7 @@ type Order struct {
 	Status     string        `json:"status" enums:"received,in_production,ready,partially_shipped,shipped,cancelled"`
 	Source     string        `json:"source" enums:"shop,crm,manual"`
 	SyncID     *string       `json:"sync_id" extensions:"x-nullable"`
-	CRMOrderID *int64        `json:"crm_order_id" gorm:"column:crm_order_id" extensions:"x-nullable"`
+	CRMOrderID *string       `json:"crm_order_id" gorm:"column:crm_order_id" extensions:"x-nullable" maxLength:"64" example:"CRM-10452"`
 	Customer   Customer      `json:"customer" gorm:"embedded;embeddedPrefix:customer_"`
 	DueDate    database.Date `json:"due_date" swaggertype:"string" format:"date" extensions:"x-nullable"`
 	ETA        database.Date `json:"eta" gorm:"column:eta" swaggertype:"string" format:"date" extensions:"x-nullable"`
@@ -156,6 +156,10 @@ type Item struct {
 	LineTotal Amount `json:"line_total" swaggertype:"number" extensions:"x-nullable" example:"25980.00"`
 	// Options are the item's choices of board per decor slot of its product, by board code.
 	Options catalog.Options `json:"options" swaggertype:"object,string"`
+	// Boards are every decor slot of its product with the board its parts
+	// will be cut from: the item's choice, or the slot's default; {} for a
+	// product without slots. From the catalogue as it is now.
+	Boards catalog.Options `json:"boards" gorm:"-" swaggertype:"object,string" example:"корпус:LDSP16-SONOMA,фасад:LDSP16-WHITE"`
 }
 
 // TableName is the sales module's item table.
@@ -169,7 +173,7 @@ type NewOrder struct {
 	Note       string
 	Source     string  // manual when empty
 	SyncID     *string // shop orders
-	CRMOrderID *int64  // CRM orders
+	CRMOrderID *string // CRM orders: the CRM's order id, text
 
 	// The shop's, as given.
 	DeliveryAddress string
@@ -326,6 +330,16 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 	if uniqueBy != "" {
 		o.SourceHash = contentHash(in)
 	}
+	// Everything that can refuse the order is checked before it takes its
+	// number, so that the common refusals do not even wait for the number.
+	products, err := productsOf(ctx, tx, in.Items, "items")
+	if err != nil {
+		return Order{}, false, err
+	}
+	options, err := itemOptions(ctx, tx, in.Items, "items")
+	if err != nil {
+		return Order{}, false, err
+	}
 	id, err := insertOrderRow(ctx, tx, &o, uniqueBy)
 	if err != nil {
 		return Order{}, false, err
@@ -342,15 +356,6 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 		return o, false, err
 	}
 	o.ID = id
-
-	products, err := productsOf(ctx, tx, in.Items, "items")
-	if err != nil {
-		return Order{}, false, err
-	}
-	options, err := itemOptions(ctx, tx, in.Items, "items")
-	if err != nil {
-		return Order{}, false, err
-	}
 	o.Items = make([]Item, len(in.Items))
 	for i, it := range in.Items {
 		o.Items[i] = Item{OrderID: o.ID, ProductID: products[it.SKU].ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Status: ItemNew,
@@ -360,7 +365,7 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 		return Order{}, false, err
 	}
 	payload := contracts.OrderReceivedPayload{OrderID: o.ID, Lines: len(o.Items), Source: o.Source,
-		SyncID: o.SyncID, CRMOrderID: o.CRMOrderID, DueDate: o.DueDate.String(), Customer: o.Customer.Name, Items: make([]contracts.OrderReceivedItem, len(o.Items)),
+		SyncID: o.SyncID, CRMOrderID: contracts.CRMOrderIDOf(o.CRMOrderID), DueDate: o.DueDate.String(), Customer: o.Customer.Name, Items: make([]contracts.OrderReceivedItem, len(o.Items)),
 		Version: 1}
 	for i, it := range o.Items {
 		payload.Items[i] = contracts.OrderReceivedItem{ItemID: it.ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Options: it.Options}
@@ -398,10 +403,22 @@ func productsOf(ctx context.Context, tx *gorm.DB, items []NewItem, field string)
 	return products, nil
 }
 
+// OrderNumberLock is the advisory lock class (PostgreSQL) under which a
+// transaction numbers its new order, held until it ends.
+const OrderNumberLock = 0x6f6e6f21 // "ono!"
+
 // insertOrderRow inserts the order row and returns its id; with uniqueBy it
 // returns 0 when an order with that key exists (ON CONFLICT DO NOTHING, which
-// PostgreSQL and SQLite both speak). It is the one place where an order's
+// PostgreSQL and SQLite both speak; SQLite reads it after INSERT … SELECT only
+// with a WHERE). It is the one place where an order's
 // customer is first written; setCustomer changes it.
+//
+// Order numbers have no gaps: the id is the highest one committed plus one,
+// taken under a lock held until the transaction ends (PostgreSQL's advisory
+// lock; SQLite has one writer), so a transaction that rolls back, whatever
+// refused it, gives its number back to the next order. A sequence would not:
+// PostgreSQL never takes back a value it handed out. The sequence is kept
+// in step for rows written without an id (the bench's).
 func insertOrderRow(ctx context.Context, tx *gorm.DB, o *Order, uniqueBy string) (int64, error) {
 	conflict := ""
 	switch uniqueBy {
@@ -416,19 +433,31 @@ func insertOrderRow(ctx context.Context, tx *gorm.DB, o *Order, uniqueBy string)
 		updatedAt = database.TimeArg(tx, *o.SourceUpdatedAt)
 		updatedNS = o.SourceUpdatedAt.UnixNano()
 	}
+	if err := database.LockClassName(tx.WithContext(ctx), OrderNumberLock, "sales_orders"); err != nil {
+		return 0, err
+	}
 	var id int64
 	cc := customerColumns(o.Customer)
-	err := database.Scan(tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
+	err := database.Scan(tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (id, status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
 note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash, source_updated_ns)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+conflict+` RETURNING id`,
+SELECT (SELECT COALESCE(MAX(id), 0) + 1 FROM sales_orders), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+WHERE true`+conflict+` RETURNING id`,
 		o.Status, o.Source, o.SyncID, o.CRMOrderID, cc["customer_name"], cc["customer_phone"], cc["customer_email"], cc["customer_search"], o.DueDate,
 		o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, updatedAt, o.SourceHash, updatedNS), &id)
-	return id, err
+	if err != nil || id == 0 || database.DialectOf(tx) != database.Postgres {
+		return id, err
+	}
+	// Values past the highest id are all free, so setting it back is safe.
+	return id, tx.WithContext(ctx).Exec("SELECT setval(pg_get_serial_sequence('sales_orders', 'id'), ?)", id).Error
 }
 
-// Order returns the order with its items, or ENOTFOUND.
+// Order returns the order with its items (and their boards), or ENOTFOUND.
 func (s *Service) Order(ctx context.Context, id int64) (Order, error) {
-	return order(ctx, s.db, id)
+	o, err := order(ctx, s.db, id)
+	if err != nil {
+		return o, err
+	}
+	return o, s.WithBoards(ctx, &o)
 }
 
 func order(ctx context.Context, db *gorm.DB, id int64) (Order, error) {

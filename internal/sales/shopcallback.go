@@ -18,6 +18,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/jsontime"
 	"github.com/tsekh/tsekh/internal/platform/telemetry"
 )
 
@@ -42,7 +43,7 @@ type ShopCallbackBody struct {
 	Status         string    `json:"status" jsonschema:"enum=received,enum=in_production,enum=ready,enum=partially_shipped,enum=shipped,enum=cancelled" jsonschema_description:"the order's new state"`
 	PreviousStatus string    `json:"previous_status" jsonschema:"enum=received,enum=in_production,enum=ready,enum=partially_shipped,enum=shipped,enum=cancelled" jsonschema_description:"its state before"`
 	ETA            *string   `json:"eta" jsonschema:"oneof_type=string;null" jsonschema_extras:"format=date" jsonschema_description:"the day production promises the order, or null before any item is launched"`
-	OccurredAt     time.Time `json:"occurred_at" jsonschema_description:"when the change was recorded"`
+	OccurredAt     time.Time `json:"occurred_at" jsonschema_description:"when the change was recorded: RFC 3339 UTC with exactly three fraction digits, as every time of the API"`
 	// Shipment is what left the factory, on order.shipped only.
 	Shipment *contracts.Shipment `json:"shipment,omitempty" jsonschema_description:"order.shipped: what left the factory, with carrier and tracking"`
 
@@ -136,6 +137,8 @@ func (cb *shopCallback) send(ctx context.Context, ev events.Event) error {
 	if err != nil {
 		return err
 	}
+	// Its times as the API writes them: UTC, three fraction digits.
+	raw = jsontime.Fix(raw)
 	ts := cb.now().Unix()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cb.url, bytes.NewReader(raw))
 	if err != nil {

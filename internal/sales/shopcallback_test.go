@@ -32,6 +32,7 @@ type shop struct {
 	answers []int
 	after   string // Retry-After sent with a 429 or 503
 	got     []sales.ShopCallbackBody
+	raw     []string // the bodies of got, as sent
 	eventID []string
 	calls   int
 }
@@ -63,6 +64,7 @@ func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.t.Errorf("callback body: %v", err)
 	}
 	s.got = append(s.got, b)
+	s.raw = append(s.raw, string(body))
 	s.eventID = append(s.eventID, r.Header.Get(sales.HeaderEventID))
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -115,6 +117,37 @@ func TestShopCallback_TellsTheShop(t *testing.T) {
 		require.False(t, got[2].Partial)
 		// Each carries the order's tsekh version after it, one more each time.
 		require.Equal(t, []int64{2, 3, 4}, []int64{got[0].Version, got[1].Version, got[2].Version})
+	})
+}
+
+// The shop is told of every version of its order, one after the other, with
+// no version it never heard of between them (a cancellation is one change,
+// one version), and its times are written as the API writes them.
+func TestShopCallback_EveryVersionInOrder(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		sh := &shop{t: t, secret: "cb-secret"}
+		srv := httptest.NewServer(sh)
+		defer srv.Close()
+		f := newFixture(t, db, sales.ShopCallback(srv.URL, "cb-secret", nil))
+		ctx := context.Background()
+
+		o := shopOrder(t, f, "V-1")
+		phone := "+7 900 000-00-01"
+		_, changed, err := f.sales.ChangeOrder(ctx, o.ID, sales.Edit{CustomerPhone: &phone})
+		require.NoError(t, err)
+		require.True(t, changed)
+		o, err = f.sales.CancelOrder(ctx, o.ID, "the customer changed their mind")
+		require.NoError(t, err)
+		f.drain(t)
+
+		got, _ := sh.received()
+		require.Len(t, got, 2)
+		require.Equal(t, []string{contracts.OrderChanged.Name(), contracts.OrderStatusChanged.Name()}, []string{got[0].Type, got[1].Type})
+		require.Equal(t, []int64{2, 3}, []int64{got[0].Version, got[1].Version}, "versions 1, 2, 3 and no gap")
+		require.Equal(t, got[1].Version, o.Version, "the shop heard of the order's version as it is")
+		for _, raw := range sh.raw {
+			require.Regexp(t, `"occurred_at":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"`, raw)
+		}
 	})
 }
 

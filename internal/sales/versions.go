@@ -238,7 +238,8 @@ func flagShopConflict(ctx context.Context, tx *gorm.DB, id int64, in NewOrder, c
 
 // ClearAttention clears the order's attention note (set when a shop
 // delivery was merged around the office's changes) once a manager has
-// looked at it, with order.attention_cleared. It returns ENOTFOUND for an
+// looked at it, with order.attention_cleared (the order's version stays:
+// the shop is not told of it). It returns ENOTFOUND for an
 // unknown order and ECONFLICT when the order has no note.
 func (s *Service) ClearAttention(ctx context.Context, id int64) (Order, error) {
 	var o Order
@@ -256,11 +257,9 @@ func (s *Service) ClearAttention(ctx context.Context, id int64) (Order, error) {
 		if err := tx.WithContext(ctx).Exec("UPDATE sales_orders SET attention = '' WHERE id = ?", id).Error; err != nil {
 			return err
 		}
-		v, err := advanceVersion(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if err := events.Add(ctx, tx, contracts.OrderAttentionCleared.New(id, contracts.OrderAttentionClearedPayload{OrderID: id, Attention: o.Attention, Version: v})); err != nil {
+		// The note is the office's own: the shop is not told of clearing
+		// it, so the order keeps its version (the shop sees every version).
+		if err := events.Add(ctx, tx, contracts.OrderAttentionCleared.New(id, contracts.OrderAttentionClearedPayload{OrderID: id, Attention: o.Attention, Version: o.Version})); err != nil {
 			return err
 		}
 		o, err = order(ctx, tx, id)

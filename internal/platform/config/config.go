@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	_ "time/tzdata" // FACTORY_TIMEZONE resolves where the system has no zone database
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/caarlos0/env/v11"
 )
@@ -54,7 +56,7 @@ type Config struct {
 	NATSURL             string        `env:"NATS_URL" secret:"userinfo"`
 	NATSRelayConc       int           `env:"NATS_RELAY_CONCURRENCY" envDefault:"16"`
 	FactoryTimezone     string        `env:"FACTORY_TIMEZONE" envDefault:"Europe/Moscow"`
-	FloorScrapReasons   []string      `env:"FLOOR_SCRAP_REASONS" envSeparator:"," envDefault:"chipped,wrong_size,drilling_error,edge_defect,damaged,material_defect,other"`
+	FloorScrapReasons   []string      `env:"FLOOR_SCRAP_REASONS" envSeparator:"," envDefault:"chipped=Скол,wrong_size=Не тот размер,drilling_error=Ошибка присадки,edge_defect=Дефект кромки,damaged=Повреждение,material_defect=Брак материала,other=Другое"`
 	StreamMaxClients    int           `env:"EVENTS_STREAM_MAX_CLIENTS" envDefault:"100"`
 	StreamHeartbeat     time.Duration `env:"EVENTS_STREAM_HEARTBEAT" envDefault:"15s"`
 	EdgeOverhangMM      int           `env:"EDGE_OVERHANG_MM" envDefault:"30"`
@@ -246,8 +248,13 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("FLOOR_SCRAP_REASONS must list 1 to 50 reasons, separated by commas"))
 	}
 	for _, r := range c.FloorScrapReasons {
-		if !isReason(r) {
-			errs = append(errs, fmt.Errorf("FLOOR_SCRAP_REASONS: %q is not a reason: each is 1 to 40 of a-z, 0-9 and _", r))
+		code, label := SplitScrapReason(r)
+		if !isReason(code) {
+			errs = append(errs, fmt.Errorf("FLOOR_SCRAP_REASONS: %q is not a reason: each is a code of 1 to 40 of a-z, 0-9 and _, then =, then its label", r))
+			break
+		}
+		if label == "" || utf8.RuneCountInString(label) > MaxScrapLabel || !utf8.ValidString(label) || strings.ContainsFunc(label, unicode.IsControl) {
+			errs = append(errs, fmt.Errorf("FLOOR_SCRAP_REASONS: the label of %q must be 1 to %d characters on one line", code, MaxScrapLabel))
 			break
 		}
 	}
@@ -367,8 +374,23 @@ func names() []string {
 	return out
 }
 
-// isReason tells whether s is a scrap reason as FLOOR_SCRAP_REASONS lists
-// them: 1 to 40 of a-z, 0-9 and _.
+// MaxScrapLabel is the longest label of a scrap reason, in characters.
+const MaxScrapLabel = 60
+
+// SplitScrapReason reads one reason of FLOOR_SCRAP_REASONS, "code=label"
+// ("chipped=Скол"), into its code and label (blanks around each dropped);
+// a reason given as its code alone is its own label.
+func SplitScrapReason(s string) (code, label string) {
+	code, label, ok := strings.Cut(s, "=")
+	code, label = strings.TrimSpace(code), strings.TrimSpace(label)
+	if !ok {
+		label = code
+	}
+	return code, label
+}
+
+// isReason tells whether s is a scrap reason's code as FLOOR_SCRAP_REASONS
+// lists them: 1 to 40 of a-z, 0-9 and _.
 func isReason(s string) bool {
 	if s == "" || len(s) > 40 {
 		return false

@@ -207,3 +207,29 @@ func TestLoad_CuttingOffcutWeight(t *testing.T) {
 		require.ErrorContains(t, err, "CUTTING_OFFCUT_WEIGHT must be between 0 and 10", bad)
 	}
 }
+
+// Scrap reasons are codes with Russian labels for the shop floor: by
+// default, and as FLOOR_SCRAP_REASONS gives them (code=label; a code alone
+// is its own label); a code or label out of bounds is refused.
+func TestLoad_ScrapReasons(t *testing.T) {
+	c, err := config.Load(vars(nil))
+	require.NoError(t, err)
+	require.Len(t, c.FloorScrapReasons, 7)
+	code, label := config.SplitScrapReason(c.FloorScrapReasons[2])
+	require.Equal(t, "drilling_error", code)
+	require.Equal(t, "Ошибка присадки", label)
+
+	c, err = config.Load(vars(map[string]string{"FLOOR_SCRAP_REASONS": "chipped=Скол, burnt = Прижог,other"}))
+	require.NoError(t, err)
+	var got [][2]string
+	for _, r := range c.FloorScrapReasons {
+		code, label := config.SplitScrapReason(r)
+		got = append(got, [2]string{code, label})
+	}
+	require.Equal(t, [][2]string{{"chipped", "Скол"}, {"burnt", "Прижог"}, {"other", "other"}}, got)
+
+	for _, bad := range []string{"Chipped=Скол", "chipped=", "chipped=" + strings.Repeat("я", 61), "=Скол"} {
+		_, err = config.Load(vars(map[string]string{"FLOOR_SCRAP_REASONS": bad}))
+		require.ErrorContains(t, err, "FLOOR_SCRAP_REASONS", bad)
+	}
+}

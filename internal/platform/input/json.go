@@ -30,7 +30,9 @@ const maxProblems = 20
 // every member that v's type does not take, exactly as it is spelt (a
 // case-variant, "QTY" for "qty", is unknown too: encoding/json alone would
 // take it): the office's bodies are the office's own, and a member it
-// misspells must not be dropped silently. Below a value of a type that reads
+// misspells must not be dropped silently. Every value of the wrong kind (a
+// string for a number, a fraction for a whole number) is EINVALID naming it,
+// all of them at once. Below a value of a type that reads
 // its own JSON (json.RawMessage, a date) or of a map, members are not
 // checked. A member that comes twice in one object (or, in an object read
 // into a struct, twice regardless of case, as encoding/json matches them) is
@@ -88,6 +90,11 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 			}
 			return
 		}
+		if msg := kindProblem(root, val.stack, val.token); msg != "" {
+			problems = append(problems, apperr.Field(val.path(), "%s", msg))
+			kinds.kind = true
+			return
+		}
 		if n, ok := val.token.(json.Number); ok {
 			if msg := numberProblem(root, val.stack, n); msg != "" {
 				problems = append(problems, apperr.Field(val.path(), "%s", msg))
@@ -126,7 +133,7 @@ func decode(body []byte, v any, checkStrings, onlyKnownMembers bool) error {
 }
 
 // problemKinds are the kinds of problem a body was found to have.
-type problemKinds struct{ unknown, repeated, number, text bool }
+type problemKinds struct{ unknown, repeated, kind, number, text bool }
 
 // String sums them up for a refusal's detail, in the order they are checked.
 func (k problemKinds) String() string {
@@ -136,6 +143,7 @@ func (k problemKinds) String() string {
 		says  string
 	}{
 		{k.unknown, "some members are unknown"}, {k.repeated, "some members are repeated"},
+		{k.kind, "some fields have the wrong type"},
 		{k.number, "some whole numbers are out of range"},
 		{k.text, "some text is not valid UTF-8, holds control characters or lone surrogates"},
 	} {

@@ -226,6 +226,66 @@ func numberProblem(root reflect.Type, stack []frame, n json.Number) string {
 	return fmt.Sprintf("must be a whole number from %d to %d, not %s", MinInt, MaxInt, boundedNumber(n.String()))
 }
 
+// kindProblem says what is wrong with a JSON value (a scalar token, or the
+// closing delimiter of an object or array) at stack in a body read into
+// root, when encoding/json would refuse its kind: a string for a number, an
+// object for an array, a fraction for a whole number. "" when nothing is
+// known of the type there, the type reads its own JSON, or the kind fits.
+// Every such value is named at once, where encoding/json reports the first.
+func kindProblem(root reflect.Type, stack []frame, tok any) string {
+	t := typeAt(root, stack)
+	if t == nil || len(stack) == 0 {
+		return ""
+	}
+	t = deref(t)
+	if t.Kind() == reflect.Interface || opaque(t) {
+		return ""
+	}
+	var sent string
+	switch tok := tok.(type) {
+	case nil:
+		return "" // null leaves any value as it is
+	case string:
+		if t.Kind() == reflect.String {
+			return ""
+		}
+		sent = "string"
+	case bool:
+		if t.Kind() == reflect.Bool {
+			return ""
+		}
+		sent = "bool"
+	case json.Number:
+		switch t.Kind() {
+		case reflect.Float32, reflect.Float64:
+			return ""
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			if _, err := strconv.ParseInt(tok.String(), 10, t.Bits()); err == nil {
+				return ""
+			}
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if _, err := strconv.ParseUint(tok.String(), 10, t.Bits()); err == nil {
+				return ""
+			}
+		}
+		sent = "number " + tok.String()
+	case json.Delim:
+		switch {
+		case tok == '}' && (t.Kind() == reflect.Struct || t.Kind() == reflect.Map):
+			return ""
+		case tok == ']' && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+			return ""
+		case tok == '}':
+			sent = "object"
+		default:
+			sent = "array"
+		}
+	default:
+		return ""
+	}
+	return fmt.Sprintf("must be %s, not %s", kindOf(t), jsonValue(sent))
+}
+
 // boundedNumber shortens a number's text to quote it back.
 func boundedNumber(s string) string {
 	if len(s) > 32 {

@@ -1,4 +1,4 @@
-package api
+package jsontime
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 
 // Times are truncated to the millisecond, never rounded, and written in UTC;
 // other text is left alone.
-func TestFixedTimes(t *testing.T) {
+func TestFix(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
 		`{"a":"2026-12-01T18:34:30Z"}`:                          `{"a":"2026-12-01T18:34:30.000Z"}`,
@@ -18,6 +18,6 @@ func TestFixedTimes(t *testing.T) {
 		`{"d":"2026-12-01","s":"2026-12-01T18:34","n":"нет"}`:   `{"d":"2026-12-01","s":"2026-12-01T18:34","n":"нет"}`,
 		`{"e":"a\\","t":"2026-12-01T18:34:30.000Z"}`:            `{"e":"a\\","t":"2026-12-01T18:34:30.000Z"}`,
 	} {
-		require.Equal(t, want, string(fixedTimes([]byte(in))), in)
+		require.Equal(t, want, string(Fix([]byte(in))), in)
 	}
 }
