@@ -203,10 +203,10 @@ func (s *server) dismissRejection(c echo.Context) error {
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
 //	@Failure		404		{object}	Problem
-//	@Failure		409		{object}	Problem	"resolved or dismissed already"
+//	@Failure		409		{object}	Problem	"resolved or dismissed already, or its body was kept cut (body_cut)"
 //	@Failure		413		{object}	Problem
 //	@Failure		415		{object}	Problem
-//	@Failure		422		{object}	Problem	"not an object, or it names another order"
+//	@Failure		422		{object}	Problem	"not an object, larger than INTAKE_BODY_LIMIT, or it names another order"
 //	@Router			/api/v1/intake/rejections/{id}/body [put]
 func (s *server) editRejection(c echo.Context) error {
 	id, err := pathID(c, "id")

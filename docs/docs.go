@@ -1536,7 +1536,7 @@ const docTemplate = `{
                         }
                     },
                     "409": {
-                        "description": "resolved or dismissed already",
+                        "description": "resolved or dismissed already, or its body was kept cut (body_cut)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1554,7 +1554,7 @@ const docTemplate = `{
                         }
                     },
                     "422": {
-                        "description": "not an object, or it names another order",
+                        "description": "not an object, larger than INTAKE_BODY_LIMIT, or it names another order",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
