@@ -184,9 +184,8 @@ func lockOrdersOf(ctx context.Context, tx *gorm.DB, items []int64) error {
 	if !database.LocksRows(tx) || len(items) == 0 {
 		return nil
 	}
-	var orderIDs []int64
-	if err := database.Scan(tx.WithContext(ctx).Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", items),
-		&orderIDs); err != nil {
+	orderIDs, err := ordersOfItems(ctx, tx, items)
+	if err != nil {
 		return err
 	}
 	for _, id := range orderIDs {
@@ -195,14 +194,6 @@ func lockOrdersOf(ctx context.Context, tx *gorm.DB, items []int64) error {
 		}
 	}
 	return nil
-}
-
-// setCustomer is the one place where an order's customer changes (its
-// first value is written by insertOrderRow).
-func setCustomer(ctx context.Context, tx *gorm.DB, id int64, c Customer) error {
-	cc := customerColumns(c)
-	return tx.WithContext(ctx).Exec("UPDATE sales_orders SET customer_name = ?, customer_phone = ?, customer_email = ?, customer_search = ?, updated_at = "+database.Now(tx)+" WHERE id = ?",
-		cc["customer_name"], cc["customer_phone"], cc["customer_email"], cc["customer_search"], id).Error
 }
 
 // editPlan is what an edit changes of an order: the payload of its
@@ -478,23 +469,17 @@ func applyEdit(ctx context.Context, tx *gorm.DB, o Order, e Edit, via string) (O
 		}
 	}
 	if len(p.columns) > 0 {
-		q := "UPDATE sales_orders SET " + strings.Join(p.columns, ", ") + ", updated_at = " + database.Now(tx) + " WHERE id = ?"
-		if err := tx.Exec(q, append(p.args, o.ID)...).Error; err != nil {
+		if err := setOrderColumns(ctx, tx, o.ID, p.columns, p.args, true); err != nil {
 			return o, false, err
 		}
 	}
 	for _, it := range p.updates {
-		q := "UPDATE sales_order_items SET qty = ?, note = ?, unit_price = ?, line_total = ?, options = ? WHERE id = ?"
-		args := []any{it.Qty, it.Note, string(it.UnitPrice), string(it.LineTotal), it.Options, it.ID}
-		if p.isTouched(it.ID) {
-			q, args = q+" AND status = ?", append(args, ItemNew)
-		}
-		if err := takenUp(tx.Exec(q, args...), it.ID); err != nil {
+		if err := takenUp(updateItem(ctx, tx, it, p.isTouched(it.ID))); err != nil {
 			return o, false, err
 		}
 	}
 	for _, it := range p.removes {
-		if err := takenUp(tx.Exec("DELETE FROM sales_order_items WHERE id = ? AND status = ?", it.ID, ItemNew), it.ID); err != nil {
+		if err := takenUp(deleteNewItem(ctx, tx, it.ID)); err != nil {
 			return o, false, err
 		}
 	}

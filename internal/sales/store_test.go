@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
@@ -162,6 +163,126 @@ func TestStore(t *testing.T) {
 				require.NoError(t, db.First(&got, o.ID).Error)
 				require.Equal(t, StatusPartiallyShipped, got.Status)
 				require.True(t, got.ReadyToShip)
+			})
+		})
+
+		// reload reads the order and its items as the store left them.
+		reload := func(t *testing.T, db *gorm.DB) Order {
+			t.Helper()
+			var got Order
+			require.NoError(t, db.Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") }).First(&got, o.ID).Error)
+			return got
+		}
+
+		t.Run("versions and notes", func(t *testing.T) {
+			rolledBack(t, db, func(db *gorm.DB) {
+				v, err := bumpVersion(ctx, db, o.ID)
+				require.NoError(t, err)
+				require.Equal(t, o.Version+1, v)
+				v, err = bumpVersion(ctx, db, o.ID+100)
+				require.NoError(t, err)
+				require.Zero(t, v, "no such order")
+				require.NoError(t, setOfficeChanges(ctx, db, o.ID, `{"customer.phone":"x"}`))
+				var changes string
+				require.NoError(t, db.Raw("SELECT office_changes FROM sales_orders WHERE id = ?", o.ID).Scan(&changes).Error)
+				require.JSONEq(t, `{"customer.phone":"x"}`, changes)
+				require.NoError(t, setAttention(ctx, db, o.ID, "позвонить"))
+				require.Equal(t, "позвонить", reload(t, db).Attention)
+				require.NoError(t, setAttention(ctx, db, o.ID, ""))
+				require.Empty(t, reload(t, db).Attention)
+			})
+		})
+
+		t.Run("changes", func(t *testing.T) {
+			rolledBack(t, db, func(db *gorm.DB) {
+				ids, err := ordersOfItems(ctx, db, []int64{o.Items[1].ID, o.Items[0].ID, o.Items[1].ID})
+				require.NoError(t, err)
+				require.Equal(t, []int64{o.ID}, ids, "each order once")
+				require.NoError(t, setCustomer(ctx, db, o.ID, Customer{Name: "Пётр", Phone: "+7 900 000-00-00"}))
+				got := reload(t, db)
+				require.Equal(t, "Пётр", got.Customer.Name)
+				require.NoError(t, setOrderColumns(ctx, db, o.ID, []string{"note = ?", "currency = ?"}, []any{"к подъезду", "RUB"}, true))
+				got = reload(t, db)
+				require.Equal(t, "к подъезду", got.Note)
+				id, err := orderByKey(ctx, db, "sync_id", "shop-none")
+				require.NoError(t, err)
+				require.Zero(t, id)
+				require.NoError(t, setOrderColumns(ctx, db, o.ID, []string{"sync_id = ?"}, []any{"shop-1"}, false))
+				id, err = orderByKey(ctx, db, "sync_id", "shop-1")
+				require.NoError(t, err)
+				require.Equal(t, o.ID, id)
+
+				it := got.Items[0]
+				it.Qty, it.Note = 5, "угловой"
+				require.NoError(t, takenUp(updateItem(ctx, db, it, true)))
+				require.Equal(t, 5, reload(t, db).Items[0].Qty)
+				require.NoError(t, setItemStatus(ctx, db, it.ID, ItemInProduction))
+				it.Qty = 6
+				require.Error(t, takenUp(updateItem(ctx, db, it, true)), "an item in production is not changed as new")
+				require.NoError(t, takenUp(updateItem(ctx, db, it, false)), "unless the change leaves production alone")
+				require.Error(t, takenUp(deleteNewItem(ctx, db, it.ID)), "nor deleted")
+				require.NoError(t, takenUp(deleteNewItem(ctx, db, got.Items[1].ID)))
+				require.Len(t, reload(t, db).Items, 1)
+			})
+		})
+
+		t.Run("production", func(t *testing.T) {
+			rolledBack(t, db, func(db *gorm.DB) {
+				a, b := o.Items[0], o.Items[1]
+				both := []int64{a.ID, b.ID}
+				eta := database.Date{Time: time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC)}
+				require.NoError(t, itemsLaunched(ctx, db, both, 7, eta))
+				got := reload(t, db)
+				require.Equal(t, int64(7), *got.Items[0].ProdOrderID)
+				require.Equal(t, "2026-12-20", got.Items[1].ETA.String())
+				require.NoError(t, setItemStatus(ctx, db, a.ID, ItemInProduction))
+				later := database.Date{Time: eta.AddDate(0, 0, 3)}
+				require.NoError(t, itemsRescheduled(ctx, db, both, 7, later))
+				got = reload(t, db)
+				require.Equal(t, "2026-12-23", got.Items[0].ETA.String(), "in production: moved")
+				require.Equal(t, "2026-12-20", got.Items[1].ETA.String(), "new: not")
+				require.NoError(t, itemsRescheduledAny(ctx, db, []int64{b.ID}, 7, later))
+				require.Equal(t, "2026-12-23", reload(t, db).Items[1].ETA.String())
+				require.NoError(t, itemsRescheduledAny(ctx, db, []int64{b.ID}, 8, eta))
+				require.Equal(t, "2026-12-23", reload(t, db).Items[1].ETA.String(), "another production order's")
+
+				require.NoError(t, countUnitMade(ctx, db, a.ID, 7))
+				require.NoError(t, countUnitMade(ctx, db, a.ID, 7))
+				require.NoError(t, countUnitMade(ctx, db, a.ID, 7))
+				require.Equal(t, a.Qty, reload(t, db).Items[0].MadeQty, "never past what is wanted")
+				require.NoError(t, itemsCompleted(ctx, db, []int64{b.ID}, 7))
+				require.Equal(t, b.Qty, reload(t, db).Items[1].MadeQty)
+
+				require.NoError(t, itemsReleased(ctx, db, both, 8))
+				require.NotNil(t, reload(t, db).Items[0].ProdOrderID, "another production order's release")
+				require.NoError(t, itemsReleased(ctx, db, both, 7))
+				got = reload(t, db)
+				require.Nil(t, got.Items[0].ProdOrderID)
+				require.True(t, got.Items[0].ETA.IsZero())
+
+				require.NoError(t, itemsStarted(ctx, db, []int64{a.ID}, 9))
+				require.Nil(t, reload(t, db).Items[0].ProdOrderID, "an item in production is not started again")
+				require.NoError(t, setItemStatus(ctx, db, a.ID, ItemNew))
+				require.NoError(t, itemsStarted(ctx, db, []int64{a.ID}, 9))
+				require.Equal(t, int64(9), *reload(t, db).Items[0].ProdOrderID)
+
+				require.NoError(t, db.Model(&Item{}).Where("id = ?", a.ID).Update("made_qty", 0).Error)
+				require.NoError(t, addClosed(ctx, db, 9, contracts.ClosedQuantities{ItemID: a.ID, Made: 1, WrittenOff: 0, Returned: 1}))
+				got = reload(t, db)
+				require.Equal(t, 1, got.Items[0].MadeQty)
+				require.Nil(t, got.Items[0].ProdOrderID, "units back in the backlog: off the production order")
+
+				cancelled, err := markCancelled(ctx, db, o.ID, "передумал")
+				require.NoError(t, err)
+				require.True(t, cancelled)
+				cancelled, err = markCancelled(ctx, db, o.ID, "again")
+				require.NoError(t, err)
+				require.False(t, cancelled, "only a received order")
+				require.NoError(t, setOrderState(ctx, db, o.ID, StatusReady, eta, "", true))
+				got = reload(t, db)
+				require.Equal(t, StatusReady, got.Status)
+				require.True(t, got.ReadyToShip)
+				require.Equal(t, "2026-12-20", got.ETA.String())
 			})
 		})
 
