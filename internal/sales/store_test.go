@@ -184,7 +184,7 @@ func TestStore(t *testing.T) {
 				require.Zero(t, v, "no such order")
 				require.NoError(t, setOfficeChanges(ctx, db, o.ID, `{"customer.phone":"x"}`))
 				var changes string
-				require.NoError(t, db.Raw("SELECT office_changes FROM sales_orders WHERE id = ?", o.ID).Scan(&changes).Error)
+				require.NoError(t, database.Scan(db.Raw("SELECT office_changes FROM sales_orders WHERE id = ?", o.ID), &changes))
 				require.JSONEq(t, `{"customer.phone":"x"}`, changes)
 				require.NoError(t, setAttention(ctx, db, o.ID, "позвонить"))
 				require.Equal(t, "позвонить", reload(t, db).Attention)
