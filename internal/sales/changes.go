@@ -165,19 +165,6 @@ func (s *Service) ChangeOrder(ctx context.Context, id int64, e Edit) (o Order, c
 	return o, changed, err
 }
 
-// lockOrder locks the order's row and then its items, in id order, until tx
-// ends (PostgreSQL): the lock order of the package (see its doc), taken by
-// every path that changes an order or its items, so that a change, a
-// shipment and sales following production take turns instead of
-// deadlocking.
-func lockOrder(ctx context.Context, tx *gorm.DB, id int64) error {
-	db := tx.WithContext(ctx)
-	if err := database.LockRows(db, "SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id); err != nil {
-		return err
-	}
-	return database.LockRows(db, "SELECT id FROM sales_order_items WHERE order_id = ? ORDER BY id FOR UPDATE", id)
-}
-
 // lockOrdersOf takes, before items change, the locks of their orders in the
 // package's lock order: the orders by id, each its row and then its items.
 func lockOrdersOf(ctx context.Context, tx *gorm.DB, items []int64) error {
@@ -489,7 +476,7 @@ func applyEdit(ctx context.Context, tx *gorm.DB, o Order, e Edit, via string) (O
 		}
 		it := Item{OrderID: o.ID, ProductID: products[a.SKU].ID, SKU: a.SKU, Qty: a.Qty, Note: a.Note, Status: ItemNew,
 			UnitPrice: a.UnitPrice, LineTotal: a.LineTotal, Options: catalog.Options(a.Options)}
-		if err := tx.Omit("ID").Create(&it).Error; err != nil {
+		if err := insertItems(ctx, tx, []*Item{&it}); err != nil {
 			return o, false, err
 		}
 		ch := contracts.ItemChange{ItemID: it.ID, SKU: it.SKU, Change: "added", Qty: &contracts.QtyChange{Before: 0, After: it.Qty}}

@@ -2,6 +2,7 @@ package sales
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/platform/page"
+	"github.com/tsekh/tsekh/internal/platform/textsearch"
 )
 
 // The sales module's store: its statements on the sales tables, one
@@ -280,4 +283,256 @@ func addClosed(ctx context.Context, tx *gorm.DB, prodOrderID int64, q contracts.
     prod_order_id = CASE WHEN ? > 0 THEN NULL ELSE prod_order_id END
 WHERE id = ? AND prod_order_id = ?`,
 		q.Made-q.MadeReported, q.WrittenOff, q.Returned, q.Returned, q.ItemID, prodOrderID).Error
+}
+
+// The statements of the intake inbox (rejections.go, resolve.go,
+// inboxedit.go, rejectionlist.go).
+
+// keepRejection keeps a refused delivery: a new open rejection, or, when
+// one of its key is open, that one with the new body and reasons and one
+// more delivery. It fills in r's id and deliveries.
+func keepRejection(ctx context.Context, tx *gorm.DB, r *rejectionRow) error {
+	var row struct {
+		ID         int64
+		Deliveries int
+	}
+	err := database.Scan(tx.WithContext(ctx).Raw(`INSERT INTO sales_intake_rejections (source, intake_key, sync_id, crm_order_id, body, body_bytes, body_cut, reasons, errors, detail)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (source, intake_key) WHERE status = 'open' DO UPDATE SET body = excluded.body, body_bytes = excluded.body_bytes,
+    body_cut = excluded.body_cut, reasons = excluded.reasons,
+    errors = excluded.errors, detail = excluded.detail, deliveries = sales_intake_rejections.deliveries + 1, updated_at = `+database.Now(tx)+`
+RETURNING id, deliveries`,
+		r.Source, r.IntakeKey, r.SyncID, r.CRMOrderID, r.Body, r.BodyBytes, r.BodyCut, r.Reasons, r.Errors, r.Detail), &row)
+	r.ID, r.Deliveries = row.ID, row.Deliveries
+	return err
+}
+
+// rejectionByID reads the rejection; found is false for an unknown id.
+func rejectionByID(ctx context.Context, db *gorm.DB, id int64) (r rejectionRow, found bool, err error) {
+	var rows []rejectionRow
+	if err := db.WithContext(ctx).Where("id = ?", id).Limit(1).Find(&rows).Error; err != nil || len(rows) == 0 {
+		return r, false, err
+	}
+	return rows[0], true, nil
+}
+
+// refusedAgain records that a retry of the open rejection was refused
+// again, with its reasons; refused is false when it is not open any more.
+func refusedAgain(ctx context.Context, tx *gorm.DB, id int64, reasons, errs, detail string) (refused bool, err error) {
+	res := tx.WithContext(ctx).Exec(`UPDATE sales_intake_rejections SET reasons = ?, errors = ?, detail = ?, retries = retries + 1, updated_at = `+database.Now(tx)+`
+WHERE id = ? AND status = ?`, reasons, errs, detail, id, RejectionOpen)
+	return res.RowsAffected == 1, res.Error
+}
+
+// markDismissed closes the open rejection for the reason; dismissed is
+// false when it was not open.
+func markDismissed(ctx context.Context, tx *gorm.DB, id int64, reason string) (dismissed bool, err error) {
+	res := tx.WithContext(ctx).Exec(`UPDATE sales_intake_rejections SET status = ?, dismiss_reason = ?, closed_at = `+database.Now(tx)+`, updated_at = `+database.Now(tx)+`
+WHERE id = ? AND status = ?`, RejectionDismissed, reason, id, RejectionOpen)
+	return res.RowsAffected == 1, res.Error
+}
+
+// openRejectionsByKey returns the open rejections of the source's key, in
+// id order.
+func openRejectionsByKey(ctx context.Context, tx *gorm.DB, source, key string) ([]rejectionRow, error) {
+	var open []rejectionRow
+	err := tx.WithContext(ctx).Where("source = ? AND intake_key = ? AND status = ?", source, key, RejectionOpen).Order("id").Find(&open).Error
+	return open, err
+}
+
+// markResolved closes the open rejection as resolved into the order, with
+// the outcome; resolved is false when it was not open.
+func markResolved(ctx context.Context, tx *gorm.DB, id, orderID int64, outcome string) (resolved bool, err error) {
+	res := tx.WithContext(ctx).Exec(`UPDATE sales_intake_rejections SET status = ?, order_id = ?, outcome = ?, closed_at = `+database.Now(tx)+`, updated_at = `+database.Now(tx)+`
+WHERE id = ? AND status = ?`, RejectionResolved, orderID, outcome, id, RejectionOpen)
+	return res.RowsAffected == 1, res.Error
+}
+
+// rejectionsAbout returns the ids of the rejections about the order, in id
+// order: those resolved into it and those kept under its key (the shop's
+// sync_id, the CRM's order id), open or closed.
+func rejectionsAbout(ctx context.Context, db *gorm.DB, o Order) ([]int64, error) {
+	ids := []int64{}
+	q := db.WithContext(ctx).Model(&rejectionRow{}).Where("order_id = ?", o.ID)
+	if o.SyncID != nil {
+		q = q.Or("source = ? AND intake_key = ?", SourceShop, *o.SyncID)
+	}
+	if o.CRMOrderID != nil {
+		q = q.Or("source = ? AND intake_key = ?", SourceCRM, *o.CRMOrderID)
+	}
+	err := q.Order("id").Pluck("id", &ids).Error
+	return ids, err
+}
+
+// setRejectionBody stores the open rejection's corrected body; set is
+// false when it is not open.
+func setRejectionBody(ctx context.Context, tx *gorm.DB, id int64, body string) (set bool, err error) {
+	res := tx.WithContext(ctx).Exec(`UPDATE sales_intake_rejections SET body = ?, updated_at = `+database.Now(tx)+` WHERE id = ? AND status = ?`,
+		body, id, RejectionOpen)
+	return res.RowsAffected == 1, res.Error
+}
+
+// rejectionSize is a rejection's id and its body's size in bytes.
+type rejectionSize struct {
+	ID   int64
+	Size int64
+}
+
+// rejectionSizes returns the ids and body sizes of the page pr of the
+// rejections f selects, newest first, one more than pr.Limit when there
+// are more.
+func rejectionSizes(ctx context.Context, db *gorm.DB, f RejectionFilter, pr page.Request) ([]rejectionSize, error) {
+	q := db.WithContext(ctx).Model(&rejectionRow{})
+	if f.Source != "" {
+		q = q.Where("source = ?", f.Source)
+	}
+	if f.Reason != "" {
+		q = q.Where("reasons LIKE ?", "%,"+f.Reason+",%")
+	}
+	if f.Open != nil {
+		if *f.Open {
+			q = q.Where("status = ?", RejectionOpen)
+		} else {
+			q = q.Where("status <> ?", RejectionOpen)
+		}
+	}
+	if pr.After != 0 {
+		q = q.Where("id < ?", pr.After)
+	}
+	size := "octet_length(body)"
+	if database.Embedded(db) {
+		size = "length(CAST(body AS BLOB))"
+	}
+	var sizes []rejectionSize
+	err := database.Scan(q.Select("id, "+size+" AS size").Order("id DESC").Limit(pr.Limit+1), &sizes)
+	return sizes, err
+}
+
+// rejectionsByID reads the rejections ids, newest first.
+func rejectionsByID(ctx context.Context, db *gorm.DB, ids []int64) ([]rejectionRow, error) {
+	var rows []rejectionRow
+	err := db.WithContext(ctx).Where("id IN ?", ids).Order("id DESC").Find(&rows).Error
+	return rows, err
+}
+
+// The statements of orders themselves (sales.go, orderlist.go).
+
+// insertOrderRow inserts the order row and returns its id; with uniqueBy it
+// returns 0 when an order with that key exists (ON CONFLICT DO NOTHING, which
+// PostgreSQL and SQLite both speak; SQLite reads it after INSERT … SELECT only
+// with a WHERE). It is the one place where an order's
+// customer is first written; setCustomer changes it.
+//
+// Order numbers have no gaps: the id is the highest one committed plus one,
+// taken under a lock held until the transaction ends (PostgreSQL's advisory
+// lock; SQLite has one writer), so a transaction that rolls back, whatever
+// refused it, gives its number back to the next order. A sequence would not:
+// PostgreSQL never takes back a value it handed out. The sequence is kept
+// in step for rows written without an id (the bench's).
+func insertOrderRow(ctx context.Context, tx *gorm.DB, o *Order, uniqueBy string) (int64, error) {
+	conflict := ""
+	switch uniqueBy {
+	case "":
+	case "sync_id", "crm_order_id":
+		conflict = " ON CONFLICT (" + uniqueBy + ") DO NOTHING"
+	default:
+		return 0, fmt.Errorf("sales: no unique key %q", uniqueBy)
+	}
+	var updatedAt, updatedNS any
+	if o.SourceUpdatedAt != nil {
+		updatedAt = database.TimeArg(tx, *o.SourceUpdatedAt)
+		updatedNS = o.SourceUpdatedAt.UnixNano()
+	}
+	if err := database.LockClassName(tx.WithContext(ctx), OrderNumberLock, "sales_orders"); err != nil {
+		return 0, err
+	}
+	var id int64
+	cc := customerColumns(o.Customer)
+	err := database.Scan(tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (id, status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
+note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash, source_updated_ns)
+SELECT (SELECT COALESCE(MAX(id), 0) + 1 FROM sales_orders), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+WHERE true`+conflict+` RETURNING id`,
+		o.Status, o.Source, o.SyncID, o.CRMOrderID, cc["customer_name"], cc["customer_phone"], cc["customer_email"], cc["customer_search"], o.DueDate,
+		o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, updatedAt, o.SourceHash, updatedNS), &id)
+	if err != nil || id == 0 || database.DialectOf(tx) != database.Postgres {
+		return id, err
+	}
+	// Values past the highest id are all free, so setting it back is safe.
+	return id, tx.WithContext(ctx).Exec("SELECT setval(pg_get_serial_sequence('sales_orders', 'id'), ?)", id).Error
+}
+
+// orderByID reads the order with its items and shipments; found is false
+// for an unknown id.
+func orderByID(ctx context.Context, db *gorm.DB, id int64) (o Order, found bool, err error) {
+	var os []Order
+	err = withShipments(db.WithContext(ctx).Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") })).
+		Where("id = ?", id).Limit(1).Find(&os).Error
+	if err != nil || len(os) == 0 {
+		return o, false, err
+	}
+	return os[0], true, nil
+}
+
+func withShipments(db *gorm.DB) *gorm.DB {
+	return db.Preload("Shipments", func(db *gorm.DB) *gorm.DB { return db.Order("id") }).
+		Preload("Shipments.Items", func(db *gorm.DB) *gorm.DB { return db.Order("item_id") })
+}
+
+// ordersPage returns the page pr of the orders f selects, newest first,
+// with their items and shipments: one more than pr.Limit when there are
+// more.
+func ordersPage(ctx context.Context, db *gorm.DB, f OrderFilter, pr page.Request) ([]Order, error) {
+	q := withShipments(db.WithContext(ctx).Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") }))
+	if f.Status != "" {
+		q = q.Where("sales_orders.status = ?", f.Status)
+	}
+	if f.Source != "" {
+		q = q.Where("sales_orders.source = ?", f.Source)
+	}
+	if p := textsearch.Pattern(f.Customer); p != "" {
+		q = q.Where(`sales_orders.customer_search LIKE ? ESCAPE '`+textsearch.Escape+`'`, p)
+	}
+	if f.SKU != "" {
+		q = q.Where("EXISTS (SELECT 1 FROM sales_order_items i WHERE i.order_id = sales_orders.id AND i.sku = ?)", f.SKU)
+	}
+	if !f.DueAfter.IsZero() {
+		q = q.Where("sales_orders.due_date >= ?", f.DueAfter)
+	}
+	if !f.DueBefore.IsZero() {
+		q = q.Where("sales_orders.due_date <= ?", f.DueBefore)
+	}
+	if f.Late != nil {
+		cond := lateSQL
+		if !*f.Late {
+			cond = "NOT " + lateSQL
+		}
+		q = q.Where(cond)
+	}
+	if pr.After != 0 {
+		q = q.Where("sales_orders.id < ?", pr.After)
+	}
+	var os []Order
+	err := q.Order("sales_orders.id DESC").Limit(pr.Limit + 1).Find(&os).Error
+	return os, err
+}
+
+// lockOrder locks the order's row and then its items, in id order, until tx
+// ends (PostgreSQL): the lock order of the package (see its doc), taken by
+// every path that changes an order or its items, so that a change, a
+// shipment and sales following production take turns instead of
+// deadlocking.
+func lockOrder(ctx context.Context, tx *gorm.DB, id int64) error {
+	db := tx.WithContext(ctx)
+	if err := database.LockRows(db, "SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id); err != nil {
+		return err
+	}
+	return database.LockRows(db, "SELECT id FROM sales_order_items WHERE order_id = ? ORDER BY id FOR UPDATE", id)
+}
+
+// insertItems adds the items, their ids the database's, filled in.
+func insertItems(ctx context.Context, tx *gorm.DB, items []*Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	return tx.WithContext(ctx).Omit("ID").Create(items).Error
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
+	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
 // rolledBack runs fn in a transaction rolled back after it: each case
@@ -286,6 +287,148 @@ func TestStore(t *testing.T) {
 			})
 		})
 
+		t.Run("inbox", func(t *testing.T) {
+			rolledBack(t, db, func(db *gorm.DB) {
+				sync := "shop-a1"
+				r := rejectionRow{Source: SourceShop, IntakeKey: sync, SyncID: &sync, Body: `{"id":"a1"}`, BodyBytes: 11, Reasons: ",unknown_sku,", Errors: "[]", Detail: "unknown SKU"}
+				require.NoError(t, keepRejection(ctx, db, &r))
+				require.Positive(t, r.ID)
+				require.Equal(t, 1, r.Deliveries)
+				again := r
+				again.Body, again.Detail = `{"id":"a1","v":2}`, "still unknown"
+				require.NoError(t, keepRejection(ctx, db, &again))
+				require.Equal(t, r.ID, again.ID, "an open rejection of the key is kept, not another")
+				require.Equal(t, 2, again.Deliveries)
+				got, found, err := rejectionByID(ctx, db, r.ID)
+				require.NoError(t, err)
+				require.True(t, found)
+				require.JSONEq(t, `{"id":"a1","v":2}`, got.Body)
+				_, found, err = rejectionByID(ctx, db, r.ID+100)
+				require.NoError(t, err)
+				require.False(t, found)
+
+				refused, err := refusedAgain(ctx, db, r.ID, ",conflict,", "[]", "conflict")
+				require.NoError(t, err)
+				require.True(t, refused)
+				got, _, err = rejectionByID(ctx, db, r.ID)
+				require.NoError(t, err)
+				require.Equal(t, 1, got.Retries)
+				require.Equal(t, ",conflict,", got.Reasons)
+				set, err := setRejectionBody(ctx, db, r.ID, `{"id":"a1","fixed":true}`)
+				require.NoError(t, err)
+				require.True(t, set)
+
+				open, err := openRejectionsByKey(ctx, db, SourceShop, sync)
+				require.NoError(t, err)
+				require.Len(t, open, 1)
+				other := rejectionRow{Source: SourceCRM, IntakeKey: "CRM-1", Body: `{}`, Reasons: ",invalid,", Errors: "[]"}
+				require.NoError(t, keepRejection(ctx, db, &other))
+				resolved, err := markResolved(ctx, db, r.ID, o.ID, "changed")
+				require.NoError(t, err)
+				require.True(t, resolved)
+				resolved, err = markResolved(ctx, db, r.ID, o.ID, "changed")
+				require.NoError(t, err)
+				require.False(t, resolved, "resolved once")
+				open, err = openRejectionsByKey(ctx, db, SourceShop, sync)
+				require.NoError(t, err)
+				require.Empty(t, open)
+				refused, err = refusedAgain(ctx, db, r.ID, ",x,", "[]", "")
+				require.NoError(t, err)
+				require.False(t, refused, "a closed one is not refused again")
+				set, err = setRejectionBody(ctx, db, r.ID, `{}`)
+				require.NoError(t, err)
+				require.False(t, set, "nor edited")
+
+				about, err := rejectionsAbout(ctx, db, o)
+				require.NoError(t, err)
+				require.Equal(t, []int64{r.ID}, about, "resolved into the order")
+				keyed := o
+				crm := "CRM-1"
+				keyed.CRMOrderID = &crm
+				about, err = rejectionsAbout(ctx, db, keyed)
+				require.NoError(t, err)
+				require.Equal(t, []int64{r.ID, other.ID}, about, "and kept under its key")
+
+				dismissed, err := markDismissed(ctx, db, other.ID, "дубль")
+				require.NoError(t, err)
+				require.True(t, dismissed)
+				dismissed, err = markDismissed(ctx, db, r.ID, "дубль")
+				require.NoError(t, err)
+				require.False(t, dismissed, "only an open one")
+
+				yes := true
+				sizes, err := rejectionSizes(ctx, db, RejectionFilter{}, page.Request{Limit: 10})
+				require.NoError(t, err)
+				require.Equal(t, []int64{other.ID, r.ID}, []int64{sizes[0].ID, sizes[1].ID}, "newest first")
+				require.EqualValues(t, len(`{"id":"a1","fixed":true}`), sizes[1].Size, "the body's bytes")
+				sizes, err = rejectionSizes(ctx, db, RejectionFilter{Source: SourceCRM}, page.Request{Limit: 10})
+				require.NoError(t, err)
+				require.Len(t, sizes, 1)
+				sizes, err = rejectionSizes(ctx, db, RejectionFilter{Open: &yes}, page.Request{Limit: 10})
+				require.NoError(t, err)
+				require.Empty(t, sizes)
+				sizes, err = rejectionSizes(ctx, db, RejectionFilter{Reason: "conflict"}, page.Request{Limit: 10})
+				require.NoError(t, err)
+				require.Equal(t, r.ID, sizes[0].ID)
+				sizes, err = rejectionSizes(ctx, db, RejectionFilter{}, page.Request{Limit: 10, After: other.ID})
+				require.NoError(t, err)
+				require.Len(t, sizes, 1, "after the cursor")
+				rows, err := rejectionsByID(ctx, db, []int64{r.ID, other.ID})
+				require.NoError(t, err)
+				require.Equal(t, []int64{other.ID, r.ID}, []int64{rows[0].ID, rows[1].ID})
+			})
+		})
+
+		t.Run("orders", func(t *testing.T) {
+			rolledBack(t, db, func(db *gorm.DB) {
+				got, found, err := orderByID(ctx, db, o.ID)
+				require.NoError(t, err)
+				require.True(t, found)
+				require.Len(t, got.Items, len(o.Items))
+				_, found, err = orderByID(ctx, db, o.ID+100)
+				require.NoError(t, err)
+				require.False(t, found)
+
+				sync := "shop-x1"
+				due := database.Date{Time: time.Date(2026, 12, 24, 0, 0, 0, 0, time.UTC)}
+				shop := Order{Status: StatusReceived, Source: "shop", SyncID: &sync, Customer: Customer{Name: "Мария Иванова", Phone: "+7 901 111-22-33"}, DueDate: due}
+				id, err := insertOrderRow(ctx, db, &shop, "sync_id")
+				require.NoError(t, err)
+				require.Equal(t, o.ID+1, id, "the highest number plus one")
+				again, err := insertOrderRow(ctx, db, &shop, "sync_id")
+				require.NoError(t, err)
+				require.Zero(t, again, "an order of the key exists")
+				require.NoError(t, lockOrder(ctx, db, id))
+				item := Item{OrderID: id, ProductID: o.Items[0].ProductID, SKU: "DIV-CHESTER-3", Qty: 1, Status: ItemNew}
+				require.NoError(t, insertItems(ctx, db, []*Item{&item}))
+				require.Positive(t, item.ID)
+				require.NoError(t, insertItems(ctx, db, nil))
+
+				ids := func(f OrderFilter, pr page.Request) []int64 {
+					t.Helper()
+					os, err := ordersPage(ctx, db, f, pr)
+					require.NoError(t, err)
+					out := []int64{}
+					for _, o := range os {
+						out = append(out, o.ID)
+					}
+					return out
+				}
+				require.Equal(t, []int64{id, o.ID}, ids(OrderFilter{}, page.Request{Limit: 10}), "newest first")
+				require.Equal(t, []int64{id, o.ID}, ids(OrderFilter{}, page.Request{Limit: 1}), "one more than the limit")
+				require.Equal(t, []int64{o.ID}, ids(OrderFilter{}, page.Request{Limit: 10, After: id}))
+				require.Equal(t, []int64{id}, ids(OrderFilter{Source: "shop"}, page.Request{Limit: 10}))
+				require.Equal(t, []int64{id}, ids(OrderFilter{Customer: "мария"}, page.Request{Limit: 10}))
+				require.Equal(t, []int64{o.ID}, ids(OrderFilter{SKU: "SHK-KUPE-1600"}, page.Request{Limit: 10}))
+				require.Equal(t, []int64{id}, ids(OrderFilter{DueAfter: due}, page.Request{Limit: 10}))
+				require.Empty(t, ids(OrderFilter{DueBefore: database.Date{Time: due.AddDate(0, 0, -1)}}, page.Request{Limit: 10}))
+				require.Empty(t, ids(OrderFilter{Status: StatusCancelled}, page.Request{Limit: 10}))
+				os, err := ordersPage(ctx, db, OrderFilter{}, page.Request{Limit: 10})
+				require.NoError(t, err)
+				require.Len(t, os[0].Items, 1, "with its items")
+			})
+		})
+
 		t.Run("open rejections", func(t *testing.T) {
 			rolledBack(t, db, func(db *gorm.DB) {
 				open, err := openRejectionsBySource(ctx, db)
@@ -306,5 +449,5 @@ func TestStore(t *testing.T) {
 // Every statement of the store has its case.
 func TestStore_EveryStatementHasACase(t *testing.T) {
 	t.Parallel()
-	dbtest.EveryStatementHasACase(t)
+	dbtest.EveryStatementHasACase(t, "withShipments") // the preloads of orderByID and ordersPage
 }
