@@ -27,6 +27,7 @@ import (
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/config"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/purchasing"
 	"github.com/tsekh/tsekh/internal/relay"
 	"github.com/tsekh/tsekh/internal/render"
 	"github.com/tsekh/tsekh/internal/sales"
@@ -53,13 +54,14 @@ type App struct {
 	// Maintenance is the housekeeping job (serve starts it unless --no-dispatch).
 	Maintenance *maintenance.Maintainer
 
-	Auth    *auth.Service
-	Catalog *catalog.Service
-	Sales   *sales.Service
-	Plan    *plan.Service
-	Floor   *floor.Service
-	Stock   *stock.Service
-	CutPlan *cutplan.Service
+	Auth       *auth.Service
+	Catalog    *catalog.Service
+	Sales      *sales.Service
+	Plan       *plan.Service
+	Floor      *floor.Service
+	Purchasing *purchasing.Service
+	Stock      *stock.Service
+	CutPlan    *cutplan.Service
 
 	runner   *events.Runner
 	relay    *relay.Relay
@@ -142,6 +144,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Sales.SetShopConflicts(cfg.ShopConflicts)
 	a.Stock = stock.NewService(db, stock.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages, MinOffcutMM: cfg.CuttingMinOffcutMM,
 		EdgeOverhangMM: cfg.EdgeOverhangMM})
+	a.Purchasing = purchasing.NewService(db, a.Stock)
 	a.Plan = plan.NewService(db, a.Stock)
 	a.Plan.SetTimeZone(cfg.FactoryLocation())
 	a.Floor = floor.NewService(db, a.Stock)
@@ -191,7 +194,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 // subscribers, as cfg wires them. The registry declares every module's types
 // before it subscribes anyone, so their order does not matter.
 func (a *App) eventModules(cfg config.Config) []events.Module {
-	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan, a.Floor, a.Stock, a.CutPlan}
+	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan, a.Floor, a.Stock, a.Purchasing, a.CutPlan}
 	if cfg.ShopCallbackURL != "" {
 		cb := sales.ShopCallback(cfg.ShopCallbackURL, cfg.ShopWebhookSecret, nil)
 		cb.Concurrency = cfg.ShopCallbackConc
@@ -213,7 +216,7 @@ func (a *App) HTTP() *echo.Echo {
 		metrics = a.Metrics
 	}
 	return api.New(api.Deps{
-		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan, Floor: a.Floor, Stock: a.Stock, CutPlans: a.CutPlan,
+		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan, Floor: a.Floor, Stock: a.Stock, Purchasing: a.Purchasing, CutPlans: a.CutPlan,
 		Journal: a.Journal, Registry: a.Registry, Metrics: metrics, Logger: a.Logger,
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret, AsyncAPI: a.asyncAPI,
 		RequestTimeout: a.Config.HTTPRequestTimeout,

@@ -296,18 +296,43 @@ func (s *Service) WriteOff(ctx context.Context, lines []Line, reason string) (Re
 	return s.document(ctx, DocWriteOff, lines, reason)
 }
 
+// ReceiveTx records in tx a delivery received against the purchase order
+// and writes stock.received naming it; errors as Receive. The purchasing
+// module calls it in the transaction that books the receipt on the order's
+// lines.
+func (s *Service) ReceiveTx(ctx context.Context, tx *gorm.DB, lines []Line, note string, purchaseOrder int64) (Receipt, error) {
+	if f := input.Note("note", note, input.MaxNote); len(f) > 0 {
+		return Receipt{}, apperr.Invalid("the receipt is not valid", f...)
+	}
+	return documentTx(ctx, tx, DocReceipt, lines, note, &purchaseOrder)
+}
+
 func (s *Service) document(ctx context.Context, kind string, lines []Line, reason string) (Receipt, error) {
 	var out Receipt
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		out, err = documentTx(ctx, tx, kind, lines, reason, nil)
+		return err
+	})
+	return out, err
+}
+
+func documentTx(ctx context.Context, tx *gorm.DB, kind string, lines []Line, reason string, purchaseOrder *int64) (Receipt, error) {
+	var out Receipt
+	err := func() error {
 		known, offcuts, err := checkLines(ctx, tx, lines, kind)
 		if err != nil {
 			return err
 		}
-		doc := Document{Kind: kind, Reason: reason, Source: "{}"}
-		if err := tx.Omit("ID").Create(&doc).Error; err != nil {
+		source := "{}"
+		if purchaseOrder != nil {
+			source = fmt.Sprintf(`{"purchase_order_id":%d}`, *purchaseOrder)
+		}
+		doc := Document{Kind: kind, Reason: reason, Source: source}
+		if err := tx.WithContext(ctx).Omit("ID").Create(&doc).Error; err != nil {
 			return err
 		}
-		payload := contracts.StockPayload{DocumentID: doc.ID, Reason: reason, Lines: []contracts.StockLine{}}
+		payload := contracts.StockPayload{DocumentID: doc.ID, Reason: reason, Lines: []contracts.StockLine{}, PurchaseOrderID: purchaseOrder}
 		out = Receipt{DocumentID: doc.ID, Lines: []Level{}, Offcuts: []Offcut{}}
 		for _, l := range lines {
 			key := strings.ToLower(strings.TrimSpace(l.Code))
@@ -353,7 +378,7 @@ func (s *Service) document(ctx context.Context, kind string, lines []Line, reaso
 			ev = contracts.StockWrittenOff.New(doc.ID, payload)
 		}
 		return events.Add(ctx, tx, ev)
-	})
+	}()
 	return out, err
 }
 
