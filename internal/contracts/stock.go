@@ -22,13 +22,13 @@ var (
 
 // StockPayload is the payload of the stock.* events.
 type StockPayload struct {
-	DocumentID  int64           `json:"document_id" jsonschema_description:"the stock document"`
-	ProdOrderID *int64          `json:"prod_order_id,omitempty" jsonschema_description:"the production order, for its needs and what the floor used up for it"`
-	Reason      string          `json:"reason,omitempty" jsonschema_description:"a count's or a write-off's reason, a receipt's note"`
+	DocumentID  int64  `json:"document_id" jsonschema_description:"the stock document"`
+	ProdOrderID *int64 `json:"prod_order_id,omitempty" jsonschema_description:"the production order, for its needs and what the floor used up for it"`
+	Reason      string `json:"reason,omitempty" jsonschema_description:"a count's or a write-off's reason, a receipt's note"`
 	// PurchaseOrderID is the purchase order a receipt was delivered against.
-	PurchaseOrderID *int64 `json:"purchase_order_id,omitempty" jsonschema_description:"stock.received: the purchase order the delivery was received against"`
-	Lines       []StockLine     `json:"lines" jsonschema_description:"the materials moved"`
-	Short       []StockShortage `json:"short,omitempty" jsonschema_description:"stock.reserved: the materials of which less is available than reserved"`
+	PurchaseOrderID *int64          `json:"purchase_order_id,omitempty" jsonschema_description:"stock.received: the purchase order the delivery was received against"`
+	Lines           []StockLine     `json:"lines" jsonschema_description:"the materials moved"`
+	Short           []StockShortage `json:"short,omitempty" jsonschema_description:"stock.reserved: the materials of which less is available than reserved"`
 	// Source says what physically moved, for the floor's consumption and
 	// the needs that follow the floor and the cutting plans.
 	Source *StockSource `json:"source,omitempty" jsonschema_description:"what made the movement: the parts, units or cutting-plan sheet, and why"`
