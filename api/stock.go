@@ -253,7 +253,7 @@ type ShortageList struct {
 //
 //	@Summary	What to buy: materials short of what the backlog needs and their reorder point
 //	@ID			getShortages
-//	@Description	Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy.
+//	@Description	Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy. negative flags a material whose on hand is below nothing (the floor used more than was booked in: its consumption is booked all the same, and stock.consumed says so in overdrawn), and taken_by lists the production orders whose consumption took it below nothing since it last was at nothing or more, with how much each took beyond what was there.
 //	@Description	With Accept: text/csv, one row per material, ";" separated, Russian headers.
 //	@Tags		stock
 //	@Produce	json
@@ -276,9 +276,15 @@ func (s *server) getShortages(c echo.Context) error {
 	if wantsCSV(c) {
 		rows := make([][]string, len(short))
 		for i, m := range short {
-			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, num(m.OnHand), num(m.Reserved), num(m.Available), num(m.Backlog), num(m.ReorderPoint), num(m.ToBuy)}
+			var taken []string
+			for _, tb := range m.TakenBy {
+				taken = append(taken, fmt.Sprintf("№%d: %s", tb.ProdOrderID, num(tb.Qty)))
+			}
+			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, num(m.OnHand), num(m.Reserved), num(m.Available), num(m.Backlog), num(m.ReorderPoint), num(m.ToBuy),
+				strings.Join(taken, ", ")}
 		}
-		return writeCSVRowsSep(c, "shortages.csv", []string{"Код", "Материал", "Декор", "Ед.", "На складе", "В резерве", "Доступно", "Портфель", "Точка заказа", "Купить"}, rows, ';')
+		return writeCSVRowsSep(c, "shortages.csv", []string{"Код", "Материал", "Декор", "Ед.", "На складе", "В резерве", "Доступно", "Портфель", "Точка заказа", "Купить",
+			"Ниже нуля из-за"}, rows, ';')
 	}
 	return c.JSON(http.StatusOK, ShortageList{Items: short})
 }

@@ -1881,7 +1881,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy.\nWith Accept: text/csv, one row per material, \";\" separated, Russian headers.",
+                "description": "Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy. negative flags a material whose on hand is below nothing (the floor used more than was booked in: its consumption is booked all the same, and stock.consumed says so in overdrawn), and taken_by lists the production orders whose consumption took it below nothing since it last was at nothing or more, with how much each took beyond what was there.\nWith Accept: text/csv, one row per material, \";\" separated, Russian headers.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -13426,9 +13426,11 @@ const docTemplate = `{
                 "decor",
                 "kind",
                 "name",
+                "negative",
                 "on_hand",
                 "reorder_point",
                 "reserved",
+                "taken_by",
                 "to_buy",
                 "unit"
             ],
@@ -13463,6 +13465,11 @@ const docTemplate = `{
                     "type": "string",
                     "example": "ЛДСП 16 мм Дуб сонома"
                 },
+                "negative": {
+                    "description": "Negative flags a material whose on hand is below nothing: the floor\nused more than was booked in; TakenBy are the production orders whose\nconsumption took it below nothing since it last was at nothing or\nmore, with how much each took beyond what was there.",
+                    "type": "boolean",
+                    "example": false
+                },
                 "on_hand": {
                     "description": "OnHand is what is on the shelf; Reserved what live production orders\nstill need of it; Available the difference (negative when they need\nmore than is there). Boards are counted in sheets, fractions of a\nsheet included (a part cut without a cutting plan uses its own area).",
                     "type": "number",
@@ -13475,6 +13482,12 @@ const docTemplate = `{
                 "reserved": {
                     "type": "number",
                     "example": 5.4
+                },
+                "taken_by": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/stock.TakenBy"
+                    }
                 },
                 "to_buy": {
                     "description": "ToBuy = Backlog + ReorderPoint - Available, rounded up once: to whole\nsheets and pieces, metres to the centimetre; only materials with\nsomething to buy are listed.",
@@ -13489,6 +13502,23 @@ const docTemplate = `{
                         "pcs"
                     ],
                     "example": "sheet"
+                }
+            }
+        },
+        "stock.TakenBy": {
+            "type": "object",
+            "required": [
+                "prod_order_id",
+                "qty"
+            ],
+            "properties": {
+                "prod_order_id": {
+                    "type": "integer",
+                    "example": 12
+                },
+                "qty": {
+                    "type": "number",
+                    "example": 0.5
                 }
             }
         }

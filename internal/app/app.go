@@ -178,6 +178,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Metrics.MustRegister(goCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Dispatcher.SetMetrics(events.NewMetrics(a.Metrics, db))
 	a.Sales.RegisterMetrics(a.Metrics)
+	a.Stock.RegisterMetrics(a.Metrics)
 
 	// Housekeeping, run by one replica at a time: one line per task.
 	a.Maintenance = maintenance.New(ddb, maintenance.Options{Interval: cfg.MaintenanceInterval, Logger: log, Metrics: a.Metrics})

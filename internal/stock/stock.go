@@ -435,8 +435,14 @@ func moveStock(ctx context.Context, tx *gorm.DB, doc int64, code, kind string, q
 		lv.Reserved -= qty
 	}
 	lv.OnHand, lv.Reserved = clean(lv.OnHand), clean(lv.Reserved)
-	return tx.WithContext(ctx).Model(&level{}).Where("code = ?", code).
-		Updates(map[string]any{"on_hand": lv.OnHand, "reserved": lv.Reserved}).Error
+	if err := tx.WithContext(ctx).Model(&level{}).Where("code = ?", code).
+		Updates(map[string]any{"on_hand": lv.OnHand, "reserved": lv.Reserved}).Error; err != nil {
+		return err
+	}
+	if kind == MoveReceipt || kind == MoveCount {
+		return settleOverdraws(ctx, tx, code, lv)
+	}
+	return nil
 }
 
 // clean drops the dust of floating-point sums.
