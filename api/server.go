@@ -205,6 +205,8 @@ func New(d Deps) *echo.Echo {
 	v1.PUT("/purchase-orders/:id", s.updatePurchaseOrder, authed(auth.RolePlanner, auth.RoleBuyer)...)
 	v1.POST("/purchase-orders/:id/order", s.placePurchaseOrder, authed(auth.RolePlanner, auth.RoleBuyer)...)
 	v1.POST("/purchase-orders/:id/cancel", s.cancelPurchaseOrder, authed(auth.RolePlanner, auth.RoleBuyer)...)
+	v1.GET("/purchase-proposals", s.listPurchaseProposals, authed()...)
+	v1.POST("/purchase-proposals/orders", s.draftPurchaseProposals, authed(auth.RolePlanner, auth.RoleBuyer)...)
 	v1.GET("/stock/offcuts", s.listOffcuts, authed()...)
 	v1.GET("/stock/offcuts/:code", s.getOffcut, authed()...)
 	v1.GET("/stock/offcuts/:code/label", s.getOffcutLabel, authed()...)

@@ -4926,6 +4926,114 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/purchase-proposals": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "From the shortages (what the backlog needs beyond what is available, brought up to the reorder points: getShortages' to_buy), less what open purchase orders (draft, ordered, partially received) still bring (on_order): per material, the supplier with the shortest lead time for it (then the lowest price), the quantity brought up to its min_qty and rounded up to whole packs (pack_qty), and the dates: needed_on, the planned start of the first live production order still needing it at the step that uses it up (cutting for boards, edge banding for bands, assembly for fittings); order_by, needed_on less the supplier's lead time in working days (of that step's work centre); expected_on, needed_on, or today plus the lead time when order_by has passed (late) or no live order needs it yet (needed_on null, order_by today). Materials no supplier sells come last, without supplier_id.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "What to buy, per supplier, and by when",
+                "operationId": "listPurchaseProposals",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.ProposalList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/purchase-proposals/orders": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Drafts a purchase order per supplier of listPurchaseProposals (of the one supplier when supplier_id is given), its lines the proposal's quantities and prices, each expected on the line's expected_on, and writes purchase_order.created for each, in one transaction; the materials no supplier sells are left out. Nothing to propose drafts nothing (an empty list); 422 naming supplier_id when the proposals have nothing for that supplier.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "Turn the proposals into draft purchase orders (admin, planner, buyer)",
+                "operationId": "draftPurchaseProposals",
+                "parameters": [
+                    {
+                        "description": "which supplier's proposal",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.DraftProposalsRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/api.DraftedOrders"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/routes": {
             "get": {
                 "security": [
@@ -7615,6 +7723,31 @@ const docTemplate = `{
                 }
             }
         },
+        "api.DraftProposalsRequest": {
+            "type": "object",
+            "properties": {
+                "supplier_id": {
+                    "description": "Only this supplier's proposal; absent: every supplier's.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
+                }
+            }
+        },
+        "api.DraftedOrders": {
+            "type": "object",
+            "required": [
+                "items"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/purchasing.Order"
+                    }
+                }
+            }
+        },
         "api.EdgesRequest": {
             "type": "object",
             "properties": {
@@ -8236,6 +8369,20 @@ const docTemplate = `{
                     "type": "integer",
                     "minimum": 1,
                     "example": 3
+                }
+            }
+        },
+        "api.ProposalList": {
+            "type": "object",
+            "required": [
+                "items"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/purchasing.Proposal"
+                    }
                 }
             }
         },
@@ -12523,6 +12670,134 @@ const docTemplate = `{
                 },
                 "supplier_code": {
                     "description": "SupplierCode is the supplier's article for the material, from its terms.",
+                    "type": "string",
+                    "example": "EG-H1145-16"
+                },
+                "unit": {
+                    "type": "string",
+                    "enum": [
+                        "sheet",
+                        "m",
+                        "pcs"
+                    ],
+                    "example": "sheet"
+                }
+            }
+        },
+        "purchasing.Proposal": {
+            "type": "object",
+            "required": [
+                "lines",
+                "supplier",
+                "supplier_id",
+                "total"
+            ],
+            "properties": {
+                "lines": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/purchasing.ProposalLine"
+                    }
+                },
+                "supplier": {
+                    "type": "string",
+                    "example": "ООО «Плита»"
+                },
+                "supplier_id": {
+                    "type": "integer",
+                    "x-nullable": true,
+                    "example": 1
+                },
+                "total": {
+                    "description": "Total is the sum of the lines' quantities times their prices.",
+                    "type": "number",
+                    "example": 47250
+                }
+            }
+        },
+        "purchasing.ProposalLine": {
+            "type": "object",
+            "required": [
+                "code",
+                "expected_on",
+                "late",
+                "lead_days",
+                "min_qty",
+                "name",
+                "needed_on",
+                "on_order",
+                "order_by",
+                "pack_qty",
+                "price",
+                "qty",
+                "short",
+                "supplier_code",
+                "unit"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "expected_on": {
+                    "description": "ExpectedOn is the day to expect it: NeededOn, or today plus the lead\ntime when that is later (Late) or nothing needs it yet.",
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-14"
+                },
+                "late": {
+                    "description": "Late: OrderBy is before today, so it arrives after the order needing it starts.",
+                    "type": "boolean",
+                    "example": false
+                },
+                "lead_days": {
+                    "type": "integer",
+                    "example": 5
+                },
+                "min_qty": {
+                    "type": "number",
+                    "example": 10
+                },
+                "name": {
+                    "type": "string",
+                    "example": "ЛДСП 16 мм Дуб сонома"
+                },
+                "needed_on": {
+                    "description": "NeededOn is the day the first live production order needing it\nstarts the step that uses it up (cutting for boards, edge banding for\nbands, assembly for fittings); null when no live order needs it (the\nbacklog or the reorder point does).",
+                    "type": "string",
+                    "format": "date",
+                    "x-nullable": true,
+                    "example": "2026-12-14"
+                },
+                "on_order": {
+                    "type": "number",
+                    "example": 0
+                },
+                "order_by": {
+                    "description": "OrderBy is NeededOn less the lead time in working days (of the work\ncentre of that step): the day to order by; today when no live order\nneeds it.",
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-07"
+                },
+                "pack_qty": {
+                    "type": "number",
+                    "example": 5
+                },
+                "price": {
+                    "type": "number",
+                    "example": 3150
+                },
+                "qty": {
+                    "description": "Qty is Short brought up to the supplier's minimum order and rounded\nup to whole packs.",
+                    "type": "number",
+                    "example": 10
+                },
+                "short": {
+                    "description": "Short is what the shortages say to buy (backlog + reorder point −\navailable), less what open purchase orders still bring (OnOrder).",
+                    "type": "number",
+                    "example": 7
+                },
+                "supplier_code": {
                     "type": "string",
                     "example": "EG-H1145-16"
                 },
