@@ -11644,6 +11644,32 @@ const docTemplate = `{
                 }
             }
         },
+        "plan.Held": {
+            "type": "object",
+            "required": [
+                "available_on",
+                "code",
+                "needed"
+            ],
+            "properties": {
+                "available_on": {
+                    "description": "AvailableOn is the day it is available to the order; null when\nnothing covers it and no supplier sells it.",
+                    "type": "string",
+                    "format": "date",
+                    "x-nullable": true,
+                    "example": "2026-12-10"
+                },
+                "code": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "needed": {
+                    "description": "Needed is what the order still needs of it.",
+                    "type": "number",
+                    "example": 1.6
+                }
+            }
+        },
         "plan.Operation": {
             "type": "object",
             "required": [
@@ -12061,6 +12087,7 @@ const docTemplate = `{
                 "due_date",
                 "eta",
                 "eta_given",
+                "held_by",
                 "id",
                 "items",
                 "late",
@@ -12130,6 +12157,13 @@ const docTemplate = `{
                 "eta_given": {
                     "description": "ETAGiven says a planner gave the ETA at launch: a re-plan keeps it and moves only planned_eta.",
                     "type": "boolean"
+                },
+                "held_by": {
+                    "description": "HeldBy are the materials its steps that use them up wait for, as its\nlaunch or the last re-plan found them: what it still needs of each and\nthe day it is available to it (null: nothing covers it and no\nsupplier sells it). Its ETA includes the wait.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Held"
+                    }
                 },
                 "id": {
                     "type": "integer"
@@ -12214,6 +12248,7 @@ const docTemplate = `{
                 "due_date",
                 "eta",
                 "eta_given",
+                "held_by",
                 "id",
                 "items",
                 "late",
@@ -12285,6 +12320,13 @@ const docTemplate = `{
                 "eta_given": {
                     "description": "ETAGiven says a planner gave the ETA at launch: a re-plan keeps it and moves only planned_eta.",
                     "type": "boolean"
+                },
+                "held_by": {
+                    "description": "HeldBy are the materials its steps that use them up wait for, as its\nlaunch or the last re-plan found them: what it still needs of each and\nthe day it is available to it (null: nothing covers it and no\nsupplier sells it). Its ETA includes the wait.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Held"
+                    }
                 },
                 "id": {
                     "type": "integer"

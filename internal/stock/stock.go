@@ -520,3 +520,17 @@ func levelsOf(ctx context.Context, db *gorm.DB, ms []catalog.Material) ([]Level,
 	}
 	return out, nil
 }
+
+// OnHandTx returns what is on hand of every material stock has moved, by
+// code, read through tx.
+func OnHandTx(ctx context.Context, tx *gorm.DB) (map[string]float64, error) {
+	var lvs []level
+	if err := tx.WithContext(ctx).Find(&lvs).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[string]float64, len(lvs))
+	for _, l := range lvs {
+		out[l.Code] = l.OnHand
+	}
+	return out, nil
+}
