@@ -236,6 +236,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/intake/rejections/:id/dismiss", s.dismissRejection, authed(auth.RoleManager)...)
 
 	v1.GET("/plan/backlog", s.listBacklog, authed()...)
+	v1.POST("/plan/quote", s.quote, authed()...)
 	v1.GET("/plan/schedule", s.getSchedule, authed()...)
 	v1.POST("/plan/replan", s.replan, authed(auth.RolePlanner)...)
 	v1.POST("/production-orders", s.launchProdOrder, authed(auth.RolePlanner)...)

@@ -2814,7 +2814,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The plan module's own view, fed by order events: each item with its sales order, customer, SKU, product name, quantity, note, due date and the route a launch follows (its product's default route, from the catalog).\nSorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.\nlate is true on a row whose due date has passed (before today in the factory's time zone, FACTORY_TIMEZONE): no launch can make it in time. A launched order's lateness is on the production order, against its ETA.",
+                "description": "The plan module's own view, fed by order events: each item with its sales order, customer, SKU, product name, quantity, note, due date and the route a launch follows (its product's default route, from the catalog).\nSorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.\nlate is true on a row whose due date has passed (before today in the factory's time zone, FACTORY_TIMEZONE): no launch can make it in time. A launched order's lateness is on the production order, against its ETA.\navailable_to_promise is the day the item could be ready if launched now ({\"ready_on\", \"held_by\"}): planned alone, as a launch would plan it, after every live production order on the work centres' free capacity, its steps that use materials up (cutting, edge banding, assembly) waiting for them after the live orders' needs (on hand, then open purchase orders by their dates, else a supplier's lead time), held_by naming what it would wait for; null when no launch could plan it.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -2910,6 +2910,76 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/plan/quote": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The day qty units of the SKU, with the decor options chosen, could be ready if they were ordered and launched now: planned as listBacklog's available_to_promise plans a waiting item (alone, after every live production order, its steps that use materials up waiting for them), and held_by, the materials it would wait for. Nothing is written. 422 naming sku for no such product (or one its route cannot make), qty out of 1..1000, options.\u003cslot\u003e for a choice the product does not allow.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "When could this be ready? (available to promise)",
+                "operationId": "quotePlan",
+                "parameters": [
+                    {
+                        "description": "what the customer asks for",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.QuoteRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.Promise"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -8472,6 +8542,36 @@ const docTemplate = `{
                 }
             }
         },
+        "api.QuoteRequest": {
+            "type": "object",
+            "required": [
+                "qty",
+                "sku"
+            ],
+            "properties": {
+                "options": {
+                    "description": "The decor chosen per slot of the product, by the board's decor or code.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "корпус": "Дуб сонома"
+                    }
+                },
+                "qty": {
+                    "type": "integer",
+                    "maximum": 1000,
+                    "minimum": 1,
+                    "example": 2
+                },
+                "sku": {
+                    "type": "string",
+                    "maxLength": 64,
+                    "example": "TMB-PRIK-450"
+                }
+            }
+        },
         "api.RecutList": {
             "type": "object",
             "required": [
@@ -11510,6 +11610,7 @@ const docTemplate = `{
         "plan.BacklogItem": {
             "type": "object",
             "required": [
+                "available_to_promise",
                 "customer",
                 "due_date",
                 "event_id",
@@ -11525,6 +11626,15 @@ const docTemplate = `{
                 "sku"
             ],
             "properties": {
+                "available_to_promise": {
+                    "description": "AvailableToPromise is the day it could be ready if launched now,\nalone, after the live work, its steps that use materials up waiting\nfor them after the live orders' needs, and what it would wait for;\nnull when no launch could plan it.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/plan.Promise"
+                        }
+                    ],
+                    "x-nullable": true
+                },
                 "customer": {
                     "description": "What order.received carried for people to read: the customer's name\nand the item's note.",
                     "type": "string"
@@ -12429,6 +12539,26 @@ const docTemplate = `{
                 "percent": {
                     "description": "Percent is the share of the planned minutes done, 0 to 100.",
                     "type": "number"
+                }
+            }
+        },
+        "plan.Promise": {
+            "type": "object",
+            "required": [
+                "held_by",
+                "ready_on"
+            ],
+            "properties": {
+                "held_by": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Held"
+                    }
+                },
+                "ready_on": {
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-15"
                 }
             }
         },

@@ -117,3 +117,6 @@ func (c *stockMetrics) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(overdrawsDesc, prometheus.CounterValue, float64(n.Overdraws))
 	ch <- prometheus.MustNewConstMetric(negativeDesc, prometheus.GaugeValue, float64(n.Negative))
 }
+
+// Round6 rounds a quantity to the millionth, as stock keeps it.
+func Round6(v float64) float64 { return clean(v) }
