@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -112,26 +111,23 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (User, error) {
 // createUser inserts the user and reads back its id and the database clock's
 // created_at, then writes user.created.
 func createUser(ctx context.Context, tx *gorm.DB, u *User) error {
-	var row struct {
-		ID        int64
-		CreatedAt time.Time
-	}
-	err := database.Scan(tx.Raw("INSERT INTO auth_users (name, email, role) VALUES (?, ?, ?) RETURNING id, created_at", u.Name, u.Email, u.Role),
-		&row)
-	if err != nil {
+	if err := insertUser(ctx, tx, u); err != nil {
 		return err
 	}
-	u.ID, u.CreatedAt = row.ID, row.CreatedAt
-	err = events.Add(ctx, tx, contracts.UserCreated.New(u.ID, contracts.UserCreatedPayload{UserID: u.ID, Name: u.Name, Role: u.Role}))
+	err := events.Add(ctx, tx, contracts.UserCreated.New(u.ID, contracts.UserCreatedPayload{UserID: u.ID, Name: u.Name, Role: u.Role}))
 	return err
 }
 
 // User returns the user with the id, or ENOTFOUND.
 func (s *Service) User(ctx context.Context, id int64) (User, error) {
-	var u User
-	err := s.db.WithContext(ctx).First(&u, id).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return u, apperr.NotFound("user %d does not exist", id)
+	return mustUser(ctx, s.db, id, false)
+}
+
+// mustUser is userByID, ENOTFOUND for an unknown id.
+func mustUser(ctx context.Context, tx *gorm.DB, id int64, forUpdate bool) (User, error) {
+	u, found, err := userByID(ctx, tx, id, forUpdate)
+	if err == nil && !found {
+		err = apperr.NotFound("user %d does not exist", id)
 	}
 	return u, err
 }
@@ -164,20 +160,17 @@ func EnsureUserIn(ctx context.Context, tx *gorm.DB, name, role string) (User, er
 	if err := database.LockName(tx, "auth.user:"+role+":"+name); err != nil {
 		return User{}, err
 	}
-	var u User
-	err := tx.Where("name = ? AND role = ?", name, role).Order("id").First(&u).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		u = User{Name: name, Role: role}
-		return u, createUser(ctx, tx, &u)
+	found, err := userNamed(ctx, tx, name, role)
+	if err != nil || found != nil {
+		return deref(found), err
 	}
-	return u, err
+	u := User{Name: name, Role: role}
+	return u, createUser(ctx, tx, &u)
 }
 
 // HasUsers tells whether any user exists (a fresh database has none).
 func (s *Service) HasUsers(ctx context.Context) (bool, error) {
-	var n int64
-	err := s.db.WithContext(ctx).Model(&User{}).Limit(1).Count(&n).Error
-	return n > 0, err
+	return anyUser(ctx, s.db)
 }
 
 // NewTokenSecret returns a new random API token.
@@ -192,4 +185,13 @@ func NewTokenSecret() string {
 func HashToken(secret string) string {
 	h := sha256.Sum256([]byte(secret))
 	return hex.EncodeToString(h[:])
+}
+
+// deref is what p points to, or T's zero value when p is nil.
+func deref[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
+	}
+	return v
 }

@@ -1,10 +1,8 @@
 package auth
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"time"
 
@@ -100,7 +98,7 @@ func (s *Service) IssueToken(ctx context.Context, userID int64, in NewToken) (Is
 	}
 	var out IssuedToken
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		u, err := userByID(tx, userID, true)
+		u, err := mustUser(ctx, tx, userID, true)
 		if err != nil {
 			return err
 		}
@@ -114,21 +112,11 @@ func (s *Service) IssueToken(ctx context.Context, userID int64, in NewToken) (Is
 }
 
 func issueToken(ctx context.Context, tx *gorm.DB, userID int64, name, secret string, expiresIn *time.Duration, bootstrap bool) (IssuedToken, error) {
-	expires := "NULL"
-	if expiresIn != nil {
-		expires = database.NowPlus(tx, *expiresIn)
-	}
-	var row struct {
-		ID        int64
-		CreatedAt time.Time
-		ExpiresAt *time.Time
-	}
-	err := database.Scan(tx.Raw(`INSERT INTO auth_tokens (user_id, name, hash, expires_at, bootstrap) VALUES (?, ?, ?, `+expires+`, ?)
-RETURNING id, created_at, expires_at`, userID, name, HashToken(secret), bootstrap), &row)
+	t, err := insertToken(ctx, tx, userID, name, HashToken(secret), expiresIn, bootstrap)
 	if err != nil {
 		return IssuedToken{}, err
 	}
-	t := IssuedToken{ID: row.ID, UserID: userID, Name: name, Token: secret, CreatedAt: row.CreatedAt, ExpiresAt: row.ExpiresAt}
+	t.Token = secret
 	err = events.Add(ctx, tx, contracts.TokenIssued.New(userID,
 		contracts.TokenIssuedPayload{UserID: userID, TokenID: t.ID, Name: name, ExpiresAt: t.ExpiresAt, Bootstrap: bootstrap}))
 	return t, err
@@ -136,13 +124,7 @@ RETURNING id, created_at, expires_at`, userID, name, HashToken(secret), bootstra
 
 // tokensOf returns every token of the user in id order.
 func tokensOf(ctx context.Context, tx *gorm.DB, userID int64) ([]Token, error) {
-	var rows []struct {
-		Token
-		Expired bool
-	}
-	err := database.Scan(tx.WithContext(ctx).Raw(`SELECT id, name, bootstrap, created_at, last_used_at, expires_at, revoked_at,
-  (expires_at IS NOT NULL AND expires_at <= `+database.Now(tx)+`) AS expired
-FROM auth_tokens WHERE user_id = ? ORDER BY id`, userID), &rows)
+	rows, err := tokensOfUser(ctx, tx, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -166,24 +148,19 @@ FROM auth_tokens WHERE user_id = ? ORDER BY id`, userID), &rows)
 // changes nothing and writes no event.
 func (s *Service) RevokeToken(ctx context.Context, userID, tokenID int64) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var names []string
-		err := database.Scan(tx.Raw(`UPDATE auth_tokens SET revoked_at = `+database.Now(tx)+`
-WHERE id = ? AND user_id = ? AND revoked_at IS NULL RETURNING name`, tokenID, userID), &names)
+		name, revoked, err := revokeToken(ctx, tx, userID, tokenID)
 		if err != nil {
 			return err
 		}
-		if len(names) == 0 {
-			var n int64
-			if err := database.Scan(tx.Raw("SELECT count(*) FROM auth_tokens WHERE id = ? AND user_id = ?", tokenID, userID), &n); err != nil {
-				return err
+		if !revoked {
+			has, err := hasToken(ctx, tx, userID, tokenID)
+			if err == nil && !has {
+				err = apperr.NotFound("user %d has no token %d", userID, tokenID)
 			}
-			if n == 0 {
-				return apperr.NotFound("user %d has no token %d", userID, tokenID)
-			}
-			return nil
+			return err
 		}
 		return events.Add(ctx, tx, contracts.TokenRevoked.New(userID,
-			contracts.TokenRevokedPayload{UserID: userID, TokenID: tokenID, Name: names[0], Reason: RevokedByAdmin}))
+			contracts.TokenRevokedPayload{UserID: userID, TokenID: tokenID, Name: name, Reason: RevokedByAdmin}))
 	})
 }
 
@@ -195,20 +172,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (User, error)
 	if secret == "" {
 		return User{}, apperr.Errorf(apperr.EUNAUTHORIZED, "an API token is required: send Authorization: Bearer <token>")
 	}
-	db := s.db.WithContext(ctx)
-	var row struct {
-		User
-		TokenID   int64
-		RevokedAt *time.Time
-		ExpiresAt *time.Time
-		Expired   bool
-		Stale     bool
-	}
-	err := database.Scan(db.Raw(`SELECT t.id AS token_id, t.revoked_at, t.expires_at,
-  (t.expires_at IS NOT NULL AND t.expires_at <= `+database.Now(db)+`) AS expired,
-  (t.last_used_at IS NULL OR t.last_used_at < `+database.NowPlus(db, -lastUsedResolution)+`) AS stale,
-  u.id, u.name, u.email, u.role, u.created_at, u.deactivated_at
-FROM auth_tokens t JOIN auth_users u ON u.id = t.user_id WHERE t.hash = ?`, HashToken(secret)), &row)
+	row, err := loginByHash(ctx, s.db, HashToken(secret))
 	if err != nil {
 		return User{}, err
 	}
@@ -224,11 +188,7 @@ FROM auth_tokens t JOIN auth_users u ON u.id = t.user_id WHERE t.hash = ?`, Hash
 		return User{}, apperr.Errorf(apperr.EUNAUTHORIZED, "this API token expired on %s; ask an administrator for a new one", fmtTime(*row.ExpiresAt))
 	}
 	if row.Stale {
-		// Requests with the same token at the same moment race harmlessly:
-		// the condition lets one write through and turns the rest into no-ops.
-		err := db.Exec(`UPDATE auth_tokens SET last_used_at = `+database.Now(db)+` WHERE id = ?
-AND (last_used_at IS NULL OR last_used_at < `+database.NowPlus(db, -lastUsedResolution)+`)`, row.TokenID).Error
-		if err != nil {
+		if err := touchToken(ctx, s.db, row.TokenID); err != nil {
 			return User{}, err
 		}
 	}
@@ -249,40 +209,31 @@ func (s *Service) EnsureAdmin(ctx context.Context, secret string) (User, error) 
 		if err := database.LockName(tx, "auth.bootstrap"); err != nil {
 			return err
 		}
-		err := tx.Where("name = ? AND role = ?", AdminName, RoleAdmin).Order("id").First(&admin).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			admin = User{Name: AdminName, Role: RoleAdmin}
-			err = createUser(ctx, tx, &admin)
-		}
+		found, err := userNamed(ctx, tx, AdminName, RoleAdmin)
 		if err != nil {
 			return err
+		}
+		admin = deref(found)
+		if found == nil {
+			admin = User{Name: AdminName, Role: RoleAdmin}
+			if err := createUser(ctx, tx, &admin); err != nil {
+				return err
+			}
 		}
 		if admin.DeactivatedAt != nil {
 			return ErrBootstrapAdminDeactivated
 		}
-		var current struct {
-			ID        int64
-			RevokedAt *time.Time
-		}
-		if err := database.Scan(tx.Raw("SELECT id, revoked_at FROM auth_tokens WHERE hash = ?", HashToken(secret)), &current); err != nil {
-			return err
-		}
-		if current.RevokedAt != nil {
-			return ErrBootstrapTokenRevoked
-		}
-		type revokedToken struct {
-			ID     int64
-			UserID int64
-			Name   string
-		}
-		var replaced []revokedToken
-		err = database.Scan(tx.Raw(`UPDATE auth_tokens SET revoked_at = `+database.Now(tx)+`
-WHERE bootstrap AND revoked_at IS NULL AND id <> ? RETURNING id, user_id, name`, current.ID), &replaced)
+		currentID, revokedAt, err := tokenByHash(ctx, tx, HashToken(secret))
 		if err != nil {
 			return err
 		}
-		// Their events in the tokens' order (RETURNING gives none).
-		slices.SortFunc(replaced, func(a, b revokedToken) int { return cmp.Compare(a.ID, b.ID) })
+		if revokedAt != nil {
+			return ErrBootstrapTokenRevoked
+		}
+		replaced, err := revokeBootstrapBut(ctx, tx, currentID)
+		if err != nil {
+			return err
+		}
 		for _, t := range replaced {
 			err := events.Add(ctx, tx, contracts.TokenRevoked.New(t.UserID,
 				contracts.TokenRevokedPayload{UserID: t.UserID, TokenID: t.ID, Name: t.Name, Reason: RevokedBootstrapReplaced}))
@@ -290,7 +241,7 @@ WHERE bootstrap AND revoked_at IS NULL AND id <> ? RETURNING id, user_id, name`,
 				return err
 			}
 		}
-		if current.ID != 0 {
+		if currentID != 0 {
 			return nil
 		}
 		_, err = issueToken(ctx, tx, admin.ID, "bootstrap", secret, nil, true)

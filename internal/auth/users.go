@@ -2,11 +2,8 @@ package auth
 
 import (
 	"context"
-	"errors"
-	"slices"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
@@ -24,8 +21,7 @@ type UserDetail struct {
 
 // Users returns a page of users in id order, deactivated ones included.
 func (s *Service) Users(ctx context.Context, pr page.Request) ([]User, string, error) {
-	var us []User
-	err := s.db.WithContext(ctx).Where("id > ?", pr.After).Order("id").Limit(pr.Limit + 1).Find(&us).Error
+	us, err := usersPage(ctx, s.db, pr)
 	if err != nil {
 		return nil, "", err
 	}
@@ -37,7 +33,7 @@ func (s *Service) Users(ctx context.Context, pr page.Request) ([]User, string, e
 func (s *Service) UserDetail(ctx context.Context, id int64) (UserDetail, error) {
 	var d UserDetail
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		u, err := userByID(tx, id, false)
+		u, err := mustUser(ctx, tx, id, false)
 		if err != nil {
 			return err
 		}
@@ -46,22 +42,6 @@ func (s *Service) UserDetail(ctx context.Context, id int64) (UserDetail, error) 
 		return err
 	})
 	return d, err
-}
-
-// userByID reads the user, locking the row on PostgreSQL when forUpdate (to
-// serialise issuing tokens with deactivating the user). It returns ENOTFOUND
-// for an unknown id.
-func userByID(tx *gorm.DB, id int64, forUpdate bool) (User, error) {
-	var u User
-	q := tx
-	if forUpdate {
-		q = q.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate}) // SQLite has one writer and ignores it
-	}
-	err := q.First(&u, id).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return u, apperr.NotFound("user %d does not exist", id)
-	}
-	return u, err
 }
 
 // DeactivateUser deactivates the user: every token of theirs is revoked with
@@ -79,15 +59,14 @@ func (s *Service) DeactivateUser(ctx context.Context, id int64, by User) (User, 
 			return err
 		}
 		var err error
-		if u, err = userByID(tx, id, true); err != nil || u.DeactivatedAt != nil {
+		if u, err = mustUser(ctx, tx, id, true); err != nil || u.DeactivatedAt != nil {
 			return err
 		}
 		if u.ID == by.ID {
 			return apperr.Conflict("you cannot deactivate yourself; another administrator can")
 		}
 		if u.Role == RoleAdmin {
-			var others int64
-			err := tx.Model(&User{}).Where("role = ? AND deactivated_at IS NULL AND id <> ?", RoleAdmin, u.ID).Count(&others).Error
+			others, err := activeAdminsBut(ctx, tx, u.ID)
 			if err != nil {
 				return err
 			}
@@ -95,18 +74,14 @@ func (s *Service) DeactivateUser(ctx context.Context, id int64, by User) (User, 
 				return apperr.Conflict("%s is the last active administrator; make another user an administrator first", u.Name)
 			}
 		}
-		now := database.Now(tx)
-		if err := tx.Exec("UPDATE auth_users SET deactivated_at = "+now+" WHERE id = ?", u.ID).Error; err != nil {
+		if err := markDeactivated(ctx, tx, u.ID); err != nil {
 			return err
 		}
-		revoked := []int64{}
-		err = database.Scan(tx.Raw("UPDATE auth_tokens SET revoked_at = "+now+" WHERE user_id = ? AND revoked_at IS NULL RETURNING id", u.ID),
-			&revoked)
+		revoked, err := revokeTokensOf(ctx, tx, u.ID)
 		if err != nil {
 			return err
 		}
-		slices.Sort(revoked) // RETURNING gives the rows in no set order
-		if u, err = userByID(tx, id, false); err != nil {
+		if u, err = mustUser(ctx, tx, id, false); err != nil {
 			return err
 		}
 		return events.Add(ctx, tx, contracts.UserDeactivated.New(u.ID,

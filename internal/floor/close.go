@@ -88,12 +88,12 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (plan.
 		default:
 			return apperr.Conflict("%s is %s; only an order on which work has started and is not done can be closed", o.Describe(), o.Status)
 		}
-		var ops []plan.Operation
-		if err := tx.Where("prod_order_id = ?", id).Find(&ops).Error; err != nil {
+		ops, err := orderOperations(ctx, tx, id)
+		if err != nil {
 			return err
 		}
 		made := madeUnits(ops)
-		reported, err := unitsReported(ctx, tx, id)
+		reported, err := unitsMadeByItem(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -117,10 +117,8 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (plan.
 				q.WrittenOff = rest
 			}
 			payload.Quantities[i] = q
-			res := tx.Model(&plan.ProdItem{}).Where("prod_order_id = ? AND item_id = ?", id, it.ItemID).
-				Updates(map[string]any{"released": true, "made_qty": q.Made, "returned_qty": q.Returned, "written_off_qty": q.WrittenOff})
-			if res.Error != nil {
-				return res.Error
+			if err := releaseItem(ctx, tx, id, q); err != nil {
+				return err
 			}
 		}
 		returned := map[int64]int{}
@@ -134,19 +132,14 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (plan.
 		if err != nil {
 			return err
 		}
-		if err := tx.Where("prod_order_id = ? AND status <> ?", id, plan.OpDone).Delete(&plan.Operation{}).Error; err != nil {
+		if err := dropOpenOperations(ctx, tx, id); err != nil {
 			return err
 		}
 		// It needs nothing more: what it still had reserved is released, and
 		// a part carried on to a later launch is counted there; a live part
 		// not cut lies on no sheet any more (one cut, or scrapped, keeps the
 		// sheet it was cut from).
-		if err := tx.Model(&plan.Part{}).Where("prod_order_id = ?", id).Update("board_need", 0).Error; err != nil {
-			return err
-		}
-		err = tx.Model(&plan.Part{}).Where("prod_order_id = ? AND status = ? AND NOT EXISTS (SELECT 1 FROM plan_operations op WHERE op.part_id = plan_parts.id AND op.seq = ? AND op.status = ?)",
-			id, plan.PartLive, steps.Cut, plan.OpDone).Updates(map[string]any{"sheet_plan_id": nil, "sheet_n": nil}).Error
-		if err != nil {
+		if err := releaseParts(ctx, tx, id, steps.Cut); err != nil {
 			return err
 		}
 		if err := s.stock.ReleaseOrderTx(ctx, tx, id, stock.ForClosed); err != nil {
@@ -155,16 +148,15 @@ func (s *Service) CloseProdOrder(ctx context.Context, id int64, in Close) (plan.
 		if err := plan.ReturnToBacklogTx(ctx, tx, o, returned); err != nil {
 			return err
 		}
-		set := map[string]any{"status": plan.StatusClosed, "closed_at": gorm.Expr(database.Now(tx)), "close_reason": in.Reason, "close_rest": in.Rest,
-			"needs_attention": false, "attention_reason": ""}
+		var by *events.Actor
 		if a, ok := events.ActorFrom(ctx); ok {
-			set["closed_by_id"], set["closed_by"] = a.ID, a.Name
+			by = &a
 		}
-		res := tx.Model(&plan.ProdOrder{}).Where("id = ? AND status = ?", id, plan.StatusInProgress).Updates(set)
-		if res.Error != nil {
-			return res.Error
+		closed, err := markClosed(ctx, tx, id, in, by)
+		if err != nil {
+			return err
 		}
-		if res.RowsAffected != 1 {
+		if !closed {
 			return apperr.Conflict("%s changed at the same time; read it again", o.Describe())
 		}
 		if err := events.Add(ctx, tx, contracts.ProdOrderClosed.New(id, payload)); err != nil {
@@ -202,8 +194,8 @@ func closeBack(ctx context.Context, tx *gorm.DB, orderID int64, ops []plan.Opera
 			doneOf[unitKey{op.ItemID, op.Unit}]++
 		}
 	}
-	var units []plan.Unit
-	if err := tx.WithContext(ctx).Where("prod_order_id = ? AND made_at IS NULL", orderID).Order("item_id, unit").Find(&units).Error; err != nil {
+	units, err := unitsNotMade(ctx, tx, orderID)
+	if err != nil {
 		return err
 	}
 	slices.SortStableFunc(units, func(a, b plan.Unit) int {
@@ -223,5 +215,5 @@ func closeBack(ctx context.Context, tx *gorm.DB, orderID int64, ops []plan.Opera
 	if len(back) == 0 {
 		return nil
 	}
-	return tx.Model(&plan.Unit{}).Where("id IN ?", back).Update("closed_back", true).Error
+	return markClosedBack(ctx, tx, back)
 }

@@ -38,23 +38,16 @@ func (s *Service) complete(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder, 
 	if len(ops) == 0 {
 		return nil
 	}
-	now := gorm.Expr(database.Now(tx))
-	set := map[string]any{"status": plan.OpDone, "completed_at": now}
+	var by *events.Actor
 	if a, ok := events.ActorFrom(ctx); ok {
-		set["completed_by_id"], set["completed_by"] = a.ID, a.Name
+		by = &a
 	}
 	err := database.InBatches(idsOf(ops), func(ids []int64) error {
-		if err := tx.Model(&plan.Operation{}).Where("id IN ? AND status = ?", ids, plan.OpPending).Update("started_at", now).Error; err != nil {
-			return err
+		n, err := markDone(ctx, tx, ids, by)
+		if err == nil && n != int64(len(ids)) {
+			err = apperr.Conflict("an operation of %s was completed at the same time; read it again", o.Describe())
 		}
-		res := tx.Model(&plan.Operation{}).Where("id IN ? AND status <> ?", ids, plan.OpDone).Updates(set)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != int64(len(ids)) {
-			return apperr.Conflict("an operation of %s was completed at the same time; read it again", o.Describe())
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return err
@@ -93,11 +86,11 @@ func (s *Service) startOrder(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder
 // completeIfDone moves an order in progress with every operation done to
 // done (prod_order.completed) and releases what it still had reserved.
 func (s *Service) completeIfDone(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder) error {
-	var left []int64
-	if err := tx.Model(&plan.Operation{}).Where("prod_order_id = ? AND status <> ?", o.ID, plan.OpDone).Limit(1).Pluck("id", &left).Error; err != nil {
+	left, err := hasOpenOperations(ctx, tx, o.ID)
+	if err != nil {
 		return err
 	}
-	if len(left) > 0 || o.Status != plan.StatusInProgress {
+	if left || o.Status != plan.StatusInProgress {
 		return nil
 	}
 	if err := plan.MoveOrderTx(ctx, tx, *o, plan.StatusInProgress, plan.StatusDone, "completed_at", contracts.ProdOrderCompleted); err != nil {
@@ -119,28 +112,18 @@ func operationEvents(ctx context.Context, tx *gorm.DB, ops []plan.Operation, ev 
 			orders[op.ProdOrderID] = true
 		}
 	}
-	parts := map[int64]plan.Part{}
-	err := database.InBatches(partIDs, func(ids []int64) error {
-		var ps []plan.Part
-		if err := tx.WithContext(ctx).Select("id, name, code").Where("id IN ?", ids).Find(&ps).Error; err != nil {
-			return err
-		}
-		for _, p := range ps {
-			parts[p.ID] = p
-		}
-		return nil
-	})
+	ps, err := partsByID(ctx, tx, partIDs)
 	if err != nil {
 		return err
 	}
-	units := map[unitKey]string{}
+	parts := make(map[int64]plan.Part, len(ps))
+	for _, p := range ps {
+		parts[p.ID] = p
+	}
+	units := map[int64]map[unitKey]string{}
 	for id := range orders {
-		var us []plan.Unit
-		if err := tx.WithContext(ctx).Where("prod_order_id = ?", id).Find(&us).Error; err != nil {
+		if units[id], err = unitCodes(ctx, tx, id); err != nil {
 			return err
-		}
-		for _, u := range us {
-			units[unitKey{u.ItemID, u.Unit}] = u.Code
 		}
 	}
 	for _, op := range ops {
@@ -149,21 +132,13 @@ func operationEvents(ctx context.Context, tx *gorm.DB, ops []plan.Operation, ev 
 		if op.PartID != nil {
 			p.Part, p.Code = parts[*op.PartID].Name, parts[*op.PartID].Code
 		} else {
-			p.Code = units[unitKey{op.ItemID, op.Unit}]
+			p.Code = units[op.ProdOrderID][unitKey{op.ItemID, op.Unit}]
 		}
 		if err := events.Add(ctx, tx, ev.New(op.ProdOrderID, p)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// materialSteps are the order's route steps whose work uses materials up,
-// as its route had them at its launch.
-func materialSteps(ctx context.Context, tx *gorm.DB, orderID int64) (plan.MaterialSteps, error) {
-	var o plan.ProdOrder
-	err := tx.WithContext(ctx).Select("id", "cut_seq", "band_seq", "assemble_seq").First(&o, orderID).Error
-	return o.MaterialSteps(), err
 }
 
 // useMaterials books in stock what the completed operations physically
@@ -315,59 +290,31 @@ type partNeed struct {
 // one of those) release its need once, whichever commits first.
 func takeBoardNeeds(ctx context.Context, tx *gorm.DB, ids []int64, sheets []stock.SheetRef) ([]partNeed, error) {
 	var out []partNeed
-	read := func(where string, args ...any) error {
-		var rows []partNeed
-		q := tx.WithContext(ctx).Model(&plan.Part{}).Select("id, prod_order_id, code, board, board_need, sheet_plan_id, sheet_n").
-			Where("board_need > 0").Where(where, args...).Order("id")
-		if err := database.ForUpdate(q).Find(&rows).Error; err != nil {
-			return err
-		}
+	add := func(rows []partNeed) {
 		for _, r := range rows {
 			if !slices.ContainsFunc(out, func(o partNeed) bool { return o.ID == r.ID }) {
 				out = append(out, r)
 			}
 		}
-		return nil
 	}
-	if err := database.InBatches(ids, func(b []int64) error { return read("id IN ?", b) }); err != nil {
+	err := database.InBatches(ids, func(b []int64) error {
+		rows, err := lockNeedsOfParts(ctx, tx, b)
+		add(rows)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	for _, sh := range sheets {
-		if err := read("status = ? AND sheet_plan_id = ? AND sheet_n = ?", plan.PartLive, sh.PlanID, sh.N); err != nil {
+		rows, err := lockNeedsOnSheet(ctx, tx, sh)
+		if err != nil {
 			return nil, err
 		}
+		add(rows)
 	}
 	taken := make([]int64, len(out))
 	for i, n := range out {
 		taken[i] = n.ID
 	}
-	err := database.InBatches(taken, func(b []int64) error {
-		return tx.WithContext(ctx).Model(&plan.Part{}).Where("id IN ?", b).Update("board_need", 0).Error
-	})
-	return out, err
-}
-
-// partsByID reads the parts, in id order.
-func partsByID(ctx context.Context, tx *gorm.DB, ids []int64) ([]plan.Part, error) {
-	var out []plan.Part
-	err := database.InBatches(ids, func(b []int64) error {
-		var ps []plan.Part
-		err := tx.WithContext(ctx).Where("id IN ?", b).Order("id").Find(&ps).Error
-		out = append(out, ps...)
-		return err
-	})
-	return out, err
-}
-
-// unitCodes returns the codes of the order's units.
-func unitCodes(ctx context.Context, tx *gorm.DB, orderID int64) (map[unitKey]string, error) {
-	var us []plan.Unit
-	if err := tx.WithContext(ctx).Where("prod_order_id = ?", orderID).Find(&us).Error; err != nil {
-		return nil, err
-	}
-	out := make(map[unitKey]string, len(us))
-	for _, u := range us {
-		out[unitKey{u.ItemID, u.Unit}] = u.Code
-	}
-	return out, nil
+	return out, database.InBatches(taken, func(b []int64) error { return clearBoardNeeds(ctx, tx, b) })
 }

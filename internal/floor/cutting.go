@@ -14,7 +14,6 @@ import (
 	"github.com/tsekh/tsekh/internal/cutting"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
-	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
 	"github.com/tsekh/tsekh/internal/stock"
 )
@@ -121,8 +120,8 @@ func (s *Service) CuttingListOf(ctx context.Context, ids []int64) (CuttingList, 
 	case len(ids) > MaxCuttingListOrders:
 		return CuttingList{}, apperr.Invalid("invalid query", apperr.Field("ids", "may name at most %d production orders", MaxCuttingListOrders))
 	}
-	var found []int64
-	if err := s.db.WithContext(ctx).Model(&plan.ProdOrder{}).Where("id IN ?", ids).Pluck("id", &found).Error; err != nil {
+	found, err := existingOrders(ctx, s.db, ids)
+	if err != nil {
 		return CuttingList{}, err
 	}
 	if len(found) < len(ids) {
@@ -161,34 +160,6 @@ func (r partRow) edges() catalog.Edges {
 	return catalog.Edges{L1: r.EdgeL1, L2: r.EdgeL2, W1: r.EdgeW1, W2: r.EdgeW2}
 }
 
-const partRowColumns = "prod_order_id, item_id, name, material, board, decor, thickness_mm, length_mm, width_mm, grain, edge_l1, edge_l2, edge_w1, edge_w2, edging"
-
-// partRows sums the physical parts of the production orders per item and
-// identical part; where narrows them further (with its args).
-func partRows(ctx context.Context, db *gorm.DB, ids []int64, where string, args ...any) ([]partRow, error) {
-	q := db.WithContext(ctx).Model(&plan.Part{}).Select(partRowColumns+", count(*) AS n").Where("prod_order_id IN ?", ids)
-	if where != "" {
-		q = q.Where(where, args...)
-	}
-	// Scanned by hand: a week's list is tens of thousands of rows, and
-	// reflection would cost more than the query.
-	rs, err := q.Group(partRowColumns).Rows()
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = rs.Close() }()
-	var rows []partRow
-	for rs.Next() {
-		var r partRow
-		if err := rs.Scan(&r.ProdOrderID, &r.ItemID, &r.Name, &r.Material, &r.Board, &r.Decor, &r.ThicknessMM, &r.LengthMM, &r.WidthMM,
-			&r.Grain, &r.EdgeL1, &r.EdgeL2, &r.EdgeW1, &r.EdgeW2, &r.Edging, &r.N); err != nil {
-			return nil, err
-		}
-		rows = append(rows, r)
-	}
-	return rows, rs.Err()
-}
-
 // bandMetres adds the band of each banded side of n parts to metres (and
 // their count to sides), per band code: each side's length plus overhang.
 func bandMetres(r partRow, overhang int, metres map[string]float64, sides map[string]int) {
@@ -216,8 +187,8 @@ func (s *Service) cuttingList(ctx context.Context, db *gorm.DB, ids []int64) (Cu
 	if err != nil {
 		return CuttingList{}, err
 	}
-	var items []plan.ProdItem
-	if err := db.WithContext(ctx).Select("prod_order_id, item_id, order_id, sku").Where("prod_order_id IN ?", ids).Find(&items).Error; err != nil {
+	items, err := itemsOfOrders(ctx, db, ids)
+	if err != nil {
 		return CuttingList{}, err
 	}
 	type itemKey struct{ order, item int64 }
@@ -293,8 +264,7 @@ func (s *Service) cuttingList(ctx context.Context, db *gorm.DB, ids []int64) (Cu
 			Sides: sides[code], Metres: round(v, 2)})
 	}
 	slices.SortFunc(list.Bands, func(a, b CutBand) int { return cmp.Compare(a.Band, b.Band) })
-	err = database.Scan(db.WithContext(ctx).Model(&plan.Fitting{}).Select("prod_order_id, code, max(name) AS name, sum(qty) AS qty").
-		Where("prod_order_id IN ?", ids).Group("prod_order_id, code").Order("prod_order_id, code"), &list.Fittings)
+	list.Fittings, err = fittingsOfOrders(ctx, db, ids)
 	return list, err
 }
 

@@ -18,8 +18,8 @@ func (s *Service) LabelParts(ctx context.Context, orderID int64) ([]Part, error)
 	if err != nil {
 		return nil, err
 	}
-	var parts []plan.Part
-	if err := db.Where("prod_order_id = ? AND status = ?", orderID, plan.PartLive).Order("id").Limit(MaxLabelParts).Find(&parts).Error; err != nil {
+	parts, err := orderLiveParts(ctx, db, orderID, MaxLabelParts)
+	if err != nil {
 		return nil, err
 	}
 	fps, err := floorParts(ctx, db, o, parts)

@@ -2,7 +2,6 @@ package floor
 
 import (
 	"context"
-	"errors"
 
 	"gorm.io/gorm"
 
@@ -52,12 +51,11 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 		if o.Status == plan.StatusCancelled || o.Status == plan.StatusDone || o.Status == plan.StatusClosed {
 			return apperr.Conflict("%s is %s: its operations cannot change", o.Describe(), o.Status)
 		}
-		var op plan.Operation
-		err = tx.Where("id = ? AND prod_order_id = ?", opID, orderID).First(&op).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return apperr.NotFound("production order %d has no operation %d", orderID, opID)
-		} else if err != nil {
+		op, found, err := operationOf(ctx, tx, orderID, opID)
+		if err != nil {
 			return err
+		} else if !found {
+			return apperr.NotFound("production order %d has no operation %d", orderID, opID)
 		}
 		if op.Status != from {
 			if to == plan.OpInProgress {
@@ -75,7 +73,7 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 		} else if err := s.start(ctx, tx, &o, op); err != nil {
 			return err
 		}
-		if err := tx.First(&out.Operation, opID).Error; err != nil {
+		if out.Operation, err = operationByID(ctx, tx, opID); err != nil {
 			return err
 		}
 		out.ProdOrder, err = s.orderNow(ctx, tx, orderID)
@@ -88,12 +86,11 @@ func (s *Service) changeOperation(ctx context.Context, orderID, opID int64, from
 // clock, writes operation.started and starts the order when it was
 // launched. The caller holds the order's lock.
 func (s *Service) start(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder, op plan.Operation) error {
-	res := tx.Model(&plan.Operation{}).Where("id = ? AND status = ?", op.ID, plan.OpPending).
-		Updates(map[string]any{"status": plan.OpInProgress, "started_at": gorm.Expr(database.Now(tx))})
-	if res.Error != nil {
-		return res.Error
+	started, err := markStarted(ctx, tx, op.ID)
+	if err != nil {
+		return err
 	}
-	if res.RowsAffected != 1 {
+	if !started {
 		return apperr.Conflict("operation %d changed at the same time; read it again", op.ID)
 	}
 	if err := operationEvents(ctx, tx, []plan.Operation{op}, contracts.OperationStarted); err != nil {

@@ -87,39 +87,17 @@ func (s *Service) Parts(ctx context.Context, orderID int64, pr page.Request, f P
 	if len(fields) > 0 {
 		return nil, "", apperr.Invalid("invalid query", fields...)
 	}
-	q := db.Model(&plan.Part{}).Where("prod_order_id = ? AND id > ?", orderID, pr.After).Order("id").Limit(pr.Limit + 1)
-	if f.Unit > 0 {
-		q = q.Where("unit = ?", f.Unit)
-	}
 	if f.Step > 0 {
-		var scope []string
-		if err := db.Model(&plan.Operation{}).Where("prod_order_id = ? AND seq = ?", orderID, f.Step).Distinct().Pluck("scope", &scope).Error; err != nil {
+		scope, err := stepScope(ctx, db, orderID, f.Step)
+		if err != nil {
 			return nil, "", err
 		}
-		if len(scope) == 0 || scope[0] != catalog.ScopePart {
+		if scope != catalog.ScopePart {
 			return nil, "", apperr.Invalid("invalid query", apperr.Field("step", "route %q of production order %d has no part-scope step %d", o.Route.Name, orderID, f.Step))
 		}
 	}
-	const opAt = "EXISTS (SELECT 1 FROM plan_operations po WHERE po.part_id = plan_parts.id AND po.seq = ? AND po.status = ?)"
-	switch {
-	case f.Step > 0 && f.State == StateScrapped:
-		q = q.Where("status = ? AND scrap_seq = ?", plan.PartScrapped, f.Step)
-	case f.Step > 0 && f.State != "":
-		q = q.Where("status = ? AND "+opAt, plan.PartLive, f.Step, f.State)
-	case f.Step > 0:
-		q = q.Where("EXISTS (SELECT 1 FROM plan_operations po WHERE po.part_id = plan_parts.id AND po.seq = ?)", f.Step)
-	case f.State == StateScrapped:
-		q = q.Where("status = ?", plan.PartScrapped)
-	case f.State == StateDone:
-		q = q.Where("status = ? AND NOT EXISTS (SELECT 1 FROM plan_operations po WHERE po.part_id = plan_parts.id AND po.status <> ?)", plan.PartLive, plan.OpDone)
-	case f.State == StatePending:
-		q = q.Where("status = ? AND NOT EXISTS (SELECT 1 FROM plan_operations po WHERE po.part_id = plan_parts.id AND po.status <> ?)", plan.PartLive, plan.OpPending)
-	case f.State == StateInProgress:
-		q = q.Where(`status = ? AND EXISTS (SELECT 1 FROM plan_operations po WHERE po.part_id = plan_parts.id AND po.status <> ?)
-AND EXISTS (SELECT 1 FROM plan_operations po WHERE po.part_id = plan_parts.id AND po.status <> ?)`, plan.PartLive, plan.OpDone, plan.OpPending)
-	}
-	var parts []plan.Part
-	if err := q.Find(&parts).Error; err != nil {
+	parts, err := partsPage(ctx, db, orderID, pr, f)
+	if err != nil {
 		return nil, "", err
 	}
 	parts, next := page.Next(parts, pr.Limit, func(p plan.Part) int64 { return p.ID })
@@ -137,29 +115,21 @@ func floorParts(ctx context.Context, db *gorm.DB, o plan.ProdOrder, parts []plan
 	for i, p := range parts {
 		ids[i] = p.ID
 	}
-	var ops []plan.Operation
-	if err := db.WithContext(ctx).Where("part_id IN ?", ids).Order("seq, id").Find(&ops).Error; err != nil {
+	ops, err := operationsOfParts(ctx, db, ids)
+	if err != nil {
 		return nil, err
 	}
 	byPart := map[int64][]plan.Operation{}
 	for _, op := range ops {
 		byPart[*op.PartID] = append(byPart[*op.PartID], op)
 	}
-	var units []plan.Unit
-	if err := db.WithContext(ctx).Where("prod_order_id = ?", o.ID).Find(&units).Error; err != nil {
+	codes, err := unitCodes(ctx, db, o.ID)
+	if err != nil {
 		return nil, err
 	}
-	unitCodes := map[unitKey]string{}
-	for _, u := range units {
-		unitCodes[unitKey{u.ItemID, u.Unit}] = u.Code
-	}
-	var recuts []plan.Part
-	if err := db.WithContext(ctx).Select("id, code, recut_of").Where("recut_of IN ?", ids).Find(&recuts).Error; err != nil {
+	recutOf, err := recutsOf(ctx, db, ids)
+	if err != nil {
 		return nil, err
-	}
-	recutOf := map[int64]string{}
-	for _, r := range recuts {
-		recutOf[*r.RecutOf] = r.Code
 	}
 	items := map[int64]plan.ProdItem{}
 	for _, it := range o.Items {
@@ -167,7 +137,7 @@ func floorParts(ctx context.Context, db *gorm.DB, o plan.ProdOrder, parts []plan
 	}
 	for i, p := range parts {
 		it := items[p.ItemID]
-		fp := Part{Part: p, UnitCode: unitCodes[unitKey{p.ItemID, p.Unit}], OrderID: it.OrderID, SKU: it.SKU, Customer: it.Customer,
+		fp := Part{Part: p, UnitCode: codes[unitKey{p.ItemID, p.Unit}], OrderID: it.OrderID, SKU: it.SKU, Customer: it.Customer,
 			Steps: []PartStep{}}
 		if c, ok := recutOf[p.ID]; ok {
 			fp.RecutCode = &c

@@ -155,8 +155,8 @@ func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) 
 		if o.Status == plan.StatusCancelled || o.Status == plan.StatusDone || o.Status == plan.StatusClosed {
 			return apperr.Conflict("%s is %s: no progress can be reported on it", o.Describe(), o.Status)
 		}
-		var ops []plan.Operation
-		if err := tx.Where("prod_order_id = ?", orderID).Order("id").Find(&ops).Error; err != nil {
+		ops, err := orderOperations(ctx, tx, orderID)
+		if err != nil {
 			return err
 		}
 		st := stepOf(ops, in.Seq)
@@ -187,7 +187,7 @@ func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) 
 			return err
 		}
 		if len(recuts) > 0 { // what is ready without the parts scrapped and their re-cuts
-			if err := tx.Where("prod_order_id = ?", orderID).Order("id").Find(&ops).Error; err != nil {
+			if ops, err = orderOperations(ctx, tx, orderID); err != nil {
 				return err
 			}
 			if ready = readyAt(ops, in.Seq); in.Unit > 0 {
@@ -204,8 +204,8 @@ func (s *Service) ReportProgress(ctx context.Context, orderID int64, in Report) 
 		if err := s.complete(ctx, tx, &o, ready[:in.Qty]); err != nil {
 			return err
 		}
-		var after []plan.Operation
-		if err := tx.Where("prod_order_id = ?", orderID).Order("id").Find(&after).Error; err != nil {
+		after, err := orderOperations(ctx, tx, orderID)
+		if err != nil {
 			return err
 		}
 		now := stepOf(after, in.Seq)
@@ -351,9 +351,7 @@ func idsOf(ops []plan.Operation) []int64 {
 // checkRouteOrder refuses to complete an operation before its predecessors
 // in the route are done (ECONFLICT naming the first one not done).
 func checkRouteOrder(ctx context.Context, tx *gorm.DB, op plan.Operation) error {
-	var unit []plan.Operation
-	err := tx.WithContext(ctx).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND seq < ? AND status <> ?",
-		op.ProdOrderID, op.ItemID, op.Unit, op.Seq, plan.OpDone).Order("seq, id").Find(&unit).Error
+	unit, err := openOperationsBefore(ctx, tx, op)
 	if err != nil {
 		return err
 	}

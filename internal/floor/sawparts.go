@@ -71,8 +71,8 @@ func (s *Service) PartsToCut(ctx context.Context, ids []int64) ([]SawPart, error
 		if o.Status == plan.StatusCancelled || o.Status == plan.StatusDone || o.Status == plan.StatusClosed {
 			return nil, bad(field, "%s is %s: nothing of it is cut any more", o.Describe(), o.Status)
 		}
-		var ops []plan.Operation
-		if err := db.Where("prod_order_id = ?", id).Order("id").Find(&ops).Error; err != nil {
+		ops, err := orderOperations(ctx, db, id)
+		if err != nil {
 			return nil, err
 		}
 		step := o.MaterialSteps().Cut
@@ -85,16 +85,10 @@ func (s *Service) PartsToCut(ctx context.Context, ids []int64) ([]SawPart, error
 		if len(uncut) == 0 {
 			return nil, bad(field, "%s has no part left to cut", o.Describe())
 		}
-		var parts []plan.Part
-		if err := database.InBatches(uncut, func(b []int64) error {
-			var ps []plan.Part
-			err := db.Where("id IN ? AND status = ?", b, plan.PartLive).Find(&ps).Error
-			parts = append(parts, ps...)
-			return err
-		}); err != nil {
+		parts, err := liveParts(ctx, db, uncut)
+		if err != nil {
 			return nil, err
 		}
-		slices.SortFunc(parts, func(a, b plan.Part) int { return int(a.ID - b.ID) })
 		for _, p := range parts {
 			out = append(out, SawPart{ID: p.ID, Code: p.Code, ProdOrderID: id, ItemID: p.ItemID, Unit: p.Unit, Name: p.Name, Board: p.Board, Decor: p.Decor,
 				ThicknessMM: p.ThicknessMM, LengthMM: p.LengthMM, WidthMM: p.WidthMM, Grain: p.Grain})
@@ -126,8 +120,8 @@ func sawStates(ctx context.Context, db *gorm.DB, partIDs []int64) (map[int64]Saw
 	steps := map[int64]int{}
 	live := map[int64]bool{}
 	err := database.InBatches(partIDs, func(b []int64) error {
-		var parts []plan.Part
-		if err := db.Where("id IN ? AND status = ?", b, plan.PartLive).Find(&parts).Error; err != nil {
+		parts, err := liveParts(ctx, db, b)
+		if err != nil {
 			return err
 		}
 		for _, p := range parts {
@@ -145,8 +139,8 @@ func sawStates(ctx context.Context, db *gorm.DB, partIDs []int64) (map[int64]Saw
 			}
 			out[p.ID] = SawState{SheetPlanID: p.SheetPlanID, SheetN: p.SheetN}
 		}
-		var ops []plan.Operation
-		if err := db.Select("part_id, prod_order_id, seq").Where("part_id IN ? AND status <> ?", b, plan.OpDone).Find(&ops).Error; err != nil {
+		ops, err := openStepsOfParts(ctx, db, b)
+		if err != nil {
 			return err
 		}
 		for _, op := range ops {
@@ -202,9 +196,7 @@ func (s *Service) AssignSheetsTx(ctx context.Context, tx *gorm.DB, planID int64,
 			}
 			return apperr.Conflict("part %s no longer waits for the saw (cut, scrapped, released or its order closed meanwhile): lay the plan out again", code)
 		}
-		err := tx.WithContext(ctx).Model(&plan.Part{}).Where("id = ?", p.ID).
-			Updates(map[string]any{"sheet_plan_id": planID, "sheet_n": a.N, "board_need": a.Share}).Error
-		if err != nil {
+		if err := layOut(ctx, tx, p.ID, stock.SheetRef{PlanID: planID, N: a.N}, a.Share); err != nil {
 			return err
 		}
 		b := bookings[p.ProdOrderID]
@@ -295,13 +287,8 @@ func (s *Service) CutSheetTx(ctx context.Context, tx *gorm.DB, planID int64, n i
 				ids = append(ids, p.ID)
 			}
 		}
-		var ops []plan.Operation
-		if err := database.InBatches(ids, func(b []int64) error {
-			var os []plan.Operation
-			err := tx.WithContext(ctx).Where("part_id IN ? AND seq = ? AND status <> ?", b, steps.Cut, plan.OpDone).Order("id").Find(&os).Error
-			ops = append(ops, os...)
-			return err
-		}); err != nil {
+		ops, err := openOperationsOfParts(ctx, tx, ids, steps.Cut)
+		if err != nil {
 			return err
 		}
 		if len(ops) == 0 {
@@ -314,16 +301,14 @@ func (s *Service) CutSheetTx(ctx context.Context, tx *gorm.DB, planID int64, n i
 				legacy = append(legacy, *op.PartID)
 			}
 		}
-		if err := database.InBatches(legacy, func(b []int64) error {
-			return tx.WithContext(ctx).Model(&plan.Part{}).Where("id IN ?", b).Updates(map[string]any{"sheet_plan_id": planID, "sheet_n": n}).Error
-		}); err != nil {
+		if err := placeOnSheet(ctx, tx, legacy, sheet); err != nil {
 			return err
 		}
 		if err := s.complete(ctx, tx, &o, ops); err != nil {
 			return err
 		}
-		var after []plan.Operation
-		if err := tx.WithContext(ctx).Where("prod_order_id = ? AND seq = ?", id, steps.Cut).Find(&after).Error; err != nil {
+		after, err := stepOperations(ctx, tx, id, steps.Cut)
+		if err != nil {
 			return err
 		}
 		now := stepOf(after, steps.Cut)

@@ -79,19 +79,13 @@ func (x scanned) orderID() int64 {
 
 // findCode returns the part or unit with the code, or EINVALID naming code.
 func findCode(ctx context.Context, tx *gorm.DB, code string) (scanned, error) {
-	var parts []plan.Part
-	if err := tx.WithContext(ctx).Where("code = ?", code).Limit(1).Find(&parts).Error; err != nil {
-		return scanned{}, err
+	part, err := partByCode(ctx, tx, code)
+	if err != nil || part != nil {
+		return scanned{part: part}, err
 	}
-	if len(parts) == 1 {
-		return scanned{part: &parts[0]}, nil
-	}
-	var units []plan.Unit
-	if err := tx.WithContext(ctx).Where("code = ?", code).Limit(1).Find(&units).Error; err != nil {
-		return scanned{}, err
-	}
-	if len(units) == 1 {
-		return scanned{unit: &units[0]}, nil
+	unit, err := unitByCode(ctx, tx, code)
+	if err != nil || unit != nil {
+		return scanned{unit: unit}, err
 	}
 	return scanned{}, apperr.Invalid("unknown code", apperr.Field("code", "no part or unit has the code %q", code))
 }
@@ -156,35 +150,29 @@ func (s *Service) ScanCode(ctx context.Context, in Scan) (ScanResult, error) {
 	return out, err
 }
 
-func deref(p *int) int {
-	if p == nil {
-		return 0
+// deref is what p points to, or T's zero value when p is nil.
+func deref[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
 	}
-	return *p
+	return v
 }
 
 // scanOperation returns the operation of the scanned part or unit at the
 // step, or the EINVALID naming step that says why there is none.
 func scanOperation(ctx context.Context, tx *gorm.DB, x scanned, in Scan) (plan.Operation, error) {
-	q := tx.WithContext(ctx).Where("seq = ?", in.Step)
+	var op *plan.Operation
+	var err error
 	if x.part != nil {
-		q = q.Where("part_id = ?", x.part.ID)
+		op, err = partOperationAt(ctx, tx, x.part.ID, in.Step)
 	} else {
-		q = q.Where("prod_order_id = ? AND item_id = ? AND unit = ? AND scope = ?", x.unit.ProdOrderID, x.unit.ItemID, x.unit.Unit, catalog.ScopeItem)
+		op, err = unitOperationAt(ctx, tx, *x.unit, in.Step)
 	}
-	var ops []plan.Operation
-	if err := q.Limit(1).Find(&ops).Error; err != nil {
-		return plan.Operation{}, err
+	if err != nil || op != nil {
+		return deref(op), err
 	}
-	if len(ops) == 1 {
-		return ops[0], nil
-	}
-	var steps []struct {
-		Seq   int
-		Name  string
-		Scope string
-	}
-	err := database.Scan(tx.WithContext(ctx).Model(&plan.Operation{}).Distinct("seq", "name", "scope").Where("prod_order_id = ?", x.orderID()).Order("seq"), &steps)
+	steps, err := routeSteps(ctx, tx, x.orderID())
 	if err != nil {
 		return plan.Operation{}, err
 	}
@@ -215,9 +203,7 @@ func scanOperation(ctx context.Context, tx *gorm.DB, x scanned, in Scan) (plan.O
 // of the route: a part's steps before this one not done, or for a unit, any
 // of its operations before the step.
 func scanRouteOrder(ctx context.Context, tx *gorm.DB, x scanned, op plan.Operation) error {
-	var before []plan.Operation
-	err := tx.WithContext(ctx).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND seq < ? AND status <> ?",
-		op.ProdOrderID, op.ItemID, op.Unit, op.Seq, plan.OpDone).Order("seq, id").Find(&before).Error
+	before, err := openOperationsBefore(ctx, tx, op)
 	if err != nil {
 		return err
 	}
@@ -234,14 +220,14 @@ func scanRouteOrder(ctx context.Context, tx *gorm.DB, x scanned, op plan.Operati
 		return apperr.Conflict("unit %s is at step %d (%s), which is %s: it cannot be reported through step %d (%s) before",
 			x.unit.Code, at.Seq, at.Name, at.Status, op.Seq, op.Name)
 	}
-	var codes []string
 	ids := []int64{}
 	for _, p := range before {
 		if p.Seq == at.Seq && p.PartID != nil {
 			ids = append(ids, *p.PartID)
 		}
 	}
-	if err := tx.WithContext(ctx).Model(&plan.Part{}).Where("id IN ?", ids).Order("id").Limit(10).Pluck("code", &codes).Error; err != nil {
+	codes, err := partCodes(ctx, tx, ids, 10)
+	if err != nil {
 		return err
 	}
 	return apperr.Conflict("unit %s is at step %d (%s): %d of its parts are not through it (%s): it cannot be reported through step %d (%s) before",
@@ -251,37 +237,26 @@ func scanRouteOrder(ctx context.Context, tx *gorm.DB, x scanned, op plan.Operati
 // scanResult fills out with the operation as it is now, the next step of
 // the part or unit, whether the unit is made and the order's state.
 func (s *Service) scanResult(ctx context.Context, tx *gorm.DB, x scanned, opID int64, out *ScanResult) error {
-	db := tx.WithContext(ctx)
-	if err := db.First(&out.Operation, opID).Error; err != nil {
-		return err
-	}
-	op := out.Operation
-	q := db.Model(&plan.Operation{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND status <> ?", op.ProdOrderID, op.ItemID, op.Unit, plan.OpDone)
-	if x.part != nil {
-		q = q.Where("part_id = ? OR part_id IS NULL", x.part.ID)
-	} else {
-		q = q.Where("part_id IS NULL")
-	}
-	var next []int
-	if err := q.Order("seq").Limit(1).Pluck("seq", &next).Error; err != nil {
-		return err
-	}
-	if len(next) == 1 {
-		out.NextSeq = &next[0]
-	}
-	var made []int64
-	err := db.Model(&plan.Unit{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NOT NULL", op.ProdOrderID, op.ItemID, op.Unit).
-		Pluck("id", &made).Error
+	op, err := operationByID(ctx, tx, opID)
 	if err != nil {
 		return err
 	}
-	out.UnitMade = len(made) > 0
-	var status []string
-	if err := db.Model(&plan.ProdOrder{}).Where("id = ?", op.ProdOrderID).Pluck("status", &status).Error; err != nil {
+	out.Operation = op
+	var partID *int64
+	if x.part != nil {
+		partID = &x.part.ID
+	}
+	if seq, ok, err := nextOpenStep(ctx, tx, op, partID); err != nil {
+		return err
+	} else if ok {
+		out.NextSeq = &seq
+	}
+	if out.UnitMade, err = unitIsMade(ctx, tx, op.ProdOrderID, op.ItemID, op.Unit); err != nil {
 		return err
 	}
-	if len(status) == 1 {
-		out.Status = status[0]
+	status, err := orderStatus(ctx, tx, op.ProdOrderID)
+	if status != "" {
+		out.Status = status
 	}
-	return nil
+	return err
 }

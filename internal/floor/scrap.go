@@ -2,7 +2,6 @@ package floor
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
@@ -114,12 +113,13 @@ func (s *Service) ScrapPart(ctx context.Context, in ScrapInput) (ScrapResult, er
 			}
 			part = *x.part
 		} else {
-			err := tx.WithContext(ctx).First(&part, in.PartID).Error
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return apperr.NotFound("part %d does not exist", in.PartID)
-			} else if err != nil {
+			p, err := partByID(ctx, tx, in.PartID)
+			if err != nil {
 				return err
+			} else if p == nil {
+				return apperr.NotFound("part %d does not exist", in.PartID)
 			}
+			part = *p
 		}
 		o, err := plan.LockOrder(ctx, tx, part.ProdOrderID)
 		if err != nil {
@@ -151,25 +151,28 @@ func scrapStep(ops []plan.Operation) int {
 // errors ("" for ScrapPart's own fields). It checks the part as it is under
 // the lock, then does the scrap (scrap).
 func (s *Service) scrapAt(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder, partID int64, step int, reason, note, at string) (ScrapResult, error) {
-	var part plan.Part
-	if err := tx.WithContext(ctx).First(&part, partID).Error; err != nil {
+	p, err := partByID(ctx, tx, partID)
+	if err != nil {
 		return ScrapResult{}, err
+	} else if p == nil {
+		return ScrapResult{}, apperr.NotFound("part %d does not exist", partID)
 	}
+	part := *p
 	if part.Status == plan.PartScrapped {
 		return ScrapResult{}, apperr.Conflict("part %s was scrapped already at step %d", part.Code, deref(part.ScrapSeq))
 	}
 	if o.Status != plan.StatusLaunched && o.Status != plan.StatusInProgress {
 		return ScrapResult{}, apperr.Conflict("%s is %s: nothing on it can be scrapped", o.Describe(), o.Status)
 	}
-	var made int64
-	if err := tx.Model(&plan.Unit{}).Where("prod_order_id = ? AND item_id = ? AND unit = ? AND made_at IS NOT NULL", o.ID, part.ItemID, part.Unit).Count(&made).Error; err != nil {
+	made, err := unitIsMade(ctx, tx, o.ID, part.ItemID, part.Unit)
+	if err != nil {
 		return ScrapResult{}, err
 	}
-	if made > 0 {
+	if made {
 		return ScrapResult{}, apperr.Conflict("part %s is of a unit that is made: nothing of it can be scrapped", part.Code)
 	}
-	var ops []plan.Operation
-	if err := tx.Where("part_id = ?", part.ID).Order("seq").Find(&ops).Error; err != nil {
+	ops, err := partOperations(ctx, tx, part.ID)
+	if err != nil {
 		return ScrapResult{}, err
 	}
 	now := scrapStep(ops)
@@ -198,19 +201,18 @@ func (s *Service) scrapAt(ctx context.Context, tx *gorm.DB, o *plan.ProdOrder, p
 //     board's share estimated from its shape, its bands (part.recut).
 func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part plan.Part, ops []plan.Operation, at plan.Operation, reason, note string) (ScrapResult, error) {
 	var out ScrapResult
-	set := map[string]any{"status": plan.PartScrapped, "scrap_seq": at.Seq, "scrap_reason": reason, "scrap_note": note,
-		"scrapped_at": gorm.Expr(database.Now(tx))}
+	var by *events.Actor
 	if a, ok := events.ActorFrom(ctx); ok {
-		set["scrapped_by_id"], set["scrapped_by"] = a.ID, a.Name
+		by = &a
 	}
-	res := tx.Model(&plan.Part{}).Where("id = ? AND status = ?", part.ID, plan.PartLive).Updates(set)
-	if res.Error != nil {
-		return out, res.Error
+	scrapped, err := markScrapped(ctx, tx, part.ID, at.Seq, reason, note, by)
+	if err != nil {
+		return out, err
 	}
-	if res.RowsAffected != 1 {
+	if !scrapped {
 		return out, apperr.Conflict("part %s changed at the same time; read it again", part.Code)
 	}
-	if err := tx.Where("part_id = ? AND status <> ?", part.ID, plan.OpDone).Delete(&plan.Operation{}).Error; err != nil {
+	if err := dropOpenOperationsOfPart(ctx, tx, part.ID); err != nil {
 		return out, err
 	}
 	used, err := s.scrapBooking(ctx, tx, o, part, ops, at)
@@ -225,7 +227,7 @@ func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part
 		return out, err
 	}
 	recut.BoardNeed = shares[0]
-	if err := tx.Omit("ID").Create(&recut).Error; err != nil {
+	if err := insertPart(ctx, tx, &recut); err != nil {
 		if database.IsUniqueViolation(err) {
 			return out, apperr.Conflict("part %s was re-cut at the same time; read it again", part.Code)
 		}
@@ -240,10 +242,8 @@ func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part
 		op.StartedAt, op.CompletedAt, op.CompletedByID, op.CompletedBy = nil, nil, nil, nil
 		again[i] = op
 	}
-	if len(again) > 0 {
-		if err := tx.Omit("ID").Create(&again).Error; err != nil {
-			return out, err
-		}
+	if err := insertOperations(ctx, tx, again); err != nil {
+		return out, err
 	}
 	steps, err := materialSteps(ctx, tx, o.ID)
 	if err != nil {
@@ -272,8 +272,8 @@ func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part
 	if err != nil {
 		return out, err
 	}
-	var both []plan.Part
-	if err := tx.Where("id IN ?", []int64{part.ID, recut.ID}).Order("id").Find(&both).Error; err != nil {
+	both, err := partsByID(ctx, tx, []int64{part.ID, recut.ID})
+	if err != nil {
 		return out, err
 	}
 	fps, err := floorParts(ctx, tx, o, both)
@@ -361,20 +361,16 @@ const MaxRecuts = 5000
 // launched and in-progress production orders whose first step (cutting) is
 // not done, oldest first.
 func (s *Service) Recuts(ctx context.Context) ([]RecutBoard, error) {
-	db := s.db.WithContext(ctx)
-	var parts []plan.Part
-	err := db.Where(`recut_of IS NOT NULL AND status = ? AND EXISTS (SELECT 1 FROM plan_prod_orders po WHERE po.id = plan_parts.prod_order_id AND po.status IN ?)
-AND NOT EXISTS (SELECT 1 FROM plan_operations op WHERE op.part_id = plan_parts.id AND op.status = ?
-  AND op.seq = (SELECT min(f.seq) FROM plan_operations f WHERE f.part_id = plan_parts.id))`, plan.PartLive, []string{plan.StatusLaunched, plan.StatusInProgress}, plan.OpDone).Order("id").Limit(MaxRecuts).Find(&parts).Error
+	parts, err := waitingRecuts(ctx, s.db, MaxRecuts)
 	if err != nil {
 		return nil, err
 	}
-	var old []plan.Part
 	ids := []int64{}
 	for _, p := range parts {
 		ids = append(ids, *p.RecutOf)
 	}
-	if err := db.Where("id IN ?", ids).Find(&old).Error; err != nil {
+	old, err := partsByID(ctx, s.db, ids)
+	if err != nil {
 		return nil, err
 	}
 	byID := map[int64]plan.Part{}

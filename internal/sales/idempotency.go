@@ -81,15 +81,13 @@ func (s *Service) CreateOrderOnce(ctx context.Context, k IdempotencyKey, in NewO
 	var res StoredResponse
 	err := database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
 		res = StoredResponse{}
-		var reserved int
-		err := database.Scan(tx.Raw(`INSERT INTO sales_idempotency_keys (user_id, key, request_hash, state) VALUES (?, ?, ?, 'in_flight')
-ON CONFLICT (user_id, key) DO NOTHING RETURNING 1`, k.UserID, k.Key, k.RequestHash), &reserved)
+		reserved, err := reserveKey(ctx, tx, k)
 		if err != nil {
 			return err
 		}
-		if reserved == 0 {
+		if !reserved {
 			var takeOver bool
-			if res, takeOver, err = existingKey(tx, k); err != nil || !takeOver {
+			if res, takeOver, err = existingKey(ctx, tx, k); err != nil || !takeOver {
 				return err
 			}
 		}
@@ -102,14 +100,13 @@ ON CONFLICT (user_id, key) DO NOTHING RETURNING 1`, k.UserID, k.Key, k.RequestHa
 			return err
 		}
 		res = StoredResponse{Status: http.StatusCreated, Body: body}
-		up := tx.Exec(`UPDATE sales_idempotency_keys SET state = 'done', response_status = ?, response_body = ?, order_id = ?
-WHERE user_id = ? AND key = ?`, res.Status, string(body), o.ID, k.UserID, k.Key)
-		if up.Error == nil && up.RowsAffected != 1 {
+		stored, err := storeResponse(ctx, tx, k, res, o.ID)
+		if err == nil && !stored {
 			// The key expired while the request was in flight: without it a
 			// repeat would create the order again, so this one creates none.
 			return apperr.Conflict("the Idempotency-Key expired while the request was in progress; retry it")
 		}
-		return up.Error
+		return err
 	})
 	if err != nil {
 		return StoredResponse{}, err
@@ -122,12 +119,8 @@ WHERE user_id = ? AND key = ?`, res.Status, string(body), o.ID, k.UserID, k.Key)
 // committed reservation older than IdempotencyStale (left by a version of
 // tsekh that reserved keys in a statement of their own) and this request now
 // holds it.
-func existingKey(tx *gorm.DB, k IdempotencyKey) (res StoredResponse, takeOver bool, err error) {
-	staleBefore := database.NowPlus(tx, -IdempotencyStale)
-	var row idempotencyRow
-	err = database.Scan(tx.Raw(`SELECT request_hash, state, response_status, response_body,
-CASE WHEN state = 'in_flight' AND created_at < `+staleBefore+` THEN 1 ELSE 0 END AS stale
-FROM sales_idempotency_keys WHERE user_id = ? AND key = ?`, k.UserID, k.Key), &row)
+func existingKey(ctx context.Context, tx *gorm.DB, k IdempotencyKey) (res StoredResponse, takeOver bool, err error) {
+	row, err := readKey(ctx, tx, k)
 	switch {
 	case err != nil:
 		return res, false, err
@@ -139,13 +132,9 @@ FROM sales_idempotency_keys WHERE user_id = ? AND key = ?`, k.UserID, k.Key), &r
 	case row.State == "done" && row.ResponseStatus != nil && row.ResponseBody != nil:
 		return StoredResponse{Status: *row.ResponseStatus, Body: []byte(*row.ResponseBody), Replayed: true}, false, nil
 	case row.Stale == 1:
-		up := tx.Exec(`UPDATE sales_idempotency_keys SET created_at = `+database.Now(tx)+`
-WHERE user_id = ? AND key = ? AND state = 'in_flight' AND created_at < `+staleBefore, k.UserID, k.Key)
-		if up.Error != nil {
-			return res, false, up.Error
-		}
-		if up.RowsAffected == 1 {
-			return res, true, nil
+		renewed, err := renewStaleKey(ctx, tx, k)
+		if err != nil || renewed {
+			return res, renewed, err
 		}
 	}
 	return res, false, apperr.Conflict("a request with this Idempotency-Key is still in progress; retry it later")
@@ -161,20 +150,15 @@ func (s *Service) ExpireIdempotencyKeys(ctx context.Context, ttl time.Duration) 
 }
 
 func (s *Service) expireIdempotencyKeys(ctx context.Context, ttl time.Duration, batch int) (int64, error) {
-	db := s.db.WithContext(ctx)
-	q := database.DeleteBatch(db, "sales_idempotency_keys", "(user_id, key)", "created_at < "+database.NowPlus(db, -ttl), "created_at")
 	var total int64
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
-		res := db.Exec(q, batch)
-		if res.Error != nil {
-			return total, res.Error
-		}
-		total += res.RowsAffected
-		if res.RowsAffected < int64(batch) {
-			return total, nil
+		n, err := expireKeys(ctx, s.db, ttl, batch)
+		total += n
+		if err != nil || n < int64(batch) {
+			return total, err
 		}
 	}
 }

@@ -5,8 +5,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"gorm.io/gorm"
-
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // Metrics are the sales module's Prometheus metrics of its intake. A nil
@@ -59,18 +57,13 @@ func (c *openRejections) Describe(ch chan<- *prometheus.Desc) { ch <- openReject
 
 func (c *openRejections) Collect(ch chan<- prometheus.Metric) {
 	counts := map[string]float64{SourceShop: 0, SourceCRM: 0}
-	var rows []struct {
-		Source string
-		N      int64
-	}
-	err := database.Scan(c.db.WithContext(context.Background()).Raw("SELECT source, count(*) AS n FROM sales_intake_rejections WHERE status = ? GROUP BY source", RejectionOpen),
-		&rows)
+	open, err := openRejectionsBySource(context.Background(), c.db)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(openRejectionsDesc, err)
 		return
 	}
-	for _, r := range rows {
-		counts[r.Source] = float64(r.N)
+	for source, n := range open {
+		counts[source] = float64(n)
 	}
 	for source, n := range counts {
 		ch <- prometheus.MustNewConstMetric(openRejectionsDesc, prometheus.GaugeValue, n, source)

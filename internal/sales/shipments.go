@@ -127,31 +127,21 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 		if err != nil {
 			return err
 		}
-		at := "?"
-		var args []any
-		if in.ShippedAt.IsZero() {
-			at = database.Now(tx)
-		} else {
-			args = append(args, database.TimeArg(tx, in.ShippedAt))
-		}
-		var id int64
-		err = database.Scan(tx.Raw("INSERT INTO sales_shipments (order_id, carrier, tracking, shipped_at) VALUES (?, ?, ?, "+at+") RETURNING id",
-			append([]any{orderID, in.Carrier, in.Tracking}, args...)...), &id)
+		id, err := insertShipment(ctx, tx, orderID, in.Carrier, in.Tracking, in.ShippedAt)
 		if err != nil {
 			return err
 		}
 		for i := range lines {
 			lines[i].ShipmentID = id
-			res := tx.Exec("UPDATE sales_order_items SET shipped_qty = shipped_qty + ? WHERE id = ? AND shipped_qty + ? <= qty - written_off_qty",
-				lines[i].Qty, lines[i].ItemID, lines[i].Qty)
-			if res.Error != nil {
-				return res.Error
+			shipped, err := addShipped(ctx, tx, lines[i].ItemID, lines[i].Qty)
+			if err != nil {
+				return err
 			}
-			if res.RowsAffected != 1 {
+			if !shipped {
 				return apperr.Conflict("item %d was shipped at the same time; read the order again", lines[i].ItemID)
 			}
 		}
-		if err := tx.Create(&lines).Error; err != nil {
+		if err := insertShipmentItems(ctx, tx, lines); err != nil {
 			return err
 		}
 		ids := make([]int64, len(lines))
@@ -169,7 +159,7 @@ func (s *Service) Ship(ctx context.Context, orderID int64, in NewShipment) (Orde
 		// Still ready when what is left is made; not once all has shipped.
 		ready := status != StatusShipped && readyToShip(o.Items)
 		if status != previous || ready != o.ReadyToShip {
-			if err := tx.Exec("UPDATE sales_orders SET status = ?, ready_to_ship = ?, updated_at = "+database.Now(tx)+" WHERE id = ?", status, ready, orderID).Error; err != nil {
+			if err := setShipState(ctx, tx, orderID, status, ready); err != nil {
 				return err
 			}
 		}

@@ -40,13 +40,13 @@ func settleItems(ctx context.Context, tx *gorm.DB, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	var items []Item
-	if err := tx.WithContext(ctx).Where("id IN ?", ids).Order("id").Find(&items).Error; err != nil {
+	items, err := itemsByID(ctx, tx, ids)
+	if err != nil {
 		return err
 	}
 	for _, it := range items {
 		if s := itemStatus(it); s != it.Status {
-			if err := tx.WithContext(ctx).Model(&Item{}).Where("id = ?", it.ID).Update("status", s).Error; err != nil {
+			if err := setItemStatus(ctx, tx, it.ID, s); err != nil {
 				return err
 			}
 		}
