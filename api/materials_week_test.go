@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -124,5 +125,36 @@ func TestMaterials_WeekOfLateBoards(t *testing.T) {
 		_, held, cut = heldOn(t, env, po.ID, "LDSP16-SONOMA")
 		require.Empty(t, held, "on the shelf: nothing to wait for")
 		require.Equal(t, "2026-12-11", cut)
+	})
+}
+
+// Stock goes to the live orders in plan order: with enough sonoma on the
+// shelf for one bedside table but not two, the first launched is held by
+// nothing, the second waits for the supplier's lead time.
+func TestMaterials_NetOfEarlierNeeds(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		now := time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC)
+		env.App.Plan.SetNow(func() time.Time { return now })
+		r := env.Admin(http.MethodPost, "/api/v1/suppliers", map[string]any{"name": "ООО «Плита»",
+			"materials": []map[string]any{{"code": "LDSP16-SONOMA", "price": 3150, "lead_days": 5}}})
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		item := map[string]any{"sku": "TMB-PRIK-450", "qty": 4, "options": map[string]any{"корпус": "Дуб сонома", "фасад": "Дуб сонома"}}
+		_, first := receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Анна"}, "items": []map[string]any{item}})
+		_, second := receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Борис"}, "items": []map[string]any{item}})
+		a := launch(t, env, map[string]any{"items": first})
+		need := stockOf(t, env)["LDSP16-SONOMA"].Reserved
+		shelf := math.Ceil(need)
+		require.Less(t, shelf, 2*need, "the shelf holds enough for one, not two")
+		r = env.Admin(http.MethodPost, "/api/v1/stock/receipts", map[string]any{"lines": []map[string]any{{"code": "LDSP16-SONOMA", "qty": shelf}}})
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		b := launch(t, env, map[string]any{"items": second})
+		_, heldB, cutB := heldOn(t, env, b.ID, "LDSP16-SONOMA")
+		require.Equal(t, "2026-12-14", heldB, "what is on the shelf went to the first order")
+		require.Equal(t, "2026-12-14", cutB)
+		require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, "/api/v1/plan/replan", nil).Status)
+		_, heldA, cutA := heldOn(t, env, a.ID, "LDSP16-SONOMA")
+		require.Empty(t, heldA, "the first order's boards are on the shelf")
+		require.Equal(t, "2026-12-07", cutA)
 	})
 }
