@@ -170,20 +170,27 @@ func layOutShares(b catalog.Material, set Settings, parts []PartShape) []float64
 	return out
 }
 
+// The optimiser's effort for an estimate, in its work units (placements
+// tried: deterministic, unlike a time limit): a tenth of a plan's per part
+// (cutting's default is 1,000,000 a part), up to 10,000,000, so that a
+// launch's few parts of a board cost milliseconds of CPU, and a week's
+// 2,000 parts about 0.15 s with the sheets a search three times as long
+// finds (290.55).
+const (
+	estimateEffortPerPart = 100_000
+	estimateEffort        = 10_000_000
+)
+
 // estimateSheets lays the parts out and counts the sheets, the last by the
 // share of it taken; -1 when the optimiser cannot lay them out.
-// estimateEffort is the optimiser's effort for an estimate, in its work
-// units (deterministic, unlike a time limit).
-const estimateEffort = 30_000_000
 
 func estimateSheets(b catalog.Material, set Settings, parts []PartShape) float64 {
 	pr := cutting.Defaults()
 	pr.Kerf, pr.Stages = set.KerfMM, set.Stages
 	pr.MinOffcut = cutting.Size{Length: float64(set.MinOffcutMM), Width: float64(set.MinOffcutMM)}
-	// A tenth of a plan's search at most: a week's 2,000 parts in about
-	// 0.3 s, within 1 % of the plan's sheets, and never fewer whole
-	// sheets than the plan's fuller search of the same parts.
-	pr.Effort = estimateEffort
+	// Never fewer whole sheets than the plan's fuller search of the same
+	// parts (TestEstimate_NoFewerSheetsThanThePlan).
+	pr.Effort = min(int64(len(parts))*estimateEffortPerPart, estimateEffort)
 	pr.OffcutWeight = 0 // the sheets count, not how the leftovers lie
 	t := b.Trim
 	pr.Trims = cutting.Trims{Left: float64(t.W1), Right: float64(t.W2), Bottom: float64(t.L1), Top: float64(t.L2)}
