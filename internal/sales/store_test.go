@@ -17,17 +17,6 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
-// rolledBack runs fn in a transaction rolled back after it: each case
-// sees the fixture as it was committed, and nothing it writes to set its
-// scene is committed (no change without its event).
-func rolledBack(t *testing.T, db *gorm.DB, fn func(tx *gorm.DB)) {
-	t.Helper()
-	tx := db.Begin()
-	require.NoError(t, tx.Error)
-	defer tx.Rollback()
-	fn(tx)
-}
-
 // anOrder is an order of two wardrobes and a sofa, made through the service.
 func anOrder(t *testing.T, db *gorm.DB) Order {
 	t.Helper()
@@ -48,7 +37,7 @@ func TestStore(t *testing.T) {
 		o := anOrder(t, db)
 
 		t.Run("idempotency keys", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				k := IdempotencyKey{UserID: 1, Key: "k-1", RequestHash: "h"}
 				row, err := readKey(ctx, db, k)
 				require.NoError(t, err)
@@ -99,7 +88,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("expiry", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				for _, key := range []string{"a", "b", "c", "d", "e"} {
 					_, err := reserveKey(ctx, db, IdempotencyKey{UserID: 1, Key: key, RequestHash: "h"})
 					require.NoError(t, err)
@@ -121,7 +110,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("shipments", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				it := o.Items[0]
 				require.NoError(t, db.Model(&Item{}).Where("id = ?", it.ID).Update("made_qty", it.Qty).Error)
 				at := time.Date(2026, 12, 1, 10, 30, 0, 0, time.UTC)
@@ -176,7 +165,7 @@ func TestStore(t *testing.T) {
 		}
 
 		t.Run("versions and notes", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				v, err := bumpVersion(ctx, db, o.ID)
 				require.NoError(t, err)
 				require.Equal(t, o.Version+1, v)
@@ -195,7 +184,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("changes", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				ids, err := ordersOfItems(ctx, db, []int64{o.Items[1].ID, o.Items[0].ID, o.Items[1].ID})
 				require.NoError(t, err)
 				require.Equal(t, []int64{o.ID}, ids, "each order once")
@@ -228,7 +217,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("production", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				a, b := o.Items[0], o.Items[1]
 				both := []int64{a.ID, b.ID}
 				eta := database.Date{Time: time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC)}
@@ -288,7 +277,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("inbox", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				sync := "shop-a1"
 				r := rejectionRow{Source: SourceShop, IntakeKey: sync, SyncID: &sync, Body: `{"id":"a1"}`, BodyBytes: 11, Reasons: ",unknown_sku,", Errors: "[]", Detail: "unknown SKU"}
 				require.NoError(t, keepRejection(ctx, db, &r))
@@ -380,7 +369,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("orders", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				got, found, err := orderByID(ctx, db, o.ID)
 				require.NoError(t, err)
 				require.True(t, found)
@@ -430,7 +419,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("open rejections", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				open, err := openRejectionsBySource(ctx, db)
 				require.NoError(t, err)
 				require.Empty(t, open)
