@@ -19,6 +19,7 @@ package sales
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -320,6 +321,10 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 	if in.Source == "" {
 		in.Source = SourceManual
 	}
+	// Validate tidies the items in place: on a copy of them, so that the
+	// caller's input (which a retry of the transaction, or another request
+	// with the same body, may read at the same time) stays as given.
+	in.Items = slices.Clone(in.Items)
 	if err := in.Validate(); err != nil {
 		return Order{}, false, err
 	}
