@@ -59,7 +59,7 @@ func peakHeapOfExport(t *testing.T, n int) uint64 {
 		return rows, next, nil
 	}
 	runtime.GC()
-	require.NoError(t, writeCSV(c, "x.csv", []string{"id", "name", "a", "b", "c"}, func(r exportRow) []string {
+	require.NoError(t, writeCSV(c, csvLayout{machine: true}, "x.csv", []csvCol{{"№", "id"}, {"Имя", "name"}, {"А", "a"}, {"Б", "b"}, {"В", "c"}}, func(_ csvLayout, r exportRow) []string {
 		return []string{strconv.FormatInt(r.id, 10), r.name, r.name + "b", r.name + "c", r.name + "d"}
 	}, fetch))
 	require.Greater(t, out.writes, n/sampleEvery, "the rows were written out as they came")
@@ -104,7 +104,7 @@ func FuzzCSVCell(f *testing.F) {
 		}
 		rec := httptest.NewRecorder()
 		c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec)
-		require.NoError(t, writeCSVRows(c, "x.csv", []string{"a", "b"}, [][]string{{a, b}}))
+		require.NoError(t, writeCSVRows(c, csvLayout{machine: true}, "x.csv", []csvCol{{"А", "a"}, {"Б", "b"}}, [][]string{{a, b}}))
 		rows, err := csv.NewReader(strings.NewReader(strings.TrimPrefix(rec.Body.String(), "\uFEFF"))).ReadAll()
 		if err != nil {
 			return // a cell of invalid UTF-8 or a lone CR the reader will not read back: the prefix is checked above

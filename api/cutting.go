@@ -38,7 +38,7 @@ func (s *server) getCuttingList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return cuttingListAnswer(c, l, fmt.Sprintf("cutting-list-%d.csv", id))
+	return s.cuttingListAnswer(c, l, fmt.Sprintf("cutting-list-%d.csv", id))
 }
 
 // getCuttingLists godoc
@@ -68,39 +68,48 @@ func (s *server) getCuttingLists(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return cuttingListAnswer(c, l, "cutting-list.csv")
+	return s.cuttingListAnswer(c, l, "cutting-list.csv")
 }
 
-func cuttingListAnswer(c echo.Context, l floor.CuttingList, filename string) error {
+// cuttingListAnswer answers with the cutting list as JSON or, for
+// Accept: text/csv, in the layout ?layout= names: the office's or the
+// machine's (see csvLayout), or the panel-cutting optimisers' (optimiser).
+func (s *server) cuttingListAnswer(c echo.Context, l floor.CuttingList, filename string) error {
 	layout := c.QueryParam("layout")
 	switch layout {
-	case "", "office":
+	case "", csvOffice, csvMachine:
 		if wantsCSV(c) {
-			return writeCSVRowsSep(c, filename, cuttingListOfficeHeader, cuttingListOfficeRows(l), ';')
+			cl := s.csvLayoutNamed(layout)
+			return writeCSVRows(c, cl, filename, cuttingListCols, cuttingListRows(cl, l))
 		}
 	case "optimiser":
 		if wantsCSV(c) {
 			return writeCSVRowsSep(c, filename, cuttingListOptimiserHeader, cuttingListOptimiserRows(l), ';')
 		}
 	default:
-		return apperr.Invalid("invalid query", apperr.Field("layout", "must be office or optimiser"))
+		return apperr.Invalid("invalid query", apperr.Field("layout", "must be office, machine or optimiser"))
 	}
 	return c.JSON(http.StatusOK, l)
 }
 
-// The cutting list as CSV, for the office's Excel: Russian headers.
-var cuttingListOfficeHeader = []string{"Плита", "Декор", "Материал", "Толщина, мм", "Деталь", "Длина, мм", "Ширина, мм", "Кол-во", "Текстура",
-	"Кромка Д1", "Кромка Д2", "Кромка Ш1", "Кромка Ш2", "Кромка", "Куда"}
+// cuttingListCols and cuttingListRows are the cutting list as CSV.
+var cuttingListCols = []csvCol{{"Плита", "board"}, {"Декор", "decor"}, {"Материал", "material"}, {"Толщина, мм", "thickness_mm"},
+	{"Деталь", "name"}, {"Длина, мм", "length_mm"}, {"Ширина, мм", "width_mm"}, {"Кол-во", "qty"}, {"Текстура", "grain"},
+	{"Кромка Д1", "edge_l1"}, {"Кромка Д2", "edge_l2"}, {"Кромка Ш1", "edge_w1"}, {"Кромка Ш2", "edge_w2"}, {"Кромка", "edging"}, {"Куда", "where"}}
 
 // grainRU names a part's grain for the office.
 var grainRU = map[string]string{"length": "вдоль длины", "width": "вдоль ширины", "none": "нет"}
 
-func cuttingListOfficeRows(l floor.CuttingList) [][]string {
+func cuttingListRows(cl csvLayout, l floor.CuttingList) [][]string {
 	var rows [][]string
 	for _, m := range l.Materials {
 		for _, p := range m.Parts {
+			grain := p.Grain
+			if !cl.machine {
+				grain = grainRU[p.Grain]
+			}
 			rows = append(rows, []string{m.Board, m.Decor, m.Material, strconv.Itoa(m.ThicknessMM), p.Name, strconv.Itoa(p.LengthMM), strconv.Itoa(p.WidthMM),
-				strconv.Itoa(p.Qty), grainRU[p.Grain], p.Edges.L1, p.Edges.L2, p.Edges.W1, p.Edges.W2, p.Edging, p.Where})
+				strconv.Itoa(p.Qty), grain, p.Edges.L1, p.Edges.L2, p.Edges.W1, p.Edges.W2, p.Edging, p.Where})
 		}
 	}
 	return rows

@@ -157,23 +157,31 @@ func (s *server) getCuttingPlan(c echo.Context) error {
 		}
 		return c.Blob(http.StatusOK, MIMETextHTML+"; charset=utf-8", b.Bytes())
 	case MIMETextCSV:
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
 		var rows [][]string
 		for _, sh := range p.SheetList {
-			rows = append(rows, placementRows(sh)...)
+			rows = append(rows, placementRows(l, sh)...)
 		}
-		return writeCSVRows(c, fmt.Sprintf("cutting-plan-%d.csv", p.ID), placementHeader, rows)
+		return writeCSVRows(c, l, fmt.Sprintf("cutting-plan-%d.csv", p.ID), placementCols, rows)
 	}
 	return c.JSON(http.StatusOK, p)
 }
 
-var placementHeader = []string{"sheet", "board", "format", "cut_order", "part_id", "code", "name", "prod_order_id", "length_mm", "width_mm", "x_mm", "y_mm", "turned"}
+// placementCols and placementRows are a cutting plan's placements as CSV:
+// one row per part.
+var placementCols = []csvCol{{"Лист", "sheet"}, {"Плита", "board"}, {"Формат", "format"}, {"Очерёдность", "cut_order"},
+	{"№ детали", "part_id"}, {"Код", "code"}, {"Деталь", "name"}, {"Заказ на производство", "prod_order_id"},
+	{"Длина, мм", "length_mm"}, {"Ширина, мм", "width_mm"}, {"X, мм", "x_mm"}, {"Y, мм", "y_mm"}, {"Повёрнута", "turned"}}
 
-func placementRows(sh cutplan.Sheet) [][]string {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+func placementRows(l csvLayout, sh cutplan.Sheet) [][]string {
+	f := func(v float64) string { return l.Num(v, 1) }
 	var rows [][]string
 	for _, p := range sh.Parts {
 		rows = append(rows, []string{strconv.Itoa(sh.N), sh.Board, sh.Format, strconv.Itoa(p.CutOrder), strconv.FormatInt(p.PartID, 10), p.Code, p.Name,
-			strconv.FormatInt(p.ProdOrderID, 10), strconv.Itoa(p.LengthMM), strconv.Itoa(p.WidthMM), f(p.X), f(p.Y), strconv.FormatBool(p.Turned)})
+			strconv.FormatInt(p.ProdOrderID, 10), strconv.Itoa(p.LengthMM), strconv.Itoa(p.WidthMM), f(p.X), f(p.Y), l.Bool(p.Turned)})
 	}
 	return rows
 }
@@ -241,7 +249,11 @@ func (s *server) getCuttingSheet(c echo.Context) error {
 		}
 		return c.Blob(http.StatusOK, MIMEImageSVG+"; charset=utf-8", b.Bytes())
 	case MIMETextCSV:
-		return writeCSVRows(c, fmt.Sprintf("cutting-plan-%d-sheet-%d.csv", id, n), placementHeader, placementRows(sh))
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
+		return writeCSVRows(c, l, fmt.Sprintf("cutting-plan-%d-sheet-%d.csv", id, n), placementCols, placementRows(l, sh))
 	}
 	return c.JSON(http.StatusOK, sh)
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -189,7 +188,11 @@ func (s *server) listOrders(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if wantsCSV(c) {
-		return writeCSV(c, "orders.csv", orderCSVHeader, orderCSVRow, func(pr page.Request) ([]sales.Order, string, error) {
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
+		return writeCSV(c, l, "orders.csv", orderCSVCols, orderCSVRow, func(pr page.Request) ([]sales.Order, string, error) {
 			return s.Sales.Orders(ctx, f, pr)
 		})
 	}
@@ -231,11 +234,13 @@ func orderFilterOf(c echo.Context) (sales.OrderFilter, error) {
 	return f, nil
 }
 
-// orderCSVHeader and orderCSVRow are the orders list as CSV: one row per order.
-var orderCSVHeader = []string{"id", "created_at", "status", "source", "customer_name", "customer_phone", "customer_email",
-	"due_date", "eta", "late", "items", "units", "sync_id", "crm_order_id"}
+// orderCSVCols and orderCSVRow are the orders list as CSV: one row per order.
+var orderCSVCols = []csvCol{{"№", "id"}, {"Создан", "created_at"}, {"Статус", "status"}, {"Источник", "source"},
+	{"Покупатель", "customer_name"}, {"Телефон", "customer_phone"}, {"Эл. почта", "customer_email"},
+	{"Срок", "due_date"}, {"Готовность", "eta"}, {"Опаздывает", "late"}, {"Изделия", "items"}, {"Штук", "units"},
+	{"Ключ синхронизации", "sync_id"}, {"Заказ в CRM", "crm_order_id"}}
 
-func orderCSVRow(o sales.Order) []string {
+func orderCSVRow(l csvLayout, o sales.Order) []string {
 	items := make([]string, len(o.Items))
 	units := 0
 	for i, it := range o.Items {
@@ -249,8 +254,8 @@ func orderCSVRow(o sales.Order) []string {
 	if o.CRMOrderID != nil {
 		crmID = *o.CRMOrderID
 	}
-	return []string{strconv.FormatInt(o.ID, 10), o.CreatedAt.UTC().Format(time.RFC3339), o.Status, o.Source,
-		o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.DueDate.String(), o.ETA.String(), strconv.FormatBool(o.Late),
+	return []string{strconv.FormatInt(o.ID, 10), l.Time(o.CreatedAt), o.Status, o.Source,
+		o.Customer.Name, o.Customer.Phone, o.Customer.Email, l.Date(o.DueDate), l.Date(o.ETA), l.Bool(o.Late),
 		strings.Join(items, "; "), strconv.Itoa(units), syncID, crmID}
 }
 

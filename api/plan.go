@@ -52,7 +52,11 @@ func (s *server) listBacklog(c echo.Context) error {
 		return s.Plan.Backlog(c.Request().Context(), pr, f)
 	}
 	if wantsCSV(c) {
-		return writeCSV(c, "backlog.csv", backlogCSVHeader, backlogCSVRow, fetch)
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
+		return writeCSV(c, l, "backlog.csv", backlogCSVCols, backlogCSVRow, fetch)
 	}
 	rows, next, err := fetch(pr)
 	if err != nil {

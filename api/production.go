@@ -131,7 +131,11 @@ func (s *server) listProdOrders(c echo.Context) error {
 		return s.Plan.ProdOrders(c.Request().Context(), pr, f)
 	}
 	if wantsCSV(c) {
-		return writeCSV(c, "production-orders.csv", prodOrderCSVHeader, prodOrderCSVRow, fetch)
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
+		return writeCSV(c, l, "production-orders.csv", prodOrderCSVCols, prodOrderCSVRow, fetch)
 	}
 	os, next, err := fetch(pr)
 	if err != nil {

@@ -190,23 +190,31 @@ func (s *server) getRequirements(c echo.Context) error {
 		r.From, r.To = from.String(), to.String()
 	}
 	if wantsCSV(c) {
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
 		rows := make([][]string, len(r.Materials))
 		for i, m := range r.Materials {
 			sheets := ""
 			if m.Sheets != nil {
 				sheets = strconv.Itoa(*m.Sheets)
 			}
-			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, num(m.Launched), num(m.Backlog), num(m.Qty), sheets, num(m.Consumed), num(m.AreaM2)}
+			q := func(v float64) string { return l.Qty(v, m.Unit) }
+			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, q(m.Launched), q(m.Backlog), q(m.Qty), sheets, q(m.Consumed), l.Num(m.AreaM2, 2)}
 		}
-		return writeCSVRowsSep(c, "requirements.csv", []string{"Код", "Материал", "Декор", "Ед.", "Запущено", "Портфель", "Всего", "Листов", "Израсходовано", "Площадь, м²"}, rows, ';')
+		return writeCSVRows(c, l, "requirements.csv", requirementCols, rows)
 	}
 	return c.JSON(http.StatusOK, r)
 }
 
-// num writes a quantity for the office's Excel: a decimal comma.
-func num(v float64) string {
-	return strings.ReplaceAll(strconv.FormatFloat(v, 'f', -1, 64), ".", ",")
-}
+// requirementCols are the requirements' columns as CSV.
+var requirementCols = []csvCol{{"Код", "code"}, {"Материал", "name"}, {"Декор", "decor"}, {"Ед.", "unit"}, {"Запущено", "launched"},
+	{"Портфель", "backlog"}, {"Всего", "qty"}, {"Листов", "sheets"}, {"Израсходовано", "consumed"}, {"Площадь, м²", "area_m2"}}
+
+// shortageCols are the shortages' columns as CSV.
+var shortageCols = []csvCol{{"Код", "code"}, {"Материал", "name"}, {"Декор", "decor"}, {"Ед.", "unit"}, {"На складе", "on_hand"},
+	{"В резерве", "reserved"}, {"Доступно", "available"}, {"Портфель", "backlog"}, {"Точка заказа", "reorder_point"}, {"Купить", "to_buy"}}
 
 // ShortageList is what to buy.
 type ShortageList struct {
@@ -234,11 +242,16 @@ func (s *server) getShortages(c echo.Context) error {
 		return err
 	}
 	if wantsCSV(c) {
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
 		rows := make([][]string, len(short))
 		for i, m := range short {
-			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, num(m.OnHand), num(m.Reserved), num(m.Available), num(m.Backlog), num(m.ReorderPoint), num(m.ToBuy)}
+			q := func(v float64) string { return l.Qty(v, m.Unit) }
+			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, q(m.OnHand), q(m.Reserved), q(m.Available), q(m.Backlog), q(m.ReorderPoint), q(m.ToBuy)}
 		}
-		return writeCSVRowsSep(c, "shortages.csv", []string{"Код", "Материал", "Декор", "Ед.", "На складе", "В резерве", "Доступно", "Портфель", "Точка заказа", "Купить"}, rows, ';')
+		return writeCSVRows(c, l, "shortages.csv", shortageCols, rows)
 	}
 	return c.JSON(http.StatusOK, ShortageList{Items: short})
 }
