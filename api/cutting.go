@@ -16,13 +16,13 @@ import (
 //	@Summary		The cutting list of a production order
 //	@ID			getCuttingList
 //	@Description	What the saw and the edgebander need: the physical parts by board (code, decor, thickness), identical parts (same name, size, grain, edges and edging) summed, longest first, each with where it goes (by sales order, "№5 ×4, №9 ×2") and its origins per item; per board the number of parts, their area in m² and the sheets it estimates (area ÷ the board's largest usable format); the edge-band metres per band (each banded side's length plus EDGE_OVERHANG_MM); the fittings per production order.
-//	@Description	With Accept: text/csv, one row per summed part, ";" separated: with layout=office (the default) Russian headers for the office's Excel (Плита;Декор;Материал;Толщина, мм;Деталь;Длина, мм;Ширина, мм;Кол-во;Текстура;Кромка Д1;Кромка Д2;Кромка Ш1;Кромка Ш2;Кромка;Куда); with layout=optimiser the layout panel-cutting optimisers (and tsekh cut) import: id;board;decor;thickness_mm;name;length_mm;width_mm;qty;grain;edge_l1;edge_l2;edge_w1;edge_w2;where.
+//	@Description	With Accept: text/csv, one row per summed part: with layout=office (the default) the office's layout (";" separated, Russian headers: Плита;Декор;Материал;Толщина, мм;Деталь;Длина, мм;Ширина, мм;Кол-во;Текстура;Кромка Д1;Кромка Д2;Кромка Ш1;Кромка Ш2;Кромка;Куда), with layout=machine the machine's ("," separated, English headers), see docs/operating.md, CSV exports; with layout=optimiser the layout panel-cutting optimisers (and tsekh cut) import: id;board;decor;thickness_mm;name;length_mm;width_mm;qty;grain;edge_l1;edge_l2;edge_w1;edge_w2;where.
 //	@Tags			plan
 //	@Produce		json
 //	@Produce		text/csv
 //	@Security		BearerAuth
 //	@Param			id	path		int	true	"production order id"	minimum(1) example(1)
-//	@Param			layout	query	string	false	"CSV only: office (Russian headers) or optimiser"	Enums(office, optimiser) default(office) example(optimiser)
+//	@Param			layout	query	string	false	"CSV only: office (\";\", Russian headers) or machine (\",\", English headers), see docs/operating.md, CSV exports; or optimiser (the optimisers' columns, \";\" separated, which tsekh cut reads)"	Enums(office, machine, optimiser) default(office) example(optimiser)
 //	@Success		200	{object}	floor.CuttingList
 //	@Failure		401	{object}	Problem
 //	@Failure		404	{object}	Problem
@@ -52,7 +52,7 @@ func (s *server) getCuttingList(c echo.Context) error {
 //	@Produce		text/csv
 //	@Security		BearerAuth
 //	@Param			ids	query		string	true	"production order ids separated by commas, e.g. 1,2,3"	minlength(1) maxlength(2000) extensions(x-pattern=ids) example(1,2)
-//	@Param			layout	query	string	false	"CSV only: office (Russian headers) or optimiser"	Enums(office, optimiser) default(office) example(optimiser)
+//	@Param			layout	query	string	false	"CSV only: office (\";\", Russian headers) or machine (\",\", English headers), see docs/operating.md, CSV exports; or optimiser (the optimisers' columns, \";\" separated, which tsekh cut reads)"	Enums(office, machine, optimiser) default(office) example(optimiser)
 //	@Success		200	{object}	floor.CuttingList
 //	@Failure		400	{object}	Problem
 //	@Failure		401	{object}	Problem

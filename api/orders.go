@@ -157,7 +157,7 @@ func checkIdempotencyKey(k string) error {
 //	@Description	due_before before due_after) is a 422 naming the parameter; a parameter the endpoint does not take is a 400.
 //	@Description
 //	@Description	With `Accept: text/csv` the answer is every order the filters select (limit and cursor do not apply) as CSV for a spreadsheet:
-//	@Description	UTF-8 with a byte order mark, a header row, one row per order with its items summarised ("SKU × qty; …") and their total units.
+//	@Description	UTF-8 with a byte order mark, a header row, one row per order with its items summarised ("SKU × qty; …") and their total units, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags			sales
 //	@Produce		json
 //	@Produce		text/csv
@@ -171,6 +171,7 @@ func checkIdempotencyKey(k string) error {
 //	@Param			late		query		bool	false	"true: only late orders (ETA after the due date); false: only the others"	example(true)
 //	@Param			limit		query		int		false	"page size (1-500, default 50; JSON only)"	minimum(1) maximum(500) default(50) example(50)
 //	@Param			cursor		query		string	false	"next_cursor of the previous page (JSON only)"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9vcmRlcnMiLCJpZCI6MX0)
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success		200			{object}	OrderList	"JSON; with Accept: text/csv, CSV with one row per order"
 //	@Failure		400			{object}	Problem
 //	@Failure		401			{object}	Problem

@@ -140,7 +140,7 @@ func (s *server) countStock(c echo.Context) error {
 //	@Summary	What production orders or a period need of each material
 //	@ID			getRequirements
 //	@Description	With prod_orders: what those production orders still need (what stock reserves for them) and have used up. With from and to: the work due then — the live production orders with an item due then, and the backlog's items due then (as a launch would explode them, by the boards their options choose). With both: the production orders named and the backlog's items due in the period. qty = launched + backlog. Boards in sheets, fractions included, pooled: a part's board is its share of the cutting-plan sheet it lies on, or of what the cutting optimiser lays its launch's (or backlog item's) parts out on; sheets is qty rounded up once, for buying. Edge bands in metres (each banded side plus EDGE_OVERHANG_MM), fittings in pieces.
-//	@Description	With Accept: text/csv, one row per material, ";" separated, Russian headers.
+//	@Description	With Accept: text/csv, one row per material, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags		stock
 //	@Produce	json
 //	@Produce	text/csv
@@ -148,6 +148,7 @@ func (s *server) countStock(c echo.Context) error {
 //	@Param		prod_orders	query		string	false	"production order ids separated by commas"	maxlength(2000) extensions(x-pattern=ids) example(1,2)
 //	@Param		from		query		string	false	"the first due date of the period"	format(date) example(2026-12-07)
 //	@Param		to			query		string	false	"the last due date of the period (at most a year after from)"	format(date) example(2026-12-13)
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success	200			{object}	stock.Requirements
 //	@Failure	400			{object}	Problem
 //	@Failure	401			{object}	Problem
@@ -226,11 +227,12 @@ type ShortageList struct {
 //	@Summary	What to buy: materials short of what the backlog needs and their reorder point
 //	@ID			getShortages
 //	@Description	Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy.
-//	@Description	With Accept: text/csv, one row per material, ";" separated, Russian headers.
+//	@Description	With Accept: text/csv, one row per material, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags		stock
 //	@Produce	json
 //	@Produce	text/csv
 //	@Security	BearerAuth
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success	200	{object}	ShortageList
 //	@Failure	401	{object}	Problem
 //	@Failure	406	{object}	Problem	"the Accept header allows none of the media types it answers in"
