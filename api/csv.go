@@ -181,8 +181,8 @@ func (e csvWriteError) Unwrap() error { return e.error }
 // injection advice): a cell that starts with = + - @, a tab or a carriage
 // return gets a leading apostrophe, which Excel and LibreOffice show as
 // text. A negative number is such a cell too (-1+1+cmd|' /C calc'!A0 starts
-// like one), so it comes as text; tsekh's CSV columns hold no negative
-// numbers.
+// like one), so it comes as text (a shortage's negative "available" among
+// them: a spreadsheet shows it, without reckoning with it).
 func csvCell(s string) string {
 	if s == "" {
 		return s
