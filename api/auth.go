@@ -89,14 +89,14 @@ func (s *server) me(c echo.Context) error {
 type CreateUserRequest struct {
 	Name  string `json:"name" validate:"required" maxLength:"200" example:"Ольга Планова"`
 	Email string `json:"email" validate:"optional" maxLength:"254" example:"olga@factory.example"`
-	Role  string `json:"role" validate:"required" enums:"admin,manager,planner,master,viewer" example:"planner"`
+	Role  string `json:"role" validate:"required" enums:"admin,manager,planner,master,buyer,viewer" example:"planner"`
 }
 
 // createUser godoc
 //
 //	@Summary	Create a user (admin)
 //	@ID		createUser
-//	@Description	Creates a user with a display name and a role (admin, manager, planner, master, viewer). Writes user.created. The user gets API tokens with POST /api/v1/users/{id}/tokens.
+//	@Description	Creates a user with a display name and a role (admin, manager, planner, master, buyer, viewer). Writes user.created. The user gets API tokens with POST /api/v1/users/{id}/tokens.
 //	@Tags		auth
 //	@Accept		json
 //	@Produce	json

@@ -76,6 +76,8 @@ func TestCSV_OneConvention(t *testing.T) {
 		po := launch(t, env, map[string]any{"items": ids})
 		plan := createCutPlan(t, env, po.ID)
 		receiveFor(t, env, "Анна Смирнова", "2026-12-10", noteLine{SKU: "TMB-PRIK-450", Qty: 2})
+		purchase := purchaseOrderOf(t, env.Admin(http.MethodPost, "/api/v1/purchase-orders", map[string]any{"supplier_id": supplierOf(t, env, apptest.AdminToken),
+			"expected_on": "2026-12-10", "lines": []map[string]any{{"code": "LDSP16-SONOMA", "qty": 10}, {"code": "PVC2-SONOMA", "qty": 150.5}}}), http.StatusCreated)
 		env.Dispatch()
 
 		// The route each endpoint is walked at; times and dates name the
@@ -96,6 +98,7 @@ func TestCSV_OneConvention(t *testing.T) {
 			"get /api/v1/production-orders":                   {path: "/api/v1/production-orders", times: []string{"created_at"}, dates: []string{"eta"}},
 			"get /api/v1/production-orders/cutting-list":      {path: fmt.Sprintf("/api/v1/production-orders/cutting-list?ids=%d", po.ID)},
 			"get /api/v1/production-orders/{id}/cutting-list": {path: fmt.Sprintf("/api/v1/production-orders/%d/cutting-list", po.ID)},
+			"get /api/v1/purchase-orders/{id}":                {path: fmt.Sprintf("/api/v1/purchase-orders/%d", purchase.ID), dates: []string{"expected_on"}},
 		}
 		require.Equal(t, csvRoutes(t), slices.Sorted(func(yield func(string) bool) {
 			for k := range endpoints {

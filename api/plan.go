@@ -18,6 +18,7 @@ import (
 //	@Description	Sorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).
 //	@Description	With Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Description	late is true on a row whose due date has passed (before today in the factory's time zone, FACTORY_TIMEZONE): no launch can make it in time. A launched order's lateness is on the production order, against its ETA.
+//	@Description	available_to_promise is the day the item could be ready if launched now ({"ready_on", "held_by"}): planned alone, as a launch would plan it, after every live production order on the work centres' free capacity, its steps that use materials up (cutting, edge banding, assembly) waiting for them after the live orders' needs (on hand, then open purchase orders by their dates, else a supplier's lead time), held_by naming what it would wait for; null when no launch could plan it.
 //	@Tags			plan
 //	@Produce		json
 //	@Produce		text/csv
@@ -101,4 +102,41 @@ func (s *server) replan(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, sum)
+}
+
+// QuoteRequest is the body of POST /api/v1/plan/quote.
+type QuoteRequest struct {
+	SKU string `json:"sku" maxLength:"64" example:"TMB-PRIK-450"`
+	Qty int    `json:"qty" minimum:"1" maximum:"1000" example:"2"`
+	// The decor chosen per slot of the product, by the board's decor or code.
+	Options map[string]string `json:"options" validate:"optional" example:"корпус:Дуб сонома"`
+}
+
+// quote godoc
+//
+//	@Summary		When could this be ready? (available to promise)
+//	@ID			quotePlan
+//	@Description	The day qty units of the SKU, with the decor options chosen, could be ready if they were ordered and launched now: planned as listBacklog's available_to_promise plans a waiting item (alone, after every live production order, its steps that use materials up waiting for them), and held_by, the materials it would wait for. Nothing is written. 422 naming sku for no such product (or one its route cannot make), qty out of 1..1000, options.<slot> for a choice the product does not allow.
+//	@Tags			plan
+//	@Accept			json
+//	@Produce		json
+//	@Security		BearerAuth
+//	@Param			body	body		QuoteRequest	true	"what the customer asks for"
+//	@Success		200		{object}	plan.Promise
+//	@Failure		400		{object}	Problem
+//	@Failure		401		{object}	Problem
+//	@Failure		413		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"invalid fields, named in errors"
+//	@Router			/api/v1/plan/quote [post]
+func (s *server) quote(c echo.Context) error {
+	var req QuoteRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	p, err := s.Plan.Quote(c.Request().Context(), req.SKU, req.Qty, req.Options)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
 }

@@ -21,6 +21,8 @@
 //	@tag.description			The journal of events, their deliveries to subscribers, event types and subscribers.
 //	@tag.name					auth
 //	@tag.description			The caller, users and API tokens.
+//	@tag.name					purchasing
+//	@tag.description			Suppliers and their terms, purchase orders, proposals of what to buy.
 //	@tag.name					stock
 //	@tag.description			Stock per material, receipts, counts, requirements and shortages.
 //	@tag.name					cutting
@@ -61,6 +63,7 @@ import (
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/purchasing"
 	"github.com/tsekh/tsekh/internal/render"
 	"github.com/tsekh/tsekh/internal/sales"
 	"github.com/tsekh/tsekh/internal/stock"
@@ -71,17 +74,19 @@ const MaxBodyBytes = 1 << 20
 
 // Deps is what the HTTP layer needs.
 type Deps struct {
-	DB       *gorm.DB
-	Auth     *auth.Service
-	Catalog  *catalog.Service
-	Stock    *stock.Service
-	Sales    *sales.Service
-	Plan     *plan.Service
-	Floor    *floor.Service
-	CutPlans *cutplan.Service
-	Jobs     *jobs.Service
-	Journal  *events.Journal
-	Registry *events.Registry
+	DB      *gorm.DB
+	Auth    *auth.Service
+	Catalog *catalog.Service
+	Stock   *stock.Service
+	// Purchasing keeps suppliers and purchase orders.
+	Purchasing *purchasing.Service
+	Sales      *sales.Service
+	Plan       *plan.Service
+	Floor      *floor.Service
+	CutPlans   *cutplan.Service
+	Jobs       *jobs.Service
+	Journal    *events.Journal
+	Registry   *events.Registry
 	// Metrics is served at /metrics to administrators (bearer token); nil:
 	// not on this app (METRICS_ADDR serves it on a listener of its own, see
 	// MetricsHandler).
@@ -191,9 +196,21 @@ func New(d Deps) *echo.Echo {
 	v1.GET("/materials/requirements", s.getRequirements, authed()...)
 	v1.GET("/materials/shortages", s.getShortages, authed()...)
 	v1.GET("/stock", s.listStock, authed()...)
-	v1.POST("/stock/receipts", s.receiveStock, authed(auth.RolePlanner)...)
-	v1.POST("/stock/counts", s.countStock, authed(auth.RolePlanner)...)
+	v1.POST("/stock/receipts", s.receiveStock, authed(auth.RolePlanner, auth.RoleBuyer)...)
+	v1.POST("/stock/counts", s.countStock, authed(auth.RolePlanner, auth.RoleBuyer)...)
 	v1.POST("/stock/write-offs", s.writeOffStock, authed(auth.RolePlanner)...)
+	v1.GET("/suppliers", s.listSuppliers, authed()...)
+	v1.POST("/suppliers", s.createSupplier, authed(auth.RolePlanner, auth.RoleBuyer)...)
+	v1.GET("/suppliers/:id", s.getSupplier, authed()...)
+	v1.PUT("/suppliers/:id", s.updateSupplier, authed(auth.RolePlanner, auth.RoleBuyer)...)
+	v1.GET("/purchase-orders", s.listPurchaseOrders, authed()...)
+	v1.POST("/purchase-orders", s.createPurchaseOrder, authed(auth.RolePlanner, auth.RoleBuyer)...)
+	v1.GET("/purchase-orders/:id", s.getPurchaseOrder, authed()...)
+	v1.PUT("/purchase-orders/:id", s.updatePurchaseOrder, authed(auth.RolePlanner, auth.RoleBuyer)...)
+	v1.POST("/purchase-orders/:id/order", s.placePurchaseOrder, authed(auth.RolePlanner, auth.RoleBuyer)...)
+	v1.POST("/purchase-orders/:id/cancel", s.cancelPurchaseOrder, authed(auth.RolePlanner, auth.RoleBuyer)...)
+	v1.GET("/purchase-proposals", s.listPurchaseProposals, authed()...)
+	v1.POST("/purchase-proposals/orders", s.draftPurchaseProposals, authed(auth.RolePlanner, auth.RoleBuyer)...)
 	v1.GET("/stock/offcuts", s.listOffcuts, authed()...)
 	v1.GET("/stock/offcuts/:code", s.getOffcut, authed()...)
 	v1.GET("/stock/offcuts/:code/label", s.getOffcutLabel, authed()...)
@@ -227,6 +244,7 @@ func New(d Deps) *echo.Echo {
 	v1.PUT("/intake/rejections/:id/body", s.editRejection, authed(auth.RoleManager)...)
 
 	v1.GET("/plan/backlog", s.listBacklog, authed()...)
+	v1.POST("/plan/quote", s.quote, authed()...)
 	v1.GET("/plan/schedule", s.getSchedule, authed()...)
 	v1.POST("/plan/replan", s.replan, authed(auth.RolePlanner)...)
 	v1.POST("/production-orders", s.launchProdOrder, authed(auth.RolePlanner)...)

@@ -58,6 +58,10 @@ func TestSpec_ParameterExamplesSucceed(t *testing.T) {
 	createCutPlan(t, env, po.ID) // cutting plan 1
 	// Its first sheet cut, which keeps offcut O1-1-1.
 	require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, "/api/v1/cutting-plans/1/sheets/1/cut", nil).Status)
+	// Supplier 1 and its purchase order 1.
+	sup := supplierOf(t, env, apptest.AdminToken)
+	purchaseOrderOf(t, env.Admin(http.MethodPost, "/api/v1/purchase-orders", map[string]any{"supplier_id": sup, "expected_on": "2026-12-10",
+		"lines": []map[string]any{{"code": "LDSP16-SONOMA", "qty": 10}}}), http.StatusCreated)
 	// A refused delivery kept in the intake inbox: rejection 1.
 	require.Equal(t, http.StatusUnprocessableEntity, deliver(env, shopBody("spec-refused", `{"sku": "NO-SUCH-SKU", "qty": 1}`), time.Now()).Status)
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/input"
+	"github.com/tsekh/tsekh/internal/purchasing"
 	"github.com/tsekh/tsekh/internal/render"
 	"github.com/tsekh/tsekh/internal/stock"
 )
@@ -22,11 +24,22 @@ type StockLineRequest struct {
 	Qty  float64 `json:"qty" minimum:"0" maximum:"1000000" example:"20"`
 }
 
+// StockReceiptLineRequest is a quantity of one material received, in its unit: whole sheets for boards, metres to the centimetre (0.01) for edge bands, whole pieces for fittings.
+type StockReceiptLineRequest struct {
+	// The material's code, read as every code is: in NFKC, regardless of case. With purchase_order_id, it names the order's line of that material.
+	Code string  `json:"code" maxLength:"32" example:"LDSP16-SONOMA"`
+	Qty  float64 `json:"qty" minimum:"0" maximum:"1000000" example:"20"`
+	// With purchase_order_id: why more than is still due of the line is taken (required then).
+	OverReason string `json:"over_reason" validate:"optional" maxLength:"200" example:"поставщик привёз полную пачку"`
+}
+
 // StockReceiptRequest is the body of POST /api/v1/stock/receipts.
 type StockReceiptRequest struct {
-	Lines []StockLineRequest `json:"lines" validate:"required,min=1,max=200"`
+	Lines []StockReceiptLineRequest `json:"lines" validate:"required,min=1,max=200"`
 	// Free text: the supplier, the delivery note.
 	Note string `json:"note" validate:"optional" maxLength:"2000" example:"накладная 1542 от ООО «Плита»"`
+	// The purchase order the delivery was sent against: each line is booked on the order's line of its material.
+	PurchaseOrderID *int64 `json:"purchase_order_id" validate:"optional" minimum:"1" example:"1"`
 }
 
 // StockCountRequest is the body of POST /api/v1/stock/counts.
@@ -77,9 +90,10 @@ func (s *server) listStock(c echo.Context) error {
 
 // receiveStock godoc
 //
-//	@Summary		Receive materials into stock (admin, planner)
+//	@Summary		Receive materials into stock (admin, planner, buyer)
 //	@ID			receiveStock
 //	@Description	Adds the quantities to what is on hand and writes stock.received. 422 naming lines[i].code for a material the catalogue does not have, lines[i].qty for a quantity not positive or off its unit's step (whole sheets and pieces, metres to the centimetre); nothing is written then.
+//	@Description	With purchase_order_id, the delivery is received against that purchase order (ordered or partially received): each line is booked on the order's line of its material (a part of it, or the rest), stock.received names the order, the order becomes partially_received or, once every line has come, received, and purchase_order.received says what came. Deliveries racing on one line are taken one after the other, never beyond what is due without a reason. 422 naming purchase_order_id for no such order, lines[i].code for a material not on it, lines[i].qty for more than its line still has due without lines[i].over_reason; 409 naming status for an order that is a draft, received or cancelled; nothing is written then.
 //	@Tags			stock
 //	@Accept			json
 //	@Produce		json
@@ -89,6 +103,7 @@ func (s *server) listStock(c echo.Context) error {
 //	@Failure		400		{object}	Problem
 //	@Failure		401		{object}	Problem
 //	@Failure		403		{object}	Problem
+//	@Failure		409		{object}	Problem	"the purchase order takes no delivery in its state"
 //	@Failure		413		{object}	Problem
 //	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"invalid fields, named in errors"
@@ -98,7 +113,28 @@ func (s *server) receiveStock(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	r, err := s.Stock.Receive(c.Request().Context(), stockLines(req.Lines), req.Note)
+	var r stock.Receipt
+	var err error
+	if req.PurchaseOrderID != nil {
+		lines := make([]purchasing.ReceiptLine, len(req.Lines))
+		for i, l := range req.Lines {
+			lines[i] = purchasing.ReceiptLine{Code: l.Code, Qty: l.Qty, OverReason: l.OverReason}
+		}
+		r, err = s.Purchasing.Receive(c.Request().Context(), *req.PurchaseOrderID, lines, req.Note)
+	} else {
+		var fields []apperr.FieldError
+		lines := make([]stock.Line, len(req.Lines))
+		for i, l := range req.Lines {
+			lines[i] = stock.Line{Code: l.Code, Qty: l.Qty}
+			if l.OverReason != "" {
+				fields = append(fields, apperr.Field(fmt.Sprintf("lines[%d].over_reason", i), "is for a receipt against a purchase order (purchase_order_id)"))
+			}
+		}
+		if len(fields) > 0 {
+			return apperr.Invalid("the receipt is not valid", fields...)
+		}
+		r, err = s.Stock.Receive(c.Request().Context(), lines, req.Note)
+	}
 	if err != nil {
 		return err
 	}
@@ -107,7 +143,7 @@ func (s *server) receiveStock(c echo.Context) error {
 
 // countStock godoc
 //
-//	@Summary		Record a stock count (admin, planner)
+//	@Summary		Record a stock count (admin, planner, buyer)
 //	@ID			countStock
 //	@Description	Sets each material's on hand to what was counted (the difference is the count's movement) and writes stock.counted with the reason. 422 as for receipts (a count may be 0), and naming reason when it is missing.
 //	@Tags			stock
@@ -215,7 +251,8 @@ var requirementCols = []csvCol{{"Код", "code"}, {"Материал", "name"},
 
 // shortageCols are the shortages' columns as CSV.
 var shortageCols = []csvCol{{"Код", "code"}, {"Материал", "name"}, {"Декор", "decor"}, {"Ед.", "unit"}, {"На складе", "on_hand"},
-	{"В резерве", "reserved"}, {"Доступно", "available"}, {"Портфель", "backlog"}, {"Точка заказа", "reorder_point"}, {"Купить", "to_buy"}}
+	{"В резерве", "reserved"}, {"Доступно", "available"}, {"Портфель", "backlog"}, {"Точка заказа", "reorder_point"}, {"Купить", "to_buy"},
+	{"Ниже нуля из-за", "taken_by"}}
 
 // ShortageList is what to buy.
 type ShortageList struct {
@@ -226,7 +263,7 @@ type ShortageList struct {
 //
 //	@Summary	What to buy: materials short of what the backlog needs and their reorder point
 //	@ID			getShortages
-//	@Description	Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy.
+//	@Description	Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy. negative flags a material whose on hand is below nothing (the floor used more than was booked in: its consumption is booked all the same, and stock.consumed says so in overdrawn), and taken_by lists the production orders whose consumption took it below nothing since it last was at nothing or more, with how much each took beyond what was there.
 //	@Description	With Accept: text/csv, one row per material, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags		stock
 //	@Produce	json
@@ -251,7 +288,12 @@ func (s *server) getShortages(c echo.Context) error {
 		rows := make([][]string, len(short))
 		for i, m := range short {
 			q := func(v float64) string { return l.Qty(v, m.Unit) }
-			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, q(m.OnHand), q(m.Reserved), q(m.Available), q(m.Backlog), q(m.ReorderPoint), q(m.ToBuy)}
+			var taken []string
+			for _, tb := range m.TakenBy {
+				taken = append(taken, fmt.Sprintf("№%d: %s", tb.ProdOrderID, q(tb.Qty)))
+			}
+			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, q(m.OnHand), q(m.Reserved), q(m.Available), q(m.Backlog), q(m.ReorderPoint), q(m.ToBuy),
+				strings.Join(taken, "; ")}
 		}
 		return writeCSVRows(c, l, "shortages.csv", shortageCols, rows)
 	}

@@ -2229,7 +2229,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy.\nWith Accept: text/csv, one row per material, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).",
+                "description": "Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy. negative flags a material whose on hand is below nothing (the floor used more than was booked in: its consumption is booked all the same, and stock.consumed says so in overdrawn), and taken_by lists the production orders whose consumption took it below nothing since it last was at nothing or more, with how much each took beyond what was there.\nWith Accept: text/csv, one row per material, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -3208,7 +3208,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The plan module's own view, fed by order events: each item with its sales order, customer, SKU, product name, quantity, note, due date and the route a launch follows (its product's default route, from the catalog).\nSorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).\nlate is true on a row whose due date has passed (before today in the factory's time zone, FACTORY_TIMEZONE): no launch can make it in time. A launched order's lateness is on the production order, against its ETA.",
+                "description": "The plan module's own view, fed by order events: each item with its sales order, customer, SKU, product name, quantity, note, due date and the route a launch follows (its product's default route, from the catalog).\nSorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).\nlate is true on a row whose due date has passed (before today in the factory's time zone, FACTORY_TIMEZONE): no launch can make it in time. A launched order's lateness is on the production order, against its ETA.\navailable_to_promise is the day the item could be ready if launched now ({\"ready_on\", \"held_by\"}): planned alone, as a launch would plan it, after every live production order on the work centres' free capacity, its steps that use materials up (cutting, edge banding, assembly) waiting for them after the live orders' needs (on hand, then open purchase orders by their dates, else a supplier's lead time), held_by naming what it would wait for; null when no launch could plan it.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -3316,6 +3316,76 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/plan/quote": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The day qty units of the SKU, with the decor options chosen, could be ready if they were ordered and launched now: planned as listBacklog's available_to_promise plans a waiting item (alone, after every live production order, its steps that use materials up waiting for them), and held_by, the materials it would wait for. Nothing is written. 422 naming sku for no such product (or one its route cannot make), qty out of 1..1000, options.\u003cslot\u003e for a choice the product does not allow.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "plan"
+                ],
+                "summary": "When could this be ready? (available to promise)",
+                "operationId": "quotePlan",
+                "parameters": [
+                    {
+                        "description": "what the customer asks for",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.QuoteRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/plan.Promise"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -4863,6 +4933,609 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/purchase-orders": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Purchase orders in id order with their lines (ordered, received so far, price, expected date) and total. 422 naming status for a state there is not.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "Purchase orders",
+                "operationId": "listPurchaseOrders",
+                "parameters": [
+                    {
+                        "enum": [
+                            "draft",
+                            "ordered",
+                            "partially_received",
+                            "received",
+                            "cancelled"
+                        ],
+                        "type": "string",
+                        "x-example": "ordered",
+                        "description": "only orders in this state",
+                        "name": "status",
+                        "in": "query"
+                    },
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "only this supplier's orders",
+                        "name": "supplier_id",
+                        "in": "query"
+                    },
+                    {
+                        "maximum": 500,
+                        "minimum": 1,
+                        "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 1000,
+                        "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9wdXJjaGFzZS1vcmRlcnMiLCJpZCI6MX0",
+                        "pattern": "^[A-Za-z0-9_-]+$",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.PurchaseOrderList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes purchase_order.created; the order is a draft until it is ordered. A line's price defaults to the supplier's for the material. 422 naming supplier_id for no such supplier, lines[i].code for a material the catalogue does not have or one named twice, lines[i].qty for a quantity not positive or off its unit's step, lines[i].expected_on for a line without a date (its own or the order's); nothing is written then.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "Draft a purchase order (admin, planner, buyer)",
+                "operationId": "createPurchaseOrder",
+                "parameters": [
+                    {
+                        "description": "the purchase order",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.PurchaseOrderRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/purchasing.Order"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/purchase-orders/{id}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The order with its lines. With ` + "`" + `Accept: application/pdf` + "`" + ` the letter to send to the supplier (A4): the order's number and date, the supplier, a row per line with the supplier's article, the material, unit, quantity, price, sum and expected date, and the total. With ` + "`" + `Accept: text/csv` + "`" + ` a row per line, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).",
+                "produces": [
+                    "application/json",
+                    "application/pdf",
+                    "text/csv"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "One purchase order (JSON, PDF, CSV)",
+                "operationId": "getPurchaseOrder",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "purchase order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "machine"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "machine",
+                        "description": "CSV only: office (\\",
+                        "name": "layout",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/purchasing.Order"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "406": {
+                        "description": "the Accept header allows none of the media types it answers in",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes purchase_order.changed. 409 naming status once the order is no draft (ordered, received or cancelled); 422 as createPurchaseOrder; nothing is written then.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "Replace a draft purchase order (admin, planner, buyer)",
+                "operationId": "updatePurchaseOrder",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "purchase order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the purchase order",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.PurchaseOrderRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/purchasing.Order"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the order is no draft",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/purchase-orders/{id}/cancel": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Cancels a draft or an order not received in full, with a reason, and writes purchase_order.cancelled: what is still due of it is expected no more (what was received stays in stock). 422 naming reason when it is missing, 409 naming status for an order received or cancelled already; nothing is written then.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "Cancel a purchase order (admin, planner, buyer)",
+                "operationId": "cancelPurchaseOrder",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "purchase order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "why",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.CancelPurchaseOrderRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/purchasing.Order"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the order is received or cancelled",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/purchase-orders/{id}/order": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The draft becomes ordered and writes purchase_order.ordered: its lines are expected on their dates, and the plan counts on them. 409 naming status when it is no draft.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "Send a draft to its supplier (admin, planner, buyer)",
+                "operationId": "placePurchaseOrder",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "purchase order id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/purchasing.Order"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the order is no draft",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/purchase-proposals": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "From the shortages (what the backlog needs beyond what is available, brought up to the reorder points: getShortages' to_buy), less what open purchase orders (draft, ordered, partially received) still bring (on_order): per material, the supplier with the shortest lead time for it (then the lowest price), the quantity brought up to its min_qty and rounded up to whole packs (pack_qty), and the dates: needed_on, the planned start of the first live production order still needing it at the step that uses it up (cutting for boards, edge banding for bands, assembly for fittings); order_by, needed_on less the supplier's lead time in working days (of that step's work centre); expected_on, needed_on, or today plus the lead time when order_by has passed (late) or no live order needs it yet (needed_on null, order_by today). Materials no supplier sells come last, without supplier_id.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "What to buy, per supplier, and by when",
+                "operationId": "listPurchaseProposals",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.ProposalList"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/purchase-proposals/orders": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Drafts a purchase order per supplier of listPurchaseProposals (of the one supplier when supplier_id is given), its lines the proposal's quantities and prices, each expected on the line's expected_on, and writes purchase_order.created for each, in one transaction; the materials no supplier sells are left out. Nothing to propose drafts nothing (an empty list); 422 naming supplier_id when the proposals have nothing for that supplier.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "Turn the proposals into draft purchase orders (admin, planner, buyer)",
+                "operationId": "draftPurchaseProposals",
+                "parameters": [
+                    {
+                        "description": "which supplier's proposal",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.DraftProposalsRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/api.DraftedOrders"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/routes": {
             "get": {
                 "security": [
@@ -5246,7 +5919,7 @@ const docTemplate = `{
                 "tags": [
                     "stock"
                 ],
-                "summary": "Record a stock count (admin, planner)",
+                "summary": "Record a stock count (admin, planner, buyer)",
                 "operationId": "countStock",
                 "parameters": [
                     {
@@ -5566,7 +6239,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Adds the quantities to what is on hand and writes stock.received. 422 naming lines[i].code for a material the catalogue does not have, lines[i].qty for a quantity not positive or off its unit's step (whole sheets and pieces, metres to the centimetre); nothing is written then.",
+                "description": "Adds the quantities to what is on hand and writes stock.received. 422 naming lines[i].code for a material the catalogue does not have, lines[i].qty for a quantity not positive or off its unit's step (whole sheets and pieces, metres to the centimetre); nothing is written then.\nWith purchase_order_id, the delivery is received against that purchase order (ordered or partially received): each line is booked on the order's line of its material (a part of it, or the rest), stock.received names the order, the order becomes partially_received or, once every line has come, received, and purchase_order.received says what came. Deliveries racing on one line are taken one after the other, never beyond what is due without a reason. 422 naming purchase_order_id for no such order, lines[i].code for a material not on it, lines[i].qty for more than its line still has due without lines[i].over_reason; 409 naming status for an order that is a draft, received or cancelled; nothing is written then.",
                 "consumes": [
                     "application/json"
                 ],
@@ -5576,7 +6249,7 @@ const docTemplate = `{
                 "tags": [
                     "stock"
                 ],
-                "summary": "Receive materials into stock (admin, planner)",
+                "summary": "Receive materials into stock (admin, planner, buyer)",
                 "operationId": "receiveStock",
                 "parameters": [
                     {
@@ -5610,6 +6283,12 @@ const docTemplate = `{
                     },
                     "403": {
                         "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the purchase order takes no delivery in its state",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -5891,6 +6570,297 @@ const docTemplate = `{
                 }
             }
         },
+        "/api/v1/suppliers": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Suppliers in id order, each with its terms per material: the supplier's article, price, lead time in working days, minimum order and pack.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "Suppliers with their terms per material",
+                "operationId": "listSuppliers",
+                "parameters": [
+                    {
+                        "maxLength": 32,
+                        "type": "string",
+                        "x-example": "LDSP16-SONOMA",
+                        "description": "only suppliers selling this material (its code, regardless of case)",
+                        "name": "material",
+                        "in": "query"
+                    },
+                    {
+                        "maximum": 500,
+                        "minimum": 1,
+                        "type": "integer",
+                        "default": 50,
+                        "x-example": 50,
+                        "description": "page size (1-500, default 50)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "maxLength": 1000,
+                        "type": "string",
+                        "x-example": "eyJsIjoiL2FwaS92MS9zdXBwbGllcnMiLCJpZCI6MX0",
+                        "pattern": "^[A-Za-z0-9_-]+$",
+                        "description": "next_cursor of the previous page",
+                        "name": "cursor",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.SupplierList"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes supplier.created. 422 naming name when it is missing, materials[i].code for a material the catalogue does not have or one named twice, materials[i].price, lead_days, min_qty or pack_qty out of bounds (min_qty and pack_qty on the material's step: whole sheets and pieces, metres to the centimetre); nothing is written then.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "Add a supplier (admin, planner, buyer)",
+                "operationId": "createSupplier",
+                "parameters": [
+                    {
+                        "description": "the supplier",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.SupplierRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/purchasing.Supplier"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/suppliers/{id}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The supplier with its contacts and terms per material.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "One supplier",
+                "operationId": "getSupplier",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "supplier id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/purchasing.Supplier"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            },
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Writes supplier.updated; 422 as createSupplier. Purchase orders already written keep their prices.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "purchasing"
+                ],
+                "summary": "Replace a supplier and its terms (admin, planner, buyer)",
+                "operationId": "updateSupplier",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "supplier id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the supplier",
+                        "name": "body",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.SupplierRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/purchasing.Supplier"
+                        }
+                    },
+                    "400": {
+                        "description": "Bad Request",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "403": {
+                        "description": "Forbidden",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "Request Entity Too Large",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "415": {
+                        "description": "Unsupported Media Type",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, named in errors",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/api/v1/users": {
             "get": {
                 "security": [
@@ -5961,7 +6931,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Creates a user with a display name and a role (admin, manager, planner, master, viewer). Writes user.created. The user gets API tokens with POST /api/v1/users/{id}/tokens.",
+                "description": "Creates a user with a display name and a role (admin, manager, planner, master, buyer, viewer). Writes user.created. The user gets API tokens with POST /api/v1/users/{id}/tokens.",
                 "consumes": [
                     "application/json"
                 ],
@@ -6947,6 +7917,19 @@ const docTemplate = `{
                 }
             }
         },
+        "api.CancelPurchaseOrderRequest": {
+            "type": "object",
+            "required": [
+                "reason"
+            ],
+            "properties": {
+                "reason": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "example": "поставщик не подтвердил сроки"
+                }
+            }
+        },
         "api.CancelRequest": {
             "type": "object",
             "required": [
@@ -7160,6 +8143,7 @@ const docTemplate = `{
                         "manager",
                         "planner",
                         "master",
+                        "buyer",
                         "viewer"
                     ],
                     "example": "planner"
@@ -7239,6 +8223,31 @@ const docTemplate = `{
                     "type": "string",
                     "maxLength": 1000,
                     "example": "дубль заказа, клиент оформил новый"
+                }
+            }
+        },
+        "api.DraftProposalsRequest": {
+            "type": "object",
+            "properties": {
+                "supplier_id": {
+                    "description": "Only this supplier's proposal; absent: every supplier's.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
+                }
+            }
+        },
+        "api.DraftedOrders": {
+            "type": "object",
+            "required": [
+                "items"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/purchasing.Order"
+                    }
                 }
             }
         },
@@ -8011,6 +9020,136 @@ const docTemplate = `{
                 }
             }
         },
+        "api.ProposalList": {
+            "type": "object",
+            "required": [
+                "items"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/purchasing.Proposal"
+                    }
+                }
+            }
+        },
+        "api.PurchaseOrderLineRequest": {
+            "type": "object",
+            "required": [
+                "code",
+                "qty"
+            ],
+            "properties": {
+                "code": {
+                    "description": "The material's code in the catalogue (once per order).",
+                    "type": "string",
+                    "maxLength": 32,
+                    "example": "LDSP16-SONOMA"
+                },
+                "expected_on": {
+                    "description": "When it is expected; absent: the order's expected_on.",
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-10"
+                },
+                "price": {
+                    "description": "Per unit; absent: the supplier's price for the material (0 without terms).",
+                    "type": "number",
+                    "maximum": 100000000,
+                    "minimum": 0,
+                    "example": 3150
+                },
+                "qty": {
+                    "description": "In the material's unit: whole sheets and pieces, metres to the centimetre.",
+                    "type": "number",
+                    "maximum": 1000000,
+                    "minimum": 0,
+                    "example": 10
+                }
+            }
+        },
+        "api.PurchaseOrderList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/purchasing.Order"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
+        "api.PurchaseOrderRequest": {
+            "type": "object",
+            "required": [
+                "lines",
+                "supplier_id"
+            ],
+            "properties": {
+                "expected_on": {
+                    "description": "The lines' expected date unless they give their own.",
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-10"
+                },
+                "lines": {
+                    "type": "array",
+                    "maxItems": 200,
+                    "minItems": 1,
+                    "items": {
+                        "$ref": "#/definitions/api.PurchaseOrderLineRequest"
+                    }
+                },
+                "note": {
+                    "type": "string",
+                    "maxLength": 2000,
+                    "example": "к заказу 1542"
+                },
+                "supplier_id": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
+                }
+            }
+        },
+        "api.QuoteRequest": {
+            "type": "object",
+            "required": [
+                "qty",
+                "sku"
+            ],
+            "properties": {
+                "options": {
+                    "description": "The decor chosen per slot of the product, by the board's decor or code.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    },
+                    "example": {
+                        "корпус": "Дуб сонома"
+                    }
+                },
+                "qty": {
+                    "type": "integer",
+                    "maximum": 1000,
+                    "minimum": 1,
+                    "example": 2
+                },
+                "sku": {
+                    "type": "string",
+                    "maxLength": 64,
+                    "example": "TMB-PRIK-450"
+                }
+            }
+        },
         "api.RecutList": {
             "type": "object",
             "required": [
@@ -8618,6 +9757,33 @@ const docTemplate = `{
                 }
             }
         },
+        "api.StockReceiptLineRequest": {
+            "type": "object",
+            "required": [
+                "code",
+                "qty"
+            ],
+            "properties": {
+                "code": {
+                    "description": "The material's code, read as every code is: in NFKC, regardless of case. With purchase_order_id, it names the order's line of that material.",
+                    "type": "string",
+                    "maxLength": 32,
+                    "example": "LDSP16-SONOMA"
+                },
+                "over_reason": {
+                    "description": "With purchase_order_id: why more than is still due of the line is taken (required then).",
+                    "type": "string",
+                    "maxLength": 200,
+                    "example": "поставщик привёз полную пачку"
+                },
+                "qty": {
+                    "type": "number",
+                    "maximum": 1000000,
+                    "minimum": 0,
+                    "example": 20
+                }
+            }
+        },
         "api.StockReceiptRequest": {
             "type": "object",
             "required": [
@@ -8629,7 +9795,7 @@ const docTemplate = `{
                     "maxItems": 200,
                     "minItems": 1,
                     "items": {
-                        "$ref": "#/definitions/api.StockLineRequest"
+                        "$ref": "#/definitions/api.StockReceiptLineRequest"
                     }
                 },
                 "note": {
@@ -8637,6 +9803,12 @@ const docTemplate = `{
                     "type": "string",
                     "maxLength": 2000,
                     "example": "накладная 1542 от ООО «Плита»"
+                },
+                "purchase_order_id": {
+                    "description": "The purchase order the delivery was sent against: each line is booked on the order's line of its material.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1
                 }
             }
         },
@@ -8678,6 +9850,113 @@ const docTemplate = `{
                 },
                 "next_cursor": {
                     "type": "string"
+                }
+            }
+        },
+        "api.SupplierList": {
+            "type": "object",
+            "required": [
+                "items",
+                "next_cursor"
+            ],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/purchasing.Supplier"
+                    }
+                },
+                "next_cursor": {
+                    "type": "string"
+                }
+            }
+        },
+        "api.SupplierRequest": {
+            "type": "object",
+            "required": [
+                "name"
+            ],
+            "properties": {
+                "contact": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "example": "Сергей Иванов"
+                },
+                "email": {
+                    "type": "string",
+                    "maxLength": 254,
+                    "example": "zakaz@plita.example"
+                },
+                "materials": {
+                    "description": "Its terms per material (replaced whole by PUT).",
+                    "type": "array",
+                    "maxItems": 500,
+                    "items": {
+                        "$ref": "#/definitions/api.SupplierTermsRequest"
+                    }
+                },
+                "name": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "example": "ООО «Плита»"
+                },
+                "note": {
+                    "type": "string",
+                    "maxLength": 2000,
+                    "example": "доставка по вторникам"
+                },
+                "phone": {
+                    "type": "string",
+                    "maxLength": 50,
+                    "example": "+7 900 555-12-12"
+                }
+            }
+        },
+        "api.SupplierTermsRequest": {
+            "type": "object",
+            "required": [
+                "code"
+            ],
+            "properties": {
+                "code": {
+                    "description": "The material's code in the catalogue, read as every code is: in NFKC, regardless of case.",
+                    "type": "string",
+                    "maxLength": 32,
+                    "example": "LDSP16-SONOMA"
+                },
+                "lead_days": {
+                    "description": "Working days from the order to the delivery.",
+                    "type": "integer",
+                    "maximum": 365,
+                    "minimum": 0,
+                    "example": 5
+                },
+                "min_qty": {
+                    "description": "The least it takes an order for, in the material's unit.",
+                    "type": "number",
+                    "maximum": 1000000,
+                    "minimum": 0,
+                    "example": 10
+                },
+                "pack_qty": {
+                    "description": "What it sells in: sheets in a pack, metres in a roll; 0: any quantity on the unit's step.",
+                    "type": "number",
+                    "maximum": 1000000,
+                    "minimum": 0,
+                    "example": 5
+                },
+                "price": {
+                    "description": "Per unit of the material (a sheet, a metre, a piece).",
+                    "type": "number",
+                    "maximum": 100000000,
+                    "minimum": 0,
+                    "example": 3150
+                },
+                "supplier_code": {
+                    "description": "The supplier's own article for it.",
+                    "type": "string",
+                    "maxLength": 64,
+                    "example": "EG-H1145-16"
                 }
             }
         },
@@ -11060,6 +12339,7 @@ const docTemplate = `{
         "plan.BacklogItem": {
             "type": "object",
             "required": [
+                "available_to_promise",
                 "boards",
                 "customer",
                 "due_date",
@@ -11076,6 +12356,15 @@ const docTemplate = `{
                 "sku"
             ],
             "properties": {
+                "available_to_promise": {
+                    "description": "AvailableToPromise is the day it could be ready if launched now,\nalone, after the live work, its steps that use materials up waiting\nfor them after the live orders' needs, and what it would wait for;\nnull when no launch could plan it.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/plan.Promise"
+                        }
+                    ],
+                    "x-nullable": true
+                },
                 "boards": {
                     "description": "Boards are every decor slot of its product with the board its parts\nwill be cut from: the item's choice, or the slot's default.",
                     "type": "object",
@@ -11203,6 +12492,32 @@ const docTemplate = `{
                 },
                 "working": {
                     "type": "boolean"
+                }
+            }
+        },
+        "plan.Held": {
+            "type": "object",
+            "required": [
+                "available_on",
+                "code",
+                "needed"
+            ],
+            "properties": {
+                "available_on": {
+                    "description": "AvailableOn is the day it is available to the order; null when\nnothing covers it and no supplier sells it.",
+                    "type": "string",
+                    "format": "date",
+                    "x-nullable": true,
+                    "example": "2026-12-10"
+                },
+                "code": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "needed": {
+                    "description": "Needed is what the order still needs of it.",
+                    "type": "number",
+                    "example": 1.6
                 }
             }
         },
@@ -11628,6 +12943,7 @@ const docTemplate = `{
                 "due_date",
                 "eta",
                 "eta_given",
+                "held_by",
                 "id",
                 "items",
                 "late",
@@ -11697,6 +13013,13 @@ const docTemplate = `{
                 "eta_given": {
                     "description": "ETAGiven says a planner gave the ETA at launch: a re-plan keeps it and moves only planned_eta.",
                     "type": "boolean"
+                },
+                "held_by": {
+                    "description": "HeldBy are the materials its steps that use them up wait for, as its\nlaunch or the last re-plan found them: what it still needs of each and\nthe day it is available to it (null: nothing covers it and no\nsupplier sells it). Its ETA includes the wait.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Held"
+                    }
                 },
                 "id": {
                     "type": "integer"
@@ -11781,6 +13104,7 @@ const docTemplate = `{
                 "due_date",
                 "eta",
                 "eta_given",
+                "held_by",
                 "id",
                 "items",
                 "late",
@@ -11852,6 +13176,13 @@ const docTemplate = `{
                 "eta_given": {
                     "description": "ETAGiven says a planner gave the ETA at launch: a re-plan keeps it and moves only planned_eta.",
                     "type": "boolean"
+                },
+                "held_by": {
+                    "description": "HeldBy are the materials its steps that use them up wait for, as its\nlaunch or the last re-plan found them: what it still needs of each and\nthe day it is available to it (null: nothing covers it and no\nsupplier sells it). Its ETA includes the wait.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Held"
+                    }
                 },
                 "id": {
                     "type": "integer"
@@ -11954,6 +13285,26 @@ const docTemplate = `{
                 "percent": {
                     "description": "Percent is the share of the planned minutes done, 0 to 100.",
                     "type": "number"
+                }
+            }
+        },
+        "plan.Promise": {
+            "type": "object",
+            "required": [
+                "held_by",
+                "ready_on"
+            ],
+            "properties": {
+                "held_by": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/plan.Held"
+                    }
+                },
+                "ready_on": {
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-15"
                 }
             }
         },
@@ -12112,6 +13463,358 @@ const docTemplate = `{
                     "description": "ScrappedByID and ScrappedBy are who reported it.",
                     "type": "integer",
                     "x-nullable": true
+                }
+            }
+        },
+        "purchasing.Order": {
+            "type": "object",
+            "required": [
+                "cancel_reason",
+                "created_at",
+                "id",
+                "lines",
+                "note",
+                "ordered_at",
+                "status",
+                "supplier",
+                "supplier_id",
+                "total"
+            ],
+            "properties": {
+                "cancel_reason": {
+                    "type": "string",
+                    "example": ""
+                },
+                "created_at": {
+                    "description": "CreatedAt and OrderedAt are RFC 3339 UTC; OrderedAt is null until the order is sent.",
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "id": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "lines": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/purchasing.OrderLine"
+                    }
+                },
+                "note": {
+                    "type": "string",
+                    "example": "к заказу 1542"
+                },
+                "ordered_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "x-nullable": true
+                },
+                "status": {
+                    "type": "string",
+                    "enum": [
+                        "draft",
+                        "ordered",
+                        "partially_received",
+                        "received",
+                        "cancelled"
+                    ],
+                    "example": "ordered"
+                },
+                "supplier": {
+                    "description": "Supplier is the supplier's name.",
+                    "type": "string",
+                    "example": "ООО «Плита»"
+                },
+                "supplier_id": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "total": {
+                    "description": "Total is the sum of the lines' quantities times their prices.",
+                    "type": "number",
+                    "example": 31500
+                }
+            }
+        },
+        "purchasing.OrderLine": {
+            "type": "object",
+            "required": [
+                "code",
+                "expected_on",
+                "id",
+                "n",
+                "name",
+                "price",
+                "qty",
+                "received",
+                "supplier_code",
+                "unit"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "expected_on": {
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-10"
+                },
+                "id": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "n": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "name": {
+                    "description": "Name and Unit are the material's, from the catalogue.",
+                    "type": "string",
+                    "example": "ЛДСП 16 мм Дуб сонома"
+                },
+                "price": {
+                    "type": "number",
+                    "example": 3150
+                },
+                "qty": {
+                    "type": "number",
+                    "example": 10
+                },
+                "received": {
+                    "description": "Received is what deliveries have brought of it so far (it may exceed qty, with a reason).",
+                    "type": "number",
+                    "example": 4
+                },
+                "supplier_code": {
+                    "description": "SupplierCode is the supplier's article for the material, from its terms.",
+                    "type": "string",
+                    "example": "EG-H1145-16"
+                },
+                "unit": {
+                    "type": "string",
+                    "enum": [
+                        "sheet",
+                        "m",
+                        "pcs"
+                    ],
+                    "example": "sheet"
+                }
+            }
+        },
+        "purchasing.Proposal": {
+            "type": "object",
+            "required": [
+                "lines",
+                "supplier",
+                "supplier_id",
+                "total"
+            ],
+            "properties": {
+                "lines": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/purchasing.ProposalLine"
+                    }
+                },
+                "supplier": {
+                    "type": "string",
+                    "example": "ООО «Плита»"
+                },
+                "supplier_id": {
+                    "type": "integer",
+                    "x-nullable": true,
+                    "example": 1
+                },
+                "total": {
+                    "description": "Total is the sum of the lines' quantities times their prices.",
+                    "type": "number",
+                    "example": 47250
+                }
+            }
+        },
+        "purchasing.ProposalLine": {
+            "type": "object",
+            "required": [
+                "code",
+                "expected_on",
+                "late",
+                "lead_days",
+                "min_qty",
+                "name",
+                "needed_on",
+                "on_order",
+                "order_by",
+                "pack_qty",
+                "price",
+                "qty",
+                "short",
+                "supplier_code",
+                "unit"
+            ],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "expected_on": {
+                    "description": "ExpectedOn is the day to expect it: NeededOn, or today plus the lead\ntime when that is later (Late) or nothing needs it yet.",
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-14"
+                },
+                "late": {
+                    "description": "Late: OrderBy is before today, so it arrives after the order needing it starts.",
+                    "type": "boolean",
+                    "example": false
+                },
+                "lead_days": {
+                    "type": "integer",
+                    "example": 5
+                },
+                "min_qty": {
+                    "type": "number",
+                    "example": 10
+                },
+                "name": {
+                    "type": "string",
+                    "example": "ЛДСП 16 мм Дуб сонома"
+                },
+                "needed_on": {
+                    "description": "NeededOn is the day the first live production order needing it\nstarts the step that uses it up (cutting for boards, edge banding for\nbands, assembly for fittings); null when no live order needs it (the\nbacklog or the reorder point does).",
+                    "type": "string",
+                    "format": "date",
+                    "x-nullable": true,
+                    "example": "2026-12-14"
+                },
+                "on_order": {
+                    "type": "number",
+                    "example": 0
+                },
+                "order_by": {
+                    "description": "OrderBy is NeededOn less the lead time in working days (of the work\ncentre of that step): the day to order by; today when no live order\nneeds it.",
+                    "type": "string",
+                    "format": "date",
+                    "example": "2026-12-07"
+                },
+                "pack_qty": {
+                    "type": "number",
+                    "example": 5
+                },
+                "price": {
+                    "type": "number",
+                    "example": 3150
+                },
+                "qty": {
+                    "description": "Qty is Short brought up to the supplier's minimum order and rounded\nup to whole packs.",
+                    "type": "number",
+                    "example": 10
+                },
+                "short": {
+                    "description": "Short is what the shortages say to buy (backlog + reorder point −\navailable), less what open purchase orders still bring (OnOrder).",
+                    "type": "number",
+                    "example": 7
+                },
+                "supplier_code": {
+                    "type": "string",
+                    "example": "EG-H1145-16"
+                },
+                "unit": {
+                    "type": "string",
+                    "enum": [
+                        "sheet",
+                        "m",
+                        "pcs"
+                    ],
+                    "example": "sheet"
+                }
+            }
+        },
+        "purchasing.Supplier": {
+            "type": "object",
+            "required": [
+                "contact",
+                "email",
+                "id",
+                "materials",
+                "name",
+                "note",
+                "phone"
+            ],
+            "properties": {
+                "contact": {
+                    "type": "string",
+                    "example": "Сергей Иванов"
+                },
+                "email": {
+                    "type": "string",
+                    "example": "zakaz@plita.example"
+                },
+                "id": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "materials": {
+                    "description": "Materials are its terms, per material of the catalogue, in code order.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/purchasing.Terms"
+                    }
+                },
+                "name": {
+                    "type": "string",
+                    "example": "ООО «Плита»"
+                },
+                "note": {
+                    "type": "string",
+                    "example": "доставка по вторникам"
+                },
+                "phone": {
+                    "type": "string",
+                    "example": "+7 900 555-12-12"
+                }
+            }
+        },
+        "purchasing.Terms": {
+            "type": "object",
+            "required": [
+                "code",
+                "lead_days",
+                "min_qty",
+                "pack_qty",
+                "price",
+                "supplier_code"
+            ],
+            "properties": {
+                "code": {
+                    "description": "Code is the material's code in the catalogue.",
+                    "type": "string",
+                    "example": "LDSP16-SONOMA"
+                },
+                "lead_days": {
+                    "description": "LeadDays is how many working days an order takes to arrive.",
+                    "type": "integer",
+                    "example": 5
+                },
+                "min_qty": {
+                    "description": "MinQty is the least it takes an order for, in the material's unit.",
+                    "type": "number",
+                    "example": 10
+                },
+                "pack_qty": {
+                    "description": "PackQty is what it sells in: sheets in a pack, metres in a roll; 0 or\n1: any whole quantity (metres to the centimetre).",
+                    "type": "number",
+                    "example": 5
+                },
+                "price": {
+                    "description": "Price is per unit of the material (a sheet, a metre, a piece).",
+                    "type": "number",
+                    "example": 3150
+                },
+                "supplier_code": {
+                    "description": "SupplierCode is the supplier's own article for it.",
+                    "type": "string",
+                    "example": "EG-H1145-16"
                 }
             }
         },
@@ -12950,9 +14653,11 @@ const docTemplate = `{
                 "decor",
                 "kind",
                 "name",
+                "negative",
                 "on_hand",
                 "reorder_point",
                 "reserved",
+                "taken_by",
                 "to_buy",
                 "unit"
             ],
@@ -12987,6 +14692,11 @@ const docTemplate = `{
                     "type": "string",
                     "example": "ЛДСП 16 мм Дуб сонома"
                 },
+                "negative": {
+                    "description": "Negative flags a material whose on hand is below nothing: the floor\nused more than was booked in; TakenBy are the production orders whose\nconsumption took it below nothing since it last was at nothing or\nmore, with how much each took beyond what was there.",
+                    "type": "boolean",
+                    "example": false
+                },
                 "on_hand": {
                     "description": "OnHand is what is on the shelf; Reserved what live production orders\nstill need of it; Available the difference (negative when they need\nmore than is there). Boards are counted in sheets, fractions of a\nsheet included (a part cut without a cutting plan uses its own area).",
                     "type": "number",
@@ -12999,6 +14709,12 @@ const docTemplate = `{
                 "reserved": {
                     "type": "number",
                     "example": 5.4
+                },
+                "taken_by": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/stock.TakenBy"
+                    }
                 },
                 "to_buy": {
                     "description": "ToBuy = Backlog + ReorderPoint - Available, rounded up once: to whole\nsheets and pieces, metres to the centimetre; only materials with\nsomething to buy are listed.",
@@ -13013,6 +14729,23 @@ const docTemplate = `{
                         "pcs"
                     ],
                     "example": "sheet"
+                }
+            }
+        },
+        "stock.TakenBy": {
+            "type": "object",
+            "required": [
+                "prod_order_id",
+                "qty"
+            ],
+            "properties": {
+                "prod_order_id": {
+                    "type": "integer",
+                    "example": 12
+                },
+                "qty": {
+                    "type": "number",
+                    "example": 0.5
                 }
             }
         }
@@ -13045,6 +14778,10 @@ const docTemplate = `{
         {
             "description": "The caller, users and API tokens.",
             "name": "auth"
+        },
+        {
+            "description": "Suppliers and their terms, purchase orders, proposals of what to buy.",
+            "name": "purchasing"
         },
         {
             "description": "Stock per material, receipts, counts, requirements and shortages.",

@@ -28,6 +28,7 @@ import (
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/config"
 	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/purchasing"
 	"github.com/tsekh/tsekh/internal/relay"
 	"github.com/tsekh/tsekh/internal/render"
 	"github.com/tsekh/tsekh/internal/sales"
@@ -54,13 +55,14 @@ type App struct {
 	// Maintenance is the housekeeping job (serve starts it unless --no-dispatch).
 	Maintenance *maintenance.Maintainer
 
-	Auth    *auth.Service
-	Catalog *catalog.Service
-	Sales   *sales.Service
-	Plan    *plan.Service
-	Floor   *floor.Service
-	Stock   *stock.Service
-	CutPlan *cutplan.Service
+	Auth       *auth.Service
+	Catalog    *catalog.Service
+	Sales      *sales.Service
+	Plan       *plan.Service
+	Floor      *floor.Service
+	Purchasing *purchasing.Service
+	Stock      *stock.Service
+	CutPlan    *cutplan.Service
 	// Jobs queues long work (a cutting plan); JobRunner runs it.
 	Jobs      *jobs.Service
 	JobRunner *jobs.Runner
@@ -147,6 +149,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Sales.SetRejectionBodyLimit(cfg.IntakeBodyLimit)
 	a.Stock = stock.NewService(db, stock.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages, MinOffcutMM: cfg.CuttingMinOffcutMM,
 		EdgeOverhangMM: cfg.EdgeOverhangMM})
+	a.Purchasing = purchasing.NewService(db, a.Stock)
 	a.Plan = plan.NewService(db, a.Stock)
 	a.Plan.SetTimeZone(cfg.FactoryLocation())
 	a.Floor = floor.NewService(db, a.Stock)
@@ -187,6 +190,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Metrics.MustRegister(goCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Dispatcher.SetMetrics(events.NewMetrics(a.Metrics, db))
 	a.Sales.RegisterMetrics(a.Metrics)
+	a.Stock.RegisterMetrics(a.Metrics)
 
 	// Housekeeping, run by one replica at a time: one line per task.
 	a.Maintenance = maintenance.New(ddb, maintenance.Options{Interval: cfg.MaintenanceInterval, Logger: log, Metrics: a.Metrics})
@@ -203,7 +207,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 // subscribers, as cfg wires them. The registry declares every module's types
 // before it subscribes anyone, so their order does not matter.
 func (a *App) eventModules(cfg config.Config) []events.Module {
-	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan, a.Floor, a.Stock, a.CutPlan, a.Jobs}
+	mods := []events.Module{events.OwnEvents, a.Auth, a.Catalog, a.Sales, a.Plan, a.Floor, a.Stock, a.Purchasing, a.CutPlan, a.Jobs}
 	if cfg.ShopCallbackURL != "" {
 		cb := sales.ShopCallback(cfg.ShopCallbackURL, cfg.ShopWebhookSecret, nil)
 		cb.Concurrency = cfg.ShopCallbackConc
@@ -225,7 +229,7 @@ func (a *App) HTTP() *echo.Echo {
 		metrics = a.Metrics
 	}
 	return api.New(api.Deps{
-		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan, Floor: a.Floor, Stock: a.Stock, CutPlans: a.CutPlan, Jobs: a.Jobs,
+		DB: a.DB, Auth: a.Auth, Catalog: a.Catalog, Sales: a.Sales, Plan: a.Plan, Floor: a.Floor, Stock: a.Stock, Purchasing: a.Purchasing, CutPlans: a.CutPlan, Jobs: a.Jobs,
 		Journal: a.Journal, Registry: a.Registry, Metrics: metrics, Logger: a.Logger,
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret, AsyncAPI: a.asyncAPI,
 		RequestTimeout: a.Config.HTTPRequestTimeout,

@@ -28,11 +28,12 @@ const (
 	RoleManager = "manager"
 	RolePlanner = "planner"
 	RoleMaster  = "master" // the shop floor: reports progress, reads the plan, launches nothing, changes no catalog
+	RoleBuyer   = "buyer"  // purchasing: reads what a planner reads; writes suppliers, purchase orders, receipts and counts; launches nothing
 	RoleViewer  = "viewer"
 )
 
 // Roles lists every role.
-var Roles = []string{RoleAdmin, RoleManager, RolePlanner, RoleMaster, RoleViewer}
+var Roles = []string{RoleAdmin, RoleManager, RolePlanner, RoleMaster, RoleBuyer, RoleViewer}
 
 // AdminName is the display name of the bootstrap administrator, as the
 // journal screen shows it.

@@ -13,17 +13,6 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
-// rolledBack runs fn in a transaction rolled back after it: each case
-// starts from an empty module, and nothing it writes to set its scene is
-// committed (no change without its event).
-func rolledBack(t *testing.T, db *gorm.DB, fn func(tx *gorm.DB)) {
-	t.Helper()
-	tx := db.Begin()
-	require.NoError(t, tx.Error)
-	defer tx.Rollback()
-	fn(tx)
-}
-
 func newUser(t *testing.T, tx *gorm.DB, name, role string) User {
 	t.Helper()
 	u := User{Name: name, Role: role}
@@ -38,7 +27,7 @@ func TestStore(t *testing.T) {
 		ctx := context.Background()
 
 		t.Run("users", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				any, err := anyUser(ctx, db)
 				require.NoError(t, err)
 				require.False(t, any)
@@ -78,7 +67,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("a taken email", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				email := "same@example.com"
 				require.NoError(t, insertUser(ctx, db, &User{Name: "A", Email: &email, Role: RoleViewer}))
 				err := db.Transaction(func(tx *gorm.DB) error {
@@ -89,7 +78,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("deactivation", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				a := newUser(t, db, "A", RoleAdmin)
 				b := newUser(t, db, "B", RoleAdmin)
 				newUser(t, db, "M", RoleManager)
@@ -120,7 +109,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("tokens", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				u := newUser(t, db, "A", RoleManager)
 				other := newUser(t, db, "B", RoleManager)
 				day := 24 * time.Hour
@@ -173,7 +162,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("login", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				u := newUser(t, db, "A", RoleMaster)
 				past := -time.Hour
 				tok, err := insertToken(ctx, db, u.ID, "t", "h", nil, false)
@@ -222,7 +211,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("bootstrap tokens", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				a := newUser(t, db, AdminName, RoleAdmin)
 				b1, err := insertToken(ctx, db, a.ID, "bootstrap", "b1", nil, true)
 				require.NoError(t, err)

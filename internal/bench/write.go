@@ -288,10 +288,10 @@ WHERE true RETURNING id`,
 		if err := tx.Omit("ID").Create(&o.Items).Error; err != nil {
 			return err
 		}
-		var back sales.Order
+		var found []sales.Order
 		return tx.Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") }).
 			Preload("Shipments", func(db *gorm.DB) *gorm.DB { return db.Order("id") }).
-			Preload("Shipments.Items", func(db *gorm.DB) *gorm.DB { return db.Order("item_id") }).First(&back, o.ID).Error
+			Preload("Shipments.Items", func(db *gorm.DB) *gorm.DB { return db.Order("item_id") }).Where("id = ?", o.ID).Limit(1).Find(&found).Error
 	})
 }
 

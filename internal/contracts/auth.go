@@ -23,7 +23,7 @@ var (
 type UserCreatedPayload struct {
 	UserID int64  `json:"user_id" jsonschema_description:"the user"`
 	Name   string `json:"name" jsonschema_description:"the display name the journal shows"`
-	Role   string `json:"role" jsonschema_description:"admin, manager, planner or viewer"`
+	Role   string `json:"role" jsonschema_description:"admin, manager, planner, master, buyer or viewer"`
 }
 
 // UserDeactivatedPayload is the payload of user.deactivated.

@@ -206,14 +206,15 @@ var PlanReplanned = events.Declare[PlanReplannedPayload]("plan.replanned", "plan
 
 // Why a re-plan ran.
 const (
-	ReplanRequested = "replan"   // POST /api/v1/plan/replan
-	ReplanPriority  = "priority" // a production order's priority changed
+	ReplanRequested = "replan"    // POST /api/v1/plan/replan
+	ReplanPriority  = "priority"  // a production order's priority changed
+	ReplanMaterials = "materials" // a purchase order was sent, received or cancelled: materials come at other dates
 )
 
 // PlanReplannedPayload is the payload of plan.replanned.
 type PlanReplannedPayload struct {
 	ReplanID    int64         `json:"replan_id" jsonschema_description:"the re-plan"`
-	Reason      string        `json:"reason" jsonschema:"enum=replan,enum=priority" jsonschema_description:"replan: asked for (POST /api/v1/plan/replan); priority: a production order's priority changed"`
+	Reason      string        `json:"reason" jsonschema:"enum=replan,enum=priority,enum=materials" jsonschema_description:"replan: asked for (POST /api/v1/plan/replan); priority: a production order's priority changed; materials: a purchase order was sent, received or cancelled (the plan.materials subscriber)"`
 	ProdOrderID int64         `json:"prod_order_id,omitempty" jsonschema_description:"the production order whose priority changed, for reason priority"`
 	From        string        `json:"from" jsonschema:"format=date-time" jsonschema_description:"the moment it planned from, in the factory's time zone"`
 	Replanned   int           `json:"replanned" jsonschema:"minimum=0" jsonschema_description:"the unfinished production orders placed again"`

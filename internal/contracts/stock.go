@@ -13,7 +13,7 @@ var (
 	StockReserved = events.Declare[StockPayload]("stock.reserved", "stock", "stock_documents",
 		"What a live production order needs of materials grew: its launch, a cutting plan that lays its parts out on more sheets, a part to be cut again; reserved even beyond what is available (short says so). Offcuts a cutting plan cuts are reserved for it.")
 	StockConsumed = events.Declare[StockPayload]("stock.consumed", "stock", "stock_documents",
-		"The shop floor used up materials: a part cut uses its board (the sheet it lies on when a cutting plan says so, whole, once; its own area otherwise), a part banded the metres of its own edges' bands, a unit assembled its fittings, a part scrapped its board; source names the parts, units or sheet, needs what the production order no longer needs with it.")
+		"The shop floor used up materials: a part cut uses its board (the sheet it lies on when a cutting plan says so, whole, once; its own area otherwise), a part banded the metres of its own edges' bands, a unit assembled its fittings, a part scrapped its board; source names the parts, units or sheet, needs what the production order no longer needs with it. Booked even beyond what is on hand: overdrawn flags what went below nothing.")
 	StockReleased = events.Declare[StockPayload]("stock.released", "stock", "stock_documents",
 		"What a production order needed of materials shrank or ended: it was cancelled, closed, completed, lost items, or a cutting plan laid its parts out on fewer sheets than estimated.")
 	StockWrittenOff = events.Declare[StockPayload]("stock.written_off", "stock", "stock_documents",
@@ -22,17 +22,21 @@ var (
 
 // StockPayload is the payload of the stock.* events.
 type StockPayload struct {
-	DocumentID  int64           `json:"document_id" jsonschema_description:"the stock document"`
-	ProdOrderID *int64          `json:"prod_order_id,omitempty" jsonschema_description:"the production order, for its needs and what the floor used up for it"`
-	Reason      string          `json:"reason,omitempty" jsonschema_description:"a count's or a write-off's reason, a receipt's note"`
-	Lines       []StockLine     `json:"lines" jsonschema_description:"the materials moved"`
-	Short       []StockShortage `json:"short,omitempty" jsonschema_description:"stock.reserved: the materials of which less is available than reserved"`
+	DocumentID  int64  `json:"document_id" jsonschema_description:"the stock document"`
+	ProdOrderID *int64 `json:"prod_order_id,omitempty" jsonschema_description:"the production order, for its needs and what the floor used up for it"`
+	Reason      string `json:"reason,omitempty" jsonschema_description:"a count's or a write-off's reason, a receipt's note"`
+	// PurchaseOrderID is the purchase order a receipt was delivered against.
+	PurchaseOrderID *int64          `json:"purchase_order_id,omitempty" jsonschema_description:"stock.received: the purchase order the delivery was received against"`
+	Lines           []StockLine     `json:"lines" jsonschema_description:"the materials moved"`
+	Short           []StockShortage `json:"short,omitempty" jsonschema_description:"stock.reserved: the materials of which less is available than reserved"`
 	// Source says what physically moved, for the floor's consumption and
 	// the needs that follow the floor and the cutting plans.
 	Source *StockSource `json:"source,omitempty" jsonschema_description:"what made the movement: the parts, units or cutting-plan sheet, and why"`
 	// Needs are how what the production order still needs changed with
 	// the consumption (stock.consumed): negative, released.
 	Needs []StockLine `json:"needs,omitempty" jsonschema_description:"stock.consumed: how the production order's needs changed with it (negative: no longer needed)"`
+	// Overdrawn flags consumption booked beyond what was on hand.
+	Overdrawn []StockShortage `json:"overdrawn,omitempty" jsonschema_description:"stock.consumed: the materials this consumption took below nothing, and how much of it was beyond what was on hand"`
 	// OffcutsKept are the offcuts a cut sheet left, now on the shelf.
 	OffcutsKept []string `json:"offcuts_kept,omitempty" jsonschema_description:"stock.consumed: the codes of the offcuts the cut sheet left, now in stock"`
 }

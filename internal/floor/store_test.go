@@ -56,17 +56,6 @@ func (l launched) opsOf(keep func(plan.Operation) bool) []plan.Operation {
 	return out
 }
 
-// rolledBack runs fn in a transaction that is rolled back after it: each
-// case sees the launch as it was written, and what it changes to set its
-// scene is never committed (no change without its event).
-func rolledBack(t *testing.T, db *gorm.DB, fn func(tx *gorm.DB)) {
-	t.Helper()
-	tx := db.Begin()
-	require.NoError(t, tx.Error)
-	defer tx.Rollback()
-	fn(tx)
-}
-
 func setDone(t *testing.T, db *gorm.DB, ops ...plan.Operation) {
 	t.Helper()
 	ids := make([]int64, 0, len(ops))
@@ -92,7 +81,7 @@ func TestStore(t *testing.T) {
 		require.NotEmpty(t, unitOps)
 
 		t.Run("codes", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				p, err := partByCode(ctx, db, part.Code)
 				require.NoError(t, err)
 				require.Equal(t, part.ID, p.ID)
@@ -115,7 +104,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("operations at a step", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				op, err := partOperationAt(ctx, db, part.ID, partOps[0].Seq)
 				require.NoError(t, err)
 				require.Equal(t, partOps[0].ID, op.ID)
@@ -144,7 +133,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("route steps", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				steps, err := routeSteps(ctx, db, l.order.ID)
 				require.NoError(t, err)
 				var want []routeStep
@@ -163,7 +152,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("order of the route", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				first := unitOps[0]
 				before, err := openOperationsBefore(ctx, db, first)
 				require.NoError(t, err)
@@ -196,7 +185,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("started", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				op := l.ops[len(l.ops)-1]
 				started, err := markStarted(ctx, db, op.ID)
 				require.NoError(t, err)
@@ -212,7 +201,7 @@ func TestStore(t *testing.T) {
 		})
 
 		t.Run("units", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				status, err := orderStatus(ctx, db, l.order.ID)
 				require.NoError(t, err)
 				require.Equal(t, plan.StatusLaunched, status)

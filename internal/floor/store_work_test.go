@@ -47,7 +47,7 @@ func TestStore_Work(t *testing.T) {
 		require.Equal(t, l.order.MaterialSteps(), steps)
 
 		t.Run("done", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				cut := l.opsOf(func(op plan.Operation) bool { return op.Seq == steps.Cut })
 				_, err := markStarted(ctx, db, cut[0].ID)
 				require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestStore_Work(t *testing.T) {
 		})
 
 		t.Run("needs", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				a, b, c := l.parts[0], l.parts[1], l.parts[2]
 				sheet := stock.SheetRef{PlanID: 9, N: 2}
 				require.NoError(t, layOut(ctx, db, a.ID, sheet, 0.25))
@@ -121,7 +121,7 @@ func TestStore_Work(t *testing.T) {
 		})
 
 		t.Run("close", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				require.NoError(t, db.Model(&plan.ProdOrder{}).Where("id = ?", l.order.ID).Update("status", plan.StatusInProgress).Error)
 				cut := l.opsOf(func(op plan.Operation) bool { return op.Seq == steps.Cut })
 				setDone(t, db, cut[0])
@@ -174,7 +174,7 @@ func TestStore_Work(t *testing.T) {
 		})
 
 		t.Run("saw", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				ids := idsOfParts(l.parts[:4])
 				parts, err := liveParts(ctx, db, []int64{ids[3], ids[1], ids[0], ids[2]})
 				require.NoError(t, err)
@@ -206,7 +206,7 @@ func TestStore_Work(t *testing.T) {
 		})
 
 		t.Run("scrap", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				p := l.parts[3]
 				missing, err := partByID(ctx, db, -1)
 				require.NoError(t, err)
@@ -260,7 +260,7 @@ func TestStore_Work(t *testing.T) {
 		})
 
 		t.Run("lists", func(t *testing.T) {
-			rolledBack(t, db, func(db *gorm.DB) {
+			dbtest.RolledBack(t, db, func(db *gorm.DB) {
 				second := l.partsOf(func(p plan.Part) bool { return p.Unit == 2 })
 				got, err := partsPage(ctx, db, l.order.ID, page.Request{Limit: 5}, PartFilter{Unit: 2})
 				require.NoError(t, err)

@@ -1,6 +1,10 @@
 package plan
 
 import (
+	"context"
+
+	"gorm.io/gorm"
+
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 )
@@ -23,5 +27,18 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 		Types:       events.Names(contracts.OrderCancelled),
 		Description: "Takes the items of a cancelled sales order out of the planning backlog, for good, and out of the production orders on which no work has started (cancelling one left empty); flags for the planner those on which work has started.",
 		HandleTx:    s.orderCancelled,
+	}, events.Subscriber{
+		Name:        "plan.materials",
+		Types:       events.Names(contracts.PurchaseOrderOrdered, contracts.PurchaseOrderReceived, contracts.PurchaseOrderCancelled),
+		Description: "Re-plans the unfinished production orders when a purchase order is sent, received or cancelled, so that the steps using materials up wait for them (held_by) and the ETAs follow the deliveries (prod_order.rescheduled, plan.replanned with reason materials).",
+		HandleTx:    s.materialsMoved,
 	})
+}
+
+// materialsMoved re-plans the whole plan, journalled as plan.replanned
+// with reason materials: a purchase order sent, received or cancelled
+// changes when materials are available to the live orders.
+func (s *Service) materialsMoved(ctx context.Context, tx *gorm.DB, _ events.Event) error {
+	_, err := s.replanJournalled(ctx, tx, contracts.ReplanMaterials, 0, "1 = 1")
+	return err
 }

@@ -158,7 +158,8 @@ func (s *Service) launch(ctx context.Context, tx *gorm.DB, in Launch) (int64, er
 		return 0, err
 	}
 	// Live work of lower priority moves after the new order.
-	if _, err = s.replan(ctx, tx, now, l.centers, "plan_prod_orders.priority < ? AND plan_prod_orders.id <> ?", in.Priority, l.order.ID); err != nil {
+	extra := &orderNeeds{id: l.order.ID, priority: in.Priority, needs: l.needs}
+	if _, err = s.replan(ctx, tx, now, l.centers, extra, "plan_prod_orders.priority < ? AND plan_prod_orders.id <> ?", in.Priority, l.order.ID); err != nil {
 		return 0, err
 	}
 	// Stock last: its levels are locked after the orders' rows, as the
@@ -184,6 +185,7 @@ type launching struct {
 	overhang int           // EDGE_OVERHANG_MM, kept with the order
 	steps    MaterialSteps // its route's steps that use materials up
 	needs    []stock.Move  // what it needs of each material
+	held     HeldList      // the materials its steps wait for
 }
 
 // readLaunch reads the items' backlog rows, their products and the route
@@ -248,6 +250,14 @@ func (s *Service) scheduleLaunch(ctx context.Context, tx *gorm.DB, l *launching)
 		return err
 	}
 	lead := len(problem.Tasks) // overdue work goes first; its slots are not stored
+	// The new order comes after every live one of its priority or higher.
+	holds, err := s.materialHolds(ctx, tx, l.now.Today, &orderNeeds{id: math.MaxInt64, priority: l.in.Priority, needs: l.needs})
+	if err != nil {
+		return err
+	}
+	hold := holds[math.MaxInt64]
+	hold.applyTo(l.x.tasks, l.x.ops, l.steps)
+	l.held = hold.held
 	for _, t := range l.x.tasks {
 		for i := range t.After {
 			t.After[i] += lead
@@ -272,7 +282,7 @@ func (l *launching) store(ctx context.Context, tx *gorm.DB) error {
 	in, x, backlog, products := l.in, &l.x, l.backlog, l.products
 	o := ProdOrder{Status: StatusLaunched, Route: RouteRef{ID: l.route.ID, Name: l.route.Name},
 		PartsCount: x.partsCount, OpsCount: len(x.ops), ETA: l.eta, PlannedETA: l.eta, Priority: in.Priority, EdgeOverhangMM: l.overhang,
-		CutSeq: l.steps.Cut, BandSeq: l.steps.Band, AssembleSeq: l.steps.Assemble}
+		CutSeq: l.steps.Cut, BandSeq: l.steps.Band, AssembleSeq: l.steps.Assemble, HeldBy: l.held}
 	if !in.ETA.IsZero() {
 		o.ETA, o.ETAGiven = in.ETA, true
 	}

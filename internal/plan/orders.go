@@ -52,6 +52,11 @@ type ProdOrder struct {
 	// orders up to this one need more than is on hand (computed as it is
 	// read; a launch answers it from its own transaction).
 	Short []string `json:"short" gorm:"-" example:"LDSP16-SONOMA"`
+	// HeldBy are the materials its steps that use them up wait for, as its
+	// launch or the last re-plan found them: what it still needs of each and
+	// the day it is available to it (null: nothing covers it and no
+	// supplier sells it). Its ETA includes the wait.
+	HeldBy HeldList `json:"held_by" gorm:"column:held_by"`
 	// EdgeOverhangMM is what each banded side's band runs past its parts,
 	// as EDGE_OVERHANG_MM said at its launch: what its bands are counted
 	// with.

@@ -45,6 +45,11 @@ type BacklogItem struct {
 	// Late: its due date has passed (it is before today in the factory's
 	// time zone), so no launch can make it in time.
 	Late bool `json:"late" gorm:"-"`
+	// AvailableToPromise is the day it could be ready if launched now,
+	// alone, after the live work, its steps that use materials up waiting
+	// for them after the live orders' needs, and what it would wait for;
+	// null when no launch could plan it.
+	AvailableToPromise *Promise `json:"available_to_promise" gorm:"-" extensions:"x-nullable"`
 }
 
 // TableName is the plan module's backlog table.
@@ -174,6 +179,13 @@ func (s *Service) Backlog(ctx context.Context, pr page.Request, f BacklogFilter)
 	}
 	if err := s.describeBacklog(ctx, rows); err != nil {
 		return nil, "", err
+	}
+	promises, err := s.Promises(ctx, rows)
+	if err != nil {
+		return nil, "", err
+	}
+	for i := range rows {
+		rows[i].AvailableToPromise = promises[i]
 	}
 	return rows, next, nil
 }

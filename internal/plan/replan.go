@@ -116,7 +116,7 @@ func (s *Service) replanFrom(ctx context.Context, tx *gorm.DB, moving string, ar
 	if err != nil {
 		return ReplanSummary{}, err
 	}
-	return s.replan(ctx, tx, now, centers, moving, args...)
+	return s.replan(ctx, tx, now, centers, nil, moving, args...)
 }
 
 // behindInPlan is the condition on plan_prod_orders that selects order id
@@ -210,7 +210,8 @@ func lockPlan(tx *gorm.DB) error {
 // prod_order.rescheduled for each order whose promised ETA moved. The caller
 // holds the plan lock; the orders moved are locked here, in id order, so that
 // a progress report waits for the re-plan or the re-plan for it.
-func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, moving string, args ...any) (ReplanSummary, error) {
+func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, extra *orderNeeds, moving string,
+	args ...any) (ReplanSummary, error) {
 	out := ReplanSummary{From: now.Now, Moved: []Rescheduled{}}
 	live := []string{StatusLaunched, StatusInProgress}
 	ids, err := lockLive(ctx, tx, moving, args...)
@@ -241,10 +242,16 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 		order    int // index into orders
 		from, to int // its tasks: problem.Tasks[from:to], in byOrder's order
 	}
+	holds, err := s.materialHolds(ctx, tx, now.Today, extra)
+	if err != nil {
+		return out, err
+	}
 	plan := make([]placed, len(orders))
 	for i, o := range orders {
 		from := len(problem.Tasks)
-		problem.Tasks = append(problem.Tasks, remainingTasks(byOrder[o.ID], from)...)
+		tasks := remainingTasks(byOrder[o.ID], from)
+		holds[o.ID].applyTo(tasks, byOrder[o.ID], MaterialSteps{Cut: o.CutSeq, Band: o.BandSeq, Assemble: o.AssembleSeq})
+		problem.Tasks = append(problem.Tasks, tasks...)
 		plan[i] = placed{order: i, from: from, to: len(problem.Tasks)}
 	}
 	sched, err := Schedule(problem)
@@ -275,6 +282,11 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 		eta := planned
 		if o.ETAGiven {
 			eta = o.ETA
+		}
+		if held := holds[o.ID].held; !sameHeld(held, o.HeldBy) {
+			if err := tx.Model(&ProdOrder{}).Where("id = ?", o.ID).Update("held_by", held).Error; err != nil {
+				return out, err
+			}
 		}
 		if planned.String() == o.PlannedETA.String() && eta.String() == o.ETA.String() {
 			continue

@@ -77,6 +77,9 @@ type Task struct {
 	Center  int64
 	Minutes float64
 	After   []int
+	// NotBefore holds the task back until that day (midnight UTC): the
+	// day the materials it uses up are available; zero: no such wait.
+	NotBefore time.Time
 }
 
 // Booking is load already on a centre: its capacity on Day is used up to Level minutes.
@@ -174,6 +177,9 @@ func Schedule(p Problem) (Plan, error) {
 			return Plan{}, fmt.Errorf("plan: task %d: work centre %d is unknown or has no capacity", i, t.Center)
 		}
 		earliest := Moment{Day: today}
+		if nb := midnight(t.NotBefore); !t.NotBefore.IsZero() && nb.After(today) {
+			earliest = Moment{Day: nb}
+		}
 		for _, a := range t.After {
 			if a < 0 || a >= i {
 				return Plan{}, fmt.Errorf("plan: task %d: predecessor %d does not come before it", i, a)

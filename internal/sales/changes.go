@@ -165,28 +165,14 @@ func (s *Service) ChangeOrder(ctx context.Context, id int64, e Edit) (o Order, c
 	return o, changed, err
 }
 
-// lockOrder locks the order's row and then its items, in id order, until tx
-// ends (PostgreSQL): the lock order of the package (see its doc), taken by
-// every path that changes an order or its items, so that a change, a
-// shipment and sales following production take turns instead of
-// deadlocking.
-func lockOrder(ctx context.Context, tx *gorm.DB, id int64) error {
-	db := tx.WithContext(ctx)
-	if err := database.LockRows(db, "SELECT id FROM sales_orders WHERE id = ? FOR UPDATE", id); err != nil {
-		return err
-	}
-	return database.LockRows(db, "SELECT id FROM sales_order_items WHERE order_id = ? ORDER BY id FOR UPDATE", id)
-}
-
 // lockOrdersOf takes, before items change, the locks of their orders in the
 // package's lock order: the orders by id, each its row and then its items.
 func lockOrdersOf(ctx context.Context, tx *gorm.DB, items []int64) error {
 	if !database.LocksRows(tx) || len(items) == 0 {
 		return nil
 	}
-	var orderIDs []int64
-	if err := database.Scan(tx.WithContext(ctx).Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", items),
-		&orderIDs); err != nil {
+	orderIDs, err := ordersOfItems(ctx, tx, items)
+	if err != nil {
 		return err
 	}
 	for _, id := range orderIDs {
@@ -195,14 +181,6 @@ func lockOrdersOf(ctx context.Context, tx *gorm.DB, items []int64) error {
 		}
 	}
 	return nil
-}
-
-// setCustomer is the one place where an order's customer changes (its
-// first value is written by insertOrderRow).
-func setCustomer(ctx context.Context, tx *gorm.DB, id int64, c Customer) error {
-	cc := customerColumns(c)
-	return tx.WithContext(ctx).Exec("UPDATE sales_orders SET customer_name = ?, customer_phone = ?, customer_email = ?, customer_search = ?, updated_at = "+database.Now(tx)+" WHERE id = ?",
-		cc["customer_name"], cc["customer_phone"], cc["customer_email"], cc["customer_search"], id).Error
 }
 
 // editPlan is what an edit changes of an order: the payload of its
@@ -478,23 +456,17 @@ func applyEdit(ctx context.Context, tx *gorm.DB, o Order, e Edit, via string) (O
 		}
 	}
 	if len(p.columns) > 0 {
-		q := "UPDATE sales_orders SET " + strings.Join(p.columns, ", ") + ", updated_at = " + database.Now(tx) + " WHERE id = ?"
-		if err := tx.Exec(q, append(p.args, o.ID)...).Error; err != nil {
+		if err := setOrderColumns(ctx, tx, o.ID, p.columns, p.args, true); err != nil {
 			return o, false, err
 		}
 	}
 	for _, it := range p.updates {
-		q := "UPDATE sales_order_items SET qty = ?, note = ?, unit_price = ?, line_total = ?, options = ? WHERE id = ?"
-		args := []any{it.Qty, it.Note, string(it.UnitPrice), string(it.LineTotal), it.Options, it.ID}
-		if p.isTouched(it.ID) {
-			q, args = q+" AND status = ?", append(args, ItemNew)
-		}
-		if err := takenUp(tx.Exec(q, args...), it.ID); err != nil {
+		if err := takenUp(updateItem(ctx, tx, it, p.isTouched(it.ID))); err != nil {
 			return o, false, err
 		}
 	}
 	for _, it := range p.removes {
-		if err := takenUp(tx.Exec("DELETE FROM sales_order_items WHERE id = ? AND status = ?", it.ID, ItemNew), it.ID); err != nil {
+		if err := takenUp(deleteNewItem(ctx, tx, it.ID)); err != nil {
 			return o, false, err
 		}
 	}
@@ -504,7 +476,7 @@ func applyEdit(ctx context.Context, tx *gorm.DB, o Order, e Edit, via string) (O
 		}
 		it := Item{OrderID: o.ID, ProductID: products[a.SKU].ID, SKU: a.SKU, Qty: a.Qty, Note: a.Note, Status: ItemNew,
 			UnitPrice: a.UnitPrice, LineTotal: a.LineTotal, Options: catalog.Options(a.Options)}
-		if err := tx.Omit("ID").Create(&it).Error; err != nil {
+		if err := insertItems(ctx, tx, []*Item{&it}); err != nil {
 			return o, false, err
 		}
 		ch := contracts.ItemChange{ItemID: it.ID, SKU: it.SKU, Change: "added", Qty: &contracts.QtyChange{Before: 0, After: it.Qty}}

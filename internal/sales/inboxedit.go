@@ -65,12 +65,11 @@ func (s *Service) EditRejection(ctx context.Context, id int64, body []byte) (Rej
 		if len(changes) == 0 {
 			return nil
 		}
-		res := tx.WithContext(ctx).Exec(`UPDATE sales_intake_rejections SET body = ?, updated_at = `+database.Now(tx)+` WHERE id = ? AND status = ?`,
-			string(compact), id, RejectionOpen)
-		if res.Error != nil {
-			return res.Error
+		set, err := setRejectionBody(ctx, tx, id, string(compact))
+		if err != nil {
+			return err
 		}
-		if res.RowsAffected == 0 {
+		if !set {
 			return apperr.Conflict("rejection %d was closed meanwhile", id)
 		}
 		p := contracts.IntakeEditedPayload{RejectionID: id, Source: row.Source, Changes: changes}

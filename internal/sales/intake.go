@@ -188,9 +188,7 @@ func orderIDByKey(ctx context.Context, tx *gorm.DB, uniqueBy string, in NewOrder
 	default:
 		return 0, fmt.Errorf("sales: no unique key %q", uniqueBy)
 	}
-	var id int64
-	err := database.Scan(tx.WithContext(ctx).Raw("SELECT id FROM sales_orders WHERE "+uniqueBy+" = ?", key), &id)
-	return id, err
+	return orderByKey(ctx, tx, uniqueBy, key)
 }
 
 // redeliver applies a delivery of an order that exists (id):
@@ -270,7 +268,7 @@ func redeliver(ctx context.Context, tx *gorm.DB, id int64, in NewOrder, via, mod
 	if in.UpdatedAt != nil {
 		sets, args = append(sets, "source_updated_at = ?", "source_updated_ns = ?"), append(args, database.TimeArg(tx, *in.UpdatedAt), in.UpdatedAt.UnixNano())
 	}
-	if err := tx.Exec("UPDATE sales_orders SET "+strings.Join(sets, ", ")+" WHERE id = ?", append(args, id)...).Error; err != nil {
+	if err := setOrderColumns(ctx, tx, id, sets, args, false); err != nil {
 		return o, "", err
 	}
 	o, err = order(ctx, tx, id)

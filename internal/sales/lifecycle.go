@@ -55,16 +55,14 @@ func (s *Service) CancelOrder(ctx context.Context, id int64, reason string) (Ord
 		if err := lockOrder(ctx, tx, id); err != nil {
 			return err
 		}
-		res := tx.Exec("UPDATE sales_orders SET status = ?, cancel_reason = ?, ready_to_ship = false, updated_at = "+database.Now(tx)+" WHERE id = ? AND status = ?",
-			StatusCancelled, reason, id, StatusReceived)
-		if res.Error != nil {
-			return res.Error
+		cancelled, err := markCancelled(ctx, tx, id, reason)
+		if err != nil {
+			return err
 		}
-		var err error
 		if o, err = order(ctx, tx, id); err != nil {
 			return err
 		}
-		if res.RowsAffected == 0 {
+		if !cancelled {
 			return refuseCancel(o)
 		}
 		items := make([]int64, len(o.Items))
@@ -187,30 +185,26 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	}
 	// The quantities and production order move; the items' states follow
 	// from them (settleItems).
-	var res *gorm.DB
+	var err error
 	switch ev.Type {
 	case contracts.ProdOrderLaunched.Name():
-		res = tx.Exec("UPDATE sales_order_items SET eta = ?, prod_order_id = ? WHERE id IN ?", eta, p.ProdOrderID, p.Items)
+		err = itemsLaunched(ctx, tx, p.Items, p.ProdOrderID, eta)
 	case contracts.ProdOrderRescheduled.Name():
-		// Only the items the production order still makes move.
-		res = tx.Exec("UPDATE sales_order_items SET eta = ? WHERE id IN ? AND prod_order_id = ? AND status = ?",
-			eta, p.Items, p.ProdOrderID, ItemInProduction)
+		err = itemsRescheduled(ctx, tx, p.Items, p.ProdOrderID, eta)
 	case contracts.ProdOrderStarted.Name():
-		res = tx.Exec("UPDATE sales_order_items SET prod_order_id = ? WHERE id IN ? AND prod_order_id IS NULL AND status = ?",
-			p.ProdOrderID, p.Items, ItemNew)
+		err = itemsStarted(ctx, tx, p.Items, p.ProdOrderID)
 	case contracts.ProdOrderCompleted.Name():
-		res = tx.Exec("UPDATE sales_order_items SET made_qty = qty - written_off_qty WHERE id IN ? AND (prod_order_id = ? OR prod_order_id IS NULL)",
-			p.Items, p.ProdOrderID)
+		err = itemsCompleted(ctx, tx, p.Items, p.ProdOrderID)
 	case contracts.ProdOrderCancelled.Name(), contracts.ProdOrderItemsReleased.Name():
-		res = tx.Exec("UPDATE sales_order_items SET eta = NULL, prod_order_id = NULL WHERE id IN ? AND prod_order_id = ?", p.Items, p.ProdOrderID)
-		if res.Error == nil && len(remaining) > 0 {
-			res = tx.Exec("UPDATE sales_order_items SET eta = ? WHERE id IN ? AND prod_order_id = ?", eta, remaining, p.ProdOrderID)
+		err = itemsReleased(ctx, tx, p.Items, p.ProdOrderID)
+		if err == nil && len(remaining) > 0 {
+			err = itemsRescheduledAny(ctx, tx, remaining, p.ProdOrderID, eta)
 		}
 	default:
 		return nil
 	}
-	if res.Error != nil {
-		return res.Error
+	if err != nil {
+		return err
 	}
 	if err := settleItems(ctx, tx, p.Items); err != nil {
 		return err
@@ -221,8 +215,8 @@ func followProduction(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 // followOrdersOf lets the orders of the items follow their items; made
 // says production has just made some of them (see followItemsMade).
 func followOrdersOf(ctx context.Context, tx *gorm.DB, items []int64, made bool) error {
-	var orderIDs []int64
-	if err := database.Scan(tx.Raw("SELECT DISTINCT order_id FROM sales_order_items WHERE id IN ? ORDER BY order_id", items), &orderIDs); err != nil {
+	orderIDs, err := ordersOfItems(ctx, tx, items)
+	if err != nil {
 		return err
 	}
 	for _, id := range orderIDs {
@@ -245,10 +239,7 @@ func followUnitMade(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	if err := lockOrdersOf(ctx, tx, []int64{u.ItemID}); err != nil {
 		return err
 	}
-	err = tx.Exec(`UPDATE sales_order_items SET
-    made_qty = CASE WHEN made_qty + 1 > qty - written_off_qty THEN qty - written_off_qty ELSE made_qty + 1 END
-WHERE id = ? AND prod_order_id = ? AND status = ?`, u.ItemID, u.ProdOrderID, ItemInProduction).Error
-	if err != nil {
+	if err := countUnitMade(ctx, tx, u.ItemID, u.ProdOrderID); err != nil {
 		return err
 	}
 	if err := settleItems(ctx, tx, []int64{u.ItemID}); err != nil {
@@ -279,12 +270,7 @@ func followClose(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	for _, q := range c.Quantities {
 		// What is made stays made and what shipped stays shipped: the item's
 		// state follows its quantities (settleItems), never back past them.
-		err := tx.Exec(`UPDATE sales_order_items SET made_qty = made_qty + ?, written_off_qty = written_off_qty + ?,
-    eta = CASE WHEN ? > 0 THEN NULL ELSE eta END,
-    prod_order_id = CASE WHEN ? > 0 THEN NULL ELSE prod_order_id END
-WHERE id = ? AND prod_order_id = ?`,
-			q.Made-q.MadeReported, q.WrittenOff, q.Returned, q.Returned, q.ItemID, c.ProdOrderID).Error
-		if err != nil {
+		if err := addClosed(ctx, tx, c.ProdOrderID, q); err != nil {
 			return err
 		}
 	}
@@ -339,8 +325,7 @@ func followItemsMade(ctx context.Context, tx *gorm.DB, id int64, made bool) erro
 	if status == o.Status && eta.String() == o.ETA.String() && ready == o.ReadyToShip {
 		return nil
 	}
-	if err := tx.Exec("UPDATE sales_orders SET status = ?, eta = ?, cancel_reason = ?, ready_to_ship = ?, updated_at = "+database.Now(tx)+" WHERE id = ?",
-		status, eta, reason, ready, id).Error; err != nil {
+	if err := setOrderState(ctx, tx, id, status, eta, reason, ready); err != nil {
 		return err
 	}
 	previous, previousETA, wasReady := o.Status, o.ETA.String(), o.ReadyToShip

@@ -102,37 +102,8 @@ func (s *Service) Orders(ctx context.Context, f OrderFilter, pr page.Request) ([
 	if err := f.Validate(); err != nil {
 		return nil, "", err
 	}
-	q := withShipments(s.db.WithContext(ctx).Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") }))
-	if f.Status != "" {
-		q = q.Where("sales_orders.status = ?", f.Status)
-	}
-	if f.Source != "" {
-		q = q.Where("sales_orders.source = ?", f.Source)
-	}
-	if p := textsearch.Pattern(f.Customer); p != "" {
-		q = q.Where(`sales_orders.customer_search LIKE ? ESCAPE '`+textsearch.Escape+`'`, p)
-	}
-	if f.SKU != "" {
-		q = q.Where("EXISTS (SELECT 1 FROM sales_order_items i WHERE i.order_id = sales_orders.id AND i.sku = ?)", f.SKU)
-	}
-	if !f.DueAfter.IsZero() {
-		q = q.Where("sales_orders.due_date >= ?", f.DueAfter)
-	}
-	if !f.DueBefore.IsZero() {
-		q = q.Where("sales_orders.due_date <= ?", f.DueBefore)
-	}
-	if f.Late != nil {
-		cond := lateSQL
-		if !*f.Late {
-			cond = "NOT " + lateSQL
-		}
-		q = q.Where(cond)
-	}
-	if pr.After != 0 {
-		q = q.Where("sales_orders.id < ?", pr.After)
-	}
-	var os []Order
-	if err := q.Order("sales_orders.id DESC").Limit(pr.Limit + 1).Find(&os).Error; err != nil {
+	os, err := ordersPage(ctx, s.db, f, pr)
+	if err != nil {
 		return nil, "", fmt.Errorf("sales: list orders: %w", err)
 	}
 	os, next := page.Next(os, pr.Limit, func(o Order) int64 { return o.ID })

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
@@ -53,33 +52,9 @@ func (s *Service) Rejections(ctx context.Context, f RejectionFilter, pr page.Req
 	if err := f.Validate(); err != nil {
 		return nil, "", err
 	}
-	q := s.db.WithContext(ctx).Model(&rejectionRow{})
-	if f.Source != "" {
-		q = q.Where("source = ?", f.Source)
-	}
-	if f.Reason != "" {
-		q = q.Where("reasons LIKE ?", "%,"+f.Reason+",%")
-	}
-	if f.Open != nil {
-		if *f.Open {
-			q = q.Where("status = ?", RejectionOpen)
-		} else {
-			q = q.Where("status <> ?", RejectionOpen)
-		}
-	}
-	if pr.After != 0 {
-		q = q.Where("id < ?", pr.After)
-	}
 	// First the ids and the bodies' sizes, then the rows that fit.
-	var sizes []struct {
-		ID   int64
-		Size int64
-	}
-	size := "octet_length(body)"
-	if database.Embedded(s.db) {
-		size = "length(CAST(body AS BLOB))"
-	}
-	if err := database.Scan(q.Select("id, "+size+" AS size").Order("id DESC").Limit(pr.Limit+1), &sizes); err != nil {
+	sizes, err := rejectionSizes(ctx, s.db, f, pr)
+	if err != nil {
 		return nil, "", fmt.Errorf("sales: list rejections: %w", err)
 	}
 	n, total := 0, int64(0)
@@ -98,8 +73,8 @@ func (s *Service) Rejections(ctx context.Context, f RejectionFilter, pr page.Req
 	for i := range n {
 		ids[i] = sizes[i].ID
 	}
-	var rows []rejectionRow
-	if err := s.db.WithContext(ctx).Where("id IN ?", ids).Order("id DESC").Find(&rows).Error; err != nil {
+	rows, err := rejectionsByID(ctx, s.db, ids)
+	if err != nil {
 		return nil, "", fmt.Errorf("sales: list rejections: %w", err)
 	}
 	out := make([]Rejection, len(rows))

@@ -278,18 +278,9 @@ func (s *Service) keepRejection(ctx context.Context, source string, in NewOrder,
 		if err != nil {
 			return err
 		}
-		var row struct {
-			ID         int64
-			Deliveries int
-		}
-		err = database.Scan(tx.WithContext(ctx).Raw(`INSERT INTO sales_intake_rejections (source, intake_key, sync_id, crm_order_id, body, body_bytes, body_cut, reasons, errors, detail)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (source, intake_key) WHERE status = 'open' DO UPDATE SET body = excluded.body, body_bytes = excluded.body_bytes,
-    body_cut = excluded.body_cut, reasons = excluded.reasons,
-    errors = excluded.errors, detail = excluded.detail, deliveries = sales_intake_rejections.deliveries + 1, updated_at = `+database.Now(tx)+`
-RETURNING id, deliveries`,
-			source, intakeKeyOf(source, in), in.SyncID, in.CRMOrderID, kept, len(body), cut, reasons, string(errs), r.err.Message), &row)
-		if err != nil {
+		row := rejectionRow{Source: source, IntakeKey: intakeKeyOf(source, in), SyncID: in.SyncID, CRMOrderID: in.CRMOrderID,
+			Body: kept, BodyBytes: len(body), BodyCut: cut, Reasons: reasons, Errors: string(errs), Detail: r.err.Message}
+		if err := keepRejection(ctx, tx, &row); err != nil {
 			return err
 		}
 		id = row.ID
@@ -345,10 +336,9 @@ func (s *Service) Rejection(ctx context.Context, id int64) (Rejection, error) {
 }
 
 func rejection(ctx context.Context, db *gorm.DB, id int64) (rejectionRow, error) {
-	var r rejectionRow
-	err := db.WithContext(ctx).First(&r, id).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return r, apperr.NotFound("rejection %d does not exist", id)
+	r, found, err := rejectionByID(ctx, db, id)
+	if err == nil && !found {
+		err = apperr.NotFound("rejection %d does not exist", id)
 	}
 	return r, err
 }
@@ -415,10 +405,9 @@ func (s *Service) stillRefused(ctx context.Context, row rejectionRow, in NewOrde
 		errs = []byte("[]")
 	}
 	return database.Transaction(ctx, s.db, func(tx *gorm.DB) error {
-		res := tx.WithContext(ctx).Exec(`UPDATE sales_intake_rejections SET reasons = ?, errors = ?, detail = ?, retries = retries + 1, updated_at = `+database.Now(tx)+`
-WHERE id = ? AND status = ?`, ","+strings.Join(r.kinds, ",")+",", string(errs), r.err.Message, row.ID, RejectionOpen)
-		if res.Error != nil || res.RowsAffected == 0 { // resolved or dismissed meanwhile
-			return res.Error
+		refused, err := refusedAgain(ctx, tx, row.ID, ","+strings.Join(r.kinds, ",")+",", string(errs), r.err.Message)
+		if err != nil || !refused { // resolved or dismissed meanwhile
+			return err
 		}
 		return events.Add(ctx, tx, contracts.IntakeRejected.New(row.ID, rejectedPayload(row.ID, row.Source, in, r, ByRetry, row.Deliveries)))
 	})
@@ -438,12 +427,11 @@ func (s *Service) DismissRejection(ctx context.Context, id int64, reason string)
 		if err != nil {
 			return err
 		}
-		res := tx.WithContext(ctx).Exec(`UPDATE sales_intake_rejections SET status = ?, dismiss_reason = ?, closed_at = `+database.Now(tx)+`, updated_at = `+database.Now(tx)+`
-WHERE id = ? AND status = ?`, RejectionDismissed, reason, id, RejectionOpen)
-		if res.Error != nil {
-			return res.Error
+		dismissed, err := markDismissed(ctx, tx, id, reason)
+		if err != nil {
+			return err
 		}
-		if res.RowsAffected == 0 {
+		if !dismissed {
 			return apperr.Conflict("rejection %d is %s; only an open one can be dismissed", id, row.Status)
 		}
 		return events.Add(ctx, tx, contracts.IntakeDismissed.New(id, contracts.IntakeDismissedPayload{RejectionID: id, Source: row.Source, Reason: reason}))

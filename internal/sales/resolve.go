@@ -8,7 +8,6 @@ import (
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // What closes a rejection of the intake inbox, and which rejections are
@@ -31,8 +30,8 @@ func resolveRejections(ctx context.Context, tx *gorm.DB, in NewOrder, orderID in
 	if by == ByDelivery && out != OutcomeCreated && out != OutcomeChanged {
 		return nil
 	}
-	var open []rejectionRow
-	if err := tx.WithContext(ctx).Where("source = ? AND intake_key = ? AND status = ?", source, key, RejectionOpen).Order("id").Find(&open).Error; err != nil {
+	open, err := openRejectionsByKey(ctx, tx, source, key)
+	if err != nil {
 		return err
 	}
 	var ids []int64
@@ -40,12 +39,11 @@ func resolveRejections(ctx context.Context, tx *gorm.DB, in NewOrder, orderID in
 		if by == ByDelivery && keptIsNewer(r, in) {
 			continue
 		}
-		res := tx.WithContext(ctx).Exec(`UPDATE sales_intake_rejections SET status = ?, order_id = ?, outcome = ?, closed_at = `+database.Now(tx)+`, updated_at = `+database.Now(tx)+`
-WHERE id = ? AND status = ?`, RejectionResolved, orderID, string(out), r.ID, RejectionOpen)
-		if res.Error != nil {
-			return res.Error
+		resolved, err := markResolved(ctx, tx, r.ID, orderID, string(out))
+		if err != nil {
+			return err
 		}
-		if res.RowsAffected == 1 {
+		if resolved {
 			ids = append(ids, r.ID)
 		}
 	}
@@ -82,14 +80,5 @@ func keptIsNewer(r rejectionRow, in NewOrder) bool {
 // the order, in id order: those resolved into it and those kept under its
 // key (the shop's sync_id, the CRM's order id), open or closed.
 func (s *Service) RejectionsOfOrder(ctx context.Context, o Order) ([]int64, error) {
-	var ids []int64
-	q := s.db.WithContext(ctx).Model(&rejectionRow{}).Where("order_id = ?", o.ID)
-	if o.SyncID != nil {
-		q = q.Or("source = ? AND intake_key = ?", SourceShop, *o.SyncID)
-	}
-	if o.CRMOrderID != nil {
-		q = q.Or("source = ? AND intake_key = ?", SourceCRM, *o.CRMOrderID)
-	}
-	err := q.Order("id").Pluck("id", &ids).Error
-	return ids, err
+	return rejectionsAbout(ctx, s.db, o)
 }

@@ -18,7 +18,6 @@ package sales
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -361,7 +360,11 @@ func createOrderOnce(ctx context.Context, tx *gorm.DB, in NewOrder, uniqueBy str
 		o.Items[i] = Item{OrderID: o.ID, ProductID: products[it.SKU].ID, SKU: it.SKU, Qty: it.Qty, Note: it.Note, Status: ItemNew,
 			UnitPrice: it.UnitPrice, LineTotal: it.LineTotal, Options: options[i]}
 	}
-	if err := tx.Omit("ID").Create(&o.Items).Error; err != nil {
+	items := make([]*Item, len(o.Items))
+	for i := range o.Items {
+		items[i] = &o.Items[i]
+	}
+	if err := insertItems(ctx, tx, items); err != nil {
 		return Order{}, false, err
 	}
 	payload := contracts.OrderReceivedPayload{OrderID: o.ID, Lines: len(o.Items), Source: o.Source,
@@ -407,50 +410,6 @@ func productsOf(ctx context.Context, tx *gorm.DB, items []NewItem, field string)
 // transaction numbers its new order, held until it ends.
 const OrderNumberLock = 0x6f6e6f21 // "ono!"
 
-// insertOrderRow inserts the order row and returns its id; with uniqueBy it
-// returns 0 when an order with that key exists (ON CONFLICT DO NOTHING, which
-// PostgreSQL and SQLite both speak; SQLite reads it after INSERT … SELECT only
-// with a WHERE). It is the one place where an order's
-// customer is first written; setCustomer changes it.
-//
-// Order numbers have no gaps: the id is the highest one committed plus one,
-// taken under a lock held until the transaction ends (PostgreSQL's advisory
-// lock; SQLite has one writer), so a transaction that rolls back, whatever
-// refused it, gives its number back to the next order. A sequence would not:
-// PostgreSQL never takes back a value it handed out. The sequence is kept
-// in step for rows written without an id (the bench's).
-func insertOrderRow(ctx context.Context, tx *gorm.DB, o *Order, uniqueBy string) (int64, error) {
-	conflict := ""
-	switch uniqueBy {
-	case "":
-	case "sync_id", "crm_order_id":
-		conflict = " ON CONFLICT (" + uniqueBy + ") DO NOTHING"
-	default:
-		return 0, fmt.Errorf("sales: no unique key %q", uniqueBy)
-	}
-	var updatedAt, updatedNS any
-	if o.SourceUpdatedAt != nil {
-		updatedAt = database.TimeArg(tx, *o.SourceUpdatedAt)
-		updatedNS = o.SourceUpdatedAt.UnixNano()
-	}
-	if err := database.LockClassName(tx.WithContext(ctx), OrderNumberLock, "sales_orders"); err != nil {
-		return 0, err
-	}
-	var id int64
-	cc := customerColumns(o.Customer)
-	err := database.Scan(tx.WithContext(ctx).Raw(`INSERT INTO sales_orders (id, status, source, sync_id, crm_order_id, customer_name, customer_phone, customer_email, customer_search, due_date,
-note, delivery_address, delivery_date, currency, total, source_version, source_updated_at, source_hash, source_updated_ns)
-SELECT (SELECT COALESCE(MAX(id), 0) + 1 FROM sales_orders), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-WHERE true`+conflict+` RETURNING id`,
-		o.Status, o.Source, o.SyncID, o.CRMOrderID, cc["customer_name"], cc["customer_phone"], cc["customer_email"], cc["customer_search"], o.DueDate,
-		o.Note, o.DeliveryAddress, o.DeliveryDate, o.Currency, string(o.Total), o.SourceVersion, updatedAt, o.SourceHash, updatedNS), &id)
-	if err != nil || id == 0 || database.DialectOf(tx) != database.Postgres {
-		return id, err
-	}
-	// Values past the highest id are all free, so setting it back is safe.
-	return id, tx.WithContext(ctx).Exec("SELECT setval(pg_get_serial_sequence('sales_orders', 'id'), ?)", id).Error
-}
-
 // Order returns the order with its items (and their boards), or ENOTFOUND.
 func (s *Service) Order(ctx context.Context, id int64) (Order, error) {
 	o, err := order(ctx, s.db, id)
@@ -461,15 +420,9 @@ func (s *Service) Order(ctx context.Context, id int64) (Order, error) {
 }
 
 func order(ctx context.Context, db *gorm.DB, id int64) (Order, error) {
-	var o Order
-	err := withShipments(db.WithContext(ctx).Preload("Items", func(db *gorm.DB) *gorm.DB { return db.Order("id") })).First(&o, id).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return o, apperr.NotFound("order %d does not exist", id)
+	o, found, err := orderByID(ctx, db, id)
+	if err == nil && !found {
+		err = apperr.NotFound("order %d does not exist", id)
 	}
 	return o, err
-}
-
-func withShipments(db *gorm.DB) *gorm.DB {
-	return db.Preload("Shipments", func(db *gorm.DB) *gorm.DB { return db.Order("id") }).
-		Preload("Shipments.Items", func(db *gorm.DB) *gorm.DB { return db.Order("item_id") })
 }

@@ -41,8 +41,7 @@ func (s *Service) SetShopConflicts(mode string) {
 // every journalled change of an order calls it once before writing its
 // event, whose payload carries the new version.
 func advanceVersion(ctx context.Context, tx *gorm.DB, id int64) (int64, error) {
-	var v int64
-	err := database.Scan(tx.WithContext(ctx).Raw("UPDATE sales_orders SET version = version + 1 WHERE id = ? RETURNING version", id), &v)
+	v, err := bumpVersion(ctx, tx, id)
 	if err == nil && v == 0 {
 		err = apperr.NotFound("order %d does not exist", id)
 	}
@@ -79,7 +78,7 @@ func recordOfficeChanges(ctx context.Context, tx *gorm.DB, o Order, p contracts.
 	if err != nil {
 		return err
 	}
-	return tx.WithContext(ctx).Exec("UPDATE sales_orders SET office_changes = ? WHERE id = ?", string(b), o.ID).Error
+	return setOfficeChanges(ctx, tx, o.ID, string(b))
 }
 
 // shopConflict is one thing a shop delivery would change that the office
@@ -225,7 +224,7 @@ func flagShopConflict(ctx context.Context, tx *gorm.DB, id int64, in NewOrder, c
 	if err != nil {
 		return err
 	}
-	if err := tx.WithContext(ctx).Exec("UPDATE sales_orders SET attention = ? WHERE id = ?", note, id).Error; err != nil {
+	if err := setAttention(ctx, tx, id, note); err != nil {
 		return err
 	}
 	p := contracts.OrderShopConflictPayload{OrderID: id, SyncID: o.SyncID, Status: o.Status, TsekhVersion: ptrValue(in.TsekhVersion),
@@ -254,7 +253,7 @@ func (s *Service) ClearAttention(ctx context.Context, id int64) (Order, error) {
 		if o.Attention == "" {
 			return apperr.Conflict("order %d has no attention note to clear", id)
 		}
-		if err := tx.WithContext(ctx).Exec("UPDATE sales_orders SET attention = '' WHERE id = ?", id).Error; err != nil {
+		if err := setAttention(ctx, tx, id, ""); err != nil {
 			return err
 		}
 		// The note is the office's own: the shop is not told of clearing

@@ -173,8 +173,16 @@ func (s *Service) book(ctx context.Context, tx *gorm.DB, b Booking, cuts []sheet
 	}
 	for _, m := range consumed {
 		lv := levels[m.Code]
+		before := lv.OnHand
 		if err := moveStock(ctx, tx, doc.ID, m.Code, MoveConsume, m.Qty, lv); err != nil {
 			return err
+		}
+		over, err := overdrawn(ctx, tx, doc.ID, order, m.Code, m.Qty, before, lv)
+		if err != nil {
+			return err
+		}
+		if over != nil {
+			payload.Overdrawn = append(payload.Overdrawn, *over)
 		}
 		payload.Lines = append(payload.Lines, contracts.StockLine{Code: m.Code, Qty: clean(m.Qty), OnHand: lv.OnHand, Reserve: lv.Reserved})
 	}

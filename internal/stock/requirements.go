@@ -149,6 +149,12 @@ type ShortageLine struct {
 	// sheets and pieces, metres to the centimetre; only materials with
 	// something to buy are listed.
 	ToBuy float64 `json:"to_buy" example:"7"`
+	// Negative flags a material whose on hand is below nothing: the floor
+	// used more than was booked in; TakenBy are the production orders whose
+	// consumption took it below nothing since it last was at nothing or
+	// more, with how much each took beyond what was there.
+	Negative bool      `json:"negative" example:"false"`
+	TakenBy  []TakenBy `json:"taken_by"`
 }
 
 // Shortages returns what to buy, per material, given the items waiting in
@@ -175,6 +181,10 @@ func (s *Service) Shortages(ctx context.Context, backlog ItemSource) ([]Shortage
 	for _, l := range lvs {
 		by[l.Code] = l
 	}
+	taken, err := openOverdraws(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
 	out := []ShortageLine{}
 	for _, m := range ms {
 		lv := by[m.Code]
@@ -189,7 +199,12 @@ func (s *Service) Shortages(ctx context.Context, backlog ItemSource) ([]Shortage
 		if buy <= epsilon || (m.ReorderPoint == 0 && need < epsilon && available >= -epsilon) {
 			continue
 		}
-		out = append(out, ShortageLine{Level: levelOf(m, lv), Backlog: shown(m.Unit, need), ToBuy: clean(buy)})
+		line := ShortageLine{Level: levelOf(m, lv), Backlog: shown(m.Unit, need), ToBuy: clean(buy), Negative: lv.OnHand < -epsilon,
+			TakenBy: []TakenBy{}}
+		if line.Negative {
+			line.TakenBy = append(line.TakenBy, taken[m.Code]...)
+		}
+		out = append(out, line)
 	}
 	return out, nil
 }

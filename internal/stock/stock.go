@@ -30,7 +30,6 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/input"
-	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
 // Limits of one receipt, count or write-off.
@@ -296,18 +295,43 @@ func (s *Service) WriteOff(ctx context.Context, lines []Line, reason string) (Re
 	return s.document(ctx, DocWriteOff, lines, reason)
 }
 
+// ReceiveTx records in tx a delivery received against the purchase order
+// and writes stock.received naming it; errors as Receive. The purchasing
+// module calls it in the transaction that books the receipt on the order's
+// lines.
+func (s *Service) ReceiveTx(ctx context.Context, tx *gorm.DB, lines []Line, note string, purchaseOrder int64) (Receipt, error) {
+	if f := input.Note("note", note, input.MaxNote); len(f) > 0 {
+		return Receipt{}, apperr.Invalid("the receipt is not valid", f...)
+	}
+	return documentTx(ctx, tx, DocReceipt, lines, note, &purchaseOrder)
+}
+
 func (s *Service) document(ctx context.Context, kind string, lines []Line, reason string) (Receipt, error) {
 	var out Receipt
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		out, err = documentTx(ctx, tx, kind, lines, reason, nil)
+		return err
+	})
+	return out, err
+}
+
+func documentTx(ctx context.Context, tx *gorm.DB, kind string, lines []Line, reason string, purchaseOrder *int64) (Receipt, error) {
+	var out Receipt
+	err := func() error {
 		known, offcuts, err := checkLines(ctx, tx, lines, kind)
 		if err != nil {
 			return err
 		}
-		doc := Document{Kind: kind, Reason: reason, Source: "{}"}
-		if err := tx.Omit("ID").Create(&doc).Error; err != nil {
+		source := "{}"
+		if purchaseOrder != nil {
+			source = fmt.Sprintf(`{"purchase_order_id":%d}`, *purchaseOrder)
+		}
+		doc := Document{Kind: kind, Reason: reason, Source: source}
+		if err := tx.WithContext(ctx).Omit("ID").Create(&doc).Error; err != nil {
 			return err
 		}
-		payload := contracts.StockPayload{DocumentID: doc.ID, Reason: reason, Lines: []contracts.StockLine{}}
+		payload := contracts.StockPayload{DocumentID: doc.ID, Reason: reason, Lines: []contracts.StockLine{}, PurchaseOrderID: purchaseOrder}
 		out = Receipt{DocumentID: doc.ID, Lines: []Level{}, Offcuts: []Offcut{}}
 		for _, l := range lines {
 			key := strings.ToLower(strings.TrimSpace(l.Code))
@@ -353,7 +377,7 @@ func (s *Service) document(ctx context.Context, kind string, lines []Line, reaso
 			ev = contracts.StockWrittenOff.New(doc.ID, payload)
 		}
 		return events.Add(ctx, tx, ev)
-	})
+	}()
 	return out, err
 }
 
@@ -410,8 +434,14 @@ func moveStock(ctx context.Context, tx *gorm.DB, doc int64, code, kind string, q
 		lv.Reserved -= qty
 	}
 	lv.OnHand, lv.Reserved = clean(lv.OnHand), clean(lv.Reserved)
-	return tx.WithContext(ctx).Model(&level{}).Where("code = ?", code).
-		Updates(map[string]any{"on_hand": lv.OnHand, "reserved": lv.Reserved}).Error
+	if err := tx.WithContext(ctx).Model(&level{}).Where("code = ?", code).
+		Updates(map[string]any{"on_hand": lv.OnHand, "reserved": lv.Reserved}).Error; err != nil {
+		return err
+	}
+	if kind == MoveReceipt || kind == MoveCount {
+		return settleOverdraws(ctx, tx, code, lv)
+	}
+	return nil
 }
 
 // clean drops the dust of floating-point sums.
@@ -443,49 +473,4 @@ func shown(unit string, v float64) float64 {
 func levelOf(m catalog.Material, lv level) Level {
 	return Level{Code: m.Code, Kind: m.Kind, Name: m.Name, Decor: m.Decor, Unit: m.Unit, OnHand: shown(m.Unit, lv.OnHand),
 		Reserved: shown(m.Unit, lv.Reserved), Available: shown(m.Unit, lv.OnHand-lv.Reserved), ReorderPoint: m.ReorderPoint, id: m.ID}
-}
-
-// Levels returns a page of every material's stock in the catalogue's
-// order (materials never moved show zeros), of one kind when kind is set:
-// EINVALID naming kind when it is none of the kinds.
-func (s *Service) Levels(ctx context.Context, kind string, pr page.Request) ([]Level, string, error) {
-	if kind != "" && !slices.Contains(catalog.MaterialKinds, kind) {
-		return nil, "", apperr.Invalid("invalid query", apperr.Field("kind", "must be %s", strings.Join(catalog.MaterialKinds, ", ")))
-	}
-	var ms []catalog.Material
-	q := s.db.WithContext(ctx).Where("id > ?", pr.After)
-	if kind != "" {
-		q = q.Where("kind = ?", kind)
-	}
-	if err := q.Order("id").Limit(pr.Limit + 1).Find(&ms).Error; err != nil {
-		return nil, "", err
-	}
-	levels, err := levelsOf(ctx, s.db, ms)
-	if err != nil {
-		return nil, "", err
-	}
-	out, next := page.Next(levels, pr.Limit, func(l Level) int64 { return l.id })
-	return out, next, nil
-}
-
-func levelsOf(ctx context.Context, db *gorm.DB, ms []catalog.Material) ([]Level, error) {
-	codes := make([]string, len(ms))
-	for i, m := range ms {
-		codes[i] = m.Code
-	}
-	var lvs []level
-	if len(codes) > 0 {
-		if err := db.WithContext(ctx).Where("code IN ?", codes).Find(&lvs).Error; err != nil {
-			return nil, err
-		}
-	}
-	by := map[string]level{}
-	for _, l := range lvs {
-		by[l.Code] = l
-	}
-	out := make([]Level, len(ms))
-	for i, m := range ms {
-		out[i] = levelOf(m, by[m.Code])
-	}
-	return out, nil
 }

@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"go/ast"
+
 	"go/parser"
 	"go/token"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"gorm.io/gorm"
 )
 
 // EveryStatementHasACase fails t for each function of the package's store
@@ -53,4 +56,17 @@ func EveryStatementHasACase(t *testing.T, except ...string) {
 			t.Errorf("store function %s has no case in store*_test.go", name)
 		}
 	}
+}
+
+// RolledBack runs fn in a transaction of db rolled back after it: a store's
+// case sees the fixture as it was committed, and what the case writes to
+// set its scene is never committed (so no change goes without its event).
+func RolledBack(t *testing.T, db *gorm.DB, fn func(tx *gorm.DB)) {
+	t.Helper()
+	tx := db.Begin()
+	if tx.Error != nil {
+		t.Fatal(tx.Error)
+	}
+	defer tx.Rollback()
+	fn(tx)
 }
