@@ -37,11 +37,11 @@ type csvCol struct{ ru, en string }
 // csvLayoutOf reads ?layout= (office, the default, or machine); 422 naming
 // layout for another value.
 func (s *server) csvLayoutOf(c echo.Context) (csvLayout, error) {
-	l := s.csvLayoutNamed(c.QueryParam("layout"))
-	if v := c.QueryParam("layout"); v != "" && v != csvOffice && v != csvMachine {
-		return l, apperr.Invalid("invalid query", apperr.Field("layout", "must be office or machine"))
+	switch v := c.QueryParam("layout"); v {
+	case "", csvOffice, csvMachine:
+		return s.csvLayoutNamed(v), nil
 	}
-	return l, nil
+	return csvLayout{}, apperr.Invalid("invalid query", apperr.Field("layout", "must be office or machine"))
 }
 
 // csvLayoutNamed is the layout named v: the machine's for "machine", the
