@@ -29,20 +29,21 @@ func wantsCSV(c echo.Context) bool { return mediaOf(c) == MIMETextCSV }
 // page is read before anything is written, so that a filter the service
 // refuses is still a problem+json; a failure after that cuts the answer off
 // (the client sees a broken transfer, never a short list that looks whole).
-// Every cell is neutralised (see csvCell).
-func writeCSV[T any](c echo.Context, filename string, header []string, row func(T) []string, fetch func(page.Request) ([]T, string, error)) error {
+// Every cell is neutralised (see csvCell). The layout l gives the separator,
+// the header row's language (cols) and how row writes times and numbers.
+func writeCSV[T any](c echo.Context, l csvLayout, filename string, cols []csvCol, row func(csvLayout, T) []string, fetch func(page.Request) ([]T, string, error)) error {
 	req := page.Request{Limit: page.MaxLimit}
 	items, next, err := fetch(req)
 	if err != nil {
 		return err
 	}
-	w, err := newCSVStream(c, filename, header)
+	w, err := newCSVStream(c, filename, l.Header(cols), l.Comma())
 	if err != nil {
 		return err
 	}
 	for {
 		for _, it := range items {
-			if err := w.Row(row(it)); err != nil {
+			if err := w.Row(row(l, it)); err != nil {
 				return w.abort(err)
 			}
 		}
@@ -62,14 +63,14 @@ func writeCSV[T any](c echo.Context, filename string, header []string, row func(
 	}
 }
 
-// writeCSVRows answers with rows already at hand (a cutting list) as CSV
-// (see writeCSV).
-func writeCSVRows(c echo.Context, filename string, header []string, rows [][]string) error {
-	return writeCSVRowsSep(c, filename, header, rows, ',')
+// writeCSVRows answers with rows already at hand (a cutting list), written
+// in the layout l, as CSV (see writeCSV).
+func writeCSVRows(c echo.Context, l csvLayout, filename string, cols []csvCol, rows [][]string) error {
+	return writeCSVRowsSep(c, filename, l.Header(cols), rows, l.Comma())
 }
 
-// writeCSVRowsSep is writeCSVRows with another separator (";" for the
-// office's Excel, which reads "," as a decimal comma).
+// writeCSVRowsSep is writeCSVRows with a header and separator of its own
+// (the cutting list's optimiser layout, which tsekh cut reads).
 func writeCSVRowsSep(c echo.Context, filename string, header []string, rows [][]string, comma rune) error {
 	w, err := newCSVStream(c, filename, header, comma)
 	if err != nil {
@@ -97,8 +98,8 @@ type csvStream struct {
 }
 
 // newCSVStream sends the headers of a CSV attachment named filename, the
-// byte order mark and the header row.
-func newCSVStream(c echo.Context, filename string, header []string, comma ...rune) (*csvStream, error) {
+// byte order mark and the header row, cells separated by comma.
+func newCSVStream(c echo.Context, filename string, header []string, comma rune) (*csvStream, error) {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, MIMETextCSV+"; charset=utf-8")
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+filename+`"`)
@@ -109,9 +110,7 @@ func newCSVStream(c echo.Context, filename string, header []string, comma ...run
 		return nil, err // the client has gone
 	}
 	s.w = csv.NewWriter(out)
-	if len(comma) > 0 {
-		s.w.Comma = comma[0]
-	}
+	s.w.Comma = comma
 	if err := s.Row(header); err != nil {
 		return nil, err
 	}
@@ -182,8 +181,8 @@ func (e csvWriteError) Unwrap() error { return e.error }
 // injection advice): a cell that starts with = + - @, a tab or a carriage
 // return gets a leading apostrophe, which Excel and LibreOffice show as
 // text. A negative number is such a cell too (-1+1+cmd|' /C calc'!A0 starts
-// like one), so it comes as text; tsekh's CSV columns hold no negative
-// numbers.
+// like one), so it comes as text (a shortage's negative "available" among
+// them: a spreadsheet shows it, without reckoning with it).
 func csvCell(s string) string {
 	if s == "" {
 		return s

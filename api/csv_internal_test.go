@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
@@ -59,7 +60,7 @@ func peakHeapOfExport(t *testing.T, n int) uint64 {
 		return rows, next, nil
 	}
 	runtime.GC()
-	require.NoError(t, writeCSV(c, "x.csv", []string{"id", "name", "a", "b", "c"}, func(r exportRow) []string {
+	require.NoError(t, writeCSV(c, csvLayout{machine: true}, "x.csv", []csvCol{{"№", "id"}, {"Имя", "name"}, {"А", "a"}, {"Б", "b"}, {"В", "c"}}, func(_ csvLayout, r exportRow) []string {
 		return []string{strconv.FormatInt(r.id, 10), r.name, r.name + "b", r.name + "c", r.name + "d"}
 	}, fetch))
 	require.Greater(t, out.writes, n/sampleEvery, "the rows were written out as they came")
@@ -104,7 +105,7 @@ func FuzzCSVCell(f *testing.F) {
 		}
 		rec := httptest.NewRecorder()
 		c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec)
-		require.NoError(t, writeCSVRows(c, "x.csv", []string{"a", "b"}, [][]string{{a, b}}))
+		require.NoError(t, writeCSVRows(c, csvLayout{machine: true}, "x.csv", []csvCol{{"А", "a"}, {"Б", "b"}}, [][]string{{a, b}}))
 		rows, err := csv.NewReader(strings.NewReader(strings.TrimPrefix(rec.Body.String(), "\uFEFF"))).ReadAll()
 		if err != nil {
 			return // a cell of invalid UTF-8 or a lone CR the reader will not read back: the prefix is checked above
@@ -116,4 +117,36 @@ func FuzzCSVCell(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A layout writes quantities to their unit (metres to the centimetre,
+// sheets and pieces to a thousandth as the API gives them) with its decimal
+// mark, and times in its zone and form.
+func TestCSVLayout_Cells(t *testing.T) {
+	t.Parallel()
+	loc, err := time.LoadLocation("Europe/Moscow")
+	require.NoError(t, err)
+	office, machine := csvLayout{loc: loc}, csvLayout{machine: true, loc: loc}
+	for _, tc := range []struct {
+		v               float64
+		unit            string
+		office, machine string
+	}{
+		{482.837419, "m", "482,84", "482.84"},
+		{0.005, "m", "0,01", "0.01"},
+		{12, "m", "12", "12"},
+		{0.2894, "sheet", "0,289", "0.289"},
+		{3, "pcs", "3", "3"},
+		{-0.0001, "m", "0", "0"},
+	} {
+		require.Equal(t, tc.office, office.Qty(tc.v, tc.unit), "%v %s", tc.v, tc.unit)
+		require.Equal(t, tc.machine, machine.Qty(tc.v, tc.unit), "%v %s", tc.v, tc.unit)
+	}
+	at := time.Date(2026, 12, 4, 21, 30, 5, 123e6, time.UTC)
+	require.Equal(t, "05.12.2026 00:30:05", office.Time(at))
+	require.Equal(t, "2026-12-04T21:30:05Z", machine.Time(at))
+	require.Equal(t, "", office.TimePtr(nil))
+	require.Equal(t, []string{"Код", "code"}, []string{office.Header([]csvCol{{"Код", "code"}})[0], machine.Header([]csvCol{{"Код", "code"}})[0]})
+	require.Equal(t, ';', office.Comma())
+	require.Equal(t, ',', machine.Comma())
 }

@@ -16,13 +16,13 @@ import (
 //	@Summary		The cutting list of a production order
 //	@ID			getCuttingList
 //	@Description	What the saw and the edgebander need: the physical parts by board (code, decor, thickness), identical parts (same name, size, grain, edges and edging) summed, longest first, each with where it goes (by sales order, "№5 ×4, №9 ×2") and its origins per item; per board the number of parts, their area in m² and the sheets it estimates (area ÷ the board's largest usable format); the edge-band metres per band (each banded side's length plus EDGE_OVERHANG_MM); the fittings per production order.
-//	@Description	With Accept: text/csv, one row per summed part, ";" separated: with layout=office (the default) Russian headers for the office's Excel (Плита;Декор;Материал;Толщина, мм;Деталь;Длина, мм;Ширина, мм;Кол-во;Текстура;Кромка Д1;Кромка Д2;Кромка Ш1;Кромка Ш2;Кромка;Куда); with layout=optimiser the layout panel-cutting optimisers (and tsekh cut) import: id;board;decor;thickness_mm;name;length_mm;width_mm;qty;grain;edge_l1;edge_l2;edge_w1;edge_w2;where.
+//	@Description	With Accept: text/csv, one row per summed part: with layout=office (the default) the office's layout (";" separated, Russian headers: Плита;Декор;Материал;Толщина, мм;Деталь;Длина, мм;Ширина, мм;Кол-во;Текстура;Кромка Д1;Кромка Д2;Кромка Ш1;Кромка Ш2;Кромка;Куда), with layout=machine the machine's ("," separated, English headers), see docs/operating.md, CSV exports; with layout=optimiser the layout panel-cutting optimisers (and tsekh cut) import: id;board;decor;thickness_mm;name;length_mm;width_mm;qty;grain;edge_l1;edge_l2;edge_w1;edge_w2;where.
 //	@Tags			plan
 //	@Produce		json
 //	@Produce		text/csv
 //	@Security		BearerAuth
 //	@Param			id	path		int	true	"production order id"	minimum(1) example(1)
-//	@Param			layout	query	string	false	"CSV only: office (Russian headers) or optimiser"	Enums(office, optimiser) default(office) example(optimiser)
+//	@Param			layout	query	string	false	"CSV only: office (\";\", Russian headers) or machine (\",\", English headers), see docs/operating.md, CSV exports; or optimiser (the optimisers' columns, \";\" separated, which tsekh cut reads)"	Enums(office, machine, optimiser) default(office) example(optimiser)
 //	@Success		200	{object}	floor.CuttingList
 //	@Failure		401	{object}	Problem
 //	@Failure		404	{object}	Problem
@@ -38,7 +38,7 @@ func (s *server) getCuttingList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return cuttingListAnswer(c, l, fmt.Sprintf("cutting-list-%d.csv", id))
+	return s.cuttingListAnswer(c, l, fmt.Sprintf("cutting-list-%d.csv", id))
 }
 
 // getCuttingLists godoc
@@ -52,7 +52,7 @@ func (s *server) getCuttingList(c echo.Context) error {
 //	@Produce		text/csv
 //	@Security		BearerAuth
 //	@Param			ids	query		string	true	"production order ids separated by commas, e.g. 1,2,3"	minlength(1) maxlength(2000) extensions(x-pattern=ids) example(1,2)
-//	@Param			layout	query	string	false	"CSV only: office (Russian headers) or optimiser"	Enums(office, optimiser) default(office) example(optimiser)
+//	@Param			layout	query	string	false	"CSV only: office (\";\", Russian headers) or machine (\",\", English headers), see docs/operating.md, CSV exports; or optimiser (the optimisers' columns, \";\" separated, which tsekh cut reads)"	Enums(office, machine, optimiser) default(office) example(optimiser)
 //	@Success		200	{object}	floor.CuttingList
 //	@Failure		400	{object}	Problem
 //	@Failure		401	{object}	Problem
@@ -68,39 +68,48 @@ func (s *server) getCuttingLists(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return cuttingListAnswer(c, l, "cutting-list.csv")
+	return s.cuttingListAnswer(c, l, "cutting-list.csv")
 }
 
-func cuttingListAnswer(c echo.Context, l floor.CuttingList, filename string) error {
+// cuttingListAnswer answers with the cutting list as JSON or, for
+// Accept: text/csv, in the layout ?layout= names: the office's or the
+// machine's (see csvLayout), or the panel-cutting optimisers' (optimiser).
+func (s *server) cuttingListAnswer(c echo.Context, l floor.CuttingList, filename string) error {
 	layout := c.QueryParam("layout")
 	switch layout {
-	case "", "office":
+	case "", csvOffice, csvMachine:
 		if wantsCSV(c) {
-			return writeCSVRowsSep(c, filename, cuttingListOfficeHeader, cuttingListOfficeRows(l), ';')
+			cl := s.csvLayoutNamed(layout)
+			return writeCSVRows(c, cl, filename, cuttingListCols, cuttingListRows(cl, l))
 		}
 	case "optimiser":
 		if wantsCSV(c) {
 			return writeCSVRowsSep(c, filename, cuttingListOptimiserHeader, cuttingListOptimiserRows(l), ';')
 		}
 	default:
-		return apperr.Invalid("invalid query", apperr.Field("layout", "must be office or optimiser"))
+		return apperr.Invalid("invalid query", apperr.Field("layout", "must be office, machine or optimiser"))
 	}
 	return c.JSON(http.StatusOK, l)
 }
 
-// The cutting list as CSV, for the office's Excel: Russian headers.
-var cuttingListOfficeHeader = []string{"Плита", "Декор", "Материал", "Толщина, мм", "Деталь", "Длина, мм", "Ширина, мм", "Кол-во", "Текстура",
-	"Кромка Д1", "Кромка Д2", "Кромка Ш1", "Кромка Ш2", "Кромка", "Куда"}
+// cuttingListCols and cuttingListRows are the cutting list as CSV.
+var cuttingListCols = []csvCol{{"Плита", "board"}, {"Декор", "decor"}, {"Материал", "material"}, {"Толщина, мм", "thickness_mm"},
+	{"Деталь", "name"}, {"Длина, мм", "length_mm"}, {"Ширина, мм", "width_mm"}, {"Кол-во", "qty"}, {"Текстура", "grain"},
+	{"Кромка Д1", "edge_l1"}, {"Кромка Д2", "edge_l2"}, {"Кромка Ш1", "edge_w1"}, {"Кромка Ш2", "edge_w2"}, {"Кромка", "edging"}, {"Куда", "where"}}
 
 // grainRU names a part's grain for the office.
 var grainRU = map[string]string{"length": "вдоль длины", "width": "вдоль ширины", "none": "нет"}
 
-func cuttingListOfficeRows(l floor.CuttingList) [][]string {
+func cuttingListRows(cl csvLayout, l floor.CuttingList) [][]string {
 	var rows [][]string
 	for _, m := range l.Materials {
 		for _, p := range m.Parts {
+			grain := p.Grain
+			if !cl.machine {
+				grain = grainRU[p.Grain]
+			}
 			rows = append(rows, []string{m.Board, m.Decor, m.Material, strconv.Itoa(m.ThicknessMM), p.Name, strconv.Itoa(p.LengthMM), strconv.Itoa(p.WidthMM),
-				strconv.Itoa(p.Qty), grainRU[p.Grain], p.Edges.L1, p.Edges.L2, p.Edges.W1, p.Edges.W2, p.Edging, p.Where})
+				strconv.Itoa(p.Qty), grain, p.Edges.L1, p.Edges.L2, p.Edges.W1, p.Edges.W2, p.Edging, p.Where})
 		}
 	}
 	return rows

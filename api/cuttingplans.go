@@ -119,7 +119,7 @@ func (s *server) listCuttingPlans(c echo.Context) error {
 //	@Summary	A cutting plan with its sheets
 //	@ID			getCuttingPlan
 //	@Description	The plan, its totals per board, and sheet_list: per sheet its board, format or offcut, the parts (part id and code, production order, size, position, turned, the order the saw frees them in), the cuts in saw order (stage, direction, position, the piece crossed), yield, waste and the offcuts it leaves; cut_at once reported cut.
-//	@Description	With `Accept: application/pdf` the plan on paper for the saw (A4 landscape): board by board in the order of cutting, a summary page of the board (its totals, a row per sheet with the codes and sizes of the offcuts it leaves), then a page per sheet, drawn as getCuttingSheet's SVG with each cut's fence setting. With `Accept: text/html` the whole plan as one printable page: the totals, then every sheet drawn to scale on a page of its own. With `Accept: text/csv` the placements, one row per part.
+//	@Description	With `Accept: application/pdf` the plan on paper for the saw (A4 landscape): board by board in the order of cutting, a summary page of the board (its totals, a row per sheet with the codes and sizes of the offcuts it leaves), then a page per sheet, drawn as getCuttingSheet's SVG with each cut's fence setting. With `Accept: text/html` the whole plan as one printable page: the totals, then every sheet drawn to scale on a page of its own. With `Accept: text/csv` the placements, one row per part, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags		cutting
 //	@Produce	json
 //	@Produce	application/pdf
@@ -127,6 +127,7 @@ func (s *server) listCuttingPlans(c echo.Context) error {
 //	@Produce	text/csv
 //	@Security	BearerAuth
 //	@Param		id	path		int	true	"cutting plan id"	minimum(1) example(1)
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success	200	{object}	cutplan.Plan
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -157,23 +158,31 @@ func (s *server) getCuttingPlan(c echo.Context) error {
 		}
 		return c.Blob(http.StatusOK, MIMETextHTML+"; charset=utf-8", b.Bytes())
 	case MIMETextCSV:
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
 		var rows [][]string
 		for _, sh := range p.SheetList {
-			rows = append(rows, placementRows(sh)...)
+			rows = append(rows, placementRows(l, sh)...)
 		}
-		return writeCSVRows(c, fmt.Sprintf("cutting-plan-%d.csv", p.ID), placementHeader, rows)
+		return writeCSVRows(c, l, fmt.Sprintf("cutting-plan-%d.csv", p.ID), placementCols, rows)
 	}
 	return c.JSON(http.StatusOK, p)
 }
 
-var placementHeader = []string{"sheet", "board", "format", "cut_order", "part_id", "code", "name", "prod_order_id", "length_mm", "width_mm", "x_mm", "y_mm", "turned"}
+// placementCols and placementRows are a cutting plan's placements as CSV:
+// one row per part.
+var placementCols = []csvCol{{"Лист", "sheet"}, {"Плита", "board"}, {"Формат", "format"}, {"Очерёдность", "cut_order"},
+	{"№ детали", "part_id"}, {"Код", "code"}, {"Деталь", "name"}, {"Заказ на производство", "prod_order_id"},
+	{"Длина, мм", "length_mm"}, {"Ширина, мм", "width_mm"}, {"X, мм", "x_mm"}, {"Y, мм", "y_mm"}, {"Повёрнута", "turned"}}
 
-func placementRows(sh cutplan.Sheet) [][]string {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+func placementRows(l csvLayout, sh cutplan.Sheet) [][]string {
+	f := func(v float64) string { return l.Num(v, 1) }
 	var rows [][]string
 	for _, p := range sh.Parts {
 		rows = append(rows, []string{strconv.Itoa(sh.N), sh.Board, sh.Format, strconv.Itoa(p.CutOrder), strconv.FormatInt(p.PartID, 10), p.Code, p.Name,
-			strconv.FormatInt(p.ProdOrderID, 10), strconv.Itoa(p.LengthMM), strconv.Itoa(p.WidthMM), f(p.X), f(p.Y), strconv.FormatBool(p.Turned)})
+			strconv.FormatInt(p.ProdOrderID, 10), strconv.Itoa(p.LengthMM), strconv.Itoa(p.WidthMM), f(p.X), f(p.Y), l.Bool(p.Turned)})
 	}
 	return rows
 }
@@ -200,7 +209,7 @@ func sheetNumber(c echo.Context) (int, error) {
 //
 //	@Summary	One sheet of a cutting plan (JSON, SVG, CSV)
 //	@ID			getCuttingSheet
-//	@Description	The sheet as in getCuttingPlan's sheet_list. With `Accept: image/svg+xml` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order, each with the fence's setting drawn as a dimension from the edge that lies against the fence (a rip: the strip's width; a cross-cut: the length) and listed in cut order under the drawing; the grain direction. The SVG is well-formed XML whatever the names hold: characters XML does not allow (control characters, U+FFFE, U+FFFF) are written as U+FFFD. With `Accept: text/csv` its placements.
+//	@Description	The sheet as in getCuttingPlan's sheet_list. With `Accept: image/svg+xml` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order, each with the fence's setting drawn as a dimension from the edge that lies against the fence (a rip: the strip's width; a cross-cut: the length) and listed in cut order under the drawing; the grain direction. The SVG is well-formed XML whatever the names hold: characters XML does not allow (control characters, U+FFFE, U+FFFF) are written as U+FFFD. With `Accept: text/csv` its placements in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags		cutting
 //	@Produce	json
 //	@Produce	image/svg+xml
@@ -208,6 +217,7 @@ func sheetNumber(c echo.Context) (int, error) {
 //	@Security	BearerAuth
 //	@Param		id	path		int	true	"cutting plan id"	minimum(1) example(1)
 //	@Param		n	path		int	true	"sheet number"	minimum(1) maximum(1000000) example(1)
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success	200	{object}	cutplan.Sheet
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -241,7 +251,11 @@ func (s *server) getCuttingSheet(c echo.Context) error {
 		}
 		return c.Blob(http.StatusOK, MIMEImageSVG+"; charset=utf-8", b.Bytes())
 	case MIMETextCSV:
-		return writeCSVRows(c, fmt.Sprintf("cutting-plan-%d-sheet-%d.csv", id, n), placementHeader, placementRows(sh))
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
+		return writeCSVRows(c, l, fmt.Sprintf("cutting-plan-%d-sheet-%d.csv", id, n), placementCols, placementRows(l, sh))
 	}
 	return c.JSON(http.StatusOK, sh)
 }

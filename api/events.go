@@ -17,7 +17,7 @@ import (
 //	@Summary		The journal of events, newest first
 //	@ID			listEvents
 //	@Description	Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it. Events about users and their tokens (aggregate type auth_users) are shown to administrators only.
-//	@Description	With Accept: text/csv (preferred to JSON by its q-value), the whole journal the filters select (limit and cursor do not apply) as a spreadsheet, streamed: the columns №, Событие, Объект, Данные, Создано, Обработано, Кто, times as dd.mm.yyyy HH:MM:SS in the factory's time zone (FACTORY_TIMEZONE), "—" for the system.
+//	@Description	With Accept: text/csv (preferred to JSON by its q-value), the whole journal the filters select (limit and cursor do not apply) as a spreadsheet, streamed, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports): the columns №, Событие, Объект, Данные, Создано, Обработано, Кто (id, type, object, payload, created_at, processed_at, actor in the machine's), "—" for the system.
 //	@Description	Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it, and where it came from: the event whose handling wrote it (caused_by), the request or command that set it going (correlation_id) and its W3C trace context.
 //	@Tags			events
 //	@Produce		json
@@ -34,6 +34,7 @@ import (
 //	@Param			until			query		string	false	"created before (RFC 3339, from 2000-01-01 to 2100-12-31)"		format(date-time)	example(2026-12-02T00:00:00Z)
 //	@Param			limit			query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
 //	@Param			cursor			query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9ldmVudHMiLCJpZCI6MX0)
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success		200				{object}	EventList
 //	@Failure		401				{object}	Problem
 //	@Failure		422				{object}	Problem	"a filter that cannot match (since not before until), a cursor not of this list"

@@ -1,12 +1,9 @@
 package api
 
 import (
-	"encoding/csv"
 	"mime"
-	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,13 +11,10 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/page"
 )
 
-// journalCSVHeader is the journal's header row, the columns of the screen
-// the factory's office knows.
-var journalCSVHeader = []string{"№", "Событие", "Объект", "Данные", "Создано", "Обработано", "Кто"}
-
-// journalCSVTime is how the journal's CSV writes a time, in the factory's
-// time zone.
-const journalCSVTime = "02.01.2006 15:04:05"
+// journalCSVCols are the journal's columns, the screen the factory's office
+// knows.
+var journalCSVCols = []csvCol{{"№", "id"}, {"Событие", "type"}, {"Объект", "object"}, {"Данные", "payload"},
+	{"Создано", "created_at"}, {"Обработано", "processed_at"}, {"Кто", "actor"}}
 
 // noActor names the system in the journal's "Кто" column.
 const noActor = "—"
@@ -71,9 +65,7 @@ func prefersCSV(c echo.Context) bool {
 }
 
 // writeEventsCSV answers with every event the filter selects, newest first,
-// as the journal's CSV. The journal is read and written page by page, each
-// page flushed to the client before the next is read, so that the whole
-// journal is never held in memory.
+// as the journal's CSV, page by page (see writeCSV).
 func (s *server) writeEventsCSV(c echo.Context, filename string, f events.Filter) error {
 	ctx := c.Request().Context()
 	return s.streamJournalCSV(c, filename, func(pr page.Request) ([]events.Entry, string, error) {
@@ -82,76 +74,22 @@ func (s *server) writeEventsCSV(c echo.Context, filename string, f events.Filter
 }
 
 // streamJournalCSV writes the journal entries that fetch returns, page after
-// page from the first, as CSV (UTF-8 with a byte order mark, a header row,
-// one row per event, every cell neutralised as csvCell does for Excel). The
-// first page is read before anything is sent, so that its error is still a
-// problem document; a later error ends the body early.
+// page from the first, as CSV in the layout the query names (see writeCSV).
 func (s *server) streamJournalCSV(c echo.Context, filename string, fetch func(page.Request) ([]events.Entry, string, error)) error {
-	req := page.Request{Limit: page.MaxLimit}
-	entries, next, err := fetch(req)
+	l, err := s.csvLayoutOf(c)
 	if err != nil {
 		return err
 	}
-	loc := s.TimeZone
-	if loc == nil {
-		loc = time.UTC
-	}
-	res := c.Response()
-	h := res.Header()
-	h.Set(echo.HeaderContentType, MIMETextCSV+"; charset=utf-8")
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+filename+`"`)
-	res.WriteHeader(http.StatusOK)
-	if _, err := res.Write([]byte("\uFEFF")); err != nil {
-		return err
-	}
-	w := csv.NewWriter(res)
-	if err := w.Write(journalCSVHeader); err != nil {
-		return err
-	}
-	row := make([]string, len(journalCSVHeader))
-	for {
-		for _, e := range entries {
-			journalCSVRow(row, e, loc)
-			for i, cell := range row {
-				row[i] = csvCell(cell)
-			}
-			if err := w.Write(row); err != nil {
-				return err
-			}
-		}
-		w.Flush()
-		if err := w.Error(); err != nil {
-			return err
-		}
-		res.Flush()
-		if next == "" {
-			return nil
-		}
-		if req, err = page.Parse("", next); err != nil {
-			return err
-		}
-		req.Limit = page.MaxLimit
-		if entries, next, err = fetch(req); err != nil {
-			s.Logger.ErrorContext(c.Request().Context(), "journal CSV cut short", "err", err,
-				"request_id", res.Header().Get(echo.HeaderXRequestID))
-			return err
-		}
-	}
+	return writeCSV(c, l, filename, journalCSVCols, journalCSVRow, fetch)
 }
 
-// journalCSVRow fills row with the event's cells.
-func journalCSVRow(row []string, e events.Entry, loc *time.Location) {
-	row[0] = strconv.FormatInt(e.ID, 10)
-	row[1] = e.Type
-	row[2] = e.Object
-	row[3] = string(events.InDeclaredOrder(e.Type, e.Payload))
-	row[4] = e.CreatedAt.In(loc).Format(journalCSVTime)
-	row[5] = ""
-	if e.ProcessedAt != nil {
-		row[5] = e.ProcessedAt.In(loc).Format(journalCSVTime)
-	}
-	row[6] = noActor
+// journalCSVRow is the event's row; the actor is "—" for the system in both
+// layouts.
+func journalCSVRow(l csvLayout, e events.Entry) []string {
+	actor := noActor
 	if e.Actor != nil {
-		row[6] = e.Actor.Name
+		actor = e.Actor.Name
 	}
+	return []string{strconv.FormatInt(e.ID, 10), e.Type, e.Object, string(events.InDeclaredOrder(e.Type, e.Payload)),
+		l.Time(e.CreatedAt), l.TimePtr(e.ProcessedAt), actor}
 }

@@ -74,7 +74,7 @@ func concernsItems(payload []byte, items map[int64]bool) bool {
 //	@Description	units, but not of other customers' items that share a production order; and the intake inbox's entries about it (refused
 //	@Description	deliveries of its shop id or CRM id, their corrections, retries, dismissals). kind filters: order, production, floor, inbox
 //	@Description	(several separated by commas; 422 for another). With `Accept: text/csv`, the whole history (limit and cursor do not apply)
-//	@Description	with the journal screen's columns.
+//	@Description	with the journal screen's columns, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags			sales
 //	@Produce		json
 //	@Produce		text/csv
@@ -83,6 +83,7 @@ func concernsItems(payload []byte, items map[int64]bool) bool {
 //	@Param			kind	query		string	false	"only events of these kinds: order, production, floor, inbox (comma-separated)"	maxlength(100) example(order,inbox)
 //	@Param			limit	query		int		false	"page size (1-500, default 50)"	minimum(1)	maximum(500)	example(50)
 //	@Param			cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9vcmRlcnMvMS9oaXN0b3J5IiwiaWQiOjF9)
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success		200		{object}	EventList	"JSON; with Accept: text/csv, CSV with one row per event"
 //	@Failure		401		{object}	Problem
 //	@Failure		404		{object}	Problem

@@ -199,7 +199,9 @@ func TestOrders_History(t *testing.T) {
 		// As CSV: the whole history, the journal screen's columns.
 		r = env.Do(http.MethodGet, path+"?limit=2", nil, apptest.AdminToken, "Accept", "text/csv")
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-		rows, err := csv.NewReader(strings.NewReader(strings.TrimPrefix(string(r.Body), "\uFEFF"))).ReadAll()
+		rd := csv.NewReader(strings.NewReader(strings.TrimPrefix(string(r.Body), "\uFEFF")))
+		rd.Comma = ';' // the office's layout, the default
+		rows, err := rd.ReadAll()
 		require.NoError(t, err)
 		require.Equal(t, []string{"№", "Событие", "Объект", "Данные", "Создано", "Обработано", "Кто"}, rows[0])
 		require.Len(t, rows, len(got)+1)

@@ -126,7 +126,9 @@ func TestCSV_CellsNeutralised(t *testing.T) {
 		for _, path := range []string{"/api/v1/orders", "/api/v1/plan/backlog"} {
 			r := env.Do(http.MethodGet, path, nil, apptest.AdminToken, "Accept", "text/csv")
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-			rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(r.Body, []byte("\uFEFF")))).ReadAll()
+			rd := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(r.Body, []byte("\uFEFF"))))
+			rd.Comma = ';' // the office's layout, the default
+			rows, err := rd.ReadAll()
 			require.NoError(t, err)
 			for _, row := range rows {
 				for _, cell := range row {

@@ -224,13 +224,14 @@ func TestOrders_LateFlag(t *testing.T) {
 }
 
 // Accept: text/csv gives the list the filters select as CSV: a byte order
-// mark, a header, one row per order, the same orders as the JSON list.
+// mark, a header, one row per order, the same orders as the JSON list (in
+// the machine layout, read by its English headers).
 func TestOrders_ListAsCSV(t *testing.T) {
 	t.Parallel()
 	eachWith(t, withShopSecret, func(t *testing.T, env *apptest.Env) {
 		s := seedOrderList(t, env)
 		for _, query := range []string{"", "customer=иван", "late=true", "sku=TMB-PRIK-450&status=in_production", "sku=NO-SUCH"} {
-			r := env.Do(http.MethodGet, "/api/v1/orders?"+query+"&limit=1", nil, apptest.AdminToken, "Accept", "text/csv")
+			r := env.Do(http.MethodGet, "/api/v1/orders?"+query+"&limit=1&layout=machine", nil, apptest.AdminToken, "Accept", "text/csv")
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 			require.Equal(t, "text/csv; charset=utf-8", r.Header.Get("Content-Type"))
 			require.True(t, bytes.HasPrefix(r.Body, []byte("\uFEFF")), "a byte order mark")
@@ -247,7 +248,7 @@ func TestOrders_ListAsCSV(t *testing.T) {
 			}
 			require.Equal(t, fmt.Sprint(idsOf(orderList(t, env, query, 50))), fmt.Sprint(ids), "CSV %q: every page, whatever the limit", query)
 		}
-		r := env.Do(http.MethodGet, "/api/v1/orders?customer=иван", nil, apptest.AdminToken, "Accept", "text/csv")
+		r := env.Do(http.MethodGet, "/api/v1/orders?customer=иван&layout=machine", nil, apptest.AdminToken, "Accept", "text/csv")
 		rows, err := csv.NewReader(strings.NewReader(strings.TrimPrefix(string(r.Body), "\uFEFF"))).ReadAll()
 		require.NoError(t, err)
 		require.Len(t, rows, 3)

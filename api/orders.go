@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -158,7 +157,7 @@ func checkIdempotencyKey(k string) error {
 //	@Description	due_before before due_after) is a 422 naming the parameter; a parameter the endpoint does not take is a 400.
 //	@Description
 //	@Description	With `Accept: text/csv` the answer is every order the filters select (limit and cursor do not apply) as CSV for a spreadsheet:
-//	@Description	UTF-8 with a byte order mark, a header row, one row per order with its items summarised ("SKU × qty; …") and their total units.
+//	@Description	UTF-8 with a byte order mark, a header row, one row per order with its items summarised ("SKU × qty; …") and their total units, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags			sales
 //	@Produce		json
 //	@Produce		text/csv
@@ -172,6 +171,7 @@ func checkIdempotencyKey(k string) error {
 //	@Param			late		query		bool	false	"true: only late orders (ETA after the due date); false: only the others"	example(true)
 //	@Param			limit		query		int		false	"page size (1-500, default 50; JSON only)"	minimum(1) maximum(500) default(50) example(50)
 //	@Param			cursor		query		string	false	"next_cursor of the previous page (JSON only)"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9vcmRlcnMiLCJpZCI6MX0)
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success		200			{object}	OrderList	"JSON; with Accept: text/csv, CSV with one row per order"
 //	@Failure		400			{object}	Problem
 //	@Failure		401			{object}	Problem
@@ -189,7 +189,11 @@ func (s *server) listOrders(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if wantsCSV(c) {
-		return writeCSV(c, "orders.csv", orderCSVHeader, orderCSVRow, func(pr page.Request) ([]sales.Order, string, error) {
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
+		return writeCSV(c, l, "orders.csv", orderCSVCols, orderCSVRow, func(pr page.Request) ([]sales.Order, string, error) {
 			return s.Sales.Orders(ctx, f, pr)
 		})
 	}
@@ -231,11 +235,13 @@ func orderFilterOf(c echo.Context) (sales.OrderFilter, error) {
 	return f, nil
 }
 
-// orderCSVHeader and orderCSVRow are the orders list as CSV: one row per order.
-var orderCSVHeader = []string{"id", "created_at", "status", "source", "customer_name", "customer_phone", "customer_email",
-	"due_date", "eta", "late", "items", "units", "sync_id", "crm_order_id"}
+// orderCSVCols and orderCSVRow are the orders list as CSV: one row per order.
+var orderCSVCols = []csvCol{{"№", "id"}, {"Создан", "created_at"}, {"Статус", "status"}, {"Источник", "source"},
+	{"Покупатель", "customer_name"}, {"Телефон", "customer_phone"}, {"Эл. почта", "customer_email"},
+	{"Срок", "due_date"}, {"Готовность", "eta"}, {"Опаздывает", "late"}, {"Изделия", "items"}, {"Штук", "units"},
+	{"Ключ синхронизации", "sync_id"}, {"Заказ в CRM", "crm_order_id"}}
 
-func orderCSVRow(o sales.Order) []string {
+func orderCSVRow(l csvLayout, o sales.Order) []string {
 	items := make([]string, len(o.Items))
 	units := 0
 	for i, it := range o.Items {
@@ -249,8 +255,8 @@ func orderCSVRow(o sales.Order) []string {
 	if o.CRMOrderID != nil {
 		crmID = *o.CRMOrderID
 	}
-	return []string{strconv.FormatInt(o.ID, 10), o.CreatedAt.UTC().Format(time.RFC3339), o.Status, o.Source,
-		o.Customer.Name, o.Customer.Phone, o.Customer.Email, o.DueDate.String(), o.ETA.String(), strconv.FormatBool(o.Late),
+	return []string{strconv.FormatInt(o.ID, 10), l.Time(o.CreatedAt), o.Status, o.Source,
+		o.Customer.Name, o.Customer.Phone, o.Customer.Email, l.Date(o.DueDate), l.Date(o.ETA), l.Bool(o.Late),
 		strings.Join(items, "; "), strconv.Itoa(units), syncID, crmID}
 }
 

@@ -16,7 +16,7 @@ import (
 //	@ID			listBacklog
 //	@Description	The plan module's own view, fed by order events: each item with its sales order, customer, SKU, product name, quantity, note, due date and the route a launch follows (its product's default route, from the catalog).
 //	@Description	Sorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).
-//	@Description	With Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.
+//	@Description	With Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Description	late is true on a row whose due date has passed (before today in the factory's time zone, FACTORY_TIMEZONE): no launch can make it in time. A launched order's lateness is on the production order, against its ETA.
 //	@Description	available_to_promise is the day the item could be ready if launched now ({"ready_on", "held_by"}): planned alone, as a launch would plan it, after every live production order on the work centres' free capacity, its steps that use materials up (cutting, edge banding, assembly) waiting for them after the live orders' needs (on hand, then open purchase orders by their dates, else a supplier's lead time), held_by naming what it would wait for; null when no launch could plan it.
 //	@Tags			plan
@@ -30,6 +30,7 @@ import (
 //	@Param			late	query		bool	false	"true: only rows whose due date has passed; false: only the others"	example(true)
 //	@Param			limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
 //	@Param			cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9wbGFuL2JhY2tsb2ciLCJpZCI6MX0)
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success		200		{object}	BacklogList
 //	@Failure		401		{object}	Problem
 //	@Failure		422		{object}	Problem
@@ -53,7 +54,11 @@ func (s *server) listBacklog(c echo.Context) error {
 		return s.Plan.Backlog(c.Request().Context(), pr, f)
 	}
 	if wantsCSV(c) {
-		return writeCSV(c, "backlog.csv", backlogCSVHeader, backlogCSVRow, fetch)
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
+		return writeCSV(c, l, "backlog.csv", backlogCSVCols, backlogCSVRow, fetch)
 	}
 	rows, next, err := fetch(pr)
 	if err != nil {

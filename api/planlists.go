@@ -42,22 +42,23 @@ func planListQueryOf(c echo.Context) (planListQuery, []apperr.FieldError) {
 	return q, fields
 }
 
-// csvDate is a date cell: "" for none.
-func csvDate(d database.Date) string { return d.String() }
+// backlogCSVCols and backlogCSVRow are the backlog as CSV.
+var backlogCSVCols = []csvCol{{"Позиция", "item_id"}, {"Заказ", "order_id"}, {"Покупатель", "customer"}, {"Артикул", "sku"},
+	{"Изделие", "product_name"}, {"Кол-во", "qty"}, {"№ маршрута", "route_id"}, {"Маршрут", "route"}, {"Срок", "due_date"},
+	{"Примечание", "note"}, {"Получен", "received_at"}}
 
-// backlogCSVHeader and backlogCSVRow are the backlog as CSV.
-var backlogCSVHeader = []string{"item_id", "order_id", "customer", "sku", "product_name", "qty", "route_id", "route", "due_date", "note", "received_at"}
-
-func backlogCSVRow(b plan.BacklogItem) []string {
+func backlogCSVRow(l csvLayout, b plan.BacklogItem) []string {
 	return []string{fmt.Sprint(b.ItemID), fmt.Sprint(b.OrderID), b.Customer, b.SKU, b.ProductName, strconv.Itoa(b.Qty),
-		fmt.Sprint(b.Route.ID), b.Route.Name, csvDate(b.DueDate), b.Note, b.ReceivedAt.UTC().Format("2006-01-02T15:04:05Z")}
+		fmt.Sprint(b.Route.ID), b.Route.Name, l.Date(b.DueDate), b.Note, l.Time(b.ReceivedAt)}
 }
 
-// prodOrderCSVHeader and prodOrderCSVRow are the production-order list as CSV.
-var prodOrderCSVHeader = []string{"id", "status", "route_id", "route", "items", "customers", "parts_count", "ops_count",
-	"due_date", "eta", "planned_eta", "progress_percent", "needs_attention", "created_at"}
+// prodOrderCSVCols and prodOrderCSVRow are the production-order list as CSV.
+var prodOrderCSVCols = []csvCol{{"№", "id"}, {"Статус", "status"}, {"№ маршрута", "route_id"}, {"Маршрут", "route"},
+	{"Изделия", "items"}, {"Покупатели", "customers"}, {"Деталей", "parts_count"}, {"Операций", "ops_count"},
+	{"Срок", "due_date"}, {"Готовность", "eta"}, {"Готовность по плану", "planned_eta"}, {"Выполнено, %", "progress_percent"},
+	{"Требует внимания", "needs_attention"}, {"Создан", "created_at"}}
 
-func prodOrderCSVRow(o plan.ProdOrder) []string {
+func prodOrderCSVRow(l csvLayout, o plan.ProdOrder) []string {
 	var items, customers []string
 	for _, it := range o.Items {
 		items = append(items, fmt.Sprintf("%s × %d", it.SKU, it.Qty))
@@ -66,8 +67,8 @@ func prodOrderCSVRow(o plan.ProdOrder) []string {
 		}
 	}
 	return []string{fmt.Sprint(o.ID), o.Status, fmt.Sprint(o.Route.ID), o.Route.Name, strings.Join(items, "; "), strings.Join(customers, "; "),
-		strconv.Itoa(o.PartsCount), strconv.Itoa(o.OpsCount), csvDate(o.DueDate), csvDate(o.ETA), csvDate(o.PlannedETA),
-		strconv.FormatFloat(o.Progress.Percent, 'f', -1, 64), strconv.FormatBool(o.NeedsAttention), o.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")}
+		strconv.Itoa(o.PartsCount), strconv.Itoa(o.OpsCount), l.Date(o.DueDate), l.Date(o.ETA), l.Date(o.PlannedETA),
+		l.Num(o.Progress.Percent, 1), l.Bool(o.NeedsAttention), l.Time(o.CreatedAt)}
 }
 
 // idsOf reads ?ids=, production-order ids separated by commas.

@@ -124,11 +124,16 @@ func pageThrough[T any](t *testing.T, env *apptest.Env, path string, limit int) 
 	}
 }
 
-// readCSV asks for path as CSV and returns its rows, the header first,
-// after checking the media type and the byte order mark.
+// readCSV asks for path as CSV in the machine layout (English headers, ","
+// separated) and returns its rows, the header first, after checking the
+// media type and the byte order mark.
 func readCSV(t *testing.T, env *apptest.Env, path string, token string) [][]string {
 	t.Helper()
-	return readCSVSep(t, env, path, token, ',')
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return readCSVSep(t, env, path+sep+"layout=machine", token, ',')
 }
 
 // readCSVSep is readCSV of a list separated by comma.

@@ -86,7 +86,7 @@ func (s *server) launchProdOrder(c echo.Context) error {
 //	@Description	late is true on an order that is launched or in progress with an ETA after the due date of one of its items (each item says whether it is late); a re-plan brings ETAs up to date.
 //	@Description	needs_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.
 //	@Description	Sorted by sort (default -created: newest first); a cursor continues the sort it was given with. Filters: status, needs_attention, sku (an item of it), route_id, due_before (an item due before that day, not on it).
-//	@Description	With Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.
+//	@Description	With Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags		plan
 //	@Produce	json
 //	@Produce	text/csv
@@ -100,6 +100,7 @@ func (s *server) launchProdOrder(c echo.Context) error {
 //	@Param		sort		query		string	false	"order: -created (default, newest first), created, eta, -eta, due_date (soonest first, no due date last), -due_date"	Enums(-created, created, eta, -eta, due_date, -due_date)	example(-created)
 //	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
 //	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9wcm9kdWN0aW9uLW9yZGVycyIsImlkIjoxfQ)
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success	200		{object}	ProdOrderList
 //	@Failure	401		{object}	Problem
 //	@Failure	422		{object}	Problem
@@ -131,7 +132,11 @@ func (s *server) listProdOrders(c echo.Context) error {
 		return s.Plan.ProdOrders(c.Request().Context(), pr, f)
 	}
 	if wantsCSV(c) {
-		return writeCSV(c, "production-orders.csv", prodOrderCSVHeader, prodOrderCSVRow, fetch)
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
+		return writeCSV(c, l, "production-orders.csv", prodOrderCSVCols, prodOrderCSVRow, fetch)
 	}
 	os, next, err := fetch(pr)
 	if err != nil {

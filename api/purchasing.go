@@ -240,13 +240,14 @@ func (s *server) listPurchaseOrders(c echo.Context) error {
 //
 //	@Summary	One purchase order (JSON, PDF, CSV)
 //	@ID			getPurchaseOrder
-//	@Description	The order with its lines. With `Accept: application/pdf` the letter to send to the supplier (A4): the order's number and date, the supplier, a row per line with the supplier's article, the material, unit, quantity, price, sum and expected date, and the total. With `Accept: text/csv` a row per line, ";" separated, Russian headers, decimal commas.
+//	@Description	The order with its lines. With `Accept: application/pdf` the letter to send to the supplier (A4): the order's number and date, the supplier, a row per line with the supplier's article, the material, unit, quantity, price, sum and expected date, and the total. With `Accept: text/csv` a row per line, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags		purchasing
 //	@Produce	json
 //	@Produce	application/pdf
 //	@Produce	text/csv
 //	@Security	BearerAuth
 //	@Param		id	path		int	true	"purchase order id"	minimum(1) example(1)
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success	200	{object}	purchasing.Order
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem
@@ -271,16 +272,23 @@ func (s *server) getPurchaseOrder(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="purchase-order-%d.pdf"`, o.ID))
 		return c.Blob(http.StatusOK, MIMEApplicationPDF, b.Bytes())
 	case MIMETextCSV:
+		cl, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
 		rows := make([][]string, len(o.Lines))
 		for i, l := range o.Lines {
-			rows[i] = []string{strconv.Itoa(l.N), l.SupplierCode, l.Code, l.Name, l.Unit, num(l.Qty), num(l.Price), num(l.Qty * l.Price),
-				l.ExpectedOn.String(), num(l.Received)}
+			rows[i] = []string{strconv.Itoa(l.N), l.SupplierCode, l.Code, l.Name, l.Unit, cl.Qty(l.Qty, l.Unit), cl.Num(l.Price, 2), cl.Num(l.Qty*l.Price, 2),
+				cl.Date(l.ExpectedOn), cl.Qty(l.Received, l.Unit)}
 		}
-		return writeCSVRowsSep(c, fmt.Sprintf("purchase-order-%d.csv", o.ID),
-			[]string{"№", "Артикул поставщика", "Код", "Материал", "Ед.", "Кол-во", "Цена", "Сумма", "Ожидается", "Получено"}, rows, ';')
+		return writeCSVRows(c, cl, fmt.Sprintf("purchase-order-%d.csv", o.ID), purchaseLineCols, rows)
 	}
 	return c.JSON(http.StatusOK, o)
 }
+
+// purchaseLineCols are a purchase order's lines as CSV.
+var purchaseLineCols = []csvCol{{"№", "n"}, {"Артикул поставщика", "supplier_code"}, {"Код", "code"}, {"Материал", "name"},
+	{"Ед.", "unit"}, {"Кол-во", "qty"}, {"Цена", "price"}, {"Сумма", "sum"}, {"Ожидается", "expected_on"}, {"Получено", "received"}}
 
 // createPurchaseOrder godoc
 //

@@ -219,7 +219,7 @@ func TestPurchaseOrders_Documents(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	rows := strings.Split(strings.TrimSpace(strings.TrimPrefix(string(r.Body), "\ufeff")), "\n")
 	require.Len(t, rows, 3)
-	require.Equal(t, "1;EG-H1145;LDSP16-SONOMA;ЛДСП 16 мм Дуб сонома;sheet;10;3150;31500;2026-12-10;0", strings.TrimSpace(rows[1]))
+	require.Equal(t, "1;EG-H1145;LDSP16-SONOMA;ЛДСП 16 мм Дуб сонома;sheet;10;3150;31500;10.12.2026;0", strings.TrimSpace(rows[1]), "the office's layout")
 	require.True(t, strings.HasPrefix(strings.TrimSpace(rows[2]), "2;;PVC2-SONOMA;"), rows[2])
 	require.Contains(t, rows[2], ";150,5;42,5;6396,25;")
 

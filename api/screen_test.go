@@ -101,7 +101,9 @@ func TestEvents_CSV(t *testing.T) {
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 			require.Equal(t, "text/csv; charset=utf-8", r.Header.Get("Content-Type"))
 			require.True(t, bytes.HasPrefix(r.Body, []byte("\uFEFF")), "a byte order mark for Excel")
-			rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(r.Body, []byte("\uFEFF")))).ReadAll()
+			rd := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(r.Body, []byte("\uFEFF"))))
+			rd.Comma = ';' // the office's layout, the default
+			rows, err := rd.ReadAll()
 			require.NoError(t, err)
 			require.Equal(t, []string{"№", "Событие", "Объект", "Данные", "Создано", "Обработано", "Кто"}, rows[0])
 			return rows[1:]
@@ -168,7 +170,9 @@ func TestEvents_CSV(t *testing.T) {
 			rec := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
 			env.Echo.ServeHTTP(rec, req)
 			require.Equal(t, http.StatusOK, rec.Code, "%s", rec.Body)
-			rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(rec.Body.Bytes(), []byte("\uFEFF")))).ReadAll()
+			rd := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(rec.Body.Bytes(), []byte("\uFEFF"))))
+			rd.Comma = ';'
+			rows, err := rd.ReadAll()
 			require.NoError(t, err)
 			rows = rows[1:]
 			var ours []string

@@ -176,7 +176,7 @@ func (s *server) countStock(c echo.Context) error {
 //	@Summary	What production orders or a period need of each material
 //	@ID			getRequirements
 //	@Description	With prod_orders: what those production orders still need (what stock reserves for them) and have used up. With from and to: the work due then — the live production orders with an item due then, and the backlog's items due then (as a launch would explode them, by the boards their options choose). With both: the production orders named and the backlog's items due in the period. qty = launched + backlog. Boards in sheets, fractions included, pooled: a part's board is its share of the cutting-plan sheet it lies on, or of what the cutting optimiser lays its launch's (or backlog item's) parts out on; sheets is qty rounded up once, for buying. Edge bands in metres (each banded side plus EDGE_OVERHANG_MM), fittings in pieces.
-//	@Description	With Accept: text/csv, one row per material, ";" separated, Russian headers.
+//	@Description	With Accept: text/csv, one row per material, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags		stock
 //	@Produce	json
 //	@Produce	text/csv
@@ -184,6 +184,7 @@ func (s *server) countStock(c echo.Context) error {
 //	@Param		prod_orders	query		string	false	"production order ids separated by commas"	maxlength(2000) extensions(x-pattern=ids) example(1,2)
 //	@Param		from		query		string	false	"the first due date of the period"	format(date) example(2026-12-07)
 //	@Param		to			query		string	false	"the last due date of the period (at most a year after from)"	format(date) example(2026-12-13)
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success	200			{object}	stock.Requirements
 //	@Failure	400			{object}	Problem
 //	@Failure	401			{object}	Problem
@@ -226,23 +227,32 @@ func (s *server) getRequirements(c echo.Context) error {
 		r.From, r.To = from.String(), to.String()
 	}
 	if wantsCSV(c) {
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
 		rows := make([][]string, len(r.Materials))
 		for i, m := range r.Materials {
 			sheets := ""
 			if m.Sheets != nil {
 				sheets = strconv.Itoa(*m.Sheets)
 			}
-			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, num(m.Launched), num(m.Backlog), num(m.Qty), sheets, num(m.Consumed), num(m.AreaM2)}
+			q := func(v float64) string { return l.Qty(v, m.Unit) }
+			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, q(m.Launched), q(m.Backlog), q(m.Qty), sheets, q(m.Consumed), l.Num(m.AreaM2, 2)}
 		}
-		return writeCSVRowsSep(c, "requirements.csv", []string{"Код", "Материал", "Декор", "Ед.", "Запущено", "Портфель", "Всего", "Листов", "Израсходовано", "Площадь, м²"}, rows, ';')
+		return writeCSVRows(c, l, "requirements.csv", requirementCols, rows)
 	}
 	return c.JSON(http.StatusOK, r)
 }
 
-// num writes a quantity for the office's Excel: a decimal comma.
-func num(v float64) string {
-	return strings.ReplaceAll(strconv.FormatFloat(v, 'f', -1, 64), ".", ",")
-}
+// requirementCols are the requirements' columns as CSV.
+var requirementCols = []csvCol{{"Код", "code"}, {"Материал", "name"}, {"Декор", "decor"}, {"Ед.", "unit"}, {"Запущено", "launched"},
+	{"Портфель", "backlog"}, {"Всего", "qty"}, {"Листов", "sheets"}, {"Израсходовано", "consumed"}, {"Площадь, м²", "area_m2"}}
+
+// shortageCols are the shortages' columns as CSV.
+var shortageCols = []csvCol{{"Код", "code"}, {"Материал", "name"}, {"Декор", "decor"}, {"Ед.", "unit"}, {"На складе", "on_hand"},
+	{"В резерве", "reserved"}, {"Доступно", "available"}, {"Портфель", "backlog"}, {"Точка заказа", "reorder_point"}, {"Купить", "to_buy"},
+	{"Ниже нуля из-за", "taken_by"}}
 
 // ShortageList is what to buy.
 type ShortageList struct {
@@ -254,11 +264,12 @@ type ShortageList struct {
 //	@Summary	What to buy: materials short of what the backlog needs and their reorder point
 //	@ID			getShortages
 //	@Description	Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy. negative flags a material whose on hand is below nothing (the floor used more than was booked in: its consumption is booked all the same, and stock.consumed says so in overdrawn), and taken_by lists the production orders whose consumption took it below nothing since it last was at nothing or more, with how much each took beyond what was there.
-//	@Description	With Accept: text/csv, one row per material, ";" separated, Russian headers.
+//	@Description	With Accept: text/csv, one row per material, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).
 //	@Tags		stock
 //	@Produce	json
 //	@Produce	text/csv
 //	@Security	BearerAuth
+//	@Param		layout	query	string	false	"CSV only: office (\";\", decimal commas, FACTORY_TIMEZONE, Russian headers) or machine (\",\", RFC 3339 UTC, decimal points, English headers); see docs/operating.md, CSV exports"	Enums(office, machine) default(office) example(machine)
 //	@Success	200	{object}	ShortageList
 //	@Failure	401	{object}	Problem
 //	@Failure	406	{object}	Problem	"the Accept header allows none of the media types it answers in"
@@ -270,17 +281,21 @@ func (s *server) getShortages(c echo.Context) error {
 		return err
 	}
 	if wantsCSV(c) {
+		l, err := s.csvLayoutOf(c)
+		if err != nil {
+			return err
+		}
 		rows := make([][]string, len(short))
 		for i, m := range short {
+			q := func(v float64) string { return l.Qty(v, m.Unit) }
 			var taken []string
 			for _, tb := range m.TakenBy {
-				taken = append(taken, fmt.Sprintf("№%d: %s", tb.ProdOrderID, num(tb.Qty)))
+				taken = append(taken, fmt.Sprintf("№%d: %s", tb.ProdOrderID, q(tb.Qty)))
 			}
-			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, num(m.OnHand), num(m.Reserved), num(m.Available), num(m.Backlog), num(m.ReorderPoint), num(m.ToBuy),
-				strings.Join(taken, ", ")}
+			rows[i] = []string{m.Code, m.Name, m.Decor, m.Unit, q(m.OnHand), q(m.Reserved), q(m.Available), q(m.Backlog), q(m.ReorderPoint), q(m.ToBuy),
+				strings.Join(taken, "; ")}
 		}
-		return writeCSVRowsSep(c, "shortages.csv", []string{"Код", "Материал", "Декор", "Ед.", "На складе", "В резерве", "Доступно", "Портфель", "Точка заказа", "Купить",
-			"Ниже нуля из-за"}, rows, ';')
+		return writeCSVRows(c, l, "shortages.csv", shortageCols, rows)
 	}
 	return c.JSON(http.StatusOK, ShortageList{Items: short})
 }

@@ -173,7 +173,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The plan, its totals per board, and sheet_list: per sheet its board, format or offcut, the parts (part id and code, production order, size, position, turned, the order the saw frees them in), the cuts in saw order (stage, direction, position, the piece crossed), yield, waste and the offcuts it leaves; cut_at once reported cut.\nWith ` + "`" + `Accept: application/pdf` + "`" + ` the plan on paper for the saw (A4 landscape): board by board in the order of cutting, a summary page of the board (its totals, a row per sheet with the codes and sizes of the offcuts it leaves), then a page per sheet, drawn as getCuttingSheet's SVG with each cut's fence setting. With ` + "`" + `Accept: text/html` + "`" + ` the whole plan as one printable page: the totals, then every sheet drawn to scale on a page of its own. With ` + "`" + `Accept: text/csv` + "`" + ` the placements, one row per part.",
+                "description": "The plan, its totals per board, and sheet_list: per sheet its board, format or offcut, the parts (part id and code, production order, size, position, turned, the order the saw frees them in), the cuts in saw order (stage, direction, position, the piece crossed), yield, waste and the offcuts it leaves; cut_at once reported cut.\nWith ` + "`" + `Accept: application/pdf` + "`" + ` the plan on paper for the saw (A4 landscape): board by board in the order of cutting, a summary page of the board (its totals, a row per sheet with the codes and sizes of the offcuts it leaves), then a page per sheet, drawn as getCuttingSheet's SVG with each cut's fence setting. With ` + "`" + `Accept: text/html` + "`" + ` the whole plan as one printable page: the totals, then every sheet drawn to scale on a page of its own. With ` + "`" + `Accept: text/csv` + "`" + ` the placements, one row per part, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).",
                 "produces": [
                     "application/json",
                     "application/pdf",
@@ -194,6 +194,18 @@ const docTemplate = `{
                         "name": "id",
                         "in": "path",
                         "required": true
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "machine"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "machine",
+                        "description": "CSV only: office (\\",
+                        "name": "layout",
+                        "in": "query"
                     }
                 ],
                 "responses": {
@@ -419,7 +431,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The sheet as in getCuttingPlan's sheet_list. With ` + "`" + `Accept: image/svg+xml` + "`" + ` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order, each with the fence's setting drawn as a dimension from the edge that lies against the fence (a rip: the strip's width; a cross-cut: the length) and listed in cut order under the drawing; the grain direction. The SVG is well-formed XML whatever the names hold: characters XML does not allow (control characters, U+FFFE, U+FFFF) are written as U+FFFD. With ` + "`" + `Accept: text/csv` + "`" + ` its placements.",
+                "description": "The sheet as in getCuttingPlan's sheet_list. With ` + "`" + `Accept: image/svg+xml` + "`" + ` its drawing for the saw operator, to scale: trims hatched, each part with its name, size (↻ when turned), production order and code, the order it comes off the saw in a circle; offcuts kept in green; the cuts in red, numbered in saw order, each with the fence's setting drawn as a dimension from the edge that lies against the fence (a rip: the strip's width; a cross-cut: the length) and listed in cut order under the drawing; the grain direction. The SVG is well-formed XML whatever the names hold: characters XML does not allow (control characters, U+FFFE, U+FFFF) are written as U+FFFD. With ` + "`" + `Accept: text/csv` + "`" + ` its placements in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).",
                 "produces": [
                     "application/json",
                     "image/svg+xml",
@@ -449,6 +461,18 @@ const docTemplate = `{
                         "name": "n",
                         "in": "path",
                         "required": true
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "machine"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "machine",
+                        "description": "CSV only: office (\\",
+                        "name": "layout",
+                        "in": "query"
                     }
                 ],
                 "responses": {
@@ -601,7 +625,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it. Events about users and their tokens (aggregate type auth_users) are shown to administrators only.\nWith Accept: text/csv (preferred to JSON by its q-value), the whole journal the filters select (limit and cursor do not apply) as a spreadsheet, streamed: the columns №, Событие, Объект, Данные, Создано, Обработано, Кто, times as dd.mm.yyyy HH:MM:SS in the factory's time zone (FACTORY_TIMEZONE), \"—\" for the system.\nEvery event with who caused it, its object, its payload, when it was created and when every subscriber had handled it, and where it came from: the event whose handling wrote it (caused_by), the request or command that set it going (correlation_id) and its W3C trace context.",
+                "description": "Every event with who caused it, its object, its payload, when it was created and when every subscriber had handled it. Events about users and their tokens (aggregate type auth_users) are shown to administrators only.\nWith Accept: text/csv (preferred to JSON by its q-value), the whole journal the filters select (limit and cursor do not apply) as a spreadsheet, streamed, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports): the columns №, Событие, Объект, Данные, Создано, Обработано, Кто (id, type, object, payload, created_at, processed_at, actor in the machine's), \"—\" for the system.\nEvery event with who caused it, its object, its payload, when it was created and when every subscriber had handled it, and where it came from: the event whose handling wrote it (caused_by), the request or command that set it going (correlation_id) and its W3C trace context.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -705,6 +729,18 @@ const docTemplate = `{
                         "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "machine"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "machine",
+                        "description": "CSV only: office (\\",
+                        "name": "layout",
                         "in": "query"
                     }
                 ],
@@ -2103,7 +2139,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "With prod_orders: what those production orders still need (what stock reserves for them) and have used up. With from and to: the work due then — the live production orders with an item due then, and the backlog's items due then (as a launch would explode them, by the boards their options choose). With both: the production orders named and the backlog's items due in the period. qty = launched + backlog. Boards in sheets, fractions included, pooled: a part's board is its share of the cutting-plan sheet it lies on, or of what the cutting optimiser lays its launch's (or backlog item's) parts out on; sheets is qty rounded up once, for buying. Edge bands in metres (each banded side plus EDGE_OVERHANG_MM), fittings in pieces.\nWith Accept: text/csv, one row per material, \";\" separated, Russian headers.",
+                "description": "With prod_orders: what those production orders still need (what stock reserves for them) and have used up. With from and to: the work due then — the live production orders with an item due then, and the backlog's items due then (as a launch would explode them, by the boards their options choose). With both: the production orders named and the backlog's items due in the period. qty = launched + backlog. Boards in sheets, fractions included, pooled: a part's board is its share of the cutting-plan sheet it lies on, or of what the cutting optimiser lays its launch's (or backlog item's) parts out on; sheets is qty rounded up once, for buying. Edge bands in metres (each banded side plus EDGE_OVERHANG_MM), fittings in pieces.\nWith Accept: text/csv, one row per material, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -2137,6 +2173,18 @@ const docTemplate = `{
                         "x-example": "2026-12-13",
                         "description": "the last due date of the period (at most a year after from)",
                         "name": "to",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "machine"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "machine",
+                        "description": "CSV only: office (\\",
+                        "name": "layout",
                         "in": "query"
                     }
                 ],
@@ -2181,7 +2229,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy. negative flags a material whose on hand is below nothing (the floor used more than was booked in: its consumption is booked all the same, and stock.consumed says so in overdrawn), and taken_by lists the production orders whose consumption took it below nothing since it last was at nothing or more, with how much each took beyond what was there.\nWith Accept: text/csv, one row per material, \";\" separated, Russian headers.",
+                "description": "Per material: on hand, reserved (what live production orders still need, pooled: fractions of a sheet included), available, what the backlog's items need (estimated as a launch would), the reorder point, and to_buy = backlog + reorder point − available, rounded up once (whole sheets and pieces, metres to the centimetre); only materials with something to buy. negative flags a material whose on hand is below nothing (the floor used more than was booked in: its consumption is booked all the same, and stock.consumed says so in overdrawn), and taken_by lists the production orders whose consumption took it below nothing since it last was at nothing or more, with how much each took beyond what was there.\nWith Accept: text/csv, one row per material, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -2191,6 +2239,20 @@ const docTemplate = `{
                 ],
                 "summary": "What to buy: materials short of what the backlog needs and their reorder point",
                 "operationId": "getShortages",
+                "parameters": [
+                    {
+                        "enum": [
+                            "office",
+                            "machine"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "machine",
+                        "description": "CSV only: office (\\",
+                        "name": "layout",
+                        "in": "query"
+                    }
+                ],
                 "responses": {
                     "200": {
                         "description": "OK",
@@ -2396,7 +2458,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Orders with their items and states, newest first; the ETA once production is planned, and late: the ETA is after the due date\n(an order without a due date or an ETA is not late, nor is a cancelled one).\n\nFilters combine (AND). customer finds a substring of the customer's name or phone whatever its case, Cyrillic included\n(ё and е alike): \"иван\" finds \"Иван Петров\"; a phone number is found by its digits, however it is written (\"9000000000\" and\n\"900 000-00-00\" both find \"+7 900 000-00-00\"). sku selects the orders with an item of that SKU. due_after and due_before\nselect orders due on or after / on or before the day (orders without a due date are left out by either).\nA filter value that cannot match anything (an unknown status or source, a date that is not YYYY-MM-DD, late other than true or false,\ndue_before before due_after) is a 422 naming the parameter; a parameter the endpoint does not take is a 400.\n\nWith ` + "`" + `Accept: text/csv` + "`" + ` the answer is every order the filters select (limit and cursor do not apply) as CSV for a spreadsheet:\nUTF-8 with a byte order mark, a header row, one row per order with its items summarised (\"SKU × qty; …\") and their total units.",
+                "description": "Orders with their items and states, newest first; the ETA once production is planned, and late: the ETA is after the due date\n(an order without a due date or an ETA is not late, nor is a cancelled one).\n\nFilters combine (AND). customer finds a substring of the customer's name or phone whatever its case, Cyrillic included\n(ё and е alike): \"иван\" finds \"Иван Петров\"; a phone number is found by its digits, however it is written (\"9000000000\" and\n\"900 000-00-00\" both find \"+7 900 000-00-00\"). sku selects the orders with an item of that SKU. due_after and due_before\nselect orders due on or after / on or before the day (orders without a due date are left out by either).\nA filter value that cannot match anything (an unknown status or source, a date that is not YYYY-MM-DD, late other than true or false,\ndue_before before due_after) is a 422 naming the parameter; a parameter the endpoint does not take is a 400.\n\nWith ` + "`" + `Accept: text/csv` + "`" + ` the answer is every order the filters select (limit and cursor do not apply) as CSV for a spreadsheet:\nUTF-8 with a byte order mark, a header row, one row per order with its items summarised (\"SKU × qty; …\") and their total units, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -2490,6 +2552,18 @@ const docTemplate = `{
                         "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page (JSON only)",
                         "name": "cursor",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "machine"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "machine",
+                        "description": "CSV only: office (\\",
+                        "name": "layout",
                         "in": "query"
                     }
                 ],
@@ -2943,7 +3017,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The order's own story: every event about the sales order (received, changed, cancelled, its state and ETA, its shipments), each\nwith its deliveries (the shop callbacks among them); the events of every production order launched for its items (launched,\nstarted, progress, rescheduled, completed, cancelled, closed, the items it released) and of its items' operations, parts and\nunits, but not of other customers' items that share a production order; and the intake inbox's entries about it (refused\ndeliveries of its shop id or CRM id, their corrections, retries, dismissals). kind filters: order, production, floor, inbox\n(several separated by commas; 422 for another). With ` + "`" + `Accept: text/csv` + "`" + `, the whole history (limit and cursor do not apply)\nwith the journal screen's columns.",
+                "description": "The order's own story: every event about the sales order (received, changed, cancelled, its state and ETA, its shipments), each\nwith its deliveries (the shop callbacks among them); the events of every production order launched for its items (launched,\nstarted, progress, rescheduled, completed, cancelled, closed, the items it released) and of its items' operations, parts and\nunits, but not of other customers' items that share a production order; and the intake inbox's entries about it (refused\ndeliveries of its shop id or CRM id, their corrections, retries, dismissals). kind filters: order, production, floor, inbox\n(several separated by commas; 422 for another). With ` + "`" + `Accept: text/csv` + "`" + `, the whole history (limit and cursor do not apply)\nwith the journal screen's columns, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -2987,6 +3061,18 @@ const docTemplate = `{
                         "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "machine"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "machine",
+                        "description": "CSV only: office (\\",
+                        "name": "layout",
                         "in": "query"
                     }
                 ],
@@ -3122,7 +3208,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The plan module's own view, fed by order events: each item with its sales order, customer, SKU, product name, quantity, note, due date and the route a launch follows (its product's default route, from the catalog).\nSorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.\nlate is true on a row whose due date has passed (before today in the factory's time zone, FACTORY_TIMEZONE): no launch can make it in time. A launched order's lateness is on the production order, against its ETA.\navailable_to_promise is the day the item could be ready if launched now ({\"ready_on\", \"held_by\"}): planned alone, as a launch would plan it, after every live production order on the work centres' free capacity, its steps that use materials up (cutting, edge banding, assembly) waiting for them after the live orders' needs (on hand, then open purchase orders by their dates, else a supplier's lead time), held_by naming what it would wait for; null when no launch could plan it.",
+                "description": "The plan module's own view, fed by order events: each item with its sales order, customer, SKU, product name, quantity, note, due date and the route a launch follows (its product's default route, from the catalog).\nSorted by sort (default received: oldest first); a cursor continues the sort it was given with. Filters: sku, route_id, due_before (due before that day, not on it; items without a due date never match).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).\nlate is true on a row whose due date has passed (before today in the factory's time zone, FACTORY_TIMEZONE): no launch can make it in time. A launched order's lateness is on the production order, against its ETA.\navailable_to_promise is the day the item could be ready if launched now ({\"ready_on\", \"held_by\"}): planned alone, as a launch would plan it, after every live production order on the work centres' free capacity, its steps that use materials up (cutting, edge banding, assembly) waiting for them after the live orders' needs (on hand, then open purchase orders by their dates, else a supplier's lead time), held_by naming what it would wait for; null when no launch could plan it.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -3194,6 +3280,18 @@ const docTemplate = `{
                         "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "machine"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "machine",
+                        "description": "CSV only: office (\\",
+                        "name": "layout",
                         "in": "query"
                     }
                 ],
@@ -3409,7 +3507,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Production orders with their route, items (with customer, note and due date), parts and operations counts, due date (their items' earliest), ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.\nlate is true on an order that is launched or in progress with an ETA after the due date of one of its items (each item says whether it is late); a re-plan brings ETAs up to date.\nneeds_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.\nSorted by sort (default -created: newest first); a cursor continues the sort it was given with. Filters: status, needs_attention, sku (an item of it), route_id, due_before (an item due before that day, not on it).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark.",
+                "description": "Production orders with their route, items (with customer, note and due date), parts and operations counts, due date (their items' earliest), ETA and progress; the parts and operations themselves are in GET /api/v1/production-orders/{id}.\nlate is true on an order that is launched or in progress with an ETA after the due date of one of its items (each item says whether it is late); a re-plan brings ETAs up to date.\nneeds_attention is true, with attention_reason, on an order on which work had started when a sales order of its items was cancelled: the planner decides what becomes of it.\nSorted by sort (default -created: newest first); a cursor continues the sort it was given with. Filters: status, needs_attention, sku (an item of it), route_id, due_before (an item due before that day, not on it).\nWith Accept: text/csv, every row the filters select (limit and cursor do not apply), UTF-8 with a byte order mark, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -3504,6 +3602,18 @@ const docTemplate = `{
                         "pattern": "^[A-Za-z0-9_-]+$",
                         "description": "next_cursor of the previous page",
                         "name": "cursor",
+                        "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "machine"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "machine",
+                        "description": "CSV only: office (\\",
+                        "name": "layout",
                         "in": "query"
                     }
                 ],
@@ -3647,12 +3757,13 @@ const docTemplate = `{
                     {
                         "enum": [
                             "office",
+                            "machine",
                             "optimiser"
                         ],
                         "type": "string",
                         "default": "office",
                         "x-example": "optimiser",
-                        "description": "CSV only: office (Russian headers) or optimiser",
+                        "description": "CSV only: office (\\",
                         "name": "layout",
                         "in": "query"
                     }
@@ -4006,7 +4117,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "What the saw and the edgebander need: the physical parts by board (code, decor, thickness), identical parts (same name, size, grain, edges and edging) summed, longest first, each with where it goes (by sales order, \"№5 ×4, №9 ×2\") and its origins per item; per board the number of parts, their area in m² and the sheets it estimates (area ÷ the board's largest usable format); the edge-band metres per band (each banded side's length plus EDGE_OVERHANG_MM); the fittings per production order.\nWith Accept: text/csv, one row per summed part, \";\" separated: with layout=office (the default) Russian headers for the office's Excel (Плита;Декор;Материал;Толщина, мм;Деталь;Длина, мм;Ширина, мм;Кол-во;Текстура;Кромка Д1;Кромка Д2;Кромка Ш1;Кромка Ш2;Кромка;Куда); with layout=optimiser the layout panel-cutting optimisers (and tsekh cut) import: id;board;decor;thickness_mm;name;length_mm;width_mm;qty;grain;edge_l1;edge_l2;edge_w1;edge_w2;where.",
+                "description": "What the saw and the edgebander need: the physical parts by board (code, decor, thickness), identical parts (same name, size, grain, edges and edging) summed, longest first, each with where it goes (by sales order, \"№5 ×4, №9 ×2\") and its origins per item; per board the number of parts, their area in m² and the sheets it estimates (area ÷ the board's largest usable format); the edge-band metres per band (each banded side's length plus EDGE_OVERHANG_MM); the fittings per production order.\nWith Accept: text/csv, one row per summed part: with layout=office (the default) the office's layout (\";\" separated, Russian headers: Плита;Декор;Материал;Толщина, мм;Деталь;Длина, мм;Ширина, мм;Кол-во;Текстура;Кромка Д1;Кромка Д2;Кромка Ш1;Кромка Ш2;Кромка;Куда), with layout=machine the machine's (\",\" separated, English headers), see docs/operating.md, CSV exports; with layout=optimiser the layout panel-cutting optimisers (and tsekh cut) import: id;board;decor;thickness_mm;name;length_mm;width_mm;qty;grain;edge_l1;edge_l2;edge_w1;edge_w2;where.",
                 "produces": [
                     "application/json",
                     "text/csv"
@@ -4029,12 +4140,13 @@ const docTemplate = `{
                     {
                         "enum": [
                             "office",
+                            "machine",
                             "optimiser"
                         ],
                         "type": "string",
                         "default": "office",
                         "x-example": "optimiser",
-                        "description": "CSV only: office (Russian headers) or optimiser",
+                        "description": "CSV only: office (\\",
                         "name": "layout",
                         "in": "query"
                     }
@@ -4989,7 +5101,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The order with its lines. With ` + "`" + `Accept: application/pdf` + "`" + ` the letter to send to the supplier (A4): the order's number and date, the supplier, a row per line with the supplier's article, the material, unit, quantity, price, sum and expected date, and the total. With ` + "`" + `Accept: text/csv` + "`" + ` a row per line, \";\" separated, Russian headers, decimal commas.",
+                "description": "The order with its lines. With ` + "`" + `Accept: application/pdf` + "`" + ` the letter to send to the supplier (A4): the order's number and date, the supplier, a row per line with the supplier's article, the material, unit, quantity, price, sum and expected date, and the total. With ` + "`" + `Accept: text/csv` + "`" + ` a row per line, in the layout ?layout= names (office by default; see docs/operating.md, CSV exports).",
                 "produces": [
                     "application/json",
                     "application/pdf",
@@ -5009,6 +5121,18 @@ const docTemplate = `{
                         "name": "id",
                         "in": "path",
                         "required": true
+                    },
+                    {
+                        "enum": [
+                            "office",
+                            "machine"
+                        ],
+                        "type": "string",
+                        "default": "office",
+                        "x-example": "machine",
+                        "description": "CSV only: office (\\",
+                        "name": "layout",
+                        "in": "query"
                     }
                 ],
                 "responses": {
