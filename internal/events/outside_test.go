@@ -6,6 +6,7 @@ package events_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -163,10 +164,16 @@ func TestLanes_HangingCallHoldsOnlyItsObject(t *testing.T) {
 		requireSettled(t, db)
 		mu.Lock()
 		defer mu.Unlock()
+		// The call left without an answer returns once let go and counts
+		// its a1 whenever it is scheduled, on a busy machine after the
+		// retry's: after a2, only that late a1 may stand.
 		got := delivered[hang]
-		require.NotEmpty(t, got)
-		require.Equal(t, a2, got[len(got)-1], "the held event came last")
-		require.Contains(t, got[:len(got)-1], a1, "after the first")
+		i := slices.Index(got, a2)
+		require.GreaterOrEqual(t, i, 0, "the held event was delivered: %v", got)
+		require.Contains(t, got[:i], a1, "after the first: %v", got)
+		for _, id := range got[i+1:] {
+			require.Equal(t, a1, id, "the held event came last but for the left call's late answer: %v", got)
+		}
 	})
 }
 
