@@ -82,19 +82,20 @@ type orderHold struct {
 }
 
 // applyTo sets NotBefore on the tasks of the order's operations (tasks[i]
-// is ops[i]) at its steps that use materials up.
-func (h orderHold) applyTo(tasks []Task, ops []Operation, steps MaterialSteps) {
+// is the operation of route step seqs[i]) at its steps that use materials
+// up.
+func (h orderHold) applyTo(tasks []Task, seqs []int, steps MaterialSteps) {
 	if len(h.notBefore) == 0 {
 		return
 	}
-	for i, op := range ops {
+	for i, seq := range seqs {
 		var kind string
 		switch {
-		case op.Seq == steps.Cut && steps.Cut != 0:
+		case seq == steps.Cut && steps.Cut != 0:
 			kind = catalog.KindBoard
-		case op.Seq == steps.Band && steps.Band != 0:
+		case seq == steps.Band && steps.Band != 0:
 			kind = catalog.KindBand
-		case op.Seq == steps.Assemble && steps.Assemble != 0:
+		case seq == steps.Assemble && steps.Assemble != 0:
 			kind = catalog.KindFitting
 		default:
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -256,7 +257,7 @@ func (s *Service) scheduleLaunch(ctx context.Context, tx *gorm.DB, l *launching)
 		return err
 	}
 	hold := holds[math.MaxInt64]
-	hold.applyTo(l.x.tasks, l.x.ops, l.steps)
+	hold.applyTo(l.x.tasks, l.x.seqs(), l.steps)
 	l.held = hold.held
 	for _, t := range l.x.tasks {
 		for i := range t.After {
@@ -595,63 +596,47 @@ func explode(backlog []BacklogItem, products map[string]catalog.Product, route c
 func (s *Service) problem(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, fixed string, args ...any) (Problem, error) {
 	today := now.Today
 	p := Problem{Today: today, Now: now.Minute, Centers: centersOf(wcs)}
-	open := func() *gorm.DB {
-		return tx.WithContext(ctx).Model(&Operation{}).
-			Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
-			Where("plan_operations.status <> ? AND plan_prod_orders.status IN ?", OpDone, []string{StatusLaunched, StatusInProgress}).
-			Where(fixed, args...)
-	}
-	from := database.DateOf(today)
-	var ends []struct {
-		WorkCenterID int64
-		EndDay       database.Date
-		Level        float64
-	}
-	err := database.Scan(open().Select("plan_operations.work_center_id, plan_operations.end_day, max(plan_operations.end_min) AS level").
-		Where("plan_operations.end_day >= ?", from).Group("plan_operations.work_center_id, plan_operations.end_day").
-		Order("plan_operations.work_center_id, plan_operations.end_day"), &ends)
-	if err != nil {
-		return p, err
-	}
-	for _, e := range ends {
-		p.Load = append(p.Load, Booking{Center: e.WorkCenterID, Day: e.EndDay.Time, Level: e.Level})
-	}
-	var spans []struct {
+	// One pass over the operations (a launch in a big factory reads
+	// 100,000 of them under the plan lock), grouped by centre and days.
+	var groups []struct {
 		WorkCenterID int64
 		StartDay     database.Date
 		EndDay       database.Date
+		Level        float64
+		Minutes      float64
 	}
-	err = database.Scan(open().Distinct("plan_operations.work_center_id", "plan_operations.start_day", "plan_operations.end_day").
-		Where("plan_operations.end_day >= ? AND plan_operations.start_day < plan_operations.end_day", from).
-		Order("plan_operations.work_center_id, plan_operations.start_day"), &spans)
+	err := database.Scan(tx.WithContext(ctx).Model(&Operation{}).
+		Select("plan_operations.work_center_id, plan_operations.start_day, plan_operations.end_day, "+
+			"max(plan_operations.end_min) AS level, sum(plan_operations.minutes) AS minutes").
+		Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
+		Where("plan_operations.status <> ? AND plan_prod_orders.status IN ?", OpDone, []string{StatusLaunched, StatusInProgress}).
+		Where(fixed, args...).
+		Group("plan_operations.work_center_id, plan_operations.start_day, plan_operations.end_day").
+		Order("plan_operations.work_center_id, plan_operations.start_day, plan_operations.end_day"), &groups)
 	if err != nil {
 		return p, err
 	}
-	for _, sp := range spans {
-		c, ok := p.Centers[sp.WorkCenterID]
-		if !ok {
+	overdue := map[int64]float64{}
+	for _, g := range groups {
+		c, ok := p.Centers[g.WorkCenterID]
+		if g.EndDay.Before(today) {
+			if ok {
+				overdue[g.WorkCenterID] += g.Minutes
+			}
 			continue
 		}
-		for d := sp.StartDay.Time; d.Before(sp.EndDay.Time); d = d.AddDate(0, 0, 1) {
+		p.Load = append(p.Load, Booking{Center: g.WorkCenterID, Day: g.EndDay.Time, Level: g.Level})
+		if !ok || g.StartDay.IsZero() {
+			continue
+		}
+		for d := g.StartDay.Time; d.Before(g.EndDay.Time); d = d.AddDate(0, 0, 1) {
 			if !d.Before(today) && c.Works(d) {
-				p.Load = append(p.Load, Booking{Center: sp.WorkCenterID, Day: d, Level: c.Capacity})
+				p.Load = append(p.Load, Booking{Center: g.WorkCenterID, Day: d, Level: c.Capacity})
 			}
 		}
 	}
-	var overdue []struct {
-		WorkCenterID int64
-		Minutes      float64
-	}
-	err = database.Scan(open().Select("plan_operations.work_center_id, sum(plan_operations.minutes) AS minutes").
-		Where("plan_operations.end_day < ?", from).Group("plan_operations.work_center_id").
-		Order("plan_operations.work_center_id"), &overdue)
-	if err != nil {
-		return p, err
-	}
-	for _, o := range overdue {
-		if _, ok := p.Centers[o.WorkCenterID]; ok {
-			p.Tasks = append(p.Tasks, Task{Center: o.WorkCenterID, Minutes: o.Minutes})
-		}
+	for _, id := range slices.Sorted(maps.Keys(overdue)) {
+		p.Tasks = append(p.Tasks, Task{Center: id, Minutes: overdue[id]})
 	}
 	return p, nil
 }

@@ -136,7 +136,7 @@ func (p *promiser) plan(ctx context.Context, tx *gorm.DB, b BacklogItem, product
 		return nil, err
 	}
 	hold := p.holdOf(needs)
-	hold.applyTo(x.tasks, x.ops, steps)
+	hold.applyTo(x.tasks, x.seqs(), steps)
 	problem := p.problem
 	lead := len(problem.Tasks)
 	problem.Tasks = slices.Clone(problem.Tasks)

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"slices"
+	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -225,13 +226,9 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 	if err := withItems(tx.WithContext(ctx)).Where("id IN ?", ids).Order("priority DESC, id").Find(&orders).Error; err != nil {
 		return out, err
 	}
-	var ops []Operation
-	if err := tx.WithContext(ctx).Where("prod_order_id IN ? AND status <> ?", ids, OpDone).Order("prod_order_id, seq, id").Find(&ops).Error; err != nil {
+	byOrder, err := liveOpsOf(ctx, tx, ids)
+	if err != nil {
 		return out, err
-	}
-	byOrder := map[int64][]Operation{}
-	for _, op := range ops {
-		byOrder[op.ProdOrderID] = append(byOrder[op.ProdOrderID], op)
 	}
 	notMoving := "NOT (plan_prod_orders.status IN ? AND (" + moving + "))"
 	problem, err := s.problem(ctx, tx, now, wcs, notMoving, append([]any{live}, args...)...)
@@ -250,7 +247,7 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 	for i, o := range orders {
 		from := len(problem.Tasks)
 		tasks := remainingTasks(byOrder[o.ID], from)
-		holds[o.ID].applyTo(tasks, byOrder[o.ID], MaterialSteps{Cut: o.CutSeq, Band: o.BandSeq, Assemble: o.AssembleSeq})
+		holds[o.ID].applyTo(tasks, seqsOf(byOrder[o.ID]), MaterialSteps{Cut: o.CutSeq, Band: o.BandSeq, Assemble: o.AssembleSeq})
 		problem.Tasks = append(problem.Tasks, tasks...)
 		plan[i] = placed{order: i, from: from, to: len(problem.Tasks)}
 	}
@@ -271,7 +268,7 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 			planned = database.Date{}
 			for k, op := range opsOf {
 				sl := sched.Slots[p.from+k]
-				if !sameSlot(sl, slotOf(op)) {
+				if !sameSlot(sl, op.Slot) {
 					changed = append(changed, slotChange{id: op.ID, slot: sl})
 				}
 				if sl.End.Day.After(planned.Time) {
@@ -319,47 +316,6 @@ func lockLive(ctx context.Context, tx *gorm.DB, where string, args ...any) ([]in
 	return ids, err
 }
 
-// remainingTasks are the scheduler's tasks for an order's operations not
-// done (sorted by seq, then id), numbered from base: each after the
-// operations of the step before it in the route that it waits for (on its
-// part, or of its unit when either is item-scope, as explode plans them).
-// A predecessor that is done is not waited for; the route order the shop
-// floor keeps means that then every earlier one is done too.
-func remainingTasks(ops []Operation, base int) []Task {
-	tasks := make([]Task, len(ops))
-	type unitSteps struct {
-		seqs []int         // the unit's steps with work left, ascending
-		at   map[int][]int // step → indices into ops
-	}
-	units := map[unitKey]*unitSteps{}
-	for i, op := range ops {
-		k := unitKey{op.ItemID, op.Unit}
-		u := units[k]
-		if u == nil {
-			u = &unitSteps{at: map[int][]int{}}
-			units[k] = u
-		}
-		if !slices.Contains(u.seqs, op.Seq) {
-			u.seqs = append(u.seqs, op.Seq)
-		}
-		u.at[op.Seq] = append(u.at[op.Seq], i)
-	}
-	for i, op := range ops {
-		tasks[i] = Task{Center: op.WorkCenterID, Minutes: op.Minutes}
-		u := units[unitKey{op.ItemID, op.Unit}]
-		k := slices.Index(u.seqs, op.Seq)
-		if k == 0 {
-			continue
-		}
-		for _, j := range u.at[u.seqs[k-1]] {
-			if ops[j].Precedes(op) {
-				tasks[i].After = append(tasks[i].After, base+j)
-			}
-		}
-	}
-	return tasks
-}
-
 func sameSlot(a, b Slot) bool {
 	return a.Start.Day.Equal(b.Start.Day) && a.Start.Min == b.Start.Min && a.End.Day.Equal(b.End.Day) && a.End.Min == b.End.Min
 }
@@ -370,11 +326,12 @@ type slotChange struct {
 	slot Slot
 }
 
-// slotBatch is the operations per UPDATE of their slots.
-const slotBatch = 200
+// slotBatch is the operations per UPDATE of their slots: a few hundred
+// kilobytes of JSON a statement.
+const slotBatch = 10_000
 
 // slotKey and slotColumns are the columns storeSlots writes, in the order
-// of its arguments.
+// of each row's values.
 var (
 	slotKey     = database.Column{Name: "id", Type: "bigint"}
 	slotColumns = []database.Column{{Name: "start_day", Type: "date"}, {Name: "start_min", Type: "double precision"},
@@ -383,17 +340,37 @@ var (
 
 // storeSlots writes the operations' new slots, a batch per statement.
 func storeSlots(tx *gorm.DB, changes []slotChange) error {
-	for len(changes) > 0 {
-		n := min(len(changes), slotBatch)
-		args := make([]any, 0, n*5)
-		for _, c := range changes[:n] {
-			args = append(args, c.id, database.DateOf(c.slot.Start.Day), c.slot.Start.Min, database.DateOf(c.slot.End.Day), c.slot.End.Min)
+	sql := database.UpdateFromJSON(tx, "plan_operations", slotKey, slotColumns)
+	var rows []byte
+	for batch := range slices.Chunk(changes, slotBatch) {
+		rows = append(rows[:0], '[')
+		for i, c := range batch {
+			if i > 0 {
+				rows = append(rows, ',')
+			}
+			rows = appendSlotRow(rows, c)
 		}
-		sql := database.UpdateFromValues(tx, "plan_operations", slotKey, slotColumns, n)
-		if err := tx.Exec(sql, args...).Error; err != nil {
+		rows = append(rows, ']')
+		if err := tx.Exec(sql, string(rows)).Error; err != nil {
 			return err
 		}
-		changes = changes[n:]
 	}
 	return nil
+}
+
+// appendSlotRow appends [id, "start day", start minute, "end day", end
+// minute] to b (the minutes exactly: the shortest text that reads back as
+// the same float64).
+func appendSlotRow(b []byte, c slotChange) []byte {
+	b = append(b, '[')
+	b = strconv.AppendInt(b, c.id, 10)
+	b = append(b, ",\""...)
+	b = c.slot.Start.Day.AppendFormat(b, time.DateOnly)
+	b = append(b, "\","...)
+	b = strconv.AppendFloat(b, c.slot.Start.Min, 'g', -1, 64)
+	b = append(b, ",\""...)
+	b = c.slot.End.Day.AppendFormat(b, time.DateOnly)
+	b = append(b, "\","...)
+	b = strconv.AppendFloat(b, c.slot.End.Min, 'g', -1, 64)
+	return append(b, ']')
 }

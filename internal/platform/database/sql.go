@@ -147,52 +147,35 @@ SELECT ` + strings.Trim(key, "()") + ` FROM ` + table + ` WHERE ` + where + `
 ORDER BY ` + order + ` LIMIT ? FOR UPDATE SKIP LOCKED)`
 }
 
-// Column is a column of the values UpdateFromValues writes: its name and
-// its PostgreSQL type (the type of a bare parameter in VALUES is unknown).
+// Column is a column UpdateFromJSON writes: its name and its PostgreSQL
+// type (what a JSON value is cast to).
 type Column struct {
 	Name, Type string
 }
 
-// UpdateFromValues returns an UPDATE of table from n rows of values, each
-// row its key column's value and then the other columns' (the statement's
-// arguments are the rows' values in that order): the row of table whose
-// key matches takes the row's values.
-func UpdateFromValues(gdb *gorm.DB, table string, key Column, cols []Column, n int) string {
-	pg := DialectOf(gdb) == Postgres
-	all := append([]Column{key}, cols...)
-	row := make([]string, len(all))
-	for i, c := range all {
-		row[i] = "?"
-		if pg {
-			row[i] = "?::" + c.Type
+// UpdateFromJSON returns an UPDATE of table from rows given as one
+// argument, a JSON array of arrays, each a row: its key column's value and
+// then the other columns' ([[1, "2026-11-15", 1.25], …]): the row of table
+// whose key matches takes the row's values. One statement writes any
+// number of rows: a re-plan moves tens of thousands of operations, and a
+// statement per few hundred of them costs more than the writes.
+func UpdateFromJSON(gdb *gorm.DB, table string, key Column, cols []Column) string {
+	at := func(i int, c Column) string {
+		if DialectOf(gdb) == Postgres {
+			return "(r.v->>" + strconv.Itoa(i) + ")::" + c.Type
 		}
-	}
-	rows := make([]string, n)
-	for i := range rows {
-		rows[i] = "(" + strings.Join(row, ", ") + ")"
-	}
-	// SQLite names a VALUES table's columns column1, column2, …; PostgreSQL
-	// lets the alias name them.
-	ref := func(i int) string {
-		if pg {
-			return "v." + all[i].Name
-		}
-		return "v.column" + strconv.Itoa(i+1)
+		return "json_extract(r.value, '$[" + strconv.Itoa(i) + "]')"
 	}
 	set := make([]string, len(cols))
 	for i, c := range cols {
-		set[i] = c.Name + " = " + ref(i+1)
+		set[i] = c.Name + " = " + at(i+1, c)
 	}
-	alias := "v"
-	if pg {
-		names := make([]string, len(all))
-		for i, c := range all {
-			names[i] = c.Name
-		}
-		alias = "v(" + strings.Join(names, ", ") + ")"
+	from := "json_each(?) AS r"
+	if DialectOf(gdb) == Postgres {
+		from = "json_array_elements(?::json) AS r(v)"
 	}
-	return "UPDATE " + table + " SET " + strings.Join(set, ", ") + " FROM (VALUES " + strings.Join(rows, ",") + ") AS " + alias +
-		" WHERE " + table + "." + key.Name + " = " + ref(0)
+	return "UPDATE " + table + " SET " + strings.Join(set, ", ") + " FROM " + from +
+		" WHERE " + table + "." + key.Name + " = " + at(0, key)
 }
 
 // NowText is the SQL expression for the database clock's current time as

@@ -30,18 +30,19 @@ func TestDeleteBatch(t *testing.T) {
 	})
 }
 
-// UpdateFromValues gives each row of the table the values of the row of
+// UpdateFromJSON gives each row of the table the values of the row of
 // the same key, and leaves the others alone.
-func TestUpdateFromValues(t *testing.T) {
+func TestUpdateFromJSON(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		require.NoError(t, db.Exec("CREATE TABLE t_slots (id bigint PRIMARY KEY, day date, x double precision, note text)").Error)
 		for i := 1; i <= 3; i++ {
 			require.NoError(t, db.Exec("INSERT INTO t_slots (id, day, x, note) VALUES (?, ?, ?, ?)", i, "2026-01-01", 0.5, "old").Error)
 		}
-		q := database.UpdateFromValues(db, "t_slots", database.Column{Name: "id", Type: "bigint"},
-			[]database.Column{{Name: "day", Type: "date"}, {Name: "x", Type: "double precision"}, {Name: "note", Type: "text"}}, 2)
-		day, _ := database.ParseDate("2026-11-15")
-		require.NoError(t, db.Exec(q, 3, day, 1.25, "three", 1, day, 7.0, "one").Error)
+		q := database.UpdateFromJSON(db, "t_slots", database.Column{Name: "id", Type: "bigint"},
+			[]database.Column{{Name: "day", Type: "date"}, {Name: "x", Type: "double precision"}, {Name: "note", Type: "text"}})
+		res := db.Exec(q, `[[3, "2026-11-15", 1.25, "three"], [1, "2026-11-15", 7, "one"], [9, "2026-11-15", 2, "none"]]`)
+		require.NoError(t, res.Error)
+		require.EqualValues(t, 2, res.RowsAffected)
 		type row struct {
 			ID   int64
 			Day  database.Date
