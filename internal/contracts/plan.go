@@ -197,9 +197,9 @@ type OperationPayload struct {
 	Code         string `json:"code,omitempty" jsonschema_description:"the code of the part (part scope) or of the unit (item scope), as its label carries it"`
 }
 
-// PlanReplanned is written once for every re-plan of the whole plan, also
-// when nothing moved: POST /api/v1/plan/replan, and the re-plan a change of
-// priority makes. It is about the re-plan itself (plan_replans), which
+// PlanReplanned is written once for every re-plan, also when nothing
+// moved: POST /api/v1/plan/replan, and the re-plans a change of priority,
+// a purchase order and a work centre's new hours make. It is about the re-plan itself (plan_replans), which
 // belongs to no one production order.
 var PlanReplanned = events.Declare[PlanReplannedPayload]("plan.replanned", "plan", "plan_replans",
 	"The unfinished production orders were placed again from a moment, in priority and launch order, on the work centres' capacity, shifts and calendars and what the shop floor had done; lists every order whose ETA or planned ETA moved (none, when nothing did). Orders whose promised ETA moved also get prod_order.rescheduled.")
@@ -209,12 +209,13 @@ const (
 	ReplanRequested = "replan"    // POST /api/v1/plan/replan
 	ReplanPriority  = "priority"  // a production order's priority changed
 	ReplanMaterials = "materials" // a purchase order was sent, received or cancelled: materials come at other dates
+	ReplanCapacity  = "capacity"  // a work centre's capacity, shift or calendar changed
 )
 
 // PlanReplannedPayload is the payload of plan.replanned.
 type PlanReplannedPayload struct {
 	ReplanID    int64         `json:"replan_id" jsonschema_description:"the re-plan"`
-	Reason      string        `json:"reason" jsonschema:"enum=replan,enum=priority,enum=materials" jsonschema_description:"replan: asked for (POST /api/v1/plan/replan); priority: a production order's priority changed; materials: a purchase order was sent, received or cancelled (the plan.materials subscriber)"`
+	Reason      string        `json:"reason" jsonschema:"enum=replan,enum=priority,enum=materials,enum=capacity" jsonschema_description:"replan: asked for (POST /api/v1/plan/replan); priority: a production order's priority changed; materials: a purchase order was sent, received or cancelled (the plan.materials subscriber); capacity: a work centre's capacity, shift or calendar changed (the plan.capacity subscriber)"`
 	ProdOrderID int64         `json:"prod_order_id,omitempty" jsonschema_description:"the production order whose priority changed, for reason priority"`
 	From        string        `json:"from" jsonschema:"format=date-time" jsonschema_description:"the moment it planned from, in the factory's time zone"`
 	Replanned   int           `json:"replanned" jsonschema:"minimum=0" jsonschema_description:"the unfinished production orders placed again"`

@@ -13,7 +13,8 @@ import (
 const AggregateType = "plan_prod_orders"
 
 // RegisterEvents declares the plan module's event types (internal/contracts,
-// plan.go) and its subscribers to the sales module's orders.
+// plan.go) and its subscribers: to the sales module's orders, to purchase
+// orders (materials) and to the work centres' hours (capacity).
 func (s *Service) RegisterEvents(r *events.Registrar) {
 	r.Declare(contracts.ProdOrderLaunched, contracts.ProdOrderCancelled, contracts.ProdOrderItemsReleased, contracts.ProdOrderNeedsAttention,
 		contracts.ProdOrderRescheduled, contracts.ProdOrderPriorityChanged, contracts.PlanReplanned)
@@ -32,6 +33,11 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 		Types:       events.Names(contracts.PurchaseOrderOrdered, contracts.PurchaseOrderReceived, contracts.PurchaseOrderCancelled),
 		Description: "Re-plans the unfinished production orders when a purchase order is sent, received or cancelled, so that the steps using materials up wait for them (held_by) and the ETAs follow the deliveries (prod_order.rescheduled, plan.replanned with reason materials).",
 		HandleTx:    s.materialsMoved,
+	}, events.Subscriber{
+		Name:        "plan.capacity",
+		Types:       events.Names(contracts.WorkCenterUpdated),
+		Description: "Re-plans when a work centre's capacity, shift or calendar changed: the first unfinished production order in the plan with work left on it and every order behind it, so that their slots and ETAs follow the new hours (prod_order.rescheduled, plan.replanned with reason capacity).",
+		HandleTx:    s.capacityChanged,
 	})
 }
 

@@ -10,6 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/contracts"
+	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
@@ -48,8 +51,9 @@ func snapshotPlan(t *testing.T, db *gorm.DB) planSnapshot {
 }
 
 // A launch and a change of priority re-plan only the order and what is
-// behind it in the plan; after every step of a random sequence of them the
-// schedule is exactly what a re-plan of everything gives (at the same
+// behind it in the plan, a work centre's new capacity only the orders from
+// the first with work on it; after every step of a random sequence of them
+// the schedule is exactly what a re-plan of everything gives (at the same
 // moment: the clock stands still here, as within one instant).
 func TestIncremental_SameAsFullReplan(t *testing.T) {
 	t.Parallel()
@@ -62,10 +66,17 @@ func TestIncremental_SameAsFullReplan(t *testing.T) {
 			rng := rand.New(rand.NewPCG(43, uint64(k)))
 			skus := []string{"TMB-PRIK-450", "SHK-KUPE-1600", "SHK-RASP-1200", "DIV-CHESTER-3"}
 			var live []int64
-			moves, launches, changes := 0, 0, 0
-			for step := range 16 {
+			var centers []int64
+			require.NoError(t, database.Scan(db.Raw("SELECT id FROM catalog_work_centers ORDER BY id"), &centers))
+			moves, launches, changes, capacities := 0, 0, 0, 0
+			for step := range 20 {
 				what := "launch"
-				if len(live) > 2 && rng.IntN(5) < 2 {
+				if len(live) > 2 && rng.IntN(5) == 0 {
+					wc, minutes := centers[rng.IntN(len(centers))], 60*(2+rng.IntN(14))
+					changeCapacity(t, s, db, wc, minutes)
+					what = fmt.Sprintf("capacity of centre %d to %d minutes", wc, minutes)
+					capacities++
+				} else if len(live) > 2 && rng.IntN(5) < 2 {
 					id, p := live[rng.IntN(len(live))], rng.IntN(5)-2
 					ch, err := s.SetPriority(ctx, id, p)
 					require.NoError(t, err)
@@ -88,8 +99,27 @@ func TestIncremental_SameAsFullReplan(t *testing.T) {
 				moves += len(got.Ops)
 			}
 			require.Positive(t, changes)
+			require.Positive(t, capacities)
 			require.Positive(t, launches)
 			require.Positive(t, moves)
 		})
 	}
+}
+
+// changeCapacity gives work centre wc minutes a day and has the plan follow
+// its work_center.updated, as the plan.capacity subscriber does.
+func changeCapacity(t *testing.T, s *Service, db *gorm.DB, wc int64, minutes int) {
+	t.Helper()
+	ctx := context.Background()
+	cat := catalog.NewService(db)
+	w, err := cat.WorkCenter(ctx, wc)
+	require.NoError(t, err)
+	_, err = cat.UpdateWorkCenter(ctx, wc, catalog.WorkCenterInput{Code: w.Code, Name: w.Name, CapacityMinPerDay: minutes,
+		ShiftStart: w.ShiftStart, Calendar: w.Calendar})
+	require.NoError(t, err)
+	ev := events.Event{Type: contracts.WorkCenterUpdated.Name()}
+	var payload string
+	require.NoError(t, db.Raw("SELECT id, payload FROM events WHERE type = ? ORDER BY id DESC LIMIT 1", ev.Type).Row().Scan(&ev.ID, &payload))
+	ev.Payload = []byte(payload)
+	require.NoError(t, db.Transaction(func(tx *gorm.DB) error { return s.capacityChanged(ctx, tx, ev) }))
 }
