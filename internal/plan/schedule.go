@@ -51,7 +51,19 @@ func (c Center) Works(d time.Time) bool {
 	if !slices.Contains(c.Weekdays, wd) {
 		return false
 	}
-	return len(c.Holidays) == 0 || !slices.Contains(c.Holidays, d.Format(time.DateOnly))
+	if len(c.Holidays) == 0 {
+		return true
+	}
+	// The schedule asks this of every day it passes for every task: the
+	// day's text is made on the stack, not allocated.
+	var buf [len(time.DateOnly)]byte
+	day := d.AppendFormat(buf[:0], time.DateOnly)
+	for _, h := range c.Holidays {
+		if h == string(day) {
+			return false
+		}
+	}
+	return true
 }
 
 // Moment is a point on a work centre's timeline: minute Min of day Day's
@@ -151,14 +163,14 @@ func (e *NeverWorksError) Is(target error) bool {
 // a *NeverWorksError (errors.Is ErrNeverWorks) when a centre never works.
 func Schedule(p Problem) (Plan, error) {
 	today := midnight(p.Today)
-	levels := map[int64]map[time.Time]float64{}
-	level := func(c int64) map[time.Time]float64 {
+	levels := map[int64]*centreDays{}
+	level := func(c int64) *centreDays {
 		l := levels[c]
 		if l == nil {
-			l = map[time.Time]float64{}
+			l = &centreDays{level: map[time.Time]float64{}, skip: map[time.Time]skip{}}
 			if cc, ok := p.Centers[c]; ok && p.Now > 0 {
 				if g := cc.gone(p.Now); g > 0 {
-					l[today] = g
+					l.level[today] = g
 				}
 			}
 			levels[c] = l
@@ -168,7 +180,7 @@ func Schedule(p Problem) (Plan, error) {
 	for _, b := range p.Load {
 		l := level(b.Center)
 		d := midnight(b.Day)
-		l[d] = max(l[d], b.Level)
+		l.level[d] = max(l.level[d], b.Level)
 	}
 	out := Plan{Slots: make([]Slot, len(p.Tasks)), ETA: today}
 	for i, t := range p.Tasks {
@@ -200,32 +212,98 @@ func Schedule(p Problem) (Plan, error) {
 	return out, nil
 }
 
+// centreDays is a centre's days as Schedule fills them: the level each is
+// used up to, and skips over the days no task can use any more (days off,
+// and days full), so that a task placed behind weeks of full days does not
+// walk through them one by one.
+type centreDays struct {
+	level map[time.Time]float64
+	skip  map[time.Time]skip
+}
+
+// skip leads from a day no task can use to the next day that may have
+// room: days is how many days it passes, works whether one of them was a
+// working day.
+type skip struct {
+	to    time.Time
+	days  int
+	works bool
+}
+
+// next is the skip from day d over every day no task can use that follows
+// it, each skip on the way shortened to lead to the end at once; false
+// when day d may have room.
+func (cd *centreDays) next(d time.Time) (skip, bool) {
+	first, ok := cd.skip[d]
+	if !ok {
+		return skip{}, false
+	}
+	if _, more := cd.skip[first.to]; !more {
+		return first, true
+	}
+	from, steps := []time.Time{d}, []skip{first}
+	for {
+		last := steps[len(steps)-1]
+		nx, ok := cd.skip[last.to]
+		if !ok {
+			break
+		}
+		from, steps = append(from, last.to), append(steps, nx)
+	}
+	acc := skip{to: steps[len(steps)-1].to}
+	for i := len(steps) - 1; i >= 0; i-- {
+		acc.days += steps[i].days
+		acc.works = acc.works || steps[i].works
+		cd.skip[from[i]] = acc
+	}
+	return acc, true
+}
+
 // place puts minutes of work on the centre from the moment earliest on,
 // raising the centre's levels.
-func place(c Center, level map[time.Time]float64, earliest Moment, minutes float64) (Slot, error) {
+func place(c Center, cd *centreDays, earliest Moment, minutes float64) (Slot, error) {
 	var s Slot
+	level := cd.level
 	day, from := earliest.Day, earliest.Min
 	started := false
 	remaining := minutes
 	works := false // a working day met since the last progress
-	for searched := 0; ; searched++ {
+	// searched counts the days passed since the last progress; near the
+	// horizon the days are walked one by one, so that the error says what
+	// it says without skips.
+	searched := 0
+	for {
 		if searched > maxSearchDays {
 			if works {
 				return Slot{}, ErrBeyondHorizon
 			}
 			return Slot{}, ErrNeverWorks
 		}
+		if sk, ok := cd.next(day); ok && searched+sk.days <= maxSearchDays {
+			searched += sk.days
+			works = works || sk.works
+			day, from = sk.to, 0
+			continue
+		}
+		searched++
+		next := day.AddDate(0, 0, 1)
 		if !c.Works(day) {
-			day, from = day.AddDate(0, 0, 1), 0
+			cd.skip[day] = skip{to: next, days: 1}
+			day, from = next, 0
 			continue
 		}
 		works = true
-		start := max(level[day], from)
-		if start >= c.Capacity-epsilon {
-			day, from = day.AddDate(0, 0, 1), 0
+		if level[day] >= c.Capacity-epsilon {
+			cd.skip[day] = skip{to: next, days: 1, works: true}
+			day, from = next, 0
 			continue
 		}
-		searched = 0
+		start := max(level[day], from)
+		if start >= c.Capacity-epsilon {
+			day, from = next, 0
+			continue
+		}
+		searched = 1
 		take := min(remaining, c.Capacity-start)
 		if !started {
 			s.Start, started = Moment{Day: day, Min: start}, true
@@ -236,7 +314,7 @@ func place(c Center, level map[time.Time]float64, earliest Moment, minutes float
 			s.End = Moment{Day: day, Min: start + take}
 			return s, nil
 		}
-		day, from = day.AddDate(0, 0, 1), 0
+		day, from = next, 0
 	}
 }
 
