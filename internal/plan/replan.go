@@ -200,8 +200,12 @@ func (s *Service) SetPriority(ctx context.Context, id int64, priority int) (Prio
 
 // lockPlan takes the lock that serialises whatever places work in the plan
 // (launches, re-plans), on PostgreSQL; SQLite runs one writer at a time.
+// What runs under it reads the whole live load (database.BigReads).
 func lockPlan(tx *gorm.DB) error {
-	return database.LockKey(tx, launchLock)
+	if err := database.LockKey(tx, launchLock); err != nil {
+		return err
+	}
+	return database.BigReads(tx)
 }
 
 // replan places again, in priority and then launch order, the unfinished

@@ -58,6 +58,29 @@ func TestUpdateFromJSON(t *testing.T) {
 	})
 }
 
+// BigReads holds for the rest of the transaction, and only for it.
+func TestBigReads(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		if database.DialectOf(db) != database.Postgres {
+			require.NoError(t, db.Transaction(func(tx *gorm.DB) error { return database.BigReads(tx) }))
+			return
+		}
+		settings := func(db *gorm.DB) [2]string {
+			var v [2]string
+			require.NoError(t, db.Raw("SELECT current_setting('plan_cache_mode'), current_setting('max_parallel_workers_per_gather')").Row().Scan(&v[0], &v[1]))
+			return v
+		}
+		before := settings(db)
+		require.NotEqual(t, [2]string{"force_custom_plan", "0"}, before)
+		require.NoError(t, db.Transaction(func(tx *gorm.DB) error {
+			require.NoError(t, database.BigReads(tx))
+			require.Equal(t, [2]string{"force_custom_plan", "0"}, settings(tx))
+			return nil
+		}))
+		require.Equal(t, before, settings(db))
+	})
+}
+
 // NowText reads as RFC 3339 time, the database clock's (this machine's).
 func TestNowText(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
