@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"strconv"
 	"strings"
@@ -267,35 +268,74 @@ const backlogBatch = 1000
 func (s *Service) backlog(where func(*gorm.DB) *gorm.DB) stock.ItemSource {
 	return func(ctx context.Context, fn func([]stock.Item) error) error {
 		var after int64
+		options := optionsCache{}
 		for {
 			q := s.db.WithContext(ctx).Model(&BacklogItem{}).Select("item_id", "sku", "qty", "options").Where("item_id > ?", after)
 			if where != nil {
 				q = where(q)
 			}
-			var rows []BacklogItem
-			if err := q.Order("item_id").Limit(backlogBatch).Find(&rows).Error; err != nil {
+			items, err := options.read(q.Order("item_id").Limit(backlogBatch))
+			if err != nil {
 				return err
 			}
-			if len(rows) == 0 {
+			if len(items) == 0 {
 				return nil
 			}
-			if err := fn(stockItems(rows)); err != nil {
+			if err := fn(items); err != nil {
 				return err
 			}
-			if len(rows) < backlogBatch {
+			if len(items) < backlogBatch {
 				return nil
 			}
-			after = rows[len(rows)-1].ItemID
+			after = items[len(items)-1].ItemID
 		}
 	}
 }
 
-func stockItems(rows []BacklogItem) []stock.Item {
-	out := make([]stock.Item, len(rows))
-	for i, b := range rows {
-		out[i] = stock.Item{ItemID: b.ItemID, SKU: b.SKU, Qty: b.Qty, Options: b.Options}
+// optionsCache is the decor options of backlog items parsed once per text
+// as stored, with their memo key: tens of thousands of items waiting share
+// a few dozen.
+type optionsCache map[string]parsedOptions
+
+type parsedOptions struct {
+	options catalog.Options
+	key     string
+}
+
+// maxOptionsCache bounds the cache: it starts again when full.
+const maxOptionsCache = 4096
+
+// read reads item_id, sku, qty and options rows into items.
+func (c optionsCache) read(q *gorm.DB) ([]stock.Item, error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, err
 	}
-	return out
+	defer func() { _ = rows.Close() }()
+	items := make([]stock.Item, 0, backlogBatch)
+	for rows.Next() {
+		var it stock.Item
+		var text sql.NullString
+		if err := rows.Scan(&it.ItemID, &it.SKU, &it.Qty, &text); err != nil {
+			return nil, err
+		}
+		p, ok := c[text.String]
+		if !ok {
+			if text.Valid {
+				if err := p.options.Scan(text.String); err != nil {
+					return nil, err
+				}
+			}
+			if len(c) >= maxOptionsCache {
+				clear(c)
+			}
+			p.key = "options:" + text.String
+			c[text.String] = p
+		}
+		it.Options, it.OptionsKey = p.options, p.key
+		items = append(items, it)
+	}
+	return items, rows.Err()
 }
 
 // UncutArea returns, per board code, the area in m² of the live parts of

@@ -33,6 +33,8 @@ func TestBacklogNeeds_StreamedAsWhole(t *testing.T) {
 				opts catalog.Options
 			}{
 				{"TMB-PRIK-450", 1, catalog.Options{"корпус": "LDSP16-SONOMA"}},
+				{"TMB-PRIK-450", 1, catalog.Options{"корпус": "LDSP16-WHITE"}},
+				{"TMB-PRIK-450", 1, nil},
 				{"TMB-PRIK-450", 2, nil},
 				{"SHK-KUPE-1600", 1, catalog.Options{"фасад": "LDSP16-SHIMO"}},
 				{"SHK-RASP-1200", 1, nil},
@@ -91,4 +93,13 @@ func TestBacklogNeeds_StreamedAsWhole(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stockItems are backlog rows as stock counts them.
+func stockItems(rows []BacklogItem) []stock.Item {
+	out := make([]stock.Item, len(rows))
+	for i, b := range rows {
+		out[i] = stock.Item{ItemID: b.ItemID, SKU: b.SKU, Qty: b.Qty, Options: b.Options}
+	}
+	return out
 }

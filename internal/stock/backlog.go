@@ -113,6 +113,9 @@ func (c *itemCounter) add(ctx context.Context, items []Item) error {
 }
 
 func memoKey(it Item) string {
+	if it.OptionsKey != "" {
+		return it.SKU + "\x00" + strconv.Itoa(it.Qty) + "\x01" + it.OptionsKey
+	}
 	opts, _ := json.Marshal(map[string]string(it.Options)) // sorted keys
 	return it.SKU + "\x00" + strconv.Itoa(it.Qty) + "\x00" + string(opts)
 }

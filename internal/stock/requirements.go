@@ -17,6 +17,10 @@ type Item struct {
 	SKU     string
 	Qty     int
 	Options catalog.Options
+	// OptionsKey, when not "", stands for Options in the memo of what
+	// items need: the same text for the same options (their stored JSON),
+	// so that tens of thousands of items waiting need not encode theirs.
+	OptionsKey string
 }
 
 // Requirement is what production needs of one material: boards in sheets
