@@ -73,3 +73,36 @@ func TestPlan_CapacityChangeReplans(t *testing.T) {
 		require.Len(t, catalogEventsOf(t, env, "plan.replanned"), 2, "no live work on it: nothing to re-plan")
 	})
 }
+
+// A re-plan of everything runs in the background when the client prefers
+// (Prefer: respond-async): 202 with the job's location at once, nothing
+// re-planned until a runner takes it; done, the job names the re-plan,
+// journalled in the requester's name. Without the preference it answers
+// 200 as it always did.
+func TestPlan_ReplanAsJob(t *testing.T) {
+	t.Parallel()
+	apptest.Each(t, func(t *testing.T, env *apptest.Env) {
+		_, items := receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Анна"},
+			"items": []map[string]any{{"sku": "SHK-KUPE-1600", "qty": 1}}})
+		launch(t, env, map[string]any{"items": items})
+		r := env.Do(http.MethodPost, "/api/v1/plan/replan", nil, apptest.AdminToken, "Prefer", "wait=10, respond-async")
+		require.Equal(t, "respond-async", r.Header.Get("Preference-Applied"))
+		require.Empty(t, catalogEventsOf(t, env, "plan.replanned"), "nothing re-planned while the client waited")
+		j := runJob(t, env, r)
+		require.Equal(t, "replan", j.Kind)
+		require.Equal(t, "done", j.Status, "%+v", j)
+		replans := catalogEventsOf(t, env, "plan.replanned")
+		require.Len(t, replans, 1)
+		require.EqualValues(t, replans[0].Payload["replan_id"], j.Result["replan_id"])
+		require.EqualValues(t, 1, j.Result["replanned"])
+		require.Equal(t, "Администратор", actorName(replans[0]))
+		var list struct{ Items []jobOf }
+		env.Admin(http.MethodGet, "/api/v1/jobs?kind=replan", nil).JSON(t, &list)
+		require.Len(t, list.Items, 1)
+
+		r = env.Admin(http.MethodPost, "/api/v1/plan/replan", nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		require.Empty(t, r.Header.Get("Preference-Applied"))
+		require.Len(t, catalogEventsOf(t, env, "plan.replanned"), 2)
+	})
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/cutplan"
 	"github.com/tsekh/tsekh/internal/jobs"
+	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 )
 
@@ -78,7 +79,7 @@ func (s *server) getJob(c echo.Context) error {
 //	@Tags		jobs
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		kind	query		string	false	"only jobs of this kind"	Enums(cutting_plan) example(cutting_plan)
+//	@Param		kind	query		string	false	"only jobs of this kind"	Enums(cutting_plan, replan) example(cutting_plan)
 //	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
 //	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9qb2JzIiwiaWQiOjF9)
 //	@Success	200		{object}	JobList
@@ -92,8 +93,8 @@ func (s *server) listJobs(c echo.Context) error {
 		return err
 	}
 	kind := c.QueryParam("kind")
-	if kind != "" && kind != cutplan.JobKind {
-		return apperr.Invalid("invalid query", apperr.Field("kind", "must be %s", cutplan.JobKind))
+	if kind != "" && kind != cutplan.JobKind && kind != plan.ReplanJobKind {
+		return apperr.Invalid("invalid query", apperr.Field("kind", "must be %s or %s", cutplan.JobKind, plan.ReplanJobKind))
 	}
 	js, next, err := s.Jobs.List(c.Request().Context(), kind, pr)
 	if err != nil {

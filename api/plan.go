@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -88,15 +89,24 @@ func boolQuery(c echo.Context, name string) (*bool, error) {
 //	@Description	An order's planned_eta becomes the end of its last operation; its eta follows unless a planner gave it at launch (eta_given), which a re-plan keeps. Each order whose eta moved gets prod_order.rescheduled {"prod_order_id", "items", "eta", "previous_eta", "planned_eta", "priority"}; sales follow it (the items' and the order's ETA, order.status_changed) and the shop hears of it through its callback.
 //	@Description	The re-plan itself is journalled once as plan.replanned about plan_replans #id, naming the caller as its actor and listing what moved, also when nothing did.
 //	@Description	The answer has the re-plan's id, counts the orders re-planned and lists those whose ETA or planned ETA moved, before and after. 422, changing nothing, when a work centre the orders need has no working day within three years (the detail names it).
+//	@Description	With Prefer: respond-async (RFC 7240) the re-plan runs in the background instead: 202 at once with Location: /api/v1/jobs/{id} and Preference-Applied: respond-async; the job (kind replan) is done with result {"replan_id", "replanned", "moved"} in the re-plan's own transaction, or failed with the 422's problem.
 //	@Tags			plan
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Success		200	{object}	plan.ReplanSummary
-//	@Failure		401	{object}	Problem
-//	@Failure		403	{object}	Problem
-//	@Failure		422	{object}	Problem	"a work centre has no working day within the horizon"
+//	@Param			Prefer	header		string	false	"respond-async: run it as a background job (202)"
+//	@Success		200		{object}	plan.ReplanSummary
+//	@Success		202		{object}	JobView	"queued (Prefer: respond-async); Location names the job"
+//	@Header			202		{string}	Location			"/api/v1/jobs/{id}"
+//	@Header			202		{string}	Preference-Applied	"respond-async"
+//	@Failure		401		{object}	Problem
+//	@Failure		403		{object}	Problem
+//	@Failure		422		{object}	Problem	"a work centre has no working day within the horizon"
 //	@Router			/api/v1/plan/replan [post]
 func (s *server) replan(c echo.Context) error {
+	if prefersAsync(c.Request().Header) {
+		c.Response().Header().Set("Preference-Applied", "respond-async")
+		return s.queueJob(c, plan.ReplanJobKind, struct{}{})
+	}
 	sum, err := s.Plan.Replan(c.Request().Context())
 	if err != nil {
 		return err
@@ -139,4 +149,18 @@ func (s *server) quote(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, p)
+}
+
+// prefersAsync tells whether the request's Prefer headers (RFC 7240) ask
+// for respond-async.
+func prefersAsync(h http.Header) bool {
+	for _, v := range h.Values("Prefer") {
+		for pref := range strings.SplitSeq(v, ",") {
+			name, _, _ := strings.Cut(pref, ";")
+			if strings.EqualFold(strings.TrimSpace(name), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1781,7 +1781,8 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "enum": [
-                            "cutting_plan"
+                            "cutting_plan",
+                            "replan"
                         ],
                         "type": "string",
                         "x-example": "cutting_plan",
@@ -3400,7 +3401,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Places the operations not done of every launched or in-progress production order again, from now in the factory's time zone (FACTORY_TIMEZONE) and each work centre's shift, on the capacity and calendars the work centres have now: in priority order (higher first), then launch order. Run it after a capacity or calendar change, after progress (or delays) on the shop floor, or to bring overdue plans up to date.\nAn order's planned_eta becomes the end of its last operation; its eta follows unless a planner gave it at launch (eta_given), which a re-plan keeps. Each order whose eta moved gets prod_order.rescheduled {\"prod_order_id\", \"items\", \"eta\", \"previous_eta\", \"planned_eta\", \"priority\"}; sales follow it (the items' and the order's ETA, order.status_changed) and the shop hears of it through its callback.\nThe re-plan itself is journalled once as plan.replanned about plan_replans #id, naming the caller as its actor and listing what moved, also when nothing did.\nThe answer has the re-plan's id, counts the orders re-planned and lists those whose ETA or planned ETA moved, before and after. 422, changing nothing, when a work centre the orders need has no working day within three years (the detail names it).",
+                "description": "Places the operations not done of every launched or in-progress production order again, from now in the factory's time zone (FACTORY_TIMEZONE) and each work centre's shift, on the capacity and calendars the work centres have now: in priority order (higher first), then launch order. Run it after a capacity or calendar change, after progress (or delays) on the shop floor, or to bring overdue plans up to date.\nAn order's planned_eta becomes the end of its last operation; its eta follows unless a planner gave it at launch (eta_given), which a re-plan keeps. Each order whose eta moved gets prod_order.rescheduled {\"prod_order_id\", \"items\", \"eta\", \"previous_eta\", \"planned_eta\", \"priority\"}; sales follow it (the items' and the order's ETA, order.status_changed) and the shop hears of it through its callback.\nThe re-plan itself is journalled once as plan.replanned about plan_replans #id, naming the caller as its actor and listing what moved, also when nothing did.\nThe answer has the re-plan's id, counts the orders re-planned and lists those whose ETA or planned ETA moved, before and after. 422, changing nothing, when a work centre the orders need has no working day within three years (the detail names it).\nWith Prefer: respond-async (RFC 7240) the re-plan runs in the background instead: 202 at once with Location: /api/v1/jobs/{id} and Preference-Applied: respond-async; the job (kind replan) is done with result {\"replan_id\", \"replanned\", \"moved\"} in the re-plan's own transaction, or failed with the 422's problem.",
                 "produces": [
                     "application/json"
                 ],
@@ -3409,11 +3410,35 @@ const docTemplate = `{
                 ],
                 "summary": "Re-plan every unfinished production order from now (admin, planner)",
                 "operationId": "replan",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "respond-async: run it as a background job (202)",
+                        "name": "Prefer",
+                        "in": "header"
+                    }
+                ],
                 "responses": {
                     "200": {
                         "description": "OK",
                         "schema": {
                             "$ref": "#/definitions/plan.ReplanSummary"
+                        }
+                    },
+                    "202": {
+                        "description": "queued (Prefer: respond-async); Location names the job",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobView"
+                        },
+                        "headers": {
+                            "Location": {
+                                "type": "string",
+                                "description": "/api/v1/jobs/{id}"
+                            },
+                            "Preference-Applied": {
+                                "type": "string",
+                                "description": "respond-async"
+                            }
                         }
                     },
                     "401": {

@@ -163,6 +163,7 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Jobs = jobs.NewService(db)
 	a.JobRunner = jobs.NewRunner(a.Jobs, jobs.RunnerOptions{Concurrency: cfg.JobsConcurrency, Lease: cfg.JobsLease, Logger: log})
 	a.JobRunner.Handle(cutplan.JobKind, a.CutPlan.RunJob)
+	a.JobRunner.Handle(plan.ReplanJobKind, a.Plan.RunReplanJob)
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
 	}
