@@ -93,7 +93,7 @@ func boolQuery(c echo.Context, name string) (*bool, error) {
 //	@Tags			plan
 //	@Produce		json
 //	@Security		BearerAuth
-//	@Param			Prefer	header		string	false	"respond-async: run it as a background job (202)"
+//	@Param			Prefer	header		string	false	"respond-async: run it as a background job (202)"	example(respond-async)
 //	@Success		200		{object}	plan.ReplanSummary
 //	@Success		202		{object}	JobView	"queued (Prefer: respond-async); Location names the job"
 //	@Header			202		{string}	Location			"/api/v1/jobs/{id}"

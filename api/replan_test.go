@@ -129,14 +129,17 @@ func TestPlanning_FromNowInTheShift(t *testing.T) {
 		}
 		require.Equal(t, "2026-11-17", second.ETA)
 
-		// A shift that starts at 12:00 has three hours left at 17:00.
+		// A shift that starts at 12:00 has three hours left at 17:00: the
+		// new hours re-plan the live work on the centre from now
+		// (plan.capacity), the first sofa's sewing, planned this morning
+		// and not started, first.
 		r := putWorkCenter(t, env, sew, map[string]any{"shift_start": "12:00"})
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		require.Equal(t, "12:00", workCenter(t, env, "SEW")["shift_start"])
-		_, ids = receive(t, env, line{"DIV-CHESTER-3", 1})
-		third := launch(t, env, map[string]any{"items": ids})
-		require.Equal(t, "2026-11-16", third.Operations[0].PlannedStartDay)
-		require.InDelta(t, 300, third.Operations[0].PlannedStartMin, 0.001)
+		env.Dispatch()
+		sewing := launchedOps(t, env, first.ID)[0]
+		require.Equal(t, "2026-11-16", sewing.PlannedStartDay)
+		require.InDelta(t, 300, sewing.PlannedStartMin, 0.001)
 
 		// A shift start is a time of day.
 		for _, bad := range []string{"25:00", "8:00", "08:60", "noon", "08:00:00"} {
@@ -324,7 +327,7 @@ func TestPlanning_ReplanAfterCapacityCut(t *testing.T) {
 		cut := workCenter(t, env, "CUT")
 		r = putWorkCenter(t, env, cut, map[string]any{"capacity_min_per_day": 120})
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-		require.Equal(t, o.ETA, readPlanned(t, env, o.ID).ETA, "a capacity change alone moves nothing")
+		require.Equal(t, o.ETA, readPlanned(t, env, o.ID).ETA, "the change moves nothing until its event is handled (plan.capacity)")
 		s = replanNow(t, env)
 		require.Equal(t, 2, s.Replanned)
 		require.Len(t, s.Moved, 2)
@@ -398,6 +401,9 @@ func TestPlanning_ReplanCentreThatNeverWorks(t *testing.T) {
 		}
 		r := putWorkCenter(t, env, uph, map[string]any{"calendar": map[string]any{"weekdays": []int{1}, "holidays": holidays}})
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		env.Dispatch() // plan.capacity cannot re-plan: it leaves the plan as it is, and does not fail
+		require.Zero(t, env.Count("events_delivery_failures"))
+		require.Empty(t, catalogEventsOf(t, env, "plan.replanned"))
 
 		p := requireProblem(t, env.Admin(http.MethodPost, "/api/v1/plan/replan", nil), http.StatusUnprocessableEntity)
 		require.Contains(t, p.Detail, uph["name"])

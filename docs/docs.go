@@ -3413,6 +3413,7 @@ const docTemplate = `{
                 "parameters": [
                     {
                         "type": "string",
+                        "x-example": "respond-async",
                         "description": "respond-async: run it as a background job (202)",
                         "name": "Prefer",
                         "in": "header"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
@@ -16,7 +17,8 @@ import (
 // the centre and every order behind it are placed again. The orders ahead
 // of it use none of the centre's time, so they keep their slots, exactly
 // as a re-plan of everything would leave them. With no work left on the
-// centre, nothing moves and nothing is journalled.
+// centre, nothing moves and nothing is journalled; nor when a centre can
+// no longer be planned on (no working day within the horizon).
 func (s *Service) capacityChanged(ctx context.Context, tx *gorm.DB, ev events.Event) error {
 	wc, err := contracts.WorkCenterUpdated.Decode(ev)
 	if err != nil {
@@ -35,6 +37,16 @@ func (s *Service) capacityChanged(ctx context.Context, tx *gorm.DB, ev events.Ev
 		return err
 	}
 	behind, args := behindInPlan(first[0].Priority, first[0].ID)
-	_, err = s.replanJournalled(ctx, tx, contracts.ReplanCapacity, 0, behind, args...)
+	err = tx.Transaction(func(tx *gorm.DB) error {
+		_, err := s.replanJournalled(ctx, tx, contracts.ReplanCapacity, 0, behind, args...)
+		return err
+	})
+	if apperr.Code(err) == apperr.EINVALID {
+		// A calendar with no working day in three years, or a centre
+		// booked full for them: nothing can be planned until a planner
+		// fixes it, which POST /api/v1/plan/replan's 422 names. The
+		// plan stays as it was; retrying the event would change nothing.
+		return nil
+	}
 	return err
 }
