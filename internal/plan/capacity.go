@@ -37,15 +37,22 @@ func (s *Service) capacityChanged(ctx context.Context, tx *gorm.DB, ev events.Ev
 		return err
 	}
 	behind, args := behindInPlan(first[0].Priority, first[0].ID)
-	err = tx.Transaction(func(tx *gorm.DB) error {
-		_, err := s.replanJournalled(ctx, tx, contracts.ReplanCapacity, 0, behind, args...)
+	return s.replanFollowing(ctx, tx, contracts.ReplanCapacity, behind, args...)
+}
+
+// replanFollowing is the re-plan a subscriber makes (of the live orders
+// that moving selects), journalled with reason. When the plan cannot be
+// made (a work centre with no working day within the horizon, or booked
+// full for it) it leaves the plan as it is and returns nil: nothing can be
+// planned until a planner fixes the centre, which POST
+// /api/v1/plan/replan's 422 names, and handling the event again would
+// change nothing.
+func (s *Service) replanFollowing(ctx context.Context, tx *gorm.DB, reason, moving string, args ...any) error {
+	err := tx.Transaction(func(tx *gorm.DB) error {
+		_, err := s.replanJournalled(ctx, tx, reason, 0, moving, args...)
 		return err
 	})
 	if apperr.Code(err) == apperr.EINVALID {
-		// A calendar with no working day in three years, or a centre
-		// booked full for them: nothing can be planned until a planner
-		// fixes it, which POST /api/v1/plan/replan's 422 names. The
-		// plan stays as it was; retrying the event would change nothing.
 		return nil
 	}
 	return err

@@ -45,6 +45,5 @@ func (s *Service) RegisterEvents(r *events.Registrar) {
 // with reason materials: a purchase order sent, received or cancelled
 // changes when materials are available to the live orders.
 func (s *Service) materialsMoved(ctx context.Context, tx *gorm.DB, _ events.Event) error {
-	_, err := s.replanJournalled(ctx, tx, contracts.ReplanMaterials, 0, "1 = 1")
-	return err
+	return s.replanFollowing(ctx, tx, contracts.ReplanMaterials, "1 = 1")
 }
