@@ -71,19 +71,20 @@ func TestIncremental_SameAsFullReplan(t *testing.T) {
 			moves, launches, changes, capacities := 0, 0, 0, 0
 			for step := range 20 {
 				what := "launch"
-				if len(live) > 2 && rng.IntN(5) == 0 {
+				switch {
+				case len(live) > 2 && rng.IntN(5) == 0:
 					wc, minutes := centers[rng.IntN(len(centers))], 60*(2+rng.IntN(14))
 					changeCapacity(t, s, db, wc, minutes)
 					what = fmt.Sprintf("capacity of centre %d to %d minutes", wc, minutes)
 					capacities++
-				} else if len(live) > 2 && rng.IntN(5) < 2 {
+				case len(live) > 2 && rng.IntN(5) < 2:
 					id, p := live[rng.IntN(len(live))], rng.IntN(5)-2
 					ch, err := s.SetPriority(ctx, id, p)
 					require.NoError(t, err)
 					require.LessOrEqual(t, ch.Replan.Replanned, len(live))
 					what = fmt.Sprintf("priority of %d to %d (%d re-planned)", id, p, ch.Replan.Replanned)
 					changes++
-				} else {
+				default:
 					item := int64(step + 1)
 					receiveItem(t, db, item, skus[rng.IntN(len(skus))], 1+rng.IntN(3))
 					o, err := s.LaunchProdOrder(ctx, Launch{Items: []int64{item}, Priority: rng.IntN(5) - 2})

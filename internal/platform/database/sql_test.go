@@ -62,7 +62,7 @@ func TestUpdateFromJSON(t *testing.T) {
 func TestBigReads(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
 		if database.DialectOf(db) != database.Postgres {
-			require.NoError(t, db.Transaction(func(tx *gorm.DB) error { return database.BigReads(tx) }))
+			require.NoError(t, db.Transaction(database.BigReads))
 			return
 		}
 		settings := func(db *gorm.DB) [2]string {
