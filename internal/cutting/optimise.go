@@ -18,9 +18,14 @@ const (
 	effortCap     = 300_000_000
 	// reduceRounds is how many fresh starts the ruin and recreate makes.
 	reduceRounds = 3
-	// searchRuns is how many times the whole search runs, each from
-	// random numbers of its own, while its best is above the bound.
-	searchRuns = 3
+	// searchRuns is how many times the whole search runs on a short list
+	// (at most runsUpTo parts), each from random numbers of its own,
+	// while its best is above the lower bound: one run settles in a
+	// layout it cannot leave, another from other random numbers may not.
+	// A longer list runs once: four runs of a week's list would take
+	// half a minute.
+	searchRuns = 4
+	runsUpTo   = 100
 	timeLimit  = time.Minute
 )
 
@@ -178,6 +183,15 @@ func (e *engine) expand(order []int) []int {
 	return seq
 }
 
+// parts is how many parts (copies counted) the problem has.
+func (e *engine) parts() int {
+	n := 0
+	for _, s := range e.shapes {
+		n += len(s.instances)
+	}
+	return n
+}
+
 func (e *engine) counts() []int {
 	c := make([]int, len(e.shapes))
 	for i, s := range e.shapes {
@@ -186,10 +200,14 @@ func (e *engine) counts() []int {
 	return c
 }
 
-// search runs the whole search up to searchRuns times, each from a
-// stream of random numbers of its own with the effort of one, while the
-// best layout is above the lower bound, and keeps the best layout.
+// search runs the whole search (up to searchRuns times on a short list),
+// each run from random numbers of its own with the effort of one, while
+// the best layout is above the lower bound, and keeps the best layout.
 func (e *engine) search(p *Problem) *solution {
+	runs := 1
+	if e.parts() <= runsUpTo {
+		runs = searchRuns
+	}
 	limit := p.TimeLimit
 	if limit <= 0 {
 		limit = timeLimit
@@ -198,8 +216,8 @@ func (e *engine) search(p *Problem) *solution {
 	lb := e.lowerBound()
 	var best *solution
 	var bestCost cost
-	for run := range searchRuns {
-		sol := e.searchRun(p, uint64(22+run), lb, deadline)
+	for run := range runs {
+		sol := e.searchRun(p, run, lb, deadline)
 		if sol == nil {
 			break
 		}
@@ -215,11 +233,8 @@ func (e *engine) search(p *Problem) *solution {
 
 // searchRun runs the constructions, then perturbs the best and tries to
 // empty its least-filled sheet, until the effort is spent.
-func (e *engine) searchRun(p *Problem, stream uint64, lb int, deadline time.Time) *solution {
-	parts := 0
-	for _, s := range e.shapes {
-		parts += len(s.instances)
-	}
+func (e *engine) searchRun(p *Problem, run int, lb int, deadline time.Time) *solution {
+	parts := e.parts()
 	effort := p.Effort
 	if effort <= 0 {
 		effort = min(int64(parts)*effortPerPart, effortCap)
@@ -263,7 +278,7 @@ func (e *engine) searchRun(p *Problem, stream uint64, lb int, deadline time.Time
 	// Sheet by sheet, each sheet the fullest of every order × variant.
 	offer(e.packSheets(e.counts(), orders, variants, stop))
 	// Then with the orders shaken: each key randomised by up to ±30 %.
-	rng := rand.New(rand.NewPCG(uint64(parts), stream))
+	rng := rand.New(rand.NewPCG(uint64(parts), uint64(22+run))) //nolint:gosec // run is small and not negative
 	// Most of the effort on shaken orders, the rest on emptying the best
 	// layout's least-filled sheet.
 	shakeUntil := e.work + (effort-e.work)/4
