@@ -10,9 +10,10 @@ import (
 )
 
 // Effort per part by default, in placements tried: at most about a second
-// of CPU for a hundred parts on this project's bench machine (most lists
-// stop sooner, at their lower bound), and a budget that grows with the
-// list; the cap keeps a week's list (2,000 parts) at about six seconds.
+// of CPU a run for a hundred parts on this project's bench machine (most
+// lists stop sooner, at their lower bound; a short list above it runs up
+// to searchRuns times), and a budget that grows with the list; the cap
+// keeps a week's list (2,000 parts) at about six seconds.
 const (
 	effortPerPart = 1_000_000
 	effortCap     = 300_000_000
