@@ -60,7 +60,7 @@ func TestStandardItems_AreThePublishedFiles(t *testing.T) {
 // class with the default search, as tsekh cut does, and reports the sheets
 // they take beside GDRR's (the best published method's) on the same
 // instances: `go test -run XXX -bench Standard ./internal/cutting` (about
-// three minutes). tsekh bench cutting gives the same figures with the CPU
+// eight minutes). tsekh bench cutting gives the same figures with the CPU
 // time of each instance.
 func BenchmarkOptimise_Standard(b *testing.B) {
 	for c, name := range ClassNames {

@@ -1,0 +1,28 @@
+package cutting
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A short list above its bound after one run of the search is searched
+// again from other random numbers, and the best of the runs is kept:
+// standard instance 9 of class III with 40 items takes 8 sheets after
+// the first run and 7 (its bound) after the runs that follow.
+func TestSearch_ShortListRunsAgain(t *testing.T) {
+	t.Parallel()
+	p := StandardInstance(2, 40, 9)
+	e, err := newEngine(&p)
+	require.NoError(t, err)
+	lb := e.lowerBound()
+	first := e.searchRun(&p, 0, lb, time.Now().Add(time.Minute))
+	require.NotNil(t, first)
+	require.Greater(t, e.cost(first).sheets, lb, "the first run stays above the bound")
+
+	plan, err := Optimise(p)
+	require.NoError(t, err)
+	require.Equal(t, lb, plan.Totals.Sheets, "a later run reaches it")
+	checkPlan(t, p, plan)
+}
