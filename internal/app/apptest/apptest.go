@@ -71,6 +71,12 @@ func New(t testing.TB, d database.Dialect, configure func(*config.Config)) *Env 
 	cfg, err := config.Load(func(string) string { return "" })
 	require.NoError(t, err)
 	cfg.BootstrapAdminToken = AdminToken
+	// The tests check what a request does, not how fast (that is the
+	// benchmarks'): under the race detector, beside the other tests and on
+	// a busy machine, a launch of forty wardrobes or the last of twenty
+	// launches queued behind the plan's lock may take longer than the
+	// service's 30 s. The tests of the timeout itself set their own.
+	cfg.HTTPRequestTimeout = 5 * time.Minute
 	if configure != nil {
 		configure(&cfg)
 	}
