@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,4 +32,20 @@ func TestOpenAPI_ServedAndLinked(t *testing.T) {
 	var swagger struct{ Info struct{ Description string } }
 	r.JSON(t, &swagger)
 	require.Contains(t, swagger.Info.Description, "[/openapi.json](/openapi.json)")
+}
+
+// Readers of the Swagger UI's document at the same time each get it whole
+// (under the race detector: swag rewrites the document on every read).
+func TestOpenAPI_SwaggerDocReadAtOnce(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t, database.SQLite, nil)
+	var wg sync.WaitGroup
+	status := make([]int, 8)
+	for i := range status {
+		wg.Go(func() { status[i] = env.Do(http.MethodGet, "/swagger/doc.json", nil, "").Status })
+	}
+	wg.Wait()
+	for i, s := range status {
+		require.Equal(t, http.StatusOK, s, "reader %d", i)
+	}
 }

@@ -45,6 +45,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -149,7 +150,7 @@ func New(d Deps) *echo.Echo {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	e.GET("/swagger/*", echoSwagger.WrapHandler)
+	e.GET("/swagger/*", swaggerUI)
 	e.GET("/openapi.json", s.openAPI)
 	if d.AsyncAPI != nil {
 		e.GET("/asyncapi.json", s.asyncAPI)
@@ -552,4 +553,16 @@ func jsonEncode(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// swaggerMu makes swaggerUI serve one request at a time: swag's ReadDoc
+// rewrites the document's description on every read (swaggo/swag v1.16.6,
+// spec.go), a data race between two requests for /swagger/doc.json.
+var swaggerMu sync.Mutex
+
+// swaggerUI serves the Swagger UI and the Swagger 2.0 document it reads.
+func swaggerUI(c echo.Context) error {
+	swaggerMu.Lock()
+	defer swaggerMu.Unlock()
+	return echoSwagger.WrapHandler(c)
 }
