@@ -159,7 +159,8 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a.Floor.SetScrapReasons(reasons)
 	a.CutPlan = cutplan.NewService(db, a.Floor, a.Stock, cutplan.Settings{KerfMM: cfg.CuttingKerfMM, Stages: cfg.CuttingStages,
-		MinOffcutMM: cfg.CuttingMinOffcutMM, OffcutWeight: cfg.CuttingOffcutWeight, TimeBudget: cfg.CuttingTimeBudget})
+		MinOffcutMM: cfg.CuttingMinOffcutMM, OffcutWeight: cfg.CuttingOffcutWeight, TimeBudget: cfg.CuttingTimeBudget,
+		EffortPerPart: cfg.CuttingEffort})
 	a.Jobs = jobs.NewService(db)
 	a.JobRunner = jobs.NewRunner(a.Jobs, jobs.RunnerOptions{Concurrency: cfg.JobsConcurrency, Lease: cfg.JobsLease, Logger: log})
 	a.JobRunner.Handle(cutplan.JobKind, a.CutPlan.RunJob)

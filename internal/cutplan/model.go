@@ -22,19 +22,21 @@ import (
 // Settings are the panel saw's: its kerf, the stages it makes (0: any
 // number), the smallest offcut worth keeping (both sides), how much a
 // larger offcut is worth against smaller ones (cutting.Problem's
-// OffcutWeight), and how long the optimiser may search per board.
+// OffcutWeight), how long the optimiser may search per board, and its
+// effort in placements tried per part.
 type Settings struct {
-	KerfMM       float64
-	Stages       int
-	MinOffcutMM  int
-	OffcutWeight float64
-	TimeBudget   time.Duration
+	KerfMM        float64
+	Stages        int
+	MinOffcutMM   int
+	OffcutWeight  float64
+	TimeBudget    time.Duration
+	EffortPerPart int64
 }
 
 // DefaultSettings are the cutting work centre's defaults.
 func DefaultSettings() Settings {
 	return Settings{KerfMM: cutting.DefaultKerf, Stages: cutting.DefaultStages, MinOffcutMM: cutting.DefaultMinOffcut,
-		OffcutWeight: cutting.DefaultOffcutWeight, TimeBudget: 10 * time.Second}
+		OffcutWeight: cutting.DefaultOffcutWeight, TimeBudget: 10 * time.Second, EffortPerPart: cutting.DefaultEffortPerPart}
 }
 
 // Plan is a stored cutting plan.

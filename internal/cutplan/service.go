@@ -340,6 +340,7 @@ func (s *Service) optimise(g boardGroup, offcuts []stock.Offcut, ids []int64, li
 	pr.MinOffcut = cutting.Size{Length: float64(s.set.MinOffcutMM), Width: float64(s.set.MinOffcutMM)}
 	pr.OffcutWeight = s.set.OffcutWeight
 	pr.TimeLimit = limit
+	pr.Effort = cutting.Effort(len(g.parts), s.set.EffortPerPart)
 	t := g.board.Trim
 	pr.Trims = cutting.Trims{Left: float64(t.W1), Right: float64(t.W2), Bottom: float64(t.L1), Top: float64(t.L2)}
 	for _, o := range offcuts {

@@ -119,6 +119,11 @@ type Problem struct {
 	// default proportional to the number of parts. The search is
 	// deterministic for a given effort.
 	Effort int64 `json:"effort,omitempty"`
+	// Runs bounds how many times the search runs on a short list, each
+	// from random numbers of its own with the whole effort, while its
+	// best is above the lower bound: 0 is the default (up to 4), 1 a
+	// single run, for an estimate that needs no more.
+	Runs int `json:"runs,omitempty"`
 	// TimeLimit stops the search early when it takes longer (0: a minute).
 	// Only a search cut short by it depends on the machine's speed.
 	TimeLimit time.Duration `json:"-"`
@@ -260,6 +265,12 @@ func (p *Problem) validate() error {
 		if t.v < 0 {
 			add("trims_mm."+t.name, "must not be negative, not %g", t.v)
 		}
+	}
+	if p.Effort < 0 {
+		add("effort", "must be 0 (the default) or more, not %d", p.Effort)
+	}
+	if p.Runs < 0 || p.Runs > searchRuns {
+		add("runs", "must be between 0 (the default) and %d, not %d", searchRuns, p.Runs)
 	}
 	if p.Stages < 0 {
 		add("stages", "must be 0 (any number) or more, not %d", p.Stages)

@@ -15,8 +15,10 @@ import (
 // to searchRuns times), and a budget that grows with the list; the cap
 // keeps a week's list (2,000 parts) at about six seconds.
 const (
-	effortPerPart = 1_000_000
-	effortCap     = 300_000_000
+	// DefaultEffortPerPart is the effort per part a problem gets when it
+	// sets none.
+	DefaultEffortPerPart = 1_000_000
+	effortCap            = 300_000_000
 	// reduceRounds is how many fresh starts the ruin and recreate makes.
 	reduceRounds = 3
 	// searchRuns is how many times the whole search runs on a short list
@@ -29,6 +31,12 @@ const (
 	runsUpTo   = 100
 	timeLimit  = time.Minute
 )
+
+// Effort is the search's effort for a list of parts at perPart
+// placements each, capped so that a week's list stays at seconds.
+func Effort(parts int, perPart int64) int64 {
+	return min(int64(parts)*perPart, effortCap)
+}
 
 // newEngine validates a problem and sets the engine up for it.
 func newEngine(p *Problem) (*engine, error) {
@@ -208,6 +216,9 @@ func (e *engine) search(p *Problem) *solution {
 	runs := 1
 	if e.parts() <= runsUpTo {
 		runs = searchRuns
+		if p.Runs > 0 {
+			runs = min(p.Runs, searchRuns)
+		}
 	}
 	limit := p.TimeLimit
 	if limit <= 0 {
@@ -238,7 +249,7 @@ func (e *engine) searchRun(p *Problem, run int, lb int, deadline time.Time) *sol
 	parts := e.parts()
 	effort := p.Effort
 	if effort <= 0 {
-		effort = min(int64(parts)*effortPerPart, effortCap)
+		effort = Effort(parts, DefaultEffortPerPart)
 	}
 	effort += e.work // each run its own
 	calls := 0

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tsekh/tsekh/internal/platform/apperr"
 )
 
 // A short list above its bound after one run of the search is searched
@@ -25,4 +26,16 @@ func TestSearch_ShortListRunsAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, lb, plan.Totals.Sheets, "a later run reaches it")
 	checkPlan(t, p, plan)
+
+	// Runs: 1 is the first run alone (an estimate's); more than four, or
+	// fewer than none, is refused.
+	p.Runs = 1
+	once, err := Optimise(p)
+	require.NoError(t, err)
+	require.Equal(t, e.cost(first).sheets, once.Totals.Sheets)
+	for _, bad := range []int{-1, searchRuns + 1} {
+		p.Runs = bad
+		_, err = Optimise(p)
+		require.Equal(t, "runs", apperr.As(err).Fields[0].Field, "runs %d", bad)
+	}
 }

@@ -192,6 +192,7 @@ func estimateSheets(b catalog.Material, set Settings, parts []PartShape) float64
 	// parts (TestEstimate_NoFewerSheetsThanThePlan).
 	pr.Effort = min(int64(len(parts))*estimateEffortPerPart, estimateEffort)
 	pr.OffcutWeight = 0 // the sheets count, not how the leftovers lie
+	pr.Runs = 1         // an estimate: one run of the search is enough
 	t := b.Trim
 	pr.Trims = cutting.Trims{Left: float64(t.W1), Right: float64(t.W2), Bottom: float64(t.L1), Top: float64(t.L2)}
 	for _, f := range b.Formats {

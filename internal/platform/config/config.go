@@ -63,12 +63,13 @@ type Config struct {
 	// The panel saw's settings for cutting plans: kerf, stages (0: any
 	// number), the smallest offcut kept (both sides), how much a larger
 	// offcut is worth against smaller ones of the same area, the
-	// optimiser's time budget per board.
+	// optimiser's time budget per board and its effort per part.
 	CuttingKerfMM       float64       `env:"CUTTING_KERF_MM" envDefault:"4.4"`
 	CuttingStages       int           `env:"CUTTING_STAGES" envDefault:"3"`
 	CuttingMinOffcutMM  int           `env:"CUTTING_MIN_OFFCUT_MM" envDefault:"300"`
 	CuttingOffcutWeight float64       `env:"CUTTING_OFFCUT_WEIGHT" envDefault:"1"`
 	CuttingTimeBudget   time.Duration `env:"CUTTING_TIME_BUDGET" envDefault:"10s"`
+	CuttingEffort       int64         `env:"CUTTING_EFFORT" envDefault:"1000000"`
 	// Background jobs (a cutting plan): how many one replica runs at once,
 	// and how long a running job's lease lasts without renewal.
 	JobsConcurrency int           `env:"JOBS_CONCURRENCY" envDefault:"1"`
@@ -169,6 +170,9 @@ func (c Config) Validate() error {
 	}
 	if c.CuttingTimeBudget < 100*time.Millisecond || c.CuttingTimeBudget > 10*time.Minute {
 		errs = append(errs, errors.New("CUTTING_TIME_BUDGET must be between 100ms and 10m"))
+	}
+	if c.CuttingEffort < 1000 || c.CuttingEffort > 100_000_000 {
+		errs = append(errs, errors.New("CUTTING_EFFORT must be between 1000 and 100000000 (placements per part)"))
 	}
 	if c.JobsConcurrency < 1 || c.JobsConcurrency > 64 {
 		errs = append(errs, errors.New("JOBS_CONCURRENCY must be between 1 and 64"))

@@ -208,6 +208,19 @@ func TestLoad_CuttingOffcutWeight(t *testing.T) {
 	}
 }
 
+func TestLoad_CuttingEffort(t *testing.T) {
+	c, err := config.Load(vars(nil))
+	require.NoError(t, err)
+	require.Equal(t, int64(1_000_000), c.CuttingEffort)
+	c, err = config.Load(vars(map[string]string{"CUTTING_EFFORT": "20000"}))
+	require.NoError(t, err)
+	require.Equal(t, int64(20_000), c.CuttingEffort)
+	for _, bad := range []string{"0", "999", "100000001", "-5"} {
+		_, err = config.Load(vars(map[string]string{"CUTTING_EFFORT": bad}))
+		require.ErrorContains(t, err, "CUTTING_EFFORT must be between 1000 and 100000000", bad)
+	}
+}
+
 // Scrap reasons are codes with Russian labels for the shop floor: by
 // default, and as FLOOR_SCRAP_REASONS gives them (code=label; a code alone
 // is its own label); a code or label out of bounds is refused.
