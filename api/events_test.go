@@ -23,7 +23,7 @@ import (
 // is visible with its attempts and error, and an admin re-queues it.
 func TestAdminRetry_ThroughTheAPI(t *testing.T) {
 	t.Parallel()
-	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+	for _, d := range apptest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			env := apptest.New(t, d, func(c *config.Config) { c.DispatchMaxAttempts = 1 })

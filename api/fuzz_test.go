@@ -49,10 +49,7 @@ func fuzzEnvs(f *testing.F, configure func(*config.Config)) *fuzzEnvSet {
 	f.Helper()
 	set := &fuzzEnvSet{pairs: make(chan []*apptest.Env, fuzzPairs)}
 	for range fuzzPairs {
-		var pair []*apptest.Env
-		for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
-			pair = append(pair, apptest.New(f, d, configure))
-		}
+		pair := apptest.Pair(f, configure)
 		set.all = append(set.all, pair...)
 		set.pairs <- pair
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/config"
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 func TestHTTP_HardeningHeaders(t *testing.T) {
@@ -52,7 +51,7 @@ func TestMetrics_OnTheAPIPortForAdmins(t *testing.T) {
 // listener, and the API port does not serve them at all.
 func TestMetrics_OnTheirOwnAddress(t *testing.T) {
 	t.Parallel()
-	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+	for _, d := range apptest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			env := apptest.New(t, d, func(c *config.Config) { c.MetricsAddr = "127.0.0.1:9090" })

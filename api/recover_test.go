@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tsekh/tsekh/internal/app"
+	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/config"
 	"github.com/tsekh/tsekh/internal/platform/database"
@@ -92,7 +93,7 @@ func panickyApp(t *testing.T, d database.Dialect) (*echo.Echo, *syncBuffer) {
 // answer for a whole one; the server goes on serving.
 func TestRecover_PanicsAreLoggedAndAnsweredCleanly(t *testing.T) {
 	t.Parallel()
-	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+	for _, d := range apptest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			e, logs := panickyApp(t, d)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
 	"github.com/tsekh/tsekh/internal/platform/config"
-	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // planned is what the planning tests read of a production order.
@@ -155,7 +154,7 @@ func TestPlanning_FromNowInTheShift(t *testing.T) {
 // factory's zone (FACTORY_TIMEZONE) decides where today's shift stands.
 func TestPlanning_FactoryTimeZone(t *testing.T) {
 	t.Parallel()
-	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+	for _, d := range apptest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			instant := time.Date(2026, 11, 16, 5, 30, 0, 0, time.UTC) // 08:30 in Moscow

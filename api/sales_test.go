@@ -33,7 +33,7 @@ const (
 // eachWith is apptest.Each with a configuration change.
 func eachWith(t *testing.T, configure func(*config.Config), fn func(t *testing.T, env *apptest.Env)) {
 	t.Helper()
-	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+	for _, d := range apptest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			fn(t, apptest.New(t, d, configure))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/app"
 	"github.com/tsekh/tsekh/internal/auth"
@@ -51,11 +52,15 @@ type sentRequests struct {
 	tokens map[string]int64
 }
 
-// Each runs fn once on PostgreSQL and once on SQLite, each with a fresh
-// service whose catalog holds the demo data.
+// Dialects are the dialects the service's tests run on (dbtest.Dialects:
+// both, or the one TEST_DIALECTS names).
+func Dialects() []database.Dialect { return dbtest.Dialects() }
+
+// Each runs fn once on each of Dialects (PostgreSQL and SQLite), each with
+// a fresh service whose catalog holds the demo data.
 func Each(t *testing.T, fn func(t *testing.T, env *Env)) {
 	t.Helper()
-	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+	for _, d := range Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			fn(t, New(t, d, nil))
@@ -65,9 +70,25 @@ func Each(t *testing.T, fn func(t *testing.T, env *Env)) {
 
 // New starts a service on a fresh database of the dialect. configure, when
 // given, may change the configuration first.
+// A test of a dialect that Dialects leaves out is skipped: it runs in the
+// process that runs its dialect.
 func New(t testing.TB, d database.Dialect, configure func(*config.Config)) *Env {
 	t.Helper()
-	db := dbtest.New(t, d)
+	return start(t, dbtest.New(t, d), d, configure)
+}
+
+// Pair starts a service on each dialect, SQLite's whatever Dialects
+// says, for a test that compares their answers: it runs where PostgreSQL's
+// tests run.
+func Pair(t testing.TB, configure func(*config.Config)) []*Env {
+	t.Helper()
+	pg := New(t, database.Postgres, configure)
+	return []*Env{pg, start(t, dbtest.NewAlways(t, database.SQLite), database.SQLite, configure)}
+}
+
+// start starts the service on db, a fresh database of the dialect.
+func start(t testing.TB, db *gorm.DB, d database.Dialect, configure func(*config.Config)) *Env {
+	t.Helper()
 	cfg, err := config.Load(func(string) string { return "" })
 	require.NoError(t, err)
 	cfg.BootstrapAdminToken = AdminToken
@@ -77,6 +98,12 @@ func New(t testing.TB, d database.Dialect, configure func(*config.Config)) *Env 
 	// launches queued behind the plan's lock may take longer than the
 	// service's 30 s. The tests of the timeout itself set their own.
 	cfg.HTTPRequestTimeout = 5 * time.Minute
+	// A cutting plan's search at a tenth of the production effort: the
+	// tests check what a plan holds (every part once, on a sheet of its
+	// board, its offcuts kept and counted), which the checker of the
+	// optimiser's own tests checks for any effort; how few sheets the
+	// production effort finds is the optimiser's tests' and benchmarks'.
+	cfg.CuttingEffort = 100_000
 	if configure != nil {
 		configure(&cfg)
 	}

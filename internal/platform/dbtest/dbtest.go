@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -51,11 +52,35 @@ func PostgresURL() string {
 	return u
 }
 
-// Each runs fn as two subtests, "postgres" and "sqlite", each with its own
-// freshly migrated database.
+// Dialects are the dialects this test process runs its tests on:
+// PostgreSQL and SQLite, or the one TEST_DIALECTS names ("postgres" or
+// "sqlite"). make test runs the service's tests in two processes at once,
+// one per dialect (see the Makefile).
+func Dialects() []database.Dialect {
+	switch v := os.Getenv("TEST_DIALECTS"); v {
+	case "":
+		return []database.Dialect{database.Postgres, database.SQLite}
+	case string(database.Postgres), string(database.SQLite):
+		return []database.Dialect{database.Dialect(v)}
+	default:
+		panic(fmt.Sprintf("dbtest: TEST_DIALECTS is %q: give postgres, sqlite or nothing (both)", v))
+	}
+}
+
+// skipUnselected skips a test of a dialect that Dialects leaves out: it
+// runs in the process that runs its dialect.
+func skipUnselected(t testing.TB, d database.Dialect) {
+	t.Helper()
+	if !slices.Contains(Dialects(), d) {
+		t.Skipf("TEST_DIALECTS=%s: the tests on %s run in another process", os.Getenv("TEST_DIALECTS"), d)
+	}
+}
+
+// Each runs fn as a subtest per dialect of Dialects ("postgres" and
+// "sqlite"), each with its own freshly migrated database.
 func Each(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
 	t.Helper()
-	for _, d := range []database.Dialect{database.Postgres, database.SQLite} {
+	for _, d := range Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			fn(t, New(t, d))
@@ -66,6 +91,19 @@ func Each(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
 // New returns a freshly migrated database of the dialect, removed when the
 // test ends. On PostgreSQL it carries the journal check (journal.go).
 func New(t testing.TB, d database.Dialect) *gorm.DB {
+	t.Helper()
+	skipUnselected(t, d)
+	return open(t, d)
+}
+
+// NewAlways is New whatever TEST_DIALECTS says, for a test that compares
+// the dialects' answers.
+func NewAlways(t testing.TB, d database.Dialect) *gorm.DB {
+	t.Helper()
+	return open(t, d)
+}
+
+func open(t testing.TB, d database.Dialect) *gorm.DB {
 	t.Helper()
 	opts, ps := options(t, d)
 	if ps != nil && ps.sessions != nil {
@@ -88,6 +126,7 @@ func New(t testing.TB, d database.Dialect) *gorm.DB {
 // test binary migrated once (template.go).
 func Options(t testing.TB, d database.Dialect) database.Options {
 	t.Helper()
+	skipUnselected(t, d)
 	opts, _ := options(t, d)
 	return opts
 }
