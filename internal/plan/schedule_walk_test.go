@@ -87,7 +87,7 @@ func TestSchedule_SkipsChangeNothing(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
 	today := day("2026-11-16")
-	for n := range 300 {
+	for n := range 150 {
 		p := Problem{Today: today, Now: float64(rng.IntN(1440)), Centers: map[int64]Center{}}
 		for c := int64(1); c <= 4; c++ {
 			cc := Center{Capacity: float64(60 * (1 + rng.IntN(16))), ShiftStart: 480, Weekdays: []int{1, 2, 3, 4, 5}}
