@@ -96,19 +96,24 @@ TEST_ENV      ?= GORACE=atexit_sleep_ms=0
 # The service's tests (apptest: every request through the real app, on
 # PostgreSQL and on SQLite; APPTEST_PKGS) run in two processes beside the
 # rest: on PostgreSQL under the race detector (the database production
-# runs, where transactions really interleave; the tests that compare the
-# dialects' answers run there too), on SQLite without it (TEST_DIALECTS
-# picks a process's dialect). The Go code under test is the same on both
+# runs, where transactions really interleave), on SQLite without it, with
+# the tests that compare the dialects' answers to one request at a time
+# (the fuzz targets' seeds; TEST_DIALECTS picks a process's dialect). The Go code under test is the same on both
 # databases but for the drivers, whose own tests run on both under the
 # detector with every other package's. Under the detector the service's
 # tests cost three and a half times the CPU (2026-12-05: 283 s against
 # 79 s for the api package); on two busy cores the SQLite half without it
 # takes a sixth of the suite's CPU away.
 APPTEST_PKGS  ?= ./api ./internal/app/...
+# The other packages' tests start the longest first (go test runs them in
+# the order given, two at a time): the end of the run is not left to a
+# long package that started last.
+SLOW_FIRST    ?= ./internal/events ./internal/plan ./internal/bench ./cmd/tsekh ./internal/cutting \
+	./internal/sales ./internal/platform/database ./internal/render
 TEST_FLAGS    ?= -count=1 -parallel $(TEST_PARALLEL) -timeout 60m
 
 test: ## run all tests, under the race detector but the service's tests on SQLite (needs PostgreSQL and NATS, see .ci/run)
-	@rest=$$(GOFLAGS= $(GO) list ./... | grep -v -e '/tsekh/api$$' -e '/tsekh/internal/app'); \
+	@rest=$$(GOFLAGS= $(GO) list $(SLOW_FIRST) ./... | grep -v -e '/tsekh/api$$' -e '/tsekh/internal/app'); \
 	CGO_ENABLED=1 $(TEST_ENV) $(GO) test $(RACE_FLAGS) $(TEST_FLAGS) $$rest & r1=$$!; \
 	CGO_ENABLED=1 $(TEST_ENV) TEST_DIALECTS=postgres $(GO) test $(RACE_FLAGS) $(TEST_FLAGS) $(APPTEST_PKGS) & r2=$$!; \
 	TEST_DIALECTS=sqlite $(GO) test $(TEST_FLAGS) $(APPTEST_PKGS) & r3=$$!; \

@@ -77,13 +77,13 @@ func New(t testing.TB, d database.Dialect, configure func(*config.Config)) *Env 
 	return start(t, dbtest.New(t, d), d, configure)
 }
 
-// Pair starts a service on each dialect, SQLite's whatever Dialects
-// says, for a test that compares their answers: it runs where PostgreSQL's
-// tests run.
+// Pair starts a service on each dialect, PostgreSQL's whatever Dialects
+// says, for a test that compares their answers (one request at a time): it
+// runs where SQLite's tests run.
 func Pair(t testing.TB, configure func(*config.Config)) []*Env {
 	t.Helper()
-	pg := New(t, database.Postgres, configure)
-	return []*Env{pg, start(t, dbtest.NewAlways(t, database.SQLite), database.SQLite, configure)}
+	lite := New(t, database.SQLite, configure)
+	return []*Env{start(t, dbtest.NewAlways(t, database.Postgres), database.Postgres, configure), lite}
 }
 
 // start starts the service on db, a fresh database of the dialect.
