@@ -171,14 +171,15 @@ func layOutShares(b catalog.Material, set Settings, parts []PartShape) []float64
 }
 
 // The optimiser's effort for an estimate, in its work units (placements
-// tried: deterministic, unlike a time limit): a tenth of a plan's per part
-// (cutting's default is 1,000,000 a part), up to 10,000,000, so that a
-// launch's few parts of a board cost milliseconds of CPU, and a week's
-// 2,000 parts about 0.15 s with the sheets a search three times as long
-// finds (290.55).
+// tried: deterministic, unlike a time limit), in one run of its search: a
+// tenth of a plan's per part (cutting's default is 1,000,000 a part), up
+// to 5,000,000, so that a launch's few parts of a board cost milliseconds
+// of CPU under the plan's lock. A week's 2,000 parts (cutting.FurnitureWeek)
+// take 62 ms for 146.39 sheets, what 2 and 10 million placements find too
+// (2026-12-05; 30 million find 138.98 in 0.32 s).
 const (
 	estimateEffortPerPart = 100_000
-	estimateEffort        = 10_000_000
+	estimateEffort        = 5_000_000
 )
 
 // estimateSheets lays the parts out and counts the sheets, the last by the
