@@ -70,6 +70,7 @@ func Each(t *testing.T, fn func(t *testing.T, env *Env)) {
 
 // New starts a service on a fresh database of the dialect. configure, when
 // given, may change the configuration first.
+//
 // A test of a dialect that Dialects leaves out is skipped: it runs in the
 // process that runs its dialect.
 func New(t testing.TB, d database.Dialect, configure func(*config.Config)) *Env {

@@ -21,3 +21,16 @@ func TestPostgresURL_CommitsWithoutWaitingForTheDisk(t *testing.T) {
 	t.Setenv("TEST_DATABASE_URL", DefaultPostgresURL+"&options=-c%20work_mem%3D1234kB")
 	require.Equal(t, DefaultPostgresURL+"&options=-c%20work_mem%3D1234kB", PostgresURL(), "the URL's own options are kept")
 }
+
+// TEST_DIALECTS picks the dialects of a test process: both when unset, the
+// one it names, and a clear refusal of anything else.
+func TestDialects_FromTheEnvironment(t *testing.T) {
+	t.Setenv("TEST_DIALECTS", "")
+	require.Equal(t, []database.Dialect{database.Postgres, database.SQLite}, Dialects())
+	t.Setenv("TEST_DIALECTS", "sqlite")
+	require.Equal(t, []database.Dialect{database.SQLite}, Dialects())
+	t.Setenv("TEST_DIALECTS", "postgres")
+	require.Equal(t, []database.Dialect{database.Postgres}, Dialects())
+	t.Setenv("TEST_DIALECTS", "mysql")
+	require.PanicsWithValue(t, `dbtest: TEST_DIALECTS is "mysql": give postgres, sqlite or nothing (both)`, func() { Dialects() })
+}
