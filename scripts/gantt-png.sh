@@ -36,7 +36,7 @@ for _ in $(seq 100); do
 	sleep 0.2
 done
 curl -sf "$base/healthz" >/dev/null || { cat "$dir/out.log" >&2; exit 1; }
-token=$(grep -o 'tsk_[A-Za-z0-9_-]*' "$dir/out.log" | head -1)
+token=$(grep -m1 -o 'tsk_[A-Za-z0-9_-]*' "$dir/out.log")
 [ -n "$token" ] || { cat "$dir/out.log" >&2; exit 1; }
 
 api() { # METHOD PATH [BODY]
