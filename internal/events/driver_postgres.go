@@ -90,7 +90,7 @@ func (l *pgListener) connect(ctx context.Context) error {
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := database.WaitForRoom(ctx, func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, cfg) })
 	if err != nil {
 		return err
 	}

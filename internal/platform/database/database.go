@@ -126,6 +126,7 @@ func Open(ctx context.Context, o Options) (*gorm.DB, error) {
 		if o.WrapConnector != nil {
 			connector = o.WrapConnector(connector)
 		}
+		connector = roomConnector{connector} // room.go
 		gdb, err = gorm.Open(postgres.New(postgres.Config{Conn: newPgPool(sql.OpenDB(connector))}), cfg)
 	} else {
 		// One connection: SQLite has one writer, and a single connection turns

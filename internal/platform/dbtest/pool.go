@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -67,7 +68,15 @@ func Run(m *testing.M) int {
 	pool.mu.Lock()
 	pool.on = true
 	pool.mu.Unlock()
+	stop := make(chan struct{})
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		pool.sweep(stop)
+	}()
 	code := m.Run()
+	close(stop)
+	<-swept
 	pool.dropAll()
 	vacuumCatalogue()
 	closeChecks()
@@ -156,14 +165,37 @@ func (p *schemaPool) giveBack(ctx context.Context, s pooledSchema) {
 
 // endIdleSessions ends the idle sessions of every schema the pool keeps.
 func (p *schemaPool) endIdleSessions() {
+	for _, s := range p.sessions() {
+		s.endIdle(false)
+	}
+}
+
+// sessions are the sessions of every schema the pool keeps.
+func (p *schemaPool) sessions() []*sessions {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	kept := make([]*sessions, 0, len(p.kept))
 	for _, s := range p.kept {
 		kept = append(kept, s)
 	}
-	p.mu.Unlock()
-	for _, s := range kept {
-		s.endIdle(false)
+	return kept
+}
+
+// sweep ends the sessions kept idle longer than keptFor, every keptFor/2,
+// until stop is closed: idle, they hold places of the server's that the
+// other test binaries running at once may want.
+func (p *schemaPool) sweep(stop <-chan struct{}) {
+	tick := time.NewTicker(keptFor / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-tick.C:
+			for _, s := range p.sessions() {
+				s.endStale(now.Add(-keptFor))
+			}
+		}
 	}
 }
 
@@ -271,7 +303,7 @@ func onServer(ctx context.Context, fn func(ctx context.Context, conn *pgconn.PgC
 	if err != nil {
 		return err
 	}
-	c, err := p.Acquire(ctx)
+	c, err := database.WaitForRoom(ctx, p.Acquire)
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,12 @@ package dbtest
 import (
 	"context"
 	"database/sql/driver"
-	"errors"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
 // A new session costs the server a backend's start (about 20 ms of CPU on
@@ -31,13 +31,20 @@ import (
 //     with it);
 //   - only dbtest.New's pools use them: a test that opens its own pool
 //     (Options) with other settings gets sessions of its own;
-//   - a binary keeps at most maxKept idle sessions, and ends them all when
-//     the server refuses a connection for having too many.
+//   - a binary keeps at most maxKept idle sessions, ends those idle longer
+//     than keptFor (a kept session is worth keeping for the next test, which
+//     starts at once or not soon), and ends them all when the server
+//     refuses a connection for having too many; the connection is then
+//     asked for again until the server has room (database.WaitForRoom):
+//     make test runs four test binaries at once, and the server takes 100
+//     sessions in all by default.
 
 // maxKept bounds the idle sessions a test binary keeps, for all its
-// schemas: two binaries run at once, each with its tests' pools, and the
-// server takes 100 sessions in all by default.
-const maxKept = 16
+// schemas.
+const maxKept = 12
+
+// keptFor is how long a session is kept idle.
+const keptFor = 2 * time.Second
 
 // kept counts the binary's idle kept sessions.
 var kept struct {
@@ -70,8 +77,14 @@ const sessionReset = "RESET ALL; SELECT pg_advisory_unlock_all(); UNLISTEN *; CL
 // sessions are the idle sessions of one pooled schema.
 type sessions struct {
 	mu     sync.Mutex
-	idle   []*stdlib.Conn
+	idle   []idleSession
 	closed bool
+}
+
+// idleSession is a kept session and when it was kept.
+type idleSession struct {
+	conn  *stdlib.Conn
+	since time.Time
 }
 
 // wrap is a database.Options.WrapConnector: the pool's connections come
@@ -91,7 +104,7 @@ func (s *sessions) take() *stdlib.Conn {
 	c := s.idle[len(s.idle)-1]
 	s.idle = s.idle[:len(s.idle)-1]
 	unreserve(1)
-	return c
+	return c.conn
 }
 
 // keep resets the session and keeps it; it reports false when the session
@@ -119,7 +132,7 @@ func (s *sessions) keep(c *stdlib.Conn) bool {
 		unreserve(1)
 		return false
 	}
-	s.idle = append(s.idle, c)
+	s.idle = append(s.idle, idleSession{conn: c, since: time.Now()})
 	return true
 }
 
@@ -138,7 +151,27 @@ func (s *sessions) endIdle(closing bool) {
 	s.mu.Unlock()
 	unreserve(len(idle))
 	for _, c := range idle {
-		_ = c.Close()
+		_ = c.conn.Close()
+	}
+}
+
+// endStale ends the sessions kept idle since before t.
+func (s *sessions) endStale(t time.Time) {
+	s.mu.Lock()
+	var stale []idleSession
+	fresh := s.idle[:0]
+	for _, c := range s.idle { // oldest first
+		if c.since.Before(t) {
+			stale = append(stale, c)
+		} else {
+			fresh = append(fresh, c)
+		}
+	}
+	s.idle = fresh
+	s.mu.Unlock()
+	unreserve(len(stale))
+	for _, c := range stale {
+		_ = c.conn.Close()
 	}
 }
 
@@ -153,11 +186,10 @@ func (k keepingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		return keptConn{stdConn: c, s: k.s}, nil
 	}
 	c, err := k.Connector.Connect(ctx)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "53300" { // too_many_connections
-		// The server is full: the binary's idle sessions go first.
+	if database.IsServerFull(err) {
+		// The binary's idle sessions go first; the pool's connector asks
+		// again (database.WaitForRoom).
 		pool.endIdleSessions()
-		c, err = k.Connector.Connect(ctx)
 	}
 	if err != nil {
 		return nil, err

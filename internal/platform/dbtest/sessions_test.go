@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
@@ -63,8 +64,9 @@ func TestSessions_KeptForTheNextTestOfTheSchema(t *testing.T) {
 	})
 }
 
-// A binary keeps at most maxKept idle sessions; closing a schema's
-// sessions ends them and gives their places back.
+// A binary keeps at most maxKept idle sessions; the sweep ends those kept
+// too long and closing a schema's sessions ends the rest, and both give
+// their places back.
 func TestSessions_AtMostMaxKept(t *testing.T) {
 	// Not parallel: kept counts the binary's sessions.
 	kept.mu.Lock()
@@ -91,6 +93,13 @@ func TestSessions_AtMostMaxKept(t *testing.T) {
 	require.Len(t, s.idle, maxKept-before)
 	kept.mu.Lock()
 	require.Equal(t, maxKept, kept.n)
+	kept.mu.Unlock()
+	s.endStale(time.Now().Add(-time.Minute))
+	require.Len(t, s.idle, maxKept-before, "none was kept a minute ago")
+	s.endStale(time.Now())
+	require.Empty(t, s.idle, "the sweep ends the sessions kept before its time")
+	kept.mu.Lock()
+	require.Equal(t, before, kept.n, "and gives their places back")
 	kept.mu.Unlock()
 	s.close()
 	kept.mu.Lock()
