@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tsekh/tsekh/internal/cutplan"
-	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/render"
 )
@@ -266,16 +265,22 @@ func (s *server) getCuttingSheet(c echo.Context) error {
 //	@ID			getCuttingPlanLabels
 //	@Description	The labels of the plan's sheets (all, or the one sheet names), sheet by sheet in the order of cutting: each sheet's parts in the order they come off the saw (cut_order), each label as getLabels draws it with a line naming the plan, the sheet and the order off the saw; then a label for each offcut the sheet leaves: its code O<plan>-<sheet>-<k> as the barcode (k from 1 in the order of the sheet's offcuts, the code the offcut keeps in stock), "Деловой остаток", its size (length × width mm), board, decor and thickness, the plan and sheet. A part scrapped since the plan was made gets no label (its re-cut is in the next plan).
 //	@Description	Formats and layouts as getLabels: PDF by default, ZPL with `Accept: application/zpl` or format=zpl. 422 naming sheet for a sheet the plan has not, or layout, format or dpi as getLabels.
+//	@Description	With Prefer: respond-async the labels are drawn as a background job, as getLabels's are (202, Location: /api/v1/jobs/{id}; the document at result_url once done).
 //	@Tags		cutting
 //	@Produce	application/pdf
 //	@Produce	application/zpl
+//	@Produce	json
 //	@Security	BearerAuth
 //	@Param		id		path		int		true	"cutting plan id"	minimum(1) example(1)
 //	@Param		sheet	query		int		false	"only this sheet's labels"	minimum(1) example(1)
 //	@Param		layout	query		string	false	"PDF: label (one per page; default) or a4 (A4 sheets of them); ZPL: label only"	Enums(label, a4)	example(label)
 //	@Param		format	query		string	false	"pdf or zpl, instead of the Accept header"	Enums(pdf, zpl)	example(zpl)
 //	@Param		dpi		query		int		false	"ZPL only: the printer's resolution (default 203)"	Enums(203, 300)	example(203)
+//	@Param		Prefer	header		string	false	"respond-async: draw them as a background job (202)"	example(respond-async)
 //	@Success	200		{string}	string	"the labels, a PDF or a ZPL document"
+//	@Success	202		{object}	JobView	"queued (Prefer: respond-async); Location names the job"
+//	@Header		202		{string}	Location			"/api/v1/jobs/{id}"
+//	@Header		202		{string}	Preference-Applied	"respond-async"
 //	@Failure	400		{object}	Problem
 //	@Failure	401		{object}	Problem
 //	@Failure	404		{object}	Problem
@@ -292,36 +297,12 @@ func (s *server) getCuttingPlanLabels(c echo.Context) error {
 	if len(fields) > 0 {
 		return apperr.Invalid("invalid query", fields...)
 	}
-	ctx := c.Request().Context()
-	p, err := s.CutPlans.Get(ctx, id)
+	req, err := labelRequest(c)
 	if err != nil {
 		return err
 	}
-	if n > len(p.SheetList) {
-		return apperr.Invalid("invalid query", apperr.Field("sheet", "plan %d has %d sheets", id, len(p.SheetList)))
-	}
-	// the details of the parts on the sheets asked for, per production order
-	parts := map[int64]floor.Part{}
-	orders := map[int64]bool{}
-	for _, sh := range p.SheetList {
-		for _, sp := range sh.Parts {
-			if (n == 0 || sh.N == n) && !orders[sp.ProdOrderID] {
-				orders[sp.ProdOrderID] = true
-				fps, err := s.Floor.LabelParts(ctx, sp.ProdOrderID)
-				if err != nil {
-					return err
-				}
-				for _, fp := range fps {
-					parts[fp.ID] = fp
-				}
-			}
-		}
-	}
-	name := fmt.Sprintf("cutting-plan-%d-labels", id)
-	if n > 0 {
-		name = fmt.Sprintf("cutting-plan-%d-sheet-%d-labels", id, n)
-	}
-	return s.sendLabels(c, render.CutPlanLabels(p, parts, n), name)
+	req.CuttingPlanID, req.Sheet = id, n
+	return s.makeLabels(c, req)
 }
 
 // cutCuttingSheet godoc

@@ -599,6 +599,17 @@ func TestCuttingPlans_Labels(t *testing.T) {
 		r = env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=1", p.ID), nil, apptest.AdminToken, "Accept", "application/zpl")
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		require.Equal(t, len(want[1]), strings.Count(string(r.Body), "^XA"))
+		// the same as a job's document (Prefer: respond-async)
+		j := runJob(t, env, env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=1", p.ID), nil, apptest.AdminToken,
+			"Accept", "application/zpl", "Prefer", "respond-async"))
+		require.Equal(t, "done", j.Status, "%+v", j.Error)
+		require.EqualValues(t, len(want[1]), j.Result["labels"])
+		doc := env.Admin(http.MethodGet, j.ResultURL, nil)
+		require.Equal(t, http.StatusOK, doc.Status, "%s", doc.Body)
+		require.Equal(t, string(r.Body), string(doc.Body))
+		require.Equal(t, fmt.Sprintf(`inline; filename="cutting-plan-%d-sheet-1-labels.zpl"`, p.ID), doc.Header.Get("Content-Disposition"))
+		requireProblem(t, env.Do(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=%d", p.ID, len(p.SheetList)+1), nil, apptest.AdminToken,
+			"Prefer", "respond-async"), http.StatusUnprocessableEntity, "sheet")
 		requireProblem(t, env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=%d", p.ID, len(p.SheetList)+1), nil), http.StatusUnprocessableEntity, "sheet")
 		requireProblem(t, env.Admin(http.MethodGet, fmt.Sprintf("/api/v1/cutting-plans/%d/labels?sheet=0", p.ID), nil), http.StatusUnprocessableEntity, "sheet")
 		requireProblem(t, env.Admin(http.MethodGet, "/api/v1/cutting-plans/99999/labels", nil), http.StatusNotFound)

@@ -8,6 +8,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tsekh/tsekh/internal/floor"
+	"github.com/tsekh/tsekh/internal/jobs"
+	"github.com/tsekh/tsekh/internal/labels"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/render"
 )
@@ -211,10 +213,10 @@ func (s *server) listScrapReasons(c echo.Context) error {
 
 // Labels' media types.
 const (
-	MIMEApplicationPDF = "application/pdf"
+	MIMEApplicationPDF = labels.MIMEApplicationPDF
 	// MIMEApplicationZPL is ZPL II, the language of Zebra-compatible
 	// thermal label printers.
-	MIMEApplicationZPL = "application/zpl"
+	MIMEApplicationZPL = labels.MIMEApplicationZPL
 )
 
 // getLabels godoc
@@ -223,16 +225,22 @@ const (
 //	@ID			getLabels
 //	@Description	One label per live part of the production order, in id order: a Code 128 barcode of the part's code with the code under it, the part's name, size (length × width × thickness), board and decor, edges, the production order, sales order and unit, and the customer. The label's size is LABEL_SIZE_MM (58 × 40 mm by default). The barcode's bars lie on the printer's dot grid (203 dpi for layout label, 300 dpi for a4), its module at least a dot of a 203 dpi printer, with 10 modules of white either side. Characters the font lacks (emoji, other scripts) print as �.
 //	@Description	PDF (the default): layout label, one label per page, for a label printer; a4, A4 sheets of as many labels as fit (3 × 7 of 58 × 40 mm), each centred in a cell outlined for cutting. ZPL (`Accept: application/zpl` or format=zpl): one ^XA…^XZ format per label for a thermal printer of dpi 203 (default) or 300: the barcode is the printer's own (^BC), the text a graphic field.
+//	@Description	With Prefer: respond-async (RFC 7240) the labels are drawn in the background instead, for an order of thousands of parts: 202 at once with Location: /api/v1/jobs/{id} and Preference-Applied: respond-async; the job (kind labels) is done with result {"labels", "bytes"} and its document at result_url (/api/v1/jobs/{id}/document), kept JOBS_DOCUMENT_RETENTION. What the request would refuse is refused before the job is queued.
 //	@Description	422 naming layout, format or dpi for a value they do not take (also a layout other than label with ZPL, or dpi with PDF).
 //	@Tags			plan
 //	@Produce		application/pdf
 //	@Produce		application/zpl
+//	@Produce		json
 //	@Security		BearerAuth
 //	@Param			id		path		int		true	"production order id"	minimum(1) example(1)
 //	@Param			layout	query		string	false	"PDF: label (one per page; default) or a4 (A4 sheets of them); ZPL: label only"	Enums(label, a4)	example(label)
 //	@Param			format	query		string	false	"pdf or zpl, instead of the Accept header"	Enums(pdf, zpl)	example(zpl)
 //	@Param			dpi		query		int		false	"ZPL only: the printer's resolution (default 203)"	Enums(203, 300)	example(203)
+//	@Param			Prefer	header		string	false	"respond-async: draw them as a background job (202)"	example(respond-async)
 //	@Success		200		{string}	string	"the labels, a PDF or a ZPL document"
+//	@Success		202		{object}	JobView	"queued (Prefer: respond-async); Location names the job"
+//	@Header			202		{string}	Location			"/api/v1/jobs/{id}"
+//	@Header			202		{string}	Preference-Applied	"respond-async"
 //	@Failure		400		{object}	Problem
 //	@Failure		401		{object}	Problem
 //	@Failure		404		{object}	Problem
@@ -244,21 +252,58 @@ func (s *server) getLabels(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	parts, err := s.Floor.LabelParts(c.Request().Context(), id)
+	req, err := labelRequest(c)
 	if err != nil {
 		return err
 	}
-	labels := make([]render.Label, len(parts))
-	for i, p := range parts {
-		labels[i] = render.PartLabelOf(p).Label()
-	}
-	return s.sendLabels(c, labels, fmt.Sprintf("labels-%d", id))
+	req.ProdOrderID = id
+	return s.makeLabels(c, req)
 }
 
-// sendLabels answers with the labels in the format the request asks for:
-// format=zpl or an Accept that prefers application/zpl gives ZPL, anything
-// else a PDF; name is the file's name without its extension.
-func (s *server) sendLabels(c echo.Context, labels []render.Label, name string) error {
+// makeLabels answers with the labels the request names, or, with Prefer:
+// respond-async, queues a job that draws them, once nothing in the
+// request is wrong.
+func (s *server) makeLabels(c echo.Context, req labels.Request) error {
+	ctx := c.Request().Context()
+	if prefersAsync(c.Request().Header) {
+		if err := s.Labels.Check(ctx, req); err != nil {
+			return err
+		}
+		c.Response().Header().Set("Preference-Applied", "respond-async")
+		return s.queueJob(c, labels.JobKind, req)
+	}
+	doc, _, err := s.Labels.Make(ctx, req)
+	if err != nil {
+		return err
+	}
+	return sendDocument(c, doc)
+}
+
+// sendLabels answers with the labels given, in the format the request
+// asks for; name is the file's name without its extension.
+func (s *server) sendLabels(c echo.Context, ls []render.Label, name string) error {
+	req, err := labelRequest(c)
+	if err != nil {
+		return err
+	}
+	doc, _, err := s.Labels.Render(ls, name, req)
+	if err != nil {
+		return err
+	}
+	return sendDocument(c, doc)
+}
+
+// sendDocument answers with the document, to be shown (inline) under its
+// file name.
+func sendDocument(c echo.Context, doc jobs.Document) error {
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="%s"`, doc.Filename))
+	return c.Blob(http.StatusOK, doc.MediaType, doc.Body)
+}
+
+// labelRequest reads how the labels are asked for: format=zpl or an Accept
+// that prefers application/zpl gives ZPL, anything else a PDF; layout and
+// dpi as the format takes them.
+func labelRequest(c echo.Context) (labels.Request, error) {
 	var fields []apperr.FieldError
 	format := c.QueryParam("format")
 	switch format {
@@ -280,19 +325,7 @@ func (s *server) sendLabels(c echo.Context, labels []render.Label, name string) 
 		fields = append(fields, apperr.Field("dpi", "is for ZPL (format=zpl) only: a PDF's barcodes print at any resolution"))
 	}
 	if len(fields) > 0 {
-		return apperr.Invalid("invalid query", fields...)
+		return labels.Request{}, apperr.Invalid("invalid query", fields...)
 	}
-	doc, err := render.Labels(labels, format, render.LabelOptions{Layout: layout, Size: s.LabelSize, DPI: dpi})
-	if err != nil {
-		return err
-	}
-	if format == render.FormatZPL {
-		c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="%s.zpl"`, name))
-		return c.Blob(http.StatusOK, MIMEApplicationZPL, doc)
-	}
-	if layout == "" {
-		layout = render.LayoutLabel
-	}
-	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="%s-%s.pdf"`, name, layout))
-	return c.Blob(http.StatusOK, MIMEApplicationPDF, doc)
+	return labels.Request{Format: format, Layout: layout, DPI: dpi}, nil
 }

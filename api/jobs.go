@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsekh/tsekh/internal/cutplan"
 	"github.com/tsekh/tsekh/internal/jobs"
+	"github.com/tsekh/tsekh/internal/labels"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 )
@@ -17,7 +18,8 @@ import (
 // and, once done, where its result is (and, for a cutting plan, the plan).
 type JobView struct {
 	jobs.Job
-	// ResultURL is where a done job's result is, e.g. /api/v1/cutting-plans/7.
+	// ResultURL is where a done job's result is, e.g. /api/v1/cutting-plans/7,
+	// or /api/v1/jobs/8/document for a labels job's document.
 	ResultURL string `json:"result_url,omitempty" example:"/api/v1/cutting-plans/7"`
 	// Plan is a done cutting_plan job's plan, with its sheets.
 	Plan *cutplan.Plan `json:"plan,omitempty" extensions:"x-nullable"`
@@ -40,7 +42,7 @@ func (s *server) queueJob(c echo.Context, kind string, input any) error {
 //
 //	@Summary	A background job: its state, progress and result
 //	@ID			getJob
-//	@Description	status queued (waiting, in the order queued, for one of the JOBS_CONCURRENCY runners of a replica), running (progress, a fraction from 0 to 1, and message say how far), done (result names what it made: plan_id for a cutting_plan job, whose plan is given in full as plan, result_url where it lives), failed (error: the problem's code, detail and fields), or cancelled. A job whose replica stopped while it ran is queued again when its lease (JOBS_LEASE) runs out, and failed with the reason after two starts. Each change is a job.* event in the journal and its stream.
+//	@Description	status queued (waiting, in the order queued, for one of the JOBS_CONCURRENCY runners of a replica), running (progress, a fraction from 0 to 1, and message say how far), done (result names what it made: plan_id for a cutting_plan job, whose plan is given in full as plan, result_url where it lives; labels and bytes for a labels job, its document at result_url while it is kept), failed (error: the problem's code, detail and fields), or cancelled. A job whose replica stopped while it ran is queued again when its lease (JOBS_LEASE) runs out, and failed with the reason after two starts. Each change is a job.* event in the journal and its stream.
 //	@Tags		jobs
 //	@Produce	json
 //	@Security	BearerAuth
@@ -68,7 +70,45 @@ func (s *server) getJob(c echo.Context) error {
 		}
 		v.Plan, v.ResultURL = &p, "/api/v1/cutting-plans/"+strconv.FormatInt(planID, 10)
 	}
+	if j.Kind == labels.JobKind && j.Status == jobs.StatusDone {
+		kept, err := s.Jobs.HasDocument(ctx, id)
+		if err != nil {
+			return err
+		}
+		if kept {
+			v.ResultURL = fmt.Sprintf("/api/v1/jobs/%d/document", id)
+		}
+	}
 	return c.JSON(http.StatusOK, v)
+}
+
+// getJobDocument godoc
+//
+//	@Summary	The document a done job made (a labels job's PDF or ZPL)
+//	@ID			getJobDocument
+//	@Description	The file as the request that queued the job would have answered it: its media type (application/pdf, application/zpl) and file name (Content-Disposition). Kept JOBS_DOCUMENT_RETENTION after the job is done (7 days by default), then removed by the maintenance job. 409 for a job not done yet (queued, running, failed or cancelled: see getJob); 404 for an unknown job, one that makes no document, or one whose document was removed.
+//	@Tags		jobs
+//	@Produce	application/pdf
+//	@Produce	application/zpl
+//	@Produce	json
+//	@Security	BearerAuth
+//	@Param		id	path		int	true	"job id"	minimum(1) example(1)
+//	@Success	200	{string}	string	"the document"
+//	@Failure	401	{object}	Problem
+//	@Failure	404	{object}	Problem
+//	@Failure	409	{object}	Problem	"the job is not done"
+//	@Failure	422	{object}	Problem
+//	@Router		/api/v1/jobs/{id}/document [get]
+func (s *server) getJobDocument(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	doc, err := s.Jobs.Document(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return sendDocument(c, doc)
 }
 
 // listJobs godoc
@@ -79,7 +119,7 @@ func (s *server) getJob(c echo.Context) error {
 //	@Tags		jobs
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		kind	query		string	false	"only jobs of this kind"	Enums(cutting_plan, replan) example(cutting_plan)
+//	@Param		kind	query		string	false	"only jobs of this kind"	Enums(cutting_plan, replan, labels) example(cutting_plan)
 //	@Param		limit	query		int		false	"page size (1-500, default 50)"	minimum(1) maximum(500) default(50) example(50)
 //	@Param		cursor	query		string	false	"next_cursor of the previous page"	maxlength(1000) extensions(x-pattern=cursor) example(eyJsIjoiL2FwaS92MS9qb2JzIiwiaWQiOjF9)
 //	@Success	200		{object}	JobList
@@ -93,8 +133,8 @@ func (s *server) listJobs(c echo.Context) error {
 		return err
 	}
 	kind := c.QueryParam("kind")
-	if kind != "" && kind != cutplan.JobKind && kind != plan.ReplanJobKind {
-		return apperr.Invalid("invalid query", apperr.Field("kind", "must be %s or %s", cutplan.JobKind, plan.ReplanJobKind))
+	if kind != "" && kind != cutplan.JobKind && kind != plan.ReplanJobKind && kind != labels.JobKind {
+		return apperr.Invalid("invalid query", apperr.Field("kind", "must be %s, %s or %s", cutplan.JobKind, plan.ReplanJobKind, labels.JobKind))
 	}
 	js, next, err := s.Jobs.List(c.Request().Context(), kind, pr)
 	if err != nil {

@@ -61,11 +61,11 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/jobs"
+	"github.com/tsekh/tsekh/internal/labels"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/purchasing"
-	"github.com/tsekh/tsekh/internal/render"
 	"github.com/tsekh/tsekh/internal/sales"
 	"github.com/tsekh/tsekh/internal/stock"
 )
@@ -111,8 +111,9 @@ type Deps struct {
 	// StreamHeartbeat is how often an idle stream sends a comment line
 	// (EVENTS_STREAM_HEARTBEAT); 0: DefaultStreamHeartbeat.
 	StreamHeartbeat time.Duration
-	// LabelSize is the labels' size (LABEL_SIZE_MM); zero: 58 × 40 mm.
-	LabelSize render.LabelSize
+	// Labels makes the labels of parts and offcuts, at the size
+	// LABEL_SIZE_MM gives.
+	Labels *labels.Service
 }
 
 type server struct {
@@ -221,6 +222,7 @@ func New(d Deps) *echo.Echo {
 	v1.POST("/cutting-plans/:id/rebuild", s.rebuildCuttingPlan, authed(auth.RolePlanner)...)
 	v1.GET("/jobs", s.listJobs, authed()...)
 	v1.GET("/jobs/:id", s.getJob, authed()...)
+	v1.GET("/jobs/:id/document", s.getJobDocument, authed()...)
 	v1.POST("/jobs/:id/cancel", s.cancelJob, authed(auth.RolePlanner)...)
 	v1.GET("/cutting-plans/:id/labels", s.getCuttingPlanLabels, authed()...)
 	v1.GET("/cutting-plans/:id/sheets/:n", s.getCuttingSheet, authed()...)

@@ -249,10 +249,11 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The labels of the plan's sheets (all, or the one sheet names), sheet by sheet in the order of cutting: each sheet's parts in the order they come off the saw (cut_order), each label as getLabels draws it with a line naming the plan, the sheet and the order off the saw; then a label for each offcut the sheet leaves: its code O\u003cplan\u003e-\u003csheet\u003e-\u003ck\u003e as the barcode (k from 1 in the order of the sheet's offcuts, the code the offcut keeps in stock), \"Деловой остаток\", its size (length × width mm), board, decor and thickness, the plan and sheet. A part scrapped since the plan was made gets no label (its re-cut is in the next plan).\nFormats and layouts as getLabels: PDF by default, ZPL with ` + "`" + `Accept: application/zpl` + "`" + ` or format=zpl. 422 naming sheet for a sheet the plan has not, or layout, format or dpi as getLabels.",
+                "description": "The labels of the plan's sheets (all, or the one sheet names), sheet by sheet in the order of cutting: each sheet's parts in the order they come off the saw (cut_order), each label as getLabels draws it with a line naming the plan, the sheet and the order off the saw; then a label for each offcut the sheet leaves: its code O\u003cplan\u003e-\u003csheet\u003e-\u003ck\u003e as the barcode (k from 1 in the order of the sheet's offcuts, the code the offcut keeps in stock), \"Деловой остаток\", its size (length × width mm), board, decor and thickness, the plan and sheet. A part scrapped since the plan was made gets no label (its re-cut is in the next plan).\nFormats and layouts as getLabels: PDF by default, ZPL with ` + "`" + `Accept: application/zpl` + "`" + ` or format=zpl. 422 naming sheet for a sheet the plan has not, or layout, format or dpi as getLabels.\nWith Prefer: respond-async the labels are drawn as a background job, as getLabels's are (202, Location: /api/v1/jobs/{id}; the document at result_url once done).",
                 "produces": [
                     "application/pdf",
-                    "application/zpl"
+                    "application/zpl",
+                    "application/json"
                 ],
                 "tags": [
                     "cutting"
@@ -309,6 +310,13 @@ const docTemplate = `{
                         "description": "ZPL only: the printer's resolution (default 203)",
                         "name": "dpi",
                         "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "x-example": "respond-async",
+                        "description": "respond-async: draw them as a background job (202)",
+                        "name": "Prefer",
+                        "in": "header"
                     }
                 ],
                 "responses": {
@@ -316,6 +324,22 @@ const docTemplate = `{
                         "description": "the labels, a PDF or a ZPL document",
                         "schema": {
                             "type": "string"
+                        }
+                    },
+                    "202": {
+                        "description": "queued (Prefer: respond-async); Location names the job",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobView"
+                        },
+                        "headers": {
+                            "Location": {
+                                "type": "string",
+                                "description": "/api/v1/jobs/{id}"
+                            },
+                            "Preference-Applied": {
+                                "type": "string",
+                                "description": "respond-async"
+                            }
                         }
                     },
                     "400": {
@@ -1782,7 +1806,8 @@ const docTemplate = `{
                     {
                         "enum": [
                             "cutting_plan",
-                            "replan"
+                            "replan",
+                            "labels"
                         ],
                         "type": "string",
                         "x-example": "cutting_plan",
@@ -1845,7 +1870,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "status queued (waiting, in the order queued, for one of the JOBS_CONCURRENCY runners of a replica), running (progress, a fraction from 0 to 1, and message say how far), done (result names what it made: plan_id for a cutting_plan job, whose plan is given in full as plan, result_url where it lives), failed (error: the problem's code, detail and fields), or cancelled. A job whose replica stopped while it ran is queued again when its lease (JOBS_LEASE) runs out, and failed with the reason after two starts. Each change is a job.* event in the journal and its stream.",
+                "description": "status queued (waiting, in the order queued, for one of the JOBS_CONCURRENCY runners of a replica), running (progress, a fraction from 0 to 1, and message say how far), done (result names what it made: plan_id for a cutting_plan job, whose plan is given in full as plan, result_url where it lives; labels and bytes for a labels job, its document at result_url while it is kept), failed (error: the problem's code, detail and fields), or cancelled. A job whose replica stopped while it ran is queued again when its lease (JOBS_LEASE) runs out, and failed with the reason after two starts. Each change is a job.* event in the journal and its stream.",
                 "produces": [
                     "application/json"
                 ],
@@ -1947,6 +1972,69 @@ const docTemplate = `{
                     },
                     "409": {
                         "description": "the job has ended already",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "Unprocessable Entity",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/api/v1/jobs/{id}/document": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The file as the request that queued the job would have answered it: its media type (application/pdf, application/zpl) and file name (Content-Disposition). Kept JOBS_DOCUMENT_RETENTION after the job is done (7 days by default), then removed by the maintenance job. 409 for a job not done yet (queued, running, failed or cancelled: see getJob); 404 for an unknown job, one that makes no document, or one whose document was removed.",
+                "produces": [
+                    "application/pdf",
+                    "application/zpl",
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "The document a done job made (a labels job's PDF or ZPL)",
+                "operationId": "getJobDocument",
+                "parameters": [
+                    {
+                        "minimum": 1,
+                        "type": "integer",
+                        "x-example": 1,
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the document",
+                        "schema": {
+                            "type": "string"
+                        }
+                    },
+                    "401": {
+                        "description": "Unauthorized",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the job is not done",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -4218,10 +4306,11 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "One label per live part of the production order, in id order: a Code 128 barcode of the part's code with the code under it, the part's name, size (length × width × thickness), board and decor, edges, the production order, sales order and unit, and the customer. The label's size is LABEL_SIZE_MM (58 × 40 mm by default). The barcode's bars lie on the printer's dot grid (203 dpi for layout label, 300 dpi for a4), its module at least a dot of a 203 dpi printer, with 10 modules of white either side. Characters the font lacks (emoji, other scripts) print as �.\nPDF (the default): layout label, one label per page, for a label printer; a4, A4 sheets of as many labels as fit (3 × 7 of 58 × 40 mm), each centred in a cell outlined for cutting. ZPL (` + "`" + `Accept: application/zpl` + "`" + ` or format=zpl): one ^XA…^XZ format per label for a thermal printer of dpi 203 (default) or 300: the barcode is the printer's own (^BC), the text a graphic field.\n422 naming layout, format or dpi for a value they do not take (also a layout other than label with ZPL, or dpi with PDF).",
+                "description": "One label per live part of the production order, in id order: a Code 128 barcode of the part's code with the code under it, the part's name, size (length × width × thickness), board and decor, edges, the production order, sales order and unit, and the customer. The label's size is LABEL_SIZE_MM (58 × 40 mm by default). The barcode's bars lie on the printer's dot grid (203 dpi for layout label, 300 dpi for a4), its module at least a dot of a 203 dpi printer, with 10 modules of white either side. Characters the font lacks (emoji, other scripts) print as �.\nPDF (the default): layout label, one label per page, for a label printer; a4, A4 sheets of as many labels as fit (3 × 7 of 58 × 40 mm), each centred in a cell outlined for cutting. ZPL (` + "`" + `Accept: application/zpl` + "`" + ` or format=zpl): one ^XA…^XZ format per label for a thermal printer of dpi 203 (default) or 300: the barcode is the printer's own (^BC), the text a graphic field.\nWith Prefer: respond-async (RFC 7240) the labels are drawn in the background instead, for an order of thousands of parts: 202 at once with Location: /api/v1/jobs/{id} and Preference-Applied: respond-async; the job (kind labels) is done with result {\"labels\", \"bytes\"} and its document at result_url (/api/v1/jobs/{id}/document), kept JOBS_DOCUMENT_RETENTION. What the request would refuse is refused before the job is queued.\n422 naming layout, format or dpi for a value they do not take (also a layout other than label with ZPL, or dpi with PDF).",
                 "produces": [
                     "application/pdf",
-                    "application/zpl"
+                    "application/zpl",
+                    "application/json"
                 ],
                 "tags": [
                     "plan"
@@ -4270,6 +4359,13 @@ const docTemplate = `{
                         "description": "ZPL only: the printer's resolution (default 203)",
                         "name": "dpi",
                         "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "x-example": "respond-async",
+                        "description": "respond-async: draw them as a background job (202)",
+                        "name": "Prefer",
+                        "in": "header"
                     }
                 ],
                 "responses": {
@@ -4277,6 +4373,22 @@ const docTemplate = `{
                         "description": "the labels, a PDF or a ZPL document",
                         "schema": {
                             "type": "string"
+                        }
+                    },
+                    "202": {
+                        "description": "queued (Prefer: respond-async); Location names the job",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobView"
+                        },
+                        "headers": {
+                            "Location": {
+                                "type": "string",
+                                "description": "/api/v1/jobs/{id}"
+                            },
+                            "Preference-Applied": {
+                                "type": "string",
+                                "description": "respond-async"
+                            }
                         }
                     },
                     "400": {
@@ -8493,7 +8605,7 @@ const docTemplate = `{
                     "x-nullable": true
                 },
                 "result_url": {
-                    "description": "ResultURL is where a done job's result is, e.g. /api/v1/cutting-plans/7.",
+                    "description": "ResultURL is where a done job's result is, e.g. /api/v1/cutting-plans/7,\nor /api/v1/jobs/8/document for a labels job's document.",
                     "type": "string",
                     "example": "/api/v1/cutting-plans/7"
                 },

@@ -24,6 +24,7 @@ import (
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/floor"
 	"github.com/tsekh/tsekh/internal/jobs"
+	"github.com/tsekh/tsekh/internal/labels"
 	"github.com/tsekh/tsekh/internal/maintenance"
 	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/config"
@@ -63,6 +64,7 @@ type App struct {
 	Purchasing *purchasing.Service
 	Stock      *stock.Service
 	CutPlan    *cutplan.Service
+	Labels     *labels.Service
 	// Jobs queues long work (a cutting plan); JobRunner runs it.
 	Jobs      *jobs.Service
 	JobRunner *jobs.Runner
@@ -165,6 +167,8 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.JobRunner = jobs.NewRunner(a.Jobs, jobs.RunnerOptions{Concurrency: cfg.JobsConcurrency, Lease: cfg.JobsLease, Logger: log})
 	a.JobRunner.Handle(cutplan.JobKind, a.CutPlan.RunJob)
 	a.JobRunner.Handle(plan.ReplanJobKind, a.Plan.RunReplanJob)
+	a.Labels = labels.NewService(a.Floor, a.CutPlan, labelSize(cfg))
+	a.JobRunner.Handle(labels.JobKind, a.Labels.RunJob)
 	if cfg.NATSURL != "" {
 		a.relay = relay.New(relay.Options{URL: cfg.NATSURL, Logger: log, DataSchema: DataSchemaURL(cfg.PublicURL)})
 	}
@@ -198,6 +202,9 @@ func newApp(db, ddb *gorm.DB, cfg config.Config, log *slog.Logger) (*App, error)
 	a.Maintenance = maintenance.New(ddb, maintenance.Options{Interval: cfg.MaintenanceInterval, Logger: log, Metrics: a.Metrics})
 	a.Maintenance.Add("expire_idempotency_keys", func(ctx context.Context) (int64, error) {
 		return a.Sales.ExpireIdempotencyKeys(ctx, cfg.IdempotencyKeyTTL)
+	})
+	a.Maintenance.Add("expire_job_documents", func(ctx context.Context) (int64, error) {
+		return a.Jobs.ExpireDocuments(ctx, cfg.JobsDocumentRetention)
 	})
 	a.Maintenance.Add("compact_event_batches", func(ctx context.Context) (int64, error) {
 		return events.CompactBatches(ctx, ddb, 0)
@@ -236,7 +243,7 @@ func (a *App) HTTP() *echo.Echo {
 		OnCommit: a.WakeDispatcher, ShopWebhookSecret: a.Config.ShopWebhookSecret, AsyncAPI: a.asyncAPI,
 		RequestTimeout: a.Config.HTTPRequestTimeout,
 		TimeZone:       a.Config.FactoryLocation(), Stream: a.Stream, StreamHeartbeat: a.Config.StreamHeartbeat,
-		LabelSize: labelSize(a.Config),
+		Labels: a.Labels,
 	})
 }
 

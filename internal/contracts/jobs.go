@@ -32,6 +32,7 @@ type JobPayload struct {
 	Progress float64 `json:"progress" jsonschema:"minimum=0,maximum=1" jsonschema_description:"the fraction of its work done"`
 	Message  string  `json:"message,omitempty" jsonschema_description:"what it is doing, or why it stopped"`
 	Attempts int     `json:"attempts" jsonschema:"minimum=0" jsonschema_description:"how many times a runner started it"`
-	// Result names what a done job made, e.g. {"plan_id": 7}.
-	Result map[string]int64 `json:"result,omitempty" jsonschema_description:"what a done job made, e.g. plan_id"`
+	// Result names what a done job made, e.g. {"plan_id": 7}, or
+	// {"labels": 4680, "bytes": 3932160} for a labels job's document.
+	Result map[string]int64 `json:"result,omitempty" jsonschema_description:"what a done job made, e.g. plan_id; labels and bytes for a labels job's document"`
 }

@@ -50,6 +50,11 @@ var Unjournaled = map[string]Exemption{
 	"jobs_queue": {Reason: "a running job's lease, renewed by its runner while it runs (a heartbeat)",
 		Columns: []string{"lease_until"}},
 
+	// A done job's document is the job's work drawn from journalled data
+	// (a labels job's PDF): it is written with job.done, and removed by the
+	// maintenance job when its retention ends.
+	"jobs_documents": {Reason: "a done job's document (the labels a labels job drew), written with job.done and removed after JOBS_DOCUMENT_RETENTION"},
+
 	// A replay guard, not data: the response kept for a repeated request.
 	"sales_idempotency_keys": {Reason: "the Idempotency-Key of POST /api/v1/orders and the response kept for its repeats; the order itself is journalled"},
 

@@ -167,21 +167,39 @@ func CutPlanLabels(p cutplan.Plan, parts map[int64]floor.Part, n int) []Label {
 // (FormatPDF) or a ZPL document (FormatZPL). It returns EINVALID naming
 // layout or dpi for one it does not know.
 func Labels(labels []Label, format string, o LabelOptions) ([]byte, error) {
+	if err := CheckLabelOptions(format, o); err != nil {
+		return nil, err
+	}
 	if o.Size == (LabelSize{}) {
 		o.Size = DefaultLabelSize
 	}
 	if format == FormatZPL {
 		return labelsZPL(labels, o)
 	}
-	switch o.Layout {
-	case "":
+	if o.Layout == "" {
 		o.Layout = LayoutLabel
-	case LayoutLabel, LayoutA4:
-	default:
-		return nil, apperr.Invalid("invalid query", apperr.Field("layout", "must be %s (%g × %g mm, one per page) or %s (A4 sheets of them)",
-			LayoutLabel, o.Size.WidthMM, o.Size.HeightMM, LayoutA4))
 	}
 	return labelsPDF(labels, o)
+}
+
+// CheckLabelOptions refuses, as Labels would, a layout or a dpi the format
+// does not know (a 422 naming it), before any label is drawn: a request
+// for labels made in the background is refused before it is queued.
+func CheckLabelOptions(format string, o LabelOptions) error {
+	if o.Size == (LabelSize{}) {
+		o.Size = DefaultLabelSize
+	}
+	if format == FormatZPL {
+		if o.DPI != 0 && o.DPI != ZPL203 && o.DPI != ZPL300 {
+			return apperr.Invalid("invalid query", apperr.Field("dpi", "must be %d or %d (the label printer's resolution)", ZPL203, ZPL300))
+		}
+		return nil
+	}
+	if o.Layout != "" && o.Layout != LayoutLabel && o.Layout != LayoutA4 {
+		return apperr.Invalid("invalid query", apperr.Field("layout", "must be %s (%g × %g mm, one per page) or %s (A4 sheets of them)",
+			LayoutLabel, o.Size.WidthMM, o.Size.HeightMM, LayoutA4))
+	}
+	return nil
 }
 
 // A4Grid is how many labels of the size an A4 sheet holds across and down.

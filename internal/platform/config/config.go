@@ -74,6 +74,9 @@ type Config struct {
 	// and how long a running job's lease lasts without renewal.
 	JobsConcurrency int           `env:"JOBS_CONCURRENCY" envDefault:"1"`
 	JobsLease       time.Duration `env:"JOBS_LEASE" envDefault:"30s"`
+	// JobsDocumentRetention is how long a done job's document (a labels
+	// job's PDF) is kept.
+	JobsDocumentRetention time.Duration `env:"JOBS_DOCUMENT_RETENTION" envDefault:"168h"`
 	// LabelSizeMM is the labels' width × height in mm, "58x40".
 	LabelSizeMM string `env:"LABEL_SIZE_MM" envDefault:"58x40"`
 	LogFormat   string `env:"LOG_FORMAT" envDefault:"text"`
@@ -179,6 +182,9 @@ func (c Config) Validate() error {
 	}
 	if c.JobsLease < 3*time.Second || c.JobsLease > time.Hour {
 		errs = append(errs, errors.New("JOBS_LEASE must be between 3s and 1h"))
+	}
+	if c.JobsDocumentRetention < time.Hour || c.JobsDocumentRetention > 8760*time.Hour {
+		errs = append(errs, errors.New("JOBS_DOCUMENT_RETENTION must be between 1h and 8760h (a year)"))
 	}
 	if _, _, err := c.LabelSize(); err != nil {
 		errs = append(errs, err)
