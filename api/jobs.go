@@ -92,7 +92,7 @@ func (s *server) getJob(c echo.Context) error {
 //	@Produce	application/zpl
 //	@Produce	json
 //	@Security	BearerAuth
-//	@Param		id	path		int	true	"job id"	minimum(1) example(1)
+//	@Param		id	path		int	true	"job id"	minimum(1) example(2)
 //	@Success	200	{string}	string	"the document"
 //	@Failure	401	{object}	Problem
 //	@Failure	404	{object}	Problem

@@ -55,7 +55,10 @@ func TestSpec_ParameterExamplesSucceed(t *testing.T) {
 	_, ids := receiveOrder(t, env, map[string]any{"customer": map[string]any{"name": "Петров"}, "items": []map[string]any{{"sku": "TMB-PRIK-450", "qty": 1}, {"sku": "TMB-PRIK-450", "qty": 1}}})
 	launch(t, env, map[string]any{"items": ids[:1]})
 	po := launch(t, env, map[string]any{"items": ids[1:]})
-	createCutPlan(t, env, po.ID) // cutting plan 1
+	createCutPlan(t, env, po.ID) // cutting plan 1, by job 1
+	// Job 2 draws the labels of production order 1, its document kept.
+	labels := runJob(t, env, env.Do(http.MethodGet, "/api/v1/production-orders/1/labels", nil, apptest.AdminToken, "Prefer", "respond-async"))
+	require.Equal(t, "/api/v1/jobs/2/document", labels.ResultURL)
 	// Its first sheet cut, which keeps offcut O1-1-1.
 	require.Equal(t, http.StatusOK, env.Admin(http.MethodPost, "/api/v1/cutting-plans/1/sheets/1/cut", nil).Status)
 	// Supplier 1 and its purchase order 1.

@@ -2007,7 +2007,7 @@ const docTemplate = `{
                     {
                         "minimum": 1,
                         "type": "integer",
-                        "x-example": 1,
+                        "x-example": 2,
                         "description": "job id",
                         "name": "id",
                         "in": "path",
