@@ -106,7 +106,7 @@ WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()`), &out.OtherSnapshot
 
 	// The holding session: a transaction whose snapshot is taken by its
 	// first read and kept until it ends.
-	conn, err := pgx.Connect(ctx, r.url)
+	conn, err := database.WaitForRoom(ctx, func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, r.url) })
 	if err != nil {
 		return err
 	}

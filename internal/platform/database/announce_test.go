@@ -20,7 +20,7 @@ import (
 func listener(t *testing.T, id string) <-chan struct{} {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	conn, err := pgx.Connect(ctx, dbtest.PostgresURL())
+	conn, err := database.WaitForRoom(ctx, func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, dbtest.PostgresURL()) })
 	require.NoError(t, err)
 	_, err = conn.Exec(ctx, "LISTEN "+database.CommitChannel)
 	require.NoError(t, err)

@@ -36,7 +36,8 @@ func TestOpen_WaitsForRoomOnAFullServer(t *testing.T) {
 	u.User = url.User(role)
 	roleURL := u.String()
 
-	held, err := pgx.Connect(ctx, roleURL)
+	connect := func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, roleURL) }
+	held, err := database.WaitForRoom(ctx, connect) // the server may be full too
 	require.NoError(t, err)
 	_, err = pgx.Connect(ctx, roleURL)
 	require.True(t, database.IsServerFull(err), "the role's second session is refused as on a full server: %v", err)

@@ -187,9 +187,20 @@ func pgDump(ctx context.Context, dataOnly bool, schemas ...string) (string, erro
 		args = append(args, "--schema="+s)
 	}
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	// pg_dump's session is refused as any other on a full server: it is
+	// asked again, as the pools' connections are (database.WaitForRoom).
+	_, err = database.WaitForRoom(ctx, func(ctx context.Context) (struct{}, error) {
+		stdout.Reset()
+		stderr.Reset()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil && strings.Contains(stderr.String(), "too many clients") {
+			err = &pgconn.PgError{Code: "53300", Message: strings.TrimSpace(stderr.String())}
+		}
+		return struct{}{}, err
+	})
+	if err != nil {
 		return "", fmt.Errorf("pg_dump: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	var b strings.Builder
