@@ -108,15 +108,21 @@ TEST_ENV      ?= GORACE=atexit_sleep_ms=0
 # with that day's later changes.
 APPTEST_PKGS  ?= ./api ./internal/app/...
 # The other packages' tests start the longest first (go test runs them in
-# the order given, two at a time): the end of the run is not left to a
+# the order given, REST_P at a time): the end of the run is not left to a
 # long package that started last.
 SLOW_FIRST    ?= ./internal/events ./internal/plan ./internal/bench ./cmd/tsekh ./internal/cutting \
 	./internal/sales ./internal/platform/database ./internal/render
 TEST_FLAGS    ?= -count=1 -parallel $(TEST_PARALLEL) -timeout 60m
+# The other packages' process runs REST_P of them at once (go test's
+# default is the cores, two): the events package waits on fault deadlines
+# for most of its two minutes, and with two at a time the twenty short
+# packages after the long ones ran one link after the other at the end,
+# the cores half idle.
+REST_P        ?= 4
 
 test: ## run all tests, under the race detector but the service's tests on SQLite (needs PostgreSQL and NATS, see .ci/run)
 	@rest=$$(GOFLAGS= $(GO) list $(SLOW_FIRST) ./... | grep -v -e '/tsekh/api$$' -e '/tsekh/internal/app'); \
-	CGO_ENABLED=1 $(TEST_ENV) $(GO) test $(RACE_FLAGS) $(TEST_FLAGS) $$rest & r1=$$!; \
+	CGO_ENABLED=1 $(TEST_ENV) $(GO) test -p $(REST_P) $(RACE_FLAGS) $(TEST_FLAGS) $$rest & r1=$$!; \
 	CGO_ENABLED=1 $(TEST_ENV) TEST_DIALECTS=postgres $(GO) test $(RACE_FLAGS) $(TEST_FLAGS) $(APPTEST_PKGS) & r2=$$!; \
 	TEST_DIALECTS=sqlite $(GO) test $(TEST_FLAGS) $(APPTEST_PKGS) & r3=$$!; \
 	rc=0; for p in $$r1 $$r2 $$r3; do wait $$p || rc=$$?; done; exit $$rc
