@@ -87,18 +87,22 @@ func TestOpen_WaitsForRoomOnAFullServer(t *testing.T) {
 }
 
 // WaitForRoom does not ask again when the server refuses for another
-// reason than a full house.
+// reason than a full house (the first refusals may be a full server's: the
+// other tests share it).
 func TestWaitForRoom_OnlyOnAFullServer(t *testing.T) {
 	t.Parallel()
 	u, err := url.Parse(dbtest.PostgresURL())
 	require.NoError(t, err)
 	u.User = url.User(fmt.Sprintf("room_nobody_%d", time.Now().UnixNano()))
-	calls := 0
+	var errs []error
 	_, err = database.WaitForRoom(context.Background(), func(ctx context.Context) (*pgx.Conn, error) {
-		calls++
-		return pgx.Connect(ctx, u.String())
+		c, err := pgx.Connect(ctx, u.String())
+		errs = append(errs, err)
+		return c, err
 	})
 	require.Error(t, err, "an unknown role is refused")
 	require.False(t, database.IsServerFull(err))
-	require.Equal(t, 1, calls)
+	for _, e := range errs[:len(errs)-1] {
+		require.True(t, database.IsServerFull(e), "asked again only after a full server's refusal: %v", e)
+	}
 }
