@@ -334,25 +334,7 @@ var problemField = regexp.MustCompile(`^(parts|formats)\[(\d+)\](.*)$`)
 // not applied), then the board's formats as many as needed. The
 // optimiser's field errors are renamed to what the request can change.
 func (s *Service) optimise(g boardGroup, offcuts []stock.Offcut, ids []int64, limit time.Duration) (cutting.Plan, error) {
-	pr := cutting.Defaults()
-	pr.Kerf = s.set.KerfMM
-	pr.Stages = s.set.Stages
-	pr.MinOffcut = cutting.Size{Length: float64(s.set.MinOffcutMM), Width: float64(s.set.MinOffcutMM)}
-	pr.OffcutWeight = s.set.OffcutWeight
-	pr.TimeLimit = limit
-	pr.Effort = cutting.Effort(len(g.parts), s.set.EffortPerPart)
-	t := g.board.Trim
-	pr.Trims = cutting.Trims{Left: float64(t.W1), Right: float64(t.W2), Bottom: float64(t.L1), Top: float64(t.L2)}
-	for _, o := range offcuts {
-		pr.Formats = append(pr.Formats, cutting.Format{Name: "offcut " + o.Code, Length: o.LengthMM, Width: o.WidthMM, Count: 1, Offcut: true})
-	}
-	for _, f := range g.board.Formats {
-		pr.Formats = append(pr.Formats, cutting.Format{Name: fmt.Sprintf("%d × %d", f.LengthMM, f.WidthMM), Length: float64(f.LengthMM), Width: float64(f.WidthMM)})
-	}
-	for _, p := range g.parts {
-		pr.Parts = append(pr.Parts, cutting.Part{ID: strconv.FormatInt(p.ID, 10), Name: p.Name, Length: float64(p.LengthMM), Width: float64(p.WidthMM), Qty: 1,
-			Grain: grainOf(g.board, p.Grain)})
-	}
+	pr := s.problem(g, offcuts, limit)
 	cp, err := cutting.Optimise(pr)
 	var ae *apperr.Error
 	if err == nil || !errors.As(err, &ae) || ae.Code != apperr.EINVALID {
@@ -382,6 +364,33 @@ func (s *Service) optimise(g boardGroup, offcuts []stock.Offcut, ids []int64, li
 		fields = append(fields, apperr.Field(name, "board %s: %s", g.board.Code, f.Message))
 	}
 	return cp, apperr.Invalid("the parts cannot be laid out", fields...)
+}
+
+// problem is the optimiser's problem for one board's parts: the offcuts
+// first (one each, trims not applied), then the board's formats; the
+// plan's settings (kerf, stages, offcuts, effort per part) and the time
+// the board is given.
+func (s *Service) problem(g boardGroup, offcuts []stock.Offcut, limit time.Duration) cutting.Problem {
+	pr := cutting.Defaults()
+	pr.Kerf = s.set.KerfMM
+	pr.Stages = s.set.Stages
+	pr.MinOffcut = cutting.Size{Length: float64(s.set.MinOffcutMM), Width: float64(s.set.MinOffcutMM)}
+	pr.OffcutWeight = s.set.OffcutWeight
+	pr.TimeLimit = limit
+	pr.Effort = cutting.Effort(len(g.parts), s.set.EffortPerPart)
+	t := g.board.Trim
+	pr.Trims = cutting.Trims{Left: float64(t.W1), Right: float64(t.W2), Bottom: float64(t.L1), Top: float64(t.L2)}
+	for _, o := range offcuts {
+		pr.Formats = append(pr.Formats, cutting.Format{Name: "offcut " + o.Code, Length: o.LengthMM, Width: o.WidthMM, Count: 1, Offcut: true})
+	}
+	for _, f := range g.board.Formats {
+		pr.Formats = append(pr.Formats, cutting.Format{Name: fmt.Sprintf("%d × %d", f.LengthMM, f.WidthMM), Length: float64(f.LengthMM), Width: float64(f.WidthMM)})
+	}
+	for _, p := range g.parts {
+		pr.Parts = append(pr.Parts, cutting.Part{ID: strconv.FormatInt(p.ID, 10), Name: p.Name, Length: float64(p.LengthMM), Width: float64(p.WidthMM), Qty: 1,
+			Grain: grainOf(g.board, p.Grain)})
+	}
+	return pr
 }
 
 // sheetOf turns the optimiser's sheet into a stored one, with each part's
