@@ -222,10 +222,14 @@ func (e *Env) Admin(method, path string, body any) Response {
 	return e.Do(method, path, body, AdminToken)
 }
 
-// Dispatch runs dispatcher passes until nothing is due.
+// Dispatch runs dispatcher passes until nothing is due, for as long as a
+// request may take (HTTP_REQUEST_TIMEOUT, 5 minutes in the tests): the
+// subscribers wait for the locks the requests take (the plan's, behind a
+// queue of launches on a loaded machine), and a fixed 30 s was once too
+// short beside stress-ng.
 func (e *Env) Dispatch() {
 	e.T.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), e.App.Config.HTTPRequestTimeout)
 	defer cancel()
 	_, err := e.App.Dispatcher.Drain(ctx)
 	require.NoError(e.T, err, "apptest: the dispatcher did not settle")
