@@ -114,8 +114,22 @@ func open(t testing.TB, d database.Dialect) *gorm.DB {
 		t.Fatalf("dbtest: %v (is PostgreSQL running? set TEST_DATABASE_URL)", err)
 	}
 	t.Cleanup(func() { _ = database.Close(gdb) })
+	if d == database.Postgres {
+		// A test's pool keeps few idle sessions, and none for long: the
+		// test binaries running at once share the server's sessions (100
+		// by default), and a burst of one test's requests left its pool
+		// holding them idle to its end while other tests waited for room.
+		// A session closed here goes to the schema's kept ones (sessions.go).
+		if sqlDB, err := gdb.DB(); err == nil {
+			sqlDB.SetMaxIdleConns(idleConns)
+			sqlDB.SetConnMaxIdleTime(keptFor)
+		}
+	}
 	return gdb
 }
+
+// idleConns is how many idle sessions a test's pool keeps.
+const idleConns = 3
 
 // Options prepares a freshly migrated database of the dialect (a new schema
 // or a new file) and returns the options that open it, so that tests can
