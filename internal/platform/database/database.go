@@ -364,8 +364,9 @@ func IsUnavailable(err error) bool {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		// 57P01..57P03: admin shutdown, crash shutdown, cannot connect now; 08xxx: connection errors.
-		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
+		// 57P01..57P03: admin shutdown, crash shutdown, cannot connect now; 08xxx: connection errors;
+		// 53300: a full server, past the wait for room (room.go).
+		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08") || IsServerFull(err)
 	}
 	var (
 		connErr *pgconn.ConnectError

@@ -30,6 +30,7 @@ func TestIsUnavailable(t *testing.T) {
 		fmt.Errorf("query: %w", io.ErrUnexpectedEOF),
 		&pgconn.PgError{Code: "57P02", Message: "terminating connection because of crash of another server process"},
 		&pgconn.PgError{Code: "08006"},
+		fmt.Errorf("connect: %w", &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}),
 		fmt.Errorf("write: %w", syscall.EPIPE),
 	} {
 		require.True(t, database.IsUnavailable(err), "%v", err)
