@@ -16,6 +16,9 @@ import (
 func TestSearch_ShortListRunsAgain(t *testing.T) {
 	t.Parallel()
 	p := StandardInstance(2, 40, 9)
+	// The effort bounds the search, not the clock: the default minute cut
+	// the runs short once beside stress-ng (8 sheets).
+	p.TimeLimit = time.Hour
 	e, err := newEngine(&p)
 	require.NoError(t, err)
 	lb := e.lowerBound()
