@@ -54,9 +54,6 @@ func NewService(f *floor.Service, c *cutplan.Service, size render.LabelSize) *Se
 	return &Service{floor: f, cuts: c, size: size}
 }
 
-// Size is the labels' size (LABEL_SIZE_MM).
-func (s *Service) Size() render.LabelSize { return s.size }
-
 // Check refuses what Make would refuse of the request without drawing a
 // label: options the format does not take, an unknown production order or
 // cutting plan (ENOTFOUND), a sheet the plan does not have.
