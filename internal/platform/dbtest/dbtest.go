@@ -168,7 +168,7 @@ func options(t testing.TB, d database.Dialect) (database.Options, *pooledSchema)
 		}
 		return opts, ps
 	}
-	t.Logf("dbtest: no template to copy, the schema is migrated from scratch: %s", templates[d].fallback)
+	t.Logf("dbtest: no template to copy, the schema is migrated from scratch: %s", templates[d].Fallback)
 	createSchema(t, schema)
 	if err := migrated(ctx, opts); err != nil {
 		t.Fatalf("dbtest: %v", err)

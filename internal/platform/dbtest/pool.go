@@ -261,13 +261,13 @@ func reset(ctx context.Context, s pooledSchema) error {
 		if print != s.print {
 			return fmt.Errorf("dbtest: the test changed the structure of schema %s", s.name)
 		}
-		_, err = conn.Exec(ctx, strings.ReplaceAll(tp.reset, tmplName, s.name)).ReadAll()
+		_, err = conn.Exec(ctx, strings.ReplaceAll(tp.Reset, tp.Name, s.name)).ReadAll()
 		return err
 	})
 }
 
 // resetSQL returns the statements that put a copy of the template back as
-// the template left it (with tmplName for its name): its tables and its
+// the template left it (with the template's name for its name): its tables and its
 // journal check's emptied, then the data-only dump's rows and sequence
 // values, with no trigger firing.
 func resetSQL(tables []string, data string) string {

@@ -28,7 +28,9 @@ import (
 //     scratch, as it would without a template.
 //
 // The template itself is removed as soon as it has been read, so that no
-// test binary leaves anything behind.
+// test binary leaves anything behind. Within one run of the suite (make
+// test), the test binaries share what the first of them built
+// (TEST_TEMPLATE_DIR: shared.go).
 
 // template is a migrated database of one dialect, ready to be copied.
 type template struct {
@@ -36,13 +38,20 @@ type template struct {
 	err  error
 	// sqlite is the migrated file's content.
 	sqlite []byte
-	// ddl recreates the migrated PostgreSQL schema and its journal check,
-	// with tmplName where the schema's name goes; empty when pg_dump is not
-	// usable (fallback says why).
-	ddl      string
-	fallback string
-	// reset puts a copy back as the template left it (pool.go).
-	reset string
+	postgresTemplate
+}
+
+// postgresTemplate is the PostgreSQL template, as pg_dump gave it.
+type postgresTemplate struct {
+	// Name is the template schema's name, where a copy's name goes in DDL
+	// and Reset: the name of the binary's that built it (tmplName).
+	Name string `json:"name"`
+	// DDL recreates the migrated schema and its journal check; empty when
+	// pg_dump is not usable (Fallback says why).
+	DDL      string `json:"ddl"`
+	Fallback string `json:"fallback"`
+	// Reset puts a copy back as the template left it (pool.go).
+	Reset string `json:"reset"`
 }
 
 var templates = map[database.Dialect]*template{database.Postgres: {}, database.SQLite: {}}
@@ -56,9 +65,9 @@ func templateOf(d database.Dialect) (*template, error) {
 	tp := templates[d]
 	tp.once.Do(func() {
 		if d == database.SQLite {
-			tp.sqlite, tp.err = sqliteTemplate()
+			tp.sqlite, tp.err = sharedSQLite(sqliteTemplate)
 		} else {
-			tp.ddl, tp.reset, tp.fallback, tp.err = postgresTemplate()
+			tp.postgresTemplate, tp.err = sharedPostgres(buildPostgres)
 		}
 	})
 	return tp, tp.err
@@ -115,11 +124,18 @@ func sqliteTemplate() ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// postgresTemplate migrates the template schema, dumps it with its journal
-// check and drops it; it returns the dump and the statements that put a
-// copy back as the dump left it (pool.go). When pg_dump cannot dump it, it
-// returns why as the fallback and no DDL.
-func postgresTemplate() (ddl, reset, fallback string, err error) {
+// buildPostgres migrates the template schema (tmplName), dumps it with its
+// journal check and drops it; it returns the dump and the statements that
+// put a copy back as the dump left it (pool.go). When pg_dump cannot dump
+// it, it returns why as the fallback and no DDL.
+func buildPostgres() (postgresTemplate, error) {
+	out := postgresTemplate{Name: tmplName}
+	ddl, reset, fallback, err := dumpPostgres()
+	out.DDL, out.Reset, out.Fallback = ddl, reset, fallback
+	return out, err
+}
+
+func dumpPostgres() (ddl, reset, fallback string, err error) {
 	ctx := context.Background()
 	admin, err := database.Open(ctx, database.Options{PostgresURL: PostgresURL(), MaxConns: 1})
 	if err != nil {
@@ -156,17 +172,18 @@ func postgresTemplate() (ddl, reset, fallback string, err error) {
 	if err := admin.Exec("DROP SCHEMA " + tmplName + " CASCADE").Error; err != nil {
 		return "", "", "", err
 	}
-	if err := replay(ctx, dump, tmplName); err != nil {
+	if err := replay(ctx, dump, tmplName, tmplName); err != nil {
 		return "", "", "pg_dump's dump does not replay: " + err.Error(), nil
 	}
 	return dump, resetSQL(tables, data), "", nil
 }
 
-// replay runs the template's DDL under the schema name, in one transaction
-// (one simple-protocol query: its statements commit together).
-func replay(ctx context.Context, ddl, schema string) error {
+// replay runs the template's DDL (the template schema's name in it) under
+// the schema name, in one transaction (one simple-protocol query: its
+// statements commit together).
+func replay(ctx context.Context, ddl, name, schema string) error {
 	return onServer(ctx, func(ctx context.Context, conn *pgconn.PgConn) error {
-		_, err := conn.Exec(ctx, strings.ReplaceAll(ddl, tmplName, schema)).ReadAll()
+		_, err := conn.Exec(ctx, strings.ReplaceAll(ddl, name, schema)).ReadAll()
 		return err
 	})
 }
@@ -234,11 +251,11 @@ func copyTemplate(ctx context.Context, opts database.Options, schema string) (bo
 	if d == database.SQLite {
 		return true, os.WriteFile(opts.SQLitePath, tp.sqlite, 0o600)
 	}
-	if tp.ddl == "" {
+	if tp.DDL == "" {
 		return false, nil
 	}
 	// The DDL creates the test's schema itself.
-	if err := replay(ctx, tp.ddl, schema); err != nil {
+	if err := replay(ctx, tp.DDL, tp.Name, schema); err != nil {
 		return false, fmt.Errorf("copy the template schema: %w", err)
 	}
 	return true, nil
