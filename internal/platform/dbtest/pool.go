@@ -214,20 +214,25 @@ func (p *schemaPool) dropAll() {
 // fingerprintSQL describes the structure of the schema $1 and of its
 // journal check's: its relations, columns, defaults, constraints,
 // triggers (with whether they are enabled), functions and types, by their
-// object ids, so that anything created again has another.
+// object ids, so that anything created again has another. A relation's
+// columns, defaults and triggers are looked up by its id (OFFSET 0 keeps
+// each lookup an index probe): joined by hash, they were scans of the
+// whole catalogue, whose size is every test schema's on the server (30 ms
+// a call with 40 schemas, against 13).
 const fingerprintSQL = `
-WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname IN ($1::text, $1::text || '` + checkSuffix + `'))
+WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname IN ($1::text, $1::text || '` + checkSuffix + `')),
+rels AS MATERIALIZED (SELECT c.oid, c.relname, c.relkind FROM pg_class c WHERE c.relnamespace IN (SELECT oid FROM ns))
 SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
-	SELECT concat_ws(':', 'r', c.oid, c.relname, c.relkind) AS x FROM pg_class c WHERE c.relnamespace IN (SELECT oid FROM ns)
+	SELECT concat_ws(':', 'r', r.oid, r.relname, r.relkind) AS x FROM rels r
 	UNION ALL
 	SELECT concat_ws(':', 'a', a.attrelid, a.attnum, a.attname, a.atttypid, a.attnotnull, a.atthasdef, a.attisdropped)
-	FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace IN (SELECT oid FROM ns)
+	FROM rels r CROSS JOIN LATERAL (SELECT * FROM pg_attribute a WHERE a.attrelid = r.oid OFFSET 0) a
 	UNION ALL
-	SELECT concat_ws(':', 'd', d.oid) FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid WHERE c.relnamespace IN (SELECT oid FROM ns)
+	SELECT concat_ws(':', 'd', d.oid) FROM rels r CROSS JOIN LATERAL (SELECT d.oid FROM pg_attrdef d WHERE d.adrelid = r.oid OFFSET 0) d
 	UNION ALL
 	SELECT concat_ws(':', 'c', k.oid, k.convalidated) FROM pg_constraint k WHERE k.connamespace IN (SELECT oid FROM ns)
 	UNION ALL
-	SELECT concat_ws(':', 't', t.oid, t.tgenabled) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace IN (SELECT oid FROM ns)
+	SELECT concat_ws(':', 't', t.oid, t.tgenabled) FROM rels r CROSS JOIN LATERAL (SELECT t.oid, t.tgenabled FROM pg_trigger t WHERE t.tgrelid = r.oid OFFSET 0) t
 	UNION ALL
 	SELECT concat_ws(':', 'f', p.oid, md5(p.prosrc)) FROM pg_proc p WHERE p.pronamespace IN (SELECT oid FROM ns)
 	UNION ALL
