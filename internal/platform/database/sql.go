@@ -45,14 +45,16 @@ func LockRows(tx *gorm.DB, query string, args ...any) error {
 // which rows to lock can skip the read where nothing is locked.
 func LocksRows(gdb *gorm.DB) bool { return DialectOf(gdb) == Postgres }
 
-// LockKey takes the transaction's lock of key, held until tx ends:
-// transactions that lock the same key take turns (PostgreSQL's
-// pg_advisory_xact_lock).
+// LockKey takes the transaction's lock of key in the current schema, held
+// until tx ends: transactions that lock the same key take turns
+// (PostgreSQL's pg_advisory_xact_lock). The lock is the schema's, as the
+// data it guards is: a service on another schema of the same database (a
+// test's, another factory's) has its own.
 func LockKey(tx *gorm.DB, key int64) error {
 	if DialectOf(tx) != Postgres {
 		return nil
 	}
-	return tx.Exec("SELECT pg_advisory_xact_lock(?)", key).Error
+	return tx.Exec("SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), ?))", key).Error
 }
 
 // BigReads readies the rest of the transaction, on PostgreSQL, for
@@ -84,7 +86,7 @@ func LockName(tx *gorm.DB, name string) error {
 	if DialectOf(tx) != Postgres {
 		return nil
 	}
-	return tx.Exec("SELECT pg_advisory_xact_lock(hashtext(?))", name).Error
+	return tx.Exec("SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || ?, 0))", name).Error
 }
 
 // LockClassName is LockName for a name within a class of locks (a number
@@ -93,7 +95,7 @@ func LockClassName(tx *gorm.DB, class int32, name string) error {
 	if DialectOf(tx) != Postgres {
 		return nil
 	}
-	return tx.Exec("SELECT pg_advisory_xact_lock(?, hashtext(?))", class, name).Error
+	return tx.Exec("SELECT pg_advisory_xact_lock(?, hashtext(current_schema() || '/' || ?))", class, name).Error
 }
 
 // SchemaLock is a lock of one class in the current schema, held by a

@@ -137,14 +137,23 @@ func TestLocks(t *testing.T) {
 			err := other.Transaction(func(o *gorm.DB) error { return o.Exec(q).Error })
 			require.Error(t, err, q)
 		}
-		for _, q := range []string{
-			"SELECT pg_try_advisory_xact_lock(499918271489)",
-			"SELECT pg_try_advisory_xact_lock(hashtext('test.name'))",
-			"SELECT pg_try_advisory_xact_lock(1952805748, hashtext('test.key'))",
-		} {
+		locks := []string{
+			"SELECT pg_try_advisory_xact_lock(hashtextextended(current_schema(), 499918271489))",
+			"SELECT pg_try_advisory_xact_lock(hashtextextended(current_schema() || '/' || 'test.name', 0))",
+			"SELECT pg_try_advisory_xact_lock(1952805748, hashtext(current_schema() || '/' || 'test.key'))",
+		}
+		for _, q := range locks {
 			var got bool
 			require.NoError(t, other.Transaction(func(o *gorm.DB) error { return database.Scan(o.Raw(q), &got) }))
 			require.False(t, got, q)
+		}
+		// A session on another schema of the database takes each: the
+		// locks are the schema's, as its data is.
+		elsewhere := dbtest.New(t, database.Postgres)
+		for _, q := range locks {
+			var got bool
+			require.NoError(t, elsewhere.Transaction(func(o *gorm.DB) error { return database.Scan(o.Raw(q), &got) }))
+			require.True(t, got, q)
 		}
 	})
 }
