@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/tsekh/tsekh/db"
@@ -77,8 +76,9 @@ func templateKey(extra ...string) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// shared returns the content of the file of the shared directory, building
-// it with build (and writing it there) when no binary of the run has. One
+// shared returns the content of the file of the shared directory (opened
+// as an os.Root: nothing outside it is touched), building it with build
+// (and writing it there) when no binary of the run has. One
 // binary builds it at a time: it holds file.building, made exclusively,
 // while the others wait for the file. Without a shared directory, or when
 // it cannot be used, build's result alone.
@@ -87,14 +87,18 @@ func shared(file string, build func() ([]byte, error)) ([]byte, error) {
 	if dir == "" {
 		return build()
 	}
-	path := filepath.Join(dir, file)
-	building := path + ".building"
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return build()
+	}
+	defer func() { _ = root.Close() }()
+	building := file + ".building"
 	deadline := time.Now().Add(sharedWait)
 	for waited := false; ; waited = true {
-		if b, err := os.ReadFile(path); err == nil {
+		if b, err := root.ReadFile(file); err == nil {
 			return b, nil
 		}
-		f, err := os.OpenFile(building, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		f, err := root.OpenFile(building, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err == nil {
 			_ = f.Close()
 			break
@@ -107,20 +111,20 @@ func shared(file string, build func() ([]byte, error)) ([]byte, error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	defer func() { _ = os.Remove(building) }()
+	defer func() { _ = root.Remove(building) }()
 	b, err := build()
 	if err != nil {
 		return nil, err
 	}
 	// Written whole under another name, then renamed: a reader sees the
 	// whole file or none.
-	tmp := path + ".tmp-" + randomHex(4)
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		_ = os.Remove(tmp)
+	tmp := file + ".tmp-" + randomHex(4)
+	if err := root.WriteFile(tmp, b, 0o600); err != nil {
+		_ = root.Remove(tmp)
 		return b, nil
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
+	if err := root.Rename(tmp, file); err != nil {
+		_ = root.Remove(tmp)
 	}
 	return b, nil
 }
