@@ -28,10 +28,11 @@ func orientations(l, w int, g Grain) []orient {
 // shape is every part of one size and grain: the search places shapes, and
 // the plan hands their copies to the parts in the problem's order.
 type shape struct {
-	l, w      int
-	area      int64
-	os        []orient
-	instances []int // index of the part of each copy
+	l, w        int
+	short, long int // the shorter and the longer side
+	area        int64
+	os          []orient
+	instances   []int // index of the part of each copy
 }
 
 // Cut directions inside the engine.
@@ -78,6 +79,7 @@ type engine struct {
 	minSide int   // the smallest side of any part: narrower free space is dead
 	work    int64 // placements tried so far
 	byArea  []int // the shapes, the largest first
+	live    []int // fillMore's storage
 }
 
 func (e *engine) allowed(stage int) bool { return e.stages == 0 || stage <= e.stages }
@@ -101,8 +103,9 @@ const (
 )
 
 // fits says whether o goes into f with the stages left, without splitting.
+// The loops that try it count their tries in e.work, one per rectangle
+// and orientation, in one sum.
 func (e *engine) fits(f freeRect, o orient) bool {
-	e.work++
 	if o.dx > f.w || o.dy > f.h {
 		return false
 	}
@@ -241,8 +244,10 @@ func score(rule fitRule, f freeRect, o orient) (int64, int64) {
 // bestRect finds the free rectangle of sh and the orientation that suit
 // shape s best by rule; ok is false when it fits nowhere.
 func (e *engine) bestRect(sh *sheetLayout, s int, rule fitRule) (ri int, o orient, a, b int64, ok bool) {
+	ors := e.shapes[s].os
+	e.work += int64(len(sh.free) * len(ors)) // one try per rectangle and orientation
 	for i, f := range sh.free {
-		for _, oo := range e.shapes[s].os {
+		for _, oo := range ors {
 			if !e.fits(f, oo) {
 				continue
 			}

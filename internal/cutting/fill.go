@@ -101,7 +101,15 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 		}
 		return
 	}
-	for len(sh.free) > 0 {
+	// the shapes of order with copies left, in order: a shape leaves the
+	// list when its last copy is placed
+	live := e.live[:0]
+	for _, s := range order {
+		if left[s] > 0 {
+			live = append(live, s)
+		}
+	}
+	for len(sh.free) > 0 && len(live) > 0 {
 		r := 0
 		for i, f := range sh.free[1:] {
 			g := sh.free[r]
@@ -114,36 +122,45 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 			}
 		}
 		f := sh.free[r]
-		bs := -1
+		fShort, fLong := min(f.w, f.h), max(f.w, f.h)
+		bi := -1
 		var bo orient
 		var ba, bb int64
-		for _, s := range order {
-			if left[s] == 0 {
-				continue
+		for i, s := range live {
+			sp := &e.shapes[s]
+			e.work += 1 + int64(len(sp.os)) // the shape, and a try per orientation
+			if sp.short > fShort || sp.long > fLong {
+				continue // fits no way round
 			}
-			e.work++
-			for _, o := range e.shapes[s].os {
+			for _, o := range sp.os {
 				if !e.fits(f, o) {
 					continue
 				}
 				var a, b int64
 				if v.itemBestFit {
-					a, b = int64(min(f.w-o.dx, f.h-o.dy)), -e.shapes[s].area
+					a, b = int64(min(f.w-o.dx, f.h-o.dy)), -sp.area
 				} else {
-					a, b = -e.shapes[s].area, int64(min(f.w-o.dx, f.h-o.dy))
+					a, b = -sp.area, int64(min(f.w-o.dx, f.h-o.dy))
 				}
-				if bs < 0 || a < ba || (a == ba && b < bb) {
-					bs, bo, ba, bb = s, o, a, b
+				if bi < 0 || a < ba || (a == ba && b < bb) {
+					bi, bo, ba, bb = i, o, a, b
 				}
 			}
 		}
-		if bs < 0 {
+		if bi < 0 {
 			sh.free = append(sh.free[:r], sh.free[r+1:]...)
 			continue
 		}
+		bs := live[bi]
 		e.place(sh, r, bs, bo, v.split)
 		left[bs]--
+		if left[bs] == 0 {
+			live = append(live[:bi], live[bi+1:]...)
+		}
 	}
+	// with no part left, no free rectangle takes one
+	sh.free = sh.free[:0]
+	e.live = live[:0]
 }
 
 // packSheets builds a solution sheet by sheet: for each sheet, every order

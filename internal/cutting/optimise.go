@@ -68,7 +68,7 @@ func newEngine(p *Problem) (*engine, error) {
 		if !ok {
 			si = len(e.shapes)
 			byKey[key] = si
-			e.shapes = append(e.shapes, shape{l: l, w: w, area: int64(l) * int64(w), os: orientations(l, w, g)})
+			e.shapes = append(e.shapes, shape{l: l, w: w, short: min(l, w), long: max(l, w), area: int64(l) * int64(w), os: orientations(l, w, g)})
 		}
 		for range pt.Qty {
 			e.shapes[si].instances = append(e.shapes[si].instances, i)
