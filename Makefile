@@ -117,7 +117,8 @@ TEST_FLAGS    ?= -count=1 -parallel $(TEST_PARALLEL) -timeout 60m
 # from (internal/platform/dbtest/shared.go) in a directory that lives the
 # run (TEST_TEMPLATE_DIR): the first to need one migrates and dumps it, the
 # others read it, instead of each migrating its own (2026-12-06: 34
-# migrations a run, about 70 s of PostgreSQL's CPU of 150).
+# migrations a run, whose statements took about 75 s of the server's time;
+# PostgreSQL's CPU a run went from 151 s to 130 s in the runs after).
 # The other packages' process runs REST_P of them at once (go test's
 # default is the cores, two): the events package waits on fault deadlines
 # for most of its two minutes, and with two at a time the twenty short

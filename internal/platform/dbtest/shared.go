@@ -14,9 +14,8 @@ import (
 
 // The test binaries of one run of the suite share their templates: each
 // would otherwise migrate its own (every migration's statements and
-// commits, two pg_dumps), which on PostgreSQL cost the server more CPU than
-// a fifth of the whole suite's statements (2026-12-06: 34 migrations of
-// about 2 s each in one make test). TEST_TEMPLATE_DIR names a directory
+// commits, two pg_dumps): 34 migrations in one make test of 2026-12-06,
+// whose statements took about 75 s of the server's time. TEST_TEMPLATE_DIR names a directory
 // that lives one run (make test makes a fresh one and removes it): the
 // first binary to need a dialect's template builds it and writes it there,
 // and the others read it. Without it, each binary builds its own.

@@ -129,53 +129,46 @@ func sqliteTemplate() ([]byte, error) {
 // put a copy back as the dump left it (pool.go). When pg_dump cannot dump
 // it, it returns why as the fallback and no DDL.
 func buildPostgres() (postgresTemplate, error) {
-	out := postgresTemplate{Name: tmplName}
-	ddl, reset, fallback, err := dumpPostgres()
-	out.DDL, out.Reset, out.Fallback = ddl, reset, fallback
-	return out, err
-}
-
-func dumpPostgres() (ddl, reset, fallback string, err error) {
 	ctx := context.Background()
 	admin, err := database.Open(ctx, database.Options{PostgresURL: PostgresURL(), MaxConns: 1})
 	if err != nil {
-		return "", "", "", fmt.Errorf("PostgreSQL is required for this test and is not reachable at %s: %w", PostgresURL(), err)
+		return postgresTemplate{}, fmt.Errorf("PostgreSQL is required for this test and is not reachable at %s: %w", PostgresURL(), err)
 	}
 	defer func() { _ = database.Close(admin) }()
 	if err := admin.Exec("CREATE SCHEMA " + tmplName).Error; err != nil {
-		return "", "", "", fmt.Errorf("create schema: %w", err)
+		return postgresTemplate{}, fmt.Errorf("create schema: %w", err)
 	}
 	defer func() {
 		dropJournalCheck(admin, tmplName)
 		_ = admin.Exec("DROP SCHEMA " + tmplName + " CASCADE").Error
 	}()
 	if err := migrated(ctx, database.Options{PostgresURL: WithSearchPath(PostgresURL(), tmplName)}); err != nil {
-		return "", "", "", err
+		return postgresTemplate{}, err
 	}
 	dump, err := pgDump(ctx, false, tmplName, tmplName+checkSuffix)
 	if err != nil {
-		return "", "", err.Error(), nil
+		return postgresTemplate{Fallback: err.Error()}, nil
 	}
 	data, err := pgDump(ctx, true, tmplName, tmplName+checkSuffix)
 	if err != nil {
-		return "", "", err.Error(), nil
+		return postgresTemplate{Fallback: err.Error()}, nil
 	}
 	var tables []string
 	err = database.Scan(admin.Raw("SELECT format('%I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname IN (?, ?) ORDER BY 1",
 		tmplName, tmplName+checkSuffix), &tables)
 	if err != nil {
-		return "", "", "", err
+		return postgresTemplate{}, err
 	}
 	// The dump must replay on this server (a newer pg_dump may set what an
 	// older server does not know): tried once, under the template's name.
 	dropJournalCheck(admin, tmplName)
 	if err := admin.Exec("DROP SCHEMA " + tmplName + " CASCADE").Error; err != nil {
-		return "", "", "", err
+		return postgresTemplate{}, err
 	}
 	if err := replay(ctx, dump, tmplName, tmplName); err != nil {
-		return "", "", "pg_dump's dump does not replay: " + err.Error(), nil
+		return postgresTemplate{Fallback: "pg_dump's dump does not replay: " + err.Error()}, nil
 	}
-	return dump, resetSQL(tables, data), "", nil
+	return postgresTemplate{Name: tmplName, DDL: dump, Reset: resetSQL(tables, data)}, nil
 }
 
 // replay runs the template's DDL (the template schema's name in it) under
