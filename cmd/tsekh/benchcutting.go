@@ -19,8 +19,9 @@ more generated from the classes' rules with a fixed seed (--set generated);
 and on a furniture factory's week (2800 × 2070 mm sheets, 4.4 mm kerf, 10 mm
 trims, grain, three stages). Prints a line per class on stderr and one JSON
 object on stdout: per set and class, sheets used by each, the lower bound
-(the parts' area, or the parts too large to share a sheet) and the CPU time
-per instance.`
+(the largest of the parts' area, the parts too large to share a sheet,
+Martello & Vigo's L2 and the bound by dual feasible functions) and the CPU
+time per instance.`
 
 func benchCutting(args []string, stdout, stderr io.Writer) error {
 	fs := flags("bench cutting [flags]", benchCuttingSummary, stderr)

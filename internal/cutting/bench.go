@@ -57,11 +57,11 @@ func ClassInstance(c, n, k int) Problem {
 	return p
 }
 
-// LowerBound is a bound on the sheets of a class instance (square sheets,
-// turning allowed): the parts' area over the sheet's, rounded up, the
-// parts longer than half the sheet both ways, which no two share, or
-// Martello & Vigo's L2 by the parts' shorter sides (the bound the search
-// stops at).
+// LowerBound is a bound on the sheets of a problem of one format: the
+// parts' area over the sheet's, rounded up, the parts longer than half the
+// sheet both ways, which no two share, or the bound the search stops at
+// (Martello & Vigo's L2 by the parts' shorter sides, or the bound by dual
+// feasible functions), whichever is largest.
 func LowerBound(p Problem) int {
 	l2 := 0
 	if e, err := newEngine(&p); err == nil {
@@ -199,7 +199,7 @@ type BenchClass struct {
 // BenchFurniture is the figures of the furniture week.
 type BenchFurniture struct {
 	Parts      int     `json:"parts"`
-	LowerBound int     `json:"lower_bound"` // the parts' area over a sheet's usable area, rounded up
+	LowerBound int     `json:"lower_bound"` // the search's bound: the parts' area over a sheet's usable area, rounded up, or more by dual feasible functions
 	Sheets     int     `json:"sheets"`
 	Yield      float64 `json:"yield"`
 	// BoundYield is the yield on as many sheets as the lower bound.
@@ -360,7 +360,7 @@ func benchFurniture(parts int) (*BenchFurniture, error) {
 	}
 	f := p.Formats[0]
 	usable := (f.Length - p.Trims.Left - p.Trims.Right) * (f.Width - p.Trims.Bottom - p.Trims.Top)
-	lb := int(math.Ceil(area / usable))
+	lb := max(int(math.Ceil(area/usable)), LowerBound(p))
 	fw := &BenchFurniture{Parts: plan.Totals.Parts, LowerBound: lb, Sheets: plan.Totals.Sheets, Yield: plan.Totals.Yield,
 		BoundYield: round4(area / (float64(lb) * f.Length * f.Width)),
 		Offcuts:    plan.Totals.Offcuts, BaselineSheets: base.Totals.Sheets, BaselineYield: base.Totals.Yield,

@@ -79,53 +79,6 @@ func newEngine(p *Problem) (*engine, error) {
 	return e, nil
 }
 
-// lowerBound is a bound on the new sheets of a problem of one format, as
-// many sheets as needed and no offcuts; 0 for other problems. It is the
-// larger of the parts' area over the usable area's, rounded up, and, on a
-// square sheet without kerf whose parts may all be turned, Martello &
-// Vigo's L2 by each part's shorter side: for a width q up to half the
-// sheet, the parts whose shorter side is over the sheet's side less q
-// have a sheet each, and so have those over half of it; the parts whose
-// shorter side is at least q fit in no sheet of the first kind, and only
-// in the space the second kind leave.
-func (e *engine) lowerBound() int {
-	if len(e.formats) != 1 || e.formats[0].offcut || e.formats[0].count != 0 {
-		return 0
-	}
-	f := e.formats[0]
-	var area int64
-	square := f.uw == f.uh && e.kerf == 0
-	for _, s := range e.shapes {
-		area += s.area * int64(len(s.instances))
-		square = square && (len(s.os) == 2 || s.l == s.w)
-	}
-	usable := int64(f.uw) * int64(f.uh)
-	lb := int((area + usable - 1) / usable)
-	if !square {
-		return lb
-	}
-	side := f.uw
-	for q := 1; 2*q <= side; q++ {
-		big, over := 0, int64(0) // parts over half the side; the room they leave
-		var small int64          // the area of those from q to half the side
-		for _, s := range e.shapes {
-			n := int64(len(s.instances))
-			short := min(s.l, s.w)
-			switch {
-			case 2*short > side:
-				big += int(n)
-				if short <= side-q {
-					over += n * (usable - s.area)
-				}
-			case short >= q:
-				small += n * s.area
-			}
-		}
-		lb = max(lb, big+int((max(small-over, 0)+usable-1)/usable))
-	}
-	return lb
-}
-
 // Optimise lays the problem's parts out on its sheets. It returns an
 // apperr.EINVALID error naming the field when the problem cannot be
 // planned: a part that fits no format, trims or a kerf that leave no
