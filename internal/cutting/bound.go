@@ -86,6 +86,36 @@ func (e *engine) l2Bound(f formatInfo) int {
 // dffSteps is the largest k of the u(k) family tried.
 const dffSteps = 20
 
+// dffWork bounds the bound's work: the pairs of functions tried times the
+// ways of the parts each sums. The standard set's instances (at most 200
+// ways) and a furniture week (a few dozen shapes) try every function; a
+// list of thousands of different parts tries fewer, spread over the
+// families, so that the bound stays at milliseconds whatever the list.
+const dffWork = 5_000_000
+
+// dffPerSide is how many functions each side tries for parts of nways
+// ways in all: at least the identity.
+func dffPerSide(nways int) int {
+	n := 1
+	for (n+1)*(n+1)*max(nways, 1) <= dffWork {
+		n++
+	}
+	return n
+}
+
+// spread is at most n of fs, evenly spread and the first (the identity)
+// among them.
+func spread(fs [][]int64, n int) [][]int64 {
+	if len(fs) <= n {
+		return fs
+	}
+	out := make([][]int64, n)
+	for i := range out {
+		out[i] = fs[i*(len(fs)-1)/max(n-1, 1)]
+	}
+	return out
+}
+
 // dffBound is the bound on the sheets of format f for the parts of e, by
 // every pair of the dual feasible functions above. It is 0 when no part
 // fits the sheet at all (the problem's validation refuses it anyway).
@@ -116,7 +146,12 @@ func (e *engine) dffBound(f formatInfo) int {
 			}
 		}
 	}
-	fx, fy := dualFeasible(xs, w), dualFeasible(ys, h)
+	nways := 0
+	for _, ws := range ways {
+		nways += len(ws)
+	}
+	per := dffPerSide(nways)
+	fx, fy := spread(dualFeasible(xs, w), per), spread(dualFeasible(ys, h), per)
 	best := 0
 	for _, f1 := range fx {
 		for _, f2 := range fy {

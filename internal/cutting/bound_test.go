@@ -88,3 +88,33 @@ func TestLowerBound_DualFeasibleFunctions(t *testing.T) {
 	checkPlan(t, p, plan)
 	require.Equal(t, dff, plan.Totals.Sheets)
 }
+
+// The bound's work is bounded whatever the list: thousands of different
+// parts try fewer functions (the identity always among them, so that it
+// is never below the area's), a short list tries every one.
+func TestLowerBound_WorkBounded(t *testing.T) {
+	t.Parallel()
+	require.GreaterOrEqual(t, dffPerSide(200), 150, "the standard set's instances try every function")
+	for _, nways := range []int{1, 200, 5_000, 100_000} {
+		n := dffPerSide(nways)
+		require.GreaterOrEqual(t, n, 1)
+		require.True(t, n == 1 || n*n*nways <= dffWork, "%d ways: %d functions a side", nways, n)
+	}
+	fs := dualFeasible([]int{10, 20, 30, 40, 1000}, 1000)
+	picked := spread(fs, 3)
+	require.Len(t, picked, 3)
+	require.Equal(t, fs[0], picked[0], "the identity stays")
+	require.Equal(t, fs, spread(fs, len(fs)+1))
+
+	// 20,000 parts of different sizes: the bound is still the area's at
+	// least, and within its work
+	rng := rand.New(rand.NewPCG(8, 9))
+	p := Problem{Formats: []Format{{Name: "2800×2070", Length: 2800, Width: 2070}}}
+	for i := range 20_000 {
+		p.Parts = append(p.Parts, Part{ID: fmt.Sprint(i + 1), Length: float64(100 + rng.IntN(2600)), Width: float64(50 + rng.IntN(1900)), Qty: 1})
+	}
+	e, err := newEngine(&p)
+	require.NoError(t, err)
+	f := e.formats[0]
+	require.GreaterOrEqual(t, e.dffBound(f), e.areaBound(f))
+}
