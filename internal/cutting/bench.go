@@ -63,9 +63,9 @@ func ClassInstance(c, n, k int) Problem {
 // (Martello & Vigo's L2 by the parts' shorter sides, or the bound by dual
 // feasible functions), whichever is largest.
 func LowerBound(p Problem) int {
-	l2 := 0
+	search := 0
 	if e, err := newEngine(&p); err == nil {
-		l2 = e.lowerBound()
+		search = e.lowerBound()
 	}
 	f := p.Formats[0]
 	var area float64
@@ -81,7 +81,7 @@ func LowerBound(p Problem) int {
 	if float64(lb)*sheet < area {
 		lb++
 	}
-	return max(lb, big, l2)
+	return max(lb, big, search)
 }
 
 // furniture is the demo catalogue's cabinets and wardrobes as parts of
