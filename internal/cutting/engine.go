@@ -35,6 +35,9 @@ type shape struct {
 	instances   []int // index of the part of each copy
 }
 
+// nOrient is how many ways round the shape may be placed (1 or 2).
+func (s *shape) nOrient() int { return len(s.os) }
+
 // Cut directions inside the engine.
 const (
 	dirNone int8 = iota
@@ -76,10 +79,12 @@ type engine struct {
 	stages  int // 0: any
 	shapes  []shape
 	formats []formatInfo
-	minSide int   // the smallest side of any part: narrower free space is dead
-	work    int64 // placements tried so far
-	byArea  []int // the shapes, the largest first
-	live    []int // fillMore's storage
+	minSide int         // the smallest side of any part: narrower free space is dead
+	work    int64       // placements tried so far
+	byArea  []int       // the shapes, the largest first
+	live    []liveShape // fillMore's storage
+	// liveShapes is each shape as fillMore tries it (liveShapeOf)
+	liveShapes []liveShape
 }
 
 func (e *engine) allowed(stage int) bool { return e.stages == 0 || stage <= e.stages }
@@ -246,12 +251,29 @@ func score(rule fitRule, f freeRect, o orient) (int64, int64) {
 func (e *engine) bestRect(sh *sheetLayout, s int, rule fitRule) (ri int, o orient, a, b int64, ok bool) {
 	ors := e.shapes[s].os
 	e.work += int64(len(sh.free) * len(ors)) // one try per rectangle and orientation
-	for i, f := range sh.free {
+	if e.stages != 0 {
+		for i, f := range sh.free {
+			for _, oo := range ors {
+				if !e.fits(f, oo) {
+					continue
+				}
+				sa, sb := score(rule, f, oo)
+				if !ok || sa < a || (sa == a && sb < b) {
+					ri, o, a, b, ok = i, oo, sa, sb, true
+				}
+			}
+		}
+		return
+	}
+	// Any number of stages: a part fits wherever it is not too big (fits
+	// inlined, as this loop is most of a search's time).
+	for i := range sh.free {
+		f := &sh.free[i]
 		for _, oo := range ors {
-			if !e.fits(f, oo) {
+			if oo.dx > f.w || oo.dy > f.h {
 				continue
 			}
-			sa, sb := score(rule, f, oo)
+			sa, sb := score(rule, *f, oo)
 			if !ok || sa < a || (sa == a && sb < b) {
 				ri, o, a, b, ok = i, oo, sa, sb, true
 			}

@@ -37,8 +37,10 @@ func allFillVariants() []fillVariant {
 type filler struct {
 	e         *engine
 	try, best sheetLayout
-	scratch   []int // what is left while a fill is tried
-	bestLeft  []int // what the fullest fill left
+	scratch   []int   // what is left while a fill is tried
+	bestLeft  []int   // what the fullest fill left
+	same      []int   // per variant, the first of the variants equal to it
+	work      []int64 // per variant, the work its fill counted in this order
 }
 
 // fullest fills a sheet of format fi from from (copies left per shape) in
@@ -53,8 +55,27 @@ func (f *filler) fullest(fi int, from []int, orders [][]int, variants []fillVari
 func (f *filler) fullestFrom(base *sheetLayout, fi int, from []int, orders [][]int, variants []fillVariant) (sh sheetLayout, left []int, ok bool) {
 	f.scratch = append(f.scratch[:0], from...)
 	f.best.used = 0
+	// A variant drawn twice fills the sheet the same way again in the same
+	// order: its work is counted as if it were tried, and nothing else
+	// changes.
+	f.same = f.same[:0]
+	for j, v := range variants {
+		f.same = append(f.same, j)
+		for i := range j {
+			if variants[i] == v {
+				f.same[j] = i
+				break
+			}
+		}
+	}
+	f.work = append(f.work[:0], make([]int64, len(variants))...)
 	for _, order := range orders {
-		for _, v := range variants {
+		for j, v := range variants {
+			if i := f.same[j]; i != j {
+				f.e.work += f.work[i]
+				continue
+			}
+			before := f.e.work
 			copy(f.scratch, from)
 			if base == nil {
 				f.e.fillSheet(&f.try, fi, f.scratch, order, v)
@@ -68,6 +89,7 @@ func (f *filler) fullestFrom(base *sheetLayout, fi int, from []int, orders [][]i
 				f.try, f.best = f.best, f.try
 				f.bestLeft = append(f.bestLeft[:0], f.scratch...)
 			}
+			f.work[j] = f.e.work - before
 		}
 	}
 	if f.best.used == 0 {
@@ -101,14 +123,17 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 		}
 		return
 	}
-	// the shapes of order with copies left, in order: a shape leaves the
-	// list when its last copy is placed
+	// the shapes of order with copies left, in order, each with its sizes
+	// at hand: a shape leaves the list when its last copy is placed
 	live := e.live[:0]
+	var liveWork int64 // a try per shape and per orientation of each shape live
 	for _, s := range order {
 		if left[s] > 0 {
-			live = append(live, s)
+			live = append(live, e.liveShapes[s])
+			liveWork += 1 + int64(e.shapes[s].nOrient())
 		}
 	}
+	anyStage := e.stages == 0
 	for len(sh.free) > 0 && len(live) > 0 {
 		r := 0
 		for i, f := range sh.free[1:] {
@@ -123,27 +148,28 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 		}
 		f := sh.free[r]
 		fShort, fLong := min(f.w, f.h), max(f.w, f.h)
-		bi := -1
-		var bo orient
+		fw, fh := int32(f.w), int32(f.h)
+		bi, bk := -1, 0
 		var ba, bb int64
-		for i, s := range live {
-			sp := &e.shapes[s]
-			e.work += 1 + int64(len(sp.os)) // the shape, and a try per orientation
-			if sp.short > fShort || sp.long > fLong {
+		e.work += liveWork
+		for i := range live {
+			ls := &live[i]
+			if int(ls.short) > fShort || int(ls.long) > fLong {
 				continue // fits no way round
 			}
-			for _, o := range sp.os {
-				if !e.fits(f, o) {
+			for k := range int(ls.n) {
+				dx, dy := ls.dx[k], ls.dy[k]
+				if dx > fw || dy > fh || (!anyStage && !e.fits(f, e.shapes[ls.s].os[k])) {
 					continue
 				}
 				var a, b int64
 				if v.itemBestFit {
-					a, b = int64(min(f.w-o.dx, f.h-o.dy)), -sp.area
+					a, b = int64(min(fw-dx, fh-dy)), -ls.area
 				} else {
-					a, b = -sp.area, int64(min(f.w-o.dx, f.h-o.dy))
+					a, b = -ls.area, int64(min(fw-dx, fh-dy))
 				}
 				if bi < 0 || a < ba || (a == ba && b < bb) {
-					bi, bo, ba, bb = i, o, a, b
+					bi, bk, ba, bb = i, k, a, b
 				}
 			}
 		}
@@ -151,16 +177,36 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 			sh.free = append(sh.free[:r], sh.free[r+1:]...)
 			continue
 		}
-		bs := live[bi]
-		e.place(sh, r, bs, bo, v.split)
+		bs := int(live[bi].s)
+		e.place(sh, r, bs, e.shapes[bs].os[bk], v.split)
 		left[bs]--
 		if left[bs] == 0 {
 			live = append(live[:bi], live[bi+1:]...)
+			liveWork -= 1 + int64(e.shapes[bs].nOrient())
 		}
 	}
 	// with no part left, no free rectangle takes one
 	sh.free = sh.free[:0]
 	e.live = live[:0]
+}
+
+// liveShape is a shape as a rectangle-first fill tries it: its sizes and
+// ways round side by side, without the shape's slices to follow.
+type liveShape struct {
+	s           int32
+	short, long int32
+	n           int32    // its ways round: 1 or 2
+	dx, dy      [2]int32 // each way round, as shape.os
+	area        int64
+}
+
+func (e *engine) liveShapeOf(s int) liveShape {
+	sp := &e.shapes[s]
+	ls := liveShape{s: int32(s), short: int32(sp.short), long: int32(sp.long), n: int32(len(sp.os)), area: sp.area} //nolint:gosec // sizes are in engine units, far below 2³¹
+	for k, o := range sp.os {
+		ls.dx[k], ls.dy[k] = int32(o.dx), int32(o.dy) //nolint:gosec // as above
+	}
+	return ls
 }
 
 // packSheets builds a solution sheet by sheet: for each sheet, every order

@@ -76,6 +76,9 @@ func newEngine(p *Problem) (*engine, error) {
 		e.minSide = min(e.minSide, l, w)
 	}
 	e.byArea = e.sortedBy(func(i int) float64 { return float64(e.shapes[i].area) })
+	for s := range e.shapes {
+		e.liveShapes = append(e.liveShapes, e.liveShapeOf(s))
+	}
 	return e, nil
 }
 
