@@ -85,6 +85,9 @@ type engine struct {
 	live    []liveShape // fillMore's storage
 	// liveShapes is each shape as fillMore tries it (liveShapeOf)
 	liveShapes []liveShape
+	byShort    []int       // the shapes, the shortest short side first
+	inOrder    []orderMark // per shape, its place in the order fillMore tries
+	stamp      uint64      // fillMore's, for inOrder
 }
 
 func (e *engine) allowed(stage int) bool { return e.stages == 0 || stage <= e.stages }

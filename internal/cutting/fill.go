@@ -123,13 +123,23 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 		}
 		return
 	}
-	// the shapes of order with copies left, in order, each with its sizes
-	// at hand: a shape leaves the list when its last copy is placed
+	// the shapes of order with copies left, each with its sizes at hand
+	// and its place in order, the shortest short side first (so that the
+	// search for a rectangle's part stops at the first too wide): a shape
+	// leaves the list when its last copy is placed
+	e.stamp++
+	for i, s := range order {
+		if e.inOrder[s].stamp != e.stamp { // its first place, should it have two
+			e.inOrder[s] = orderMark{stamp: e.stamp, pos: int32(i)} //nolint:gosec // a list of shapes is far below 2³¹
+		}
+	}
 	live := e.live[:0]
 	var liveWork int64 // a try per shape and per orientation of each shape live
-	for _, s := range order {
-		if left[s] > 0 {
-			live = append(live, e.liveShapes[s])
+	for _, s := range e.byShort {
+		if m := e.inOrder[s]; m.stamp == e.stamp && left[s] > 0 {
+			ls := e.liveShapes[s]
+			ls.pos = m.pos
+			live = append(live, ls)
 			liveWork += 1 + int64(e.shapes[s].nOrient())
 		}
 	}
@@ -151,10 +161,14 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 		fw, fh := int32(f.w), int32(f.h)
 		bi, bk := -1, 0
 		var ba, bb int64
+		var bp int32
 		e.work += liveWork
 		for i := range live {
 			ls := &live[i]
-			if int(ls.short) > fShort || int(ls.long) > fLong {
+			if int(ls.short) > fShort {
+				break // nor does any shape after it
+			}
+			if int(ls.long) > fLong {
 				continue // fits no way round
 			}
 			for k := range int(ls.n) {
@@ -168,8 +182,9 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 				} else {
 					a, b = -ls.area, int64(min(fw-dx, fh-dy))
 				}
-				if bi < 0 || a < ba || (a == ba && b < bb) {
-					bi, bk, ba, bb = i, k, a, b
+				// the first in order of the best
+				if bi < 0 || a < ba || (a == ba && (b < bb || (b == bb && ls.pos < bp))) {
+					bi, bk, ba, bb, bp = i, k, a, b, ls.pos
 				}
 			}
 		}
@@ -190,12 +205,19 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 	e.live = live[:0]
 }
 
+// orderMark marks a shape in the order a fill tries (stamp: the fill's).
+type orderMark struct {
+	stamp uint64
+	pos   int32
+}
+
 // liveShape is a shape as a rectangle-first fill tries it: its sizes and
 // ways round side by side, without the shape's slices to follow.
 type liveShape struct {
 	s           int32
 	short, long int32
 	n           int32    // its ways round: 1 or 2
+	pos         int32    // its place in the order the fill tries
 	dx, dy      [2]int32 // each way round, as shape.os
 	area        int64
 }

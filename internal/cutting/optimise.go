@@ -78,7 +78,10 @@ func newEngine(p *Problem) (*engine, error) {
 	e.byArea = e.sortedBy(func(i int) float64 { return float64(e.shapes[i].area) })
 	for s := range e.shapes {
 		e.liveShapes = append(e.liveShapes, e.liveShapeOf(s))
+		e.byShort = append(e.byShort, s)
 	}
+	slices.SortStableFunc(e.byShort, func(a, b int) int { return cmp.Compare(e.shapes[a].short, e.shapes[b].short) })
+	e.inOrder = make([]orderMark, len(e.shapes))
 	return e, nil
 }
 
