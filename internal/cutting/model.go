@@ -119,9 +119,10 @@ type Problem struct {
 	// default proportional to the number of parts. The search is
 	// deterministic for a given effort.
 	Effort int64 `json:"effort,omitempty"`
-	// Runs bounds how many times the search runs on a short list, each
-	// from random numbers of its own with the whole effort, while its
-	// best is above the lower bound: 0 is the default (up to 4), 1 a
+	// Runs bounds how many times the search runs on a short list (at
+	// most 100 parts), each from random numbers of its own, while its
+	// best is above the lower bound: four with the whole effort, then a
+	// fifth with eight times as much. 0 is the default (up to 5), 1 a
 	// single run, for an estimate that needs no more.
 	Runs int `json:"runs,omitempty"`
 	// TimeLimit stops the search early when it takes longer (0: a minute).

@@ -9,11 +9,11 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 )
 
-// Effort per part by default, in placements tried: at most about a second
-// of CPU a run for a hundred parts on this project's bench machine (most
-// lists stop sooner, at their lower bound; a short list above it runs up
-// to searchRuns times), and a budget that grows with the list; the cap
-// keeps a week's list (2,000 parts) at about six seconds.
+// Effort per part by default, in placements tried: about half a second of
+// CPU a run for a hundred parts on this project's bench machine (most lists
+// stop sooner, at their lower bound; a short list above it runs up to
+// searchRuns times), and a budget that grows with the list; the cap keeps a
+// week's list (2,000 parts) at about five seconds.
 const (
 	// DefaultEffortPerPart is the effort per part a problem gets when it
 	// sets none.
@@ -27,10 +27,15 @@ const (
 	// layout it cannot leave, another from other random numbers may not.
 	// A longer list runs once: four runs of a week's list would take
 	// half a minute.
-	searchRuns = 4
+	searchRuns = len(runEfforts)
 	runsUpTo   = 100
 	timeLimit  = time.Minute
 )
+
+// runEfforts is the effort of each run of a short list, as a multiple of
+// the problem's: four short runs, which settle most lists that their bound
+// does not stop, then a long one for the few still above it.
+var runEfforts = [...]int64{1, 1, 1, 1, 8}
 
 // Effort is the search's effort for a list of parts at perPart
 // placements each, capped so that a week's list stays at seconds.
@@ -169,8 +174,8 @@ func (e *engine) counts() []int {
 }
 
 // search runs the whole search (up to searchRuns times on a short list),
-// each run from random numbers of its own with the effort of one, while
-// the best layout is above the lower bound, and keeps the best layout.
+// each run from random numbers of its own with its runEfforts, while the
+// best layout is above the lower bound, and keeps the best layout.
 func (e *engine) search(p *Problem) *solution {
 	runs := 1
 	if e.parts() <= runsUpTo {
@@ -209,6 +214,9 @@ func (e *engine) searchRun(p *Problem, run int, lb int, deadline time.Time) *sol
 	effort := p.Effort
 	if effort <= 0 {
 		effort = Effort(parts, DefaultEffortPerPart)
+	}
+	if run < len(runEfforts) {
+		effort *= runEfforts[run]
 	}
 	effort += e.work // each run its own
 	calls := 0
