@@ -158,7 +158,7 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 		}
 		f := sh.free[r]
 		fShort, fLong := min(f.w, f.h), max(f.w, f.h)
-		fw, fh := int32(f.w), int32(f.h)
+		fw, fh := int32(f.w), int32(f.h) //nolint:gosec // sizes are in engine units, far below 2³¹
 		bi, bk := -1, 0
 		var ba, bb int64
 		var bp int32

@@ -2,6 +2,7 @@ package cutting
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -216,7 +217,7 @@ func (e *engine) searchRun(p *Problem, run int, lb int, deadline time.Time) *sol
 		effort = Effort(parts, DefaultEffortPerPart)
 	}
 	if run < len(runEfforts) {
-		effort *= runEfforts[run]
+		effort = min(effort, math.MaxInt64/64) * runEfforts[run] // an effort given as large as it goes stays one
 	}
 	effort += e.work // each run its own
 	calls := 0
