@@ -41,6 +41,8 @@ type filler struct {
 	bestLeft  []int   // what the fullest fill left
 	same      []int   // per variant, the first of the variants equal to it
 	work      []int64 // per variant, the work its fill counted in this order
+	live      []liveShape
+	liveWork  int64 // the shapes live for every variant of an order (liveList)
 }
 
 // fullest fills a sheet of format fi from from (copies left per shape) in
@@ -70,6 +72,9 @@ func (f *filler) fullestFrom(base *sheetLayout, fi int, from []int, orders [][]i
 	}
 	f.work = append(f.work[:0], make([]int64, len(variants))...)
 	for _, order := range orders {
+		// the shapes a rectangle-first fill tries, the same for every
+		// variant of this order: listed once
+		listed := false
 		for j, v := range variants {
 			if i := f.same[j]; i != j {
 				f.e.work += f.work[i]
@@ -78,12 +83,21 @@ func (f *filler) fullestFrom(base *sheetLayout, fi int, from []int, orders [][]i
 			before := f.e.work
 			copy(f.scratch, from)
 			if base == nil {
-				f.e.fillSheet(&f.try, fi, f.scratch, order, v)
+				f.e.resetSheet(&f.try, fi)
 			} else {
 				f.try.format, f.try.used = base.format, base.used
 				f.try.free = append(f.try.free[:0], base.free...)
 				f.try.parts = append(f.try.parts[:0], base.parts...)
-				f.e.fillMore(&f.try, f.scratch, order, v)
+			}
+			if v.rectFirst {
+				if !listed {
+					f.live, f.liveWork = f.e.liveList(f.live[:0], from, order)
+					listed = true
+				}
+				f.e.live = append(f.e.live[:0], f.live...)
+				f.e.fillRects(&f.try, f.scratch, f.e.live, f.liveWork, v)
+			} else {
+				f.e.fillParts(&f.try, f.scratch, order, v)
 			}
 			if f.try.used > f.best.used {
 				f.try, f.best = f.best, f.try
@@ -111,38 +125,57 @@ func (e *engine) fillSheet(sh *sheetLayout, fi int, left []int, order []int, v f
 // fillMore fills sh's free rectangles from left, trying shapes in order.
 func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVariant) {
 	if !v.rectFirst {
-		for _, s := range order {
-			for left[s] > 0 {
-				ri, o, _, _, ok := e.bestRect(sh, s, v.fit)
-				if !ok {
-					break
-				}
-				e.place(sh, ri, s, o, v.split)
-				left[s]--
-			}
-		}
+		e.fillParts(sh, left, order, v)
 		return
 	}
-	// the shapes of order with copies left, each with its sizes at hand
-	// and its place in order, the shortest short side first (so that the
-	// search for a rectangle's part stops at the first too wide): a shape
-	// leaves the list when its last copy is placed
+	live, work := e.liveList(e.live[:0], left, order)
+	e.fillRects(sh, left, live, work, v)
+	e.live = live[:0]
+}
+
+// fillParts fills sh part by part, each shape of order in turn, each copy
+// where it fits best by the variant's rule.
+func (e *engine) fillParts(sh *sheetLayout, left []int, order []int, v fillVariant) {
+	for _, s := range order {
+		for left[s] > 0 {
+			ri, o, _, _, ok := e.bestRect(sh, s, v.fit)
+			if !ok {
+				break
+			}
+			e.place(sh, ri, s, o, v.split)
+			left[s]--
+		}
+	}
+}
+
+// liveList appends to dst the shapes of order with copies in left, each
+// with its sizes at hand and its place in order, the shortest short side
+// first (so that fillRects's search for a rectangle's part stops at the
+// first too wide), and returns it with the work a rectangle's search
+// counts: a try per shape and per orientation of each.
+func (e *engine) liveList(dst []liveShape, left []int, order []int) ([]liveShape, int64) {
 	e.stamp++
 	for i, s := range order {
 		if e.inOrder[s].stamp != e.stamp { // its first place, should it have two
 			e.inOrder[s] = orderMark{stamp: e.stamp, pos: int32(i)} //nolint:gosec // a list of shapes is far below 2³¹
 		}
 	}
-	live := e.live[:0]
-	var liveWork int64 // a try per shape and per orientation of each shape live
+	var work int64
 	for _, s := range e.byShort {
 		if m := e.inOrder[s]; m.stamp == e.stamp && left[s] > 0 {
 			ls := e.liveShapes[s]
 			ls.pos = m.pos
-			live = append(live, ls)
-			liveWork += 1 + int64(e.shapes[s].nOrient())
+			dst = append(dst, ls)
+			work += 1 + int64(e.shapes[s].nOrient())
 		}
 	}
+	return dst, work
+}
+
+// fillRects fills sh rectangle by rectangle (the smallest or the lowest
+// first, as the variant says), each with the best of the shapes of live
+// (liveList's, with its work) that fits it; live is used up.
+func (e *engine) fillRects(sh *sheetLayout, left []int, live []liveShape, liveWork int64, v fillVariant) {
 	anyStage := e.stages == 0
 	for len(sh.free) > 0 && len(live) > 0 {
 		r := 0
@@ -202,7 +235,6 @@ func (e *engine) fillMore(sh *sheetLayout, left []int, order []int, v fillVarian
 	}
 	// with no part left, no free rectangle takes one
 	sh.free = sh.free[:0]
-	e.live = live[:0]
 }
 
 // orderMark marks a shape in the order a fill tries (stamp: the fill's).
