@@ -41,8 +41,10 @@ type filler struct {
 	bestLeft  []int   // what the fullest fill left
 	same      []int   // per variant, the first of the variants equal to it
 	work      []int64 // per variant, the work its fill counted in this order
-	live      []liveShape
-	liveWork  int64 // the shapes live for every variant of an order (liveList)
+	// live and liveWork are the shapes a rectangle-first fill of the
+	// order being tried starts from, and their work (liveList's)
+	live     []liveShape
+	liveWork int64
 }
 
 // fullest fills a sheet of format fi from from (copies left per shape) in
@@ -70,7 +72,7 @@ func (f *filler) fullestFrom(base *sheetLayout, fi int, from []int, orders [][]i
 			}
 		}
 	}
-	f.work = append(f.work[:0], make([]int64, len(variants))...)
+	f.work = slices.Grow(f.work[:0], len(variants))[:len(variants)] // each set in an order before it is read
 	for _, order := range orders {
 		// the shapes a rectangle-first fill tries, the same for every
 		// variant of this order: listed once
