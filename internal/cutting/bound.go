@@ -122,33 +122,29 @@ func spread(fs [][]int64, n int) [][]int64 {
 func (e *engine) dffBound(f formatInfo) int {
 	w, h := f.uw+e.kerf, f.uh+e.kerf
 	// each way of each shape that fits the sheet: its sizes with the kerf,
-	// as indexes into the sizes that occur along each side
+	// then as indexes into the sizes that occur along each side
 	type way struct{ x, y int }
-	var xs, ys []int
-	for _, s := range e.shapes {
-		for _, o := range s.os {
-			if o.dx <= f.uw && o.dy <= f.uh {
-				xs, ys = append(xs, o.dx+e.kerf), append(ys, o.dy+e.kerf)
-			}
-		}
-	}
-	if len(xs) == 0 {
-		return 0
-	}
-	xs, ys = sortedSizes(append(xs, w)), sortedSizes(append(ys, h))
 	ways := make([][]way, len(e.shapes))
+	var xs, ys []int
+	nways := 0
 	for i, s := range e.shapes {
 		for _, o := range s.os {
 			if o.dx <= f.uw && o.dy <= f.uh {
-				ix, _ := slices.BinarySearch(xs, o.dx+e.kerf)
-				iy, _ := slices.BinarySearch(ys, o.dy+e.kerf)
-				ways[i] = append(ways[i], way{ix, iy})
+				ways[i] = append(ways[i], way{o.dx + e.kerf, o.dy + e.kerf})
+				xs, ys = append(xs, o.dx+e.kerf), append(ys, o.dy+e.kerf)
+				nways++
 			}
 		}
 	}
-	nways := 0
+	if nways == 0 {
+		return 0
+	}
+	xs, ys = sortedSizes(append(xs, w)), sortedSizes(append(ys, h))
 	for _, ws := range ways {
-		nways += len(ws)
+		for j, wy := range ws {
+			ws[j].x, _ = slices.BinarySearch(xs, wy.x)
+			ws[j].y, _ = slices.BinarySearch(ys, wy.y)
+		}
 	}
 	per := dffPerSide(nways)
 	fx, fy := spread(dualFeasible(xs, w), per), spread(dualFeasible(ys, h), per)

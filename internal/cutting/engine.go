@@ -35,9 +35,6 @@ type shape struct {
 	instances   []int // index of the part of each copy
 }
 
-// nOrient is how many ways round the shape may be placed (1 or 2).
-func (s *shape) nOrient() int { return len(s.os) }
-
 // Cut directions inside the engine.
 const (
 	dirNone int8 = iota

@@ -168,7 +168,7 @@ func (e *engine) liveList(dst []liveShape, left []int, order []int) ([]liveShape
 			ls := e.liveShapes[s]
 			ls.pos = m.pos
 			dst = append(dst, ls)
-			work += 1 + int64(e.shapes[s].nOrient())
+			work += 1 + int64(ls.n)
 		}
 	}
 	return dst, work
@@ -231,8 +231,8 @@ func (e *engine) fillRects(sh *sheetLayout, left []int, live []liveShape, liveWo
 		e.place(sh, r, bs, e.shapes[bs].os[bk], v.split)
 		left[bs]--
 		if left[bs] == 0 {
+			liveWork -= 1 + int64(live[bi].n)
 			live = append(live[:bi], live[bi+1:]...)
-			liveWork -= 1 + int64(e.shapes[bs].nOrient())
 		}
 	}
 	// with no part left, no free rectangle takes one

@@ -14,7 +14,7 @@ import (
 // CPU a run for a hundred parts on this project's bench machine (most lists
 // stop sooner, at their lower bound; a short list above it runs up to
 // searchRuns times), and a budget that grows with the list; the cap keeps a
-// week's list (2,000 parts) at about five seconds.
+// week's list (2,000 parts) at a few seconds.
 const (
 	// DefaultEffortPerPart is the effort per part a problem gets when it
 	// sets none.
@@ -217,7 +217,7 @@ func (e *engine) searchRun(p *Problem, run int, lb int, deadline time.Time) *sol
 		effort = Effort(parts, DefaultEffortPerPart)
 	}
 	if run < len(runEfforts) {
-		effort = min(effort, math.MaxInt64/64) * runEfforts[run] // an effort given as large as it goes stays one
+		effort = min(effort, math.MaxInt64/64) * runEfforts[run] // a huge effort given stays huge, never negative
 	}
 	effort += e.work // each run its own
 	calls := 0

@@ -15,13 +15,7 @@ import (
 // the first run and 7 (its bound) after the runs that follow.
 func TestSearch_ShortListRunsAgain(t *testing.T) {
 	t.Parallel()
-	p := StandardInstance(2, 40, 9)
-	// The effort bounds the search, not the clock: the default minute cut
-	// the runs short once beside stress-ng (8 sheets).
-	p.TimeLimit = time.Hour
-	e, err := newEngine(&p)
-	require.NoError(t, err)
-	lb := e.lowerBound()
+	p, e, lb := standardBounded(t, 2, 40, 9)
 	first := e.searchRun(&p, 0, lb, time.Now().Add(time.Minute))
 	require.NotNil(t, first)
 	require.Greater(t, e.cost(first).sheets, lb, "the first run stays above the bound")
@@ -50,11 +44,7 @@ func TestSearch_ShortListRunsAgain(t *testing.T) {
 // bound) after the fifth, with eight times the effort.
 func TestSearch_LongLastRun(t *testing.T) {
 	t.Parallel()
-	p := StandardInstance(6, 40, 4)
-	p.TimeLimit = time.Hour
-	e, err := newEngine(&p)
-	require.NoError(t, err)
-	lb := e.lowerBound()
+	p, _, lb := standardBounded(t, 6, 40, 4)
 
 	p.Runs = searchRuns - 1
 	short, err := Optimise(p)
@@ -66,4 +56,16 @@ func TestSearch_LongLastRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, lb, plan.Totals.Sheets, "the long run reaches it")
 	checkPlan(t, p, plan)
+}
+
+// standardBounded is standard instance k of class c with n items, its
+// search bounded by its effort alone (the default minute cut the runs
+// short once beside stress-ng), its engine and its lower bound.
+func standardBounded(t *testing.T, c, n, k int) (Problem, *engine, int) {
+	t.Helper()
+	p := StandardInstance(c, n, k)
+	p.TimeLimit = time.Hour
+	e, err := newEngine(&p)
+	require.NoError(t, err)
+	return p, e, e.lowerBound()
 }
