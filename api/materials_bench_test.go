@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/app/apptest"
+	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
 )
@@ -55,10 +57,13 @@ edge_l1, edge_l2, edge_w1, edging, code) VALUES `+strings.Join(values, ", "), ar
 			if err != nil {
 				return err
 			}
-			err = tx.Exec(`INSERT INTO plan_operations (prod_order_id, item_id, unit, part_id, seq, name, work_center_id, scope, minutes, status, start_day, start_min, end_day, end_min)
-SELECT prod_order_id, item_id, 1, id, s, 'оп', 1, 'part', 3, 'pending', '2026-12-07', 0, '2026-12-07', 3
+			err = tx.Exec(`INSERT INTO plan_operations (prod_order_id, item_id, unit, part_id, seq, name, work_center_id, scope, minutes, status)
+SELECT prod_order_id, item_id, 1, id, s, 'оп', 1, 'part', 3, 'pending'
 FROM plan_parts, generate_series(1, 3) AS s WHERE prod_order_id = ?`, o).Error
 			if err != nil {
+				return err
+			}
+			if err := scheduleOnDay(tx, o, "2026-12-07"); err != nil {
 				return err
 			}
 			if err := tx.Exec(`INSERT INTO plan_backlog (item_id, order_id, sku, qty, due_date, received_at, event_id, options)
@@ -94,4 +99,21 @@ VALUES (?, ?, 'TMB-PRIK-450', 2, ?, now(), 1, '{"корпус": "LDSP16-SONOMA"}
 			b.ReportMetric(float64(took[(len(took)*99)/100].Microseconds())/1000, "p99-ms")
 		})
 	}
+}
+
+// scheduleOnDay stores production order id's schedule: each of its
+// operations planned on the day from the start of its capacity.
+func scheduleOnDay(tx *gorm.DB, id int, day string) error {
+	d, err := database.ParseDate(day)
+	if err != nil {
+		return err
+	}
+	var ops []plan.Operation
+	if err := tx.Where("prod_order_id = ?", id).Find(&ops).Error; err != nil {
+		return err
+	}
+	for i := range ops {
+		ops[i].StartDay, ops[i].EndDay, ops[i].EndMin = d, d, ops[i].Minutes
+	}
+	return plan.StoreSchedules(context.Background(), tx, ops)
 }

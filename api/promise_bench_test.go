@@ -80,15 +80,18 @@ VALUES (?, 'launched', 1, 'Корпус ЛДСП (типовой)', ?, ?, ?, ?, 
 			if err != nil {
 				return err
 			}
-			err = tx.Exec(`INSERT INTO plan_operations (prod_order_id, item_id, unit, part_id, seq, name, work_center_id, scope, minutes, status, start_day, start_min, end_day, end_min)
-SELECT prod_order_id, item_id, 1, id, s, 'оп', s, 'part', 2, 'pending', '2026-12-07', 0, '2026-12-07', 2
+			err = tx.Exec(`INSERT INTO plan_operations (prod_order_id, item_id, unit, part_id, seq, name, work_center_id, scope, minutes, status)
+SELECT prod_order_id, item_id, 1, id, s, 'оп', s, 'part', 2, 'pending'
 FROM plan_parts, generate_series(1, 3) AS s WHERE prod_order_id = ?`, o).Error
 			if err != nil {
 				return err
 			}
-			err = tx.Exec(`INSERT INTO plan_operations (prod_order_id, item_id, unit, seq, name, work_center_id, scope, minutes, status, start_day, start_min, end_day, end_min)
-VALUES (?, ?, 1, 4, 'сборка', 4, 'item', 30, 'pending', '2026-12-07', 0, '2026-12-07', 30)`, o, o).Error
+			err = tx.Exec(`INSERT INTO plan_operations (prod_order_id, item_id, unit, seq, name, work_center_id, scope, minutes, status)
+VALUES (?, ?, 1, 4, 'сборка', 4, 'item', 30, 'pending')`, o, o).Error
 			if err != nil {
+				return err
+			}
+			if err := scheduleOnDay(tx, o, "2026-12-07"); err != nil {
 				return err
 			}
 		}

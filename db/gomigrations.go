@@ -17,6 +17,7 @@ func GoMigrations() []*goose.Migration {
 	return []*goose.Migration{
 		goose.NewGoMigration(11, &goose.GoFunc{RunTx: customerSearchUp}, &goose.GoFunc{RunTx: customerSearchDown}),
 		goose.NewGoMigration(34, &goose.GoFunc{RunTx: physicalStockUp}, &goose.GoFunc{RunTx: noDown}),
+		goose.NewGoMigration(55, &goose.GoFunc{RunTx: planSchedulesUp}, &goose.GoFunc{RunTx: planSchedulesDown}),
 	}
 }
 

@@ -283,7 +283,8 @@ VALUES (?, ?, ?, 1, '2027-03-01', now(), 1, '{}')`, id, id, sku).Error
 }
 
 // cloneOrders copies production order id, with its items, parts and
-// operations, copies times, in one statement per table: the copies' ids
+// operations, copies times, in one statement per table (and the copies'
+// schedules, their slots not laid out yet): the copies' ids
 // are the original's plus a multiple of 1,000 (the original, the first
 // order launched, has fewer parts and operations than that).
 func cloneOrders(ctx context.Context, db *gorm.DB, id int64, copies int) error {
@@ -321,6 +322,15 @@ func cloneOrders(ctx context.Context, db *gorm.DB, id int64, copies int) error {
 		if err := db.WithContext(ctx).Exec(fmt.Sprintf("SELECT setval(pg_get_serial_sequence('%s', 'id'), (SELECT max(id) FROM %s))", table, table)).Error; err != nil {
 			return err
 		}
+	}
+	// The copies' schedules: their operations, which the re-plan that
+	// follows lays out.
+	var ops []plan.Operation
+	if err := db.WithContext(ctx).Where("prod_order_id > ?", id).Find(&ops).Error; err != nil {
+		return err
+	}
+	if err := plan.StoreSchedules(ctx, db, ops); err != nil {
+		return err
 	}
 	return db.WithContext(ctx).Exec("ANALYZE").Error
 }

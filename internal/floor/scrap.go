@@ -247,7 +247,12 @@ func (s *Service) scrap(ctx context.Context, tx *gorm.DB, o plan.ProdOrder, part
 	if !scrapped {
 		return out, apperr.Conflict("part %s changed at the same time; read it again", part.Code)
 	}
-	if err := dropOpenOperationsOfPart(ctx, tx, part.ID); err != nil {
+	// The re-cut's operations take the slots of the part's (read before
+	// those not done leave its order's schedule).
+	if err := plan.FillSlots(ctx, tx, ops); err != nil {
+		return out, err
+	}
+	if err := dropOpenOperationsOfPart(ctx, tx, o.ID, part.ID); err != nil {
 		return out, err
 	}
 	used, err := s.scrapBooking(ctx, tx, o, part, ops, at)

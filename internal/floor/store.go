@@ -109,11 +109,16 @@ func operationOf(ctx context.Context, tx *gorm.DB, orderID, opID int64) (op plan
 	return op, err == nil, err
 }
 
-// operationByID returns the operation with the id as it is now.
+// operationByID returns the operation with the id as it is now, with its
+// planned slot.
 func operationByID(ctx context.Context, tx *gorm.DB, opID int64) (plan.Operation, error) {
 	var op plan.Operation
-	err := tx.WithContext(ctx).First(&op, opID).Error
-	return op, err
+	if err := tx.WithContext(ctx).First(&op, opID).Error; err != nil {
+		return op, err
+	}
+	ops := []plan.Operation{op}
+	err := plan.FillSlots(ctx, tx, ops)
+	return ops[0], err
 }
 
 // nextOpenStep returns the route step of the first operation not done of

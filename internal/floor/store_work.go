@@ -117,9 +117,10 @@ func releaseItem(ctx context.Context, tx *gorm.DB, orderID int64, q contracts.Cl
 		Updates(map[string]any{"released": true, "made_qty": q.Made, "returned_qty": q.Returned, "written_off_qty": q.WrittenOff}).Error
 }
 
-// dropOpenOperations deletes the order's operations not done.
+// dropOpenOperations deletes the order's operations not done (and so
+// from its schedule).
 func dropOpenOperations(ctx context.Context, tx *gorm.DB, orderID int64) error {
-	return tx.WithContext(ctx).Where("prod_order_id = ? AND status <> ?", orderID, plan.OpDone).Delete(&plan.Operation{}).Error
+	return plan.DeleteOperations(ctx, tx, orderID, "status <> ?", plan.OpDone)
 }
 
 // releaseParts sets what the order's parts need of their boards to nothing,
@@ -247,9 +248,10 @@ func markScrapped(ctx context.Context, tx *gorm.DB, partID int64, seq int, reaso
 	return res.RowsAffected == 1, res.Error
 }
 
-// dropOpenOperationsOfPart deletes the part's operations not done.
-func dropOpenOperationsOfPart(ctx context.Context, tx *gorm.DB, partID int64) error {
-	return tx.WithContext(ctx).Where("part_id = ? AND status <> ?", partID, plan.OpDone).Delete(&plan.Operation{}).Error
+// dropOpenOperationsOfPart deletes the operations not done of the part,
+// of production order orderID (and so from its schedule).
+func dropOpenOperationsOfPart(ctx context.Context, tx *gorm.DB, orderID, partID int64) error {
+	return plan.DeleteOperations(ctx, tx, orderID, "part_id = ? AND status <> ?", partID, plan.OpDone)
 }
 
 // insertPart adds the part, its id the database's; a code taken already is
@@ -258,12 +260,10 @@ func insertPart(ctx context.Context, tx *gorm.DB, p *plan.Part) error {
 	return tx.WithContext(ctx).Omit("ID").Create(p).Error
 }
 
-// insertOperations adds the operations, their ids the database's.
+// insertOperations adds the operations, their ids the database's, to
+// plan_operations and their orders' schedules, with the slots they carry.
 func insertOperations(ctx context.Context, tx *gorm.DB, ops []plan.Operation) error {
-	if len(ops) == 0 {
-		return nil
-	}
-	return tx.WithContext(ctx).Omit("ID").Create(&ops).Error
+	return plan.AddOperations(ctx, tx, ops)
 }
 
 // waitingRecuts returns the re-cuts of launched and in-progress orders whose

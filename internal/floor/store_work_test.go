@@ -143,6 +143,7 @@ func TestStore_Work(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, []int64{cut[0].ID}, []int64{ops[0].ID}, "only what was done stays")
 				require.Len(t, ops, 1)
+				require.NoError(t, plan.VerifySchedules(ctx, db), "the operations dropped left the order's schedule")
 
 				it := l.order.Items[0]
 				require.NoError(t, releaseItem(ctx, db, l.order.ID, contracts.ClosedQuantities{ItemID: it.ItemID, Made: 1, Returned: 1}))
@@ -213,6 +214,8 @@ func TestStore_Work(t *testing.T) {
 				require.Nil(t, missing)
 				ops, err := partOperations(ctx, db, p.ID)
 				require.NoError(t, err)
+				require.NoError(t, plan.FillSlots(ctx, db, ops))
+				require.False(t, ops[0].EndDay.IsZero(), "an operation's slot is its order's schedule's")
 				require.True(t, slices.IsSortedFunc(ops, func(a, b plan.Operation) int { return a.Seq - b.Seq }))
 				setDone(t, db, ops[0])
 				scrapped, err := markScrapped(ctx, db, p.ID, ops[1].Seq, "chipped", "скол", &events.Actor{ID: 2, Name: "оператор"})
@@ -226,7 +229,7 @@ func TestStore_Work(t *testing.T) {
 				require.Equal(t, plan.PartScrapped, got.Status)
 				require.Equal(t, ops[1].Seq, *got.ScrapSeq)
 				require.Equal(t, "оператор", *got.ScrappedBy)
-				require.NoError(t, dropOpenOperationsOfPart(ctx, db, p.ID))
+				require.NoError(t, dropOpenOperationsOfPart(ctx, db, l.order.ID, p.ID))
 				left, err := partOperations(ctx, db, p.ID)
 				require.NoError(t, err)
 				require.Equal(t, []int64{ops[0].ID}, []int64{left[0].ID})
@@ -245,6 +248,9 @@ func TestStore_Work(t *testing.T) {
 				ops, err = partOperations(ctx, db, recut.ID)
 				require.NoError(t, err)
 				require.Len(t, ops, 2)
+				require.NoError(t, plan.VerifySchedules(ctx, db), "the re-cut's operations joined the order's schedule")
+				require.NoError(t, plan.FillSlots(ctx, db, ops))
+				require.Equal(t, again[0].EndDay, ops[0].EndDay, "with the slots they were given")
 
 				codes, err := recutsOf(ctx, db, []int64{p.ID, l.parts[0].ID})
 				require.NoError(t, err)

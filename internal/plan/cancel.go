@@ -12,7 +12,6 @@ import (
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
-	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/stock"
 )
 
@@ -99,7 +98,7 @@ func (s *Service) cancelEmptied(ctx context.Context, tx *gorm.DB, o ProdOrder) e
 // ETA follows it unless a planner gave one); the event says what the order
 // still needs of each material, for its reservations to come down to it.
 func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, orderID int64, items []int64) error {
-	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&Operation{}).Error; err != nil {
+	if err := DeleteOperations(ctx, tx, o.ID, "item_id IN ?", items); err != nil {
 		return err
 	}
 	if err := tx.Where("prod_order_id = ? AND item_id IN ?", o.ID, items).Delete(&Part{}).Error; err != nil {
@@ -122,12 +121,12 @@ func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, ord
 		return err
 	}
 	planned := o.PlannedETA
-	var last struct{ EndDay database.Date }
-	if err := database.Scan(tx.Model(&Operation{}).Select("max(end_day) AS end_day").Where("prod_order_id = ?", o.ID), &last); err != nil {
+	scheds, err := schedulesOf(ctx, tx, []int64{o.ID})
+	if err != nil {
 		return err
 	}
-	if !last.EndDay.IsZero() {
-		planned = last.EndDay
+	if _, last := spanOf(scheds[o.ID]); !last.IsZero() {
+		planned = last
 	}
 	eta := o.ETA
 	if !o.ETAGiven {
@@ -144,7 +143,7 @@ func (s *Service) removeItems(ctx context.Context, tx *gorm.DB, o ProdOrder, ord
 			remaining = append(remaining, it.ItemID)
 		}
 	}
-	err := events.Add(ctx, tx, contracts.ProdOrderItemsReleased.New(o.ID, contracts.ProdOrderItemsReleasedPayload{
+	err = events.Add(ctx, tx, contracts.ProdOrderItemsReleased.New(o.ID, contracts.ProdOrderItemsReleasedPayload{
 		ProdOrderID: o.ID, OrderID: orderID, Items: items, Remaining: remaining, PartsCount: int(parts), OpsCount: int(ops), ETA: eta.String()}))
 	if err != nil {
 		return err

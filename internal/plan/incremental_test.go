@@ -1,9 +1,11 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,8 +18,8 @@ import (
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
-// planSnapshot is the whole schedule: every live operation's slot and every
-// live order's planned and promised ETA.
+// planSnapshot is the whole schedule: the slot of every operation of the
+// live orders and every live order's planned and promised ETA.
 type planSnapshot struct {
 	Ops    []string
 	Orders []string
@@ -25,14 +27,14 @@ type planSnapshot struct {
 
 func snapshotPlan(t *testing.T, db *gorm.DB) planSnapshot {
 	t.Helper()
-	var ops []struct {
-		ID               int64
-		StartDay, EndDay database.Date
-		StartMin, EndMin float64
+	require.NoError(t, VerifySchedules(context.Background(), db))
+	scheds, _, err := liveSchedules(context.Background(), db, "1 = 1")
+	require.NoError(t, err)
+	var ops []liveOp
+	for _, s := range scheds {
+		ops = append(ops, s...)
 	}
-	require.NoError(t, database.Scan(db.Table("plan_operations").Select("plan_operations.id, start_day, start_min, end_day, end_min").
-		Joins("JOIN plan_prod_orders o ON o.id = plan_operations.prod_order_id").Where("o.status IN ?", []string{StatusLaunched, StatusInProgress}).
-		Order("plan_operations.id"), &ops))
+	slices.SortFunc(ops, func(a, b liveOp) int { return cmp.Compare(a.ID, b.ID) })
 	var orders []struct {
 		ID              int64
 		Priority        int
@@ -42,7 +44,9 @@ func snapshotPlan(t *testing.T, db *gorm.DB) planSnapshot {
 		Where("status IN ?", []string{StatusLaunched, StatusInProgress}).Order("id"), &orders))
 	var out planSnapshot
 	for _, o := range ops {
-		out.Ops = append(out.Ops, fmt.Sprintf("op %d: %s %.6f – %s %.6f", o.ID, o.StartDay, o.StartMin, o.EndDay, o.EndMin))
+		sl := slotOfBlob(o.Slot)
+		out.Ops = append(out.Ops, fmt.Sprintf("op %d: %s %.6f – %s %.6f", o.ID, sl.Start.Day.Format(time.DateOnly), sl.Start.Min,
+			sl.End.Day.Format(time.DateOnly), sl.End.Min))
 	}
 	for _, o := range orders {
 		out.Orders = append(out.Orders, fmt.Sprintf("order %d (priority %d): eta %s, planned %s", o.ID, o.Priority, o.ETA, o.PlannedETA))

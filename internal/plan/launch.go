@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -322,16 +323,15 @@ func (l *launching) store(ctx context.Context, tx *gorm.DB) error {
 		if p := x.opPart[i]; p >= 0 {
 			op.PartID = &x.parts[p].ID
 		}
-		sl := l.plan.Slots[l.lead+i]
-		op.StartDay, op.StartMin = database.DateOf(sl.Start.Day), sl.Start.Min
-		op.EndDay, op.EndMin = database.DateOf(sl.End.Day), sl.End.Min
+		setSlot(op, l.plan.Slots[l.lead+i])
 	}
-	if len(x.ops) > 0 {
-		if err := tx.Omit("ID", "StartedAt", "CompletedAt").CreateInBatches(&x.ops, insertBatch).Error; err != nil {
-			return err
-		}
+	if len(x.ops) == 0 {
+		return nil
 	}
-	return nil
+	if err := tx.Omit("ID", "StartedAt", "CompletedAt").CreateInBatches(&x.ops, insertBatch).Error; err != nil {
+		return err
+	}
+	return StoreSchedules(ctx, tx, x.ops)
 }
 
 // takeFromBacklog deletes the items' backlog rows: ECONFLICT when one left
@@ -588,7 +588,7 @@ func explode(backlog []BacklogItem, products map[string]catalog.Product, route c
 // problem gathers what Schedule needs besides the new tasks: the centres, now,
 // and the work already launched that stays where it is (the live production
 // orders that the condition on plan_prod_orders, with its args, selects),
-// summed up by the database. Every operation not done of those orders is
+// summed up from their schedules. Every operation not done of those orders is
 // load: on the day it ends, up to its end minute; on the days before, when it
 // spans days, the whole day. Operations planned to end before today
 // (overdue) are placed again from now, ahead of the new work, as one task
@@ -596,42 +596,57 @@ func explode(backlog []BacklogItem, products map[string]catalog.Product, route c
 func (s *Service) problem(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, fixed string, args ...any) (Problem, error) {
 	today := now.Today
 	p := Problem{Today: today, Now: now.Minute, Centers: centersOf(wcs)}
-	// One pass over the operations (a launch in a big factory reads
-	// 100,000 of them under the plan lock), grouped by centre and days.
-	var groups []struct {
-		WorkCenterID int64
-		StartDay     database.Date
-		EndDay       database.Date
-		Level        float64
-		Minutes      float64
-	}
-	err := database.Scan(tx.WithContext(ctx).Model(&Operation{}).
-		Select("plan_operations.work_center_id, plan_operations.start_day, plan_operations.end_day, "+
-			"max(plan_operations.end_min) AS level, sum(plan_operations.minutes) AS minutes").
-		Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
-		Where("plan_operations.status <> ? AND plan_prod_orders.status IN ?", OpDone, []string{StatusLaunched, StatusInProgress}).
-		Where(fixed, args...).
-		Group("plan_operations.work_center_id, plan_operations.start_day, plan_operations.end_day").
-		Order("plan_operations.work_center_id, plan_operations.start_day, plan_operations.end_day"), &groups)
+	// One pass over the schedules (a launch in a big factory reads 100,000
+	// operations under the plan lock), grouped by centre and days.
+	scheds, done, err := liveSchedules(ctx, tx, fixed, args...)
 	if err != nil {
 		return p, err
 	}
+	type span struct {
+		center     int64
+		start, end int64 // days from 1970-01-01 (schedblob.NoDay: none)
+	}
+	type group struct {
+		startDay, endDay time.Time
+		level, minutes   float64
+	}
+	groups := map[span]*group{}
+	for _, ops := range scheds {
+		for _, op := range ops {
+			if done[op.ID] {
+				continue
+			}
+			k := span{center: op.WorkCenterID, start: op.Slot.StartDay, end: op.Slot.EndDay}
+			g := groups[k]
+			if g == nil {
+				sl := slotOfBlob(op.Slot)
+				g = &group{startDay: sl.Start.Day, endDay: sl.End.Day, level: op.Slot.EndMin}
+				groups[k] = g
+			}
+			g.level = max(g.level, op.Slot.EndMin)
+			g.minutes += op.Minutes
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(groups), func(a, b span) int {
+		return cmp.Or(cmp.Compare(a.center, b.center), cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end))
+	})
 	overdue := map[int64]float64{}
-	for _, g := range groups {
-		c, ok := p.Centers[g.WorkCenterID]
-		if g.EndDay.Before(today) {
+	for _, k := range keys {
+		g := groups[k]
+		c, ok := p.Centers[k.center]
+		if g.endDay.Before(today) {
 			if ok {
-				overdue[g.WorkCenterID] += g.Minutes
+				overdue[k.center] += g.minutes
 			}
 			continue
 		}
-		p.Load = append(p.Load, Booking{Center: g.WorkCenterID, Day: g.EndDay.Time, Level: g.Level})
-		if !ok || g.StartDay.IsZero() {
+		p.Load = append(p.Load, Booking{Center: k.center, Day: g.endDay, Level: g.level})
+		if !ok || g.startDay.IsZero() {
 			continue
 		}
-		for d := g.StartDay.Time; d.Before(g.EndDay.Time); d = d.AddDate(0, 0, 1) {
+		for d := g.startDay; d.Before(g.endDay); d = d.AddDate(0, 0, 1) {
 			if !d.Before(today) && c.Works(d) {
-				p.Load = append(p.Load, Booking{Center: g.WorkCenterID, Day: d, Level: c.Capacity})
+				p.Load = append(p.Load, Booking{Center: k.center, Day: d, Level: c.Capacity})
 			}
 		}
 	}

@@ -2,32 +2,21 @@ package plan
 
 import (
 	"cmp"
-	"context"
-	"database/sql"
 	"slices"
 
-	"gorm.io/gorm"
-
-	"github.com/tsekh/tsekh/internal/platform/database"
+	"github.com/tsekh/tsekh/internal/plan/schedblob"
 )
 
-// This file is what a re-plan reads of the operations it places again:
-// the few columns the schedule needs, read row by row into a compact
-// value, not the whole operation. A re-plan of everything reads every live
-// operation (100,000 in a big factory), so their reading is most of its
-// time.
+// This file is what a re-plan places again of an order: its operations
+// not done, as its schedule holds them (schedules.go), and the tasks they
+// make for the scheduler.
 
-// liveOp is an operation not done, as a re-plan places it.
+// liveOp is an operation as its order's schedule holds it: what the
+// scheduler needs of it, and its slot.
 type liveOp struct {
-	ID           int64
-	ProdOrderID  int64
-	ItemID       int64
-	PartID       int64 // 0: an item-scope operation
-	Unit         int
-	Seq          int
-	WorkCenterID int64
-	Minutes      float64
-	Slot         Slot // where it is planned now
+	schedblob.Op
+	ProdOrderID int64
+	Slot        schedblob.Slot // where it is planned now, as stored
 }
 
 // precedes is Operation.Precedes for live operations.
@@ -38,83 +27,74 @@ func (op liveOp) precedes(next liveOp) bool {
 	return op.PartID == 0 || next.PartID == 0 || op.PartID == next.PartID
 }
 
-// opsBatch is the production orders whose operations one query reads.
-const opsBatch = 500
-
-// liveOpsOf reads the operations not done of the production orders ids,
-// by order and then seq and id, a batch of orders a query. They are
-// sorted here: PostgreSQL would sort tens of thousands of rows on disk.
-func liveOpsOf(ctx context.Context, tx *gorm.DB, ids []int64) (map[int64][]liveOp, error) {
-	out := make(map[int64][]liveOp, len(ids))
-	for batch := range slices.Chunk(ids, opsBatch) {
-		if err := readLiveOps(ctx, tx, batch, out); err != nil {
-			return nil, err
+// liveOpsOf are the operations not done among each order's scheduled
+// ops, by order and then seq and id. An order none of whose operations is
+// done keeps its slice, sorted so in place.
+func liveOpsOf(scheds map[int64][]liveOp, done map[int64]bool) map[int64][]liveOp {
+	out := make(map[int64][]liveOp, len(scheds))
+	for id, ops := range scheds {
+		live := ops
+		if slices.ContainsFunc(ops, func(op liveOp) bool { return done[op.ID] }) {
+			live = slices.DeleteFunc(slices.Clone(ops), func(op liveOp) bool { return done[op.ID] })
 		}
+		slices.SortFunc(live, func(a, b liveOp) int { return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.ID, b.ID)) })
+		out[id] = live
 	}
-	for _, ops := range out {
-		slices.SortFunc(ops, func(a, b liveOp) int { return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.ID, b.ID)) })
-	}
-	return out, nil
+	return out
 }
 
-func readLiveOps(ctx context.Context, tx *gorm.DB, ids []int64, out map[int64][]liveOp) error {
-	rows, err := tx.WithContext(ctx).Raw(`SELECT id, prod_order_id, item_id, part_id, unit, seq, work_center_id, minutes,
-		start_day, start_min, end_day, end_min FROM plan_operations
-		WHERE prod_order_id IN ? AND status <> ?`, ids, OpDone).Rows()
-	if err != nil {
-		return err
+// appendRemainingTasks appends to tasks the scheduler's tasks for an
+// order's operations not done (sorted by seq, then id), numbered on from
+// len(tasks): each after the operations of the step before it in the route
+// that it waits for (on its part, or of its unit when either is
+// item-scope, as explode plans them). A predecessor that is done is not
+// waited for; the route order the shop floor keeps means that then every
+// earlier one is done too. The tasks' After lists share one array.
+func appendRemainingTasks(tasks []Task, ops []liveOp) []Task {
+	base := len(tasks)
+	for _, op := range ops {
+		tasks = append(tasks, Task{Center: op.WorkCenterID, Minutes: op.Minutes})
 	}
-	defer func() { _ = rows.Close() }()
-	var (
-		op         liveOp
-		part       sql.NullInt64
-		start, end database.Date
-	)
-	for rows.Next() {
-		err := rows.Scan(&op.ID, &op.ProdOrderID, &op.ItemID, &part, &op.Unit, &op.Seq, &op.WorkCenterID, &op.Minutes,
-			&start, &op.Slot.Start.Min, &end, &op.Slot.End.Min)
-		if err != nil {
-			return err
+	// The operations by unit, each unit's in seq order.
+	at := make([]int, len(ops))
+	for i := range at {
+		at[i] = i
+	}
+	byUnit := func(a, b int) int {
+		return cmp.Or(cmp.Compare(ops[a].ItemID, ops[b].ItemID), cmp.Compare(ops[a].Unit, ops[b].Unit))
+	}
+	if !slices.IsSortedFunc(at, byUnit) { // an order of one unit is
+		slices.SortStableFunc(at, byUnit)
+	}
+	var after []int
+	for u := 0; u < len(at); {
+		end := u + 1
+		for end < len(at) && ops[at[end]].ItemID == ops[at[u]].ItemID && ops[at[end]].Unit == ops[at[u]].Unit {
+			end++
 		}
-		op.PartID = part.Int64
-		op.Slot.Start.Day, op.Slot.End.Day = start.Time, end.Time
-		out[op.ProdOrderID] = append(out[op.ProdOrderID], op)
-	}
-	return rows.Err()
-}
-
-// remainingTasks are the scheduler's tasks for an order's operations not
-// done (sorted by seq, then id), numbered from base: each after the
-// operations of the step before it in the route that it waits for (on its
-// part, or of its unit when either is item-scope, as explode plans them).
-// A predecessor that is done is not waited for; the route order the shop
-// floor keeps means that then every earlier one is done too.
-func remainingTasks(ops []liveOp, base int) []Task {
-	tasks := make([]Task, len(ops))
-	units := map[unitKey][]int{} // indices into ops, in seq order
-	for i, op := range ops {
-		tasks[i] = Task{Center: op.WorkCenterID, Minutes: op.Minutes}
-		k := unitKey{op.ItemID, op.Unit}
-		units[k] = append(units[k], i)
-	}
-	for _, at := range units {
-		// A step's operations follow each other in at; each waits for
+		unit := at[u:end]
+		// A step's operations follow each other in unit; each waits for
 		// those of the step before that precede it.
 		var before []int
-		for from := 0; from < len(at); {
+		for from := 0; from < len(unit); {
 			to := from + 1
-			for to < len(at) && ops[at[to]].Seq == ops[at[from]].Seq {
+			for to < len(unit) && ops[unit[to]].Seq == ops[unit[from]].Seq {
 				to++
 			}
-			for _, i := range at[from:to] {
+			for _, i := range unit[from:to] {
+				start := len(after)
 				for _, j := range before {
 					if ops[j].precedes(ops[i]) {
-						tasks[i].After = append(tasks[i].After, base+j)
+						after = append(after, base+j)
 					}
 				}
+				if len(after) > start {
+					tasks[base+i].After = after[start:len(after):len(after)]
+				}
 			}
-			before, from = at[from:to], to
+			before, from = unit[from:to], to
 		}
+		u = end
 	}
 	return tasks
 }

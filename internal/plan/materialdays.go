@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tsekh/tsekh/internal/catalog"
+	"github.com/tsekh/tsekh/internal/plan/schedblob"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
 
@@ -23,21 +24,18 @@ type MaterialStart struct {
 // that step not done yet. A kind whose step is all done (or which the
 // route has not) is left out.
 func (s *Service) ConsumingStarts(ctx context.Context) (map[int64]map[string]MaterialStart, error) {
-	var rows []struct {
-		ProdOrderID  int64
-		Seq          int
-		CutSeq       int
-		BandSeq      int
-		AssembleSeq  int
-		WorkCenterID int64
-		Day          database.Date
+	var orders []struct {
+		ID          int64
+		CutSeq      int
+		BandSeq     int
+		AssembleSeq int
 	}
-	err := database.Scan(s.db.WithContext(ctx).Raw(`SELECT op.prod_order_id, op.seq, o.cut_seq, o.band_seq, o.assemble_seq, op.work_center_id,
-			min(op.start_day) AS day
-		FROM plan_operations op JOIN plan_prod_orders o ON o.id = op.prod_order_id
-		WHERE o.status IN ? AND op.status <> ? AND op.seq IN (o.cut_seq, o.band_seq, o.assemble_seq)
-		GROUP BY op.prod_order_id, op.seq, o.cut_seq, o.band_seq, o.assemble_seq, op.work_center_id`,
-		[]string{StatusLaunched, StatusInProgress}, OpDone), &rows)
+	err := database.Scan(s.db.WithContext(ctx).Model(&ProdOrder{}).Select("id, cut_seq, band_seq, assemble_seq").
+		Where("status IN ?", []string{StatusLaunched, StatusInProgress}), &orders)
+	if err != nil {
+		return nil, err
+	}
+	scheds, done, err := liveSchedules(ctx, s.db, "1 = 1")
 	if err != nil {
 		return nil, err
 	}
@@ -46,24 +44,32 @@ func (s *Service) ConsumingStarts(ctx context.Context) (map[int64]map[string]Mat
 		return nil, err
 	}
 	out := map[int64]map[string]MaterialStart{}
-	for _, r := range rows {
-		var kind string
-		switch r.Seq {
-		case r.CutSeq:
-			kind = catalog.KindBoard
-		case r.BandSeq:
-			kind = catalog.KindBand
-		default:
-			kind = catalog.KindFitting
+	for _, o := range orders {
+		for _, op := range scheds[o.ID] {
+			if done[op.ID] || op.Slot.StartDay == schedblob.NoDay {
+				continue
+			}
+			var kind string
+			switch op.Seq {
+			case o.CutSeq:
+				kind = catalog.KindBoard
+			case o.BandSeq:
+				kind = catalog.KindBand
+			case o.AssembleSeq:
+				kind = catalog.KindFitting
+			default:
+				continue
+			}
+			if out[o.ID] == nil {
+				out[o.ID] = map[string]MaterialStart{}
+			}
+			day := slotOfBlob(op.Slot).Start.Day
+			if have, ok := out[o.ID][kind]; ok && !day.Before(have.Day) {
+				continue
+			}
+			wc := wcs[op.WorkCenterID]
+			out[o.ID][kind] = MaterialStart{Day: day, Weekdays: wc.Calendar.Weekdays, Holidays: wc.Calendar.Holidays}
 		}
-		if out[r.ProdOrderID] == nil {
-			out[r.ProdOrderID] = map[string]MaterialStart{}
-		}
-		if have, ok := out[r.ProdOrderID][kind]; ok && !r.Day.Before(have.Day) {
-			continue
-		}
-		wc := wcs[r.WorkCenterID]
-		out[r.ProdOrderID][kind] = MaterialStart{Day: r.Day.Time, Weekdays: wc.Calendar.Weekdays, Holidays: wc.Calendar.Holidays}
 	}
 	return out, nil
 }

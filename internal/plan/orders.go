@@ -230,7 +230,9 @@ func (Part) TableName() string { return "plan_parts" }
 
 // Operation is one operation to do: a part-scope route operation on a
 // physical part, or an item-scope one on a unit, with its planned slot (from
-// minute StartMin of StartDay's capacity to minute EndMin of EndDay's).
+// minute StartMin of StartDay's capacity to minute EndMin of EndDay's). The
+// slot is kept in its production order's schedule (schedules.go), not in
+// plan_operations: FillSlots sets it on operations read from there.
 type Operation struct {
 	ID           int64         `json:"id" gorm:"primaryKey"`
 	ProdOrderID  int64         `json:"prod_order_id"`
@@ -243,10 +245,10 @@ type Operation struct {
 	Scope        string        `json:"scope" enums:"part,item"`
 	Minutes      float64       `json:"minutes"`
 	Status       string        `json:"status" enums:"pending,in_progress,done"`
-	StartDay     database.Date `json:"planned_start_day" swaggertype:"string" format:"date"`
-	StartMin     float64       `json:"planned_start_min"`
-	EndDay       database.Date `json:"planned_end_day" swaggertype:"string" format:"date"`
-	EndMin       float64       `json:"planned_end_min"`
+	StartDay     database.Date `json:"planned_start_day" gorm:"-" swaggertype:"string" format:"date"`
+	StartMin     float64       `json:"planned_start_min" gorm:"-"`
+	EndDay       database.Date `json:"planned_end_day" gorm:"-" swaggertype:"string" format:"date"`
+	EndMin       float64       `json:"planned_end_min" gorm:"-"`
 	StartedAt    *time.Time    `json:"started_at" extensions:"x-nullable" format:"date-time"`
 	CompletedAt  *time.Time    `json:"completed_at" extensions:"x-nullable" format:"date-time"`
 	// CompletedByID and CompletedBy are who completed it (null: the system, or not known).
@@ -391,6 +393,9 @@ func (s *Service) prodOrderDetail(ctx context.Context, db *gorm.DB, id int64) (P
 		return d, err
 	}
 	if err := db.WithContext(ctx).Where("prod_order_id = ?", id).Order("id").Find(&d.Operations).Error; err != nil {
+		return d, err
+	}
+	if err := FillSlots(ctx, db, d.Operations); err != nil {
 		return d, err
 	}
 	if d.Parts == nil {

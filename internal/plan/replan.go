@@ -1,9 +1,10 @@
 package plan
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"slices"
-	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -11,6 +12,7 @@ import (
 	"github.com/tsekh/tsekh/internal/catalog"
 	"github.com/tsekh/tsekh/internal/contracts"
 	"github.com/tsekh/tsekh/internal/events"
+	"github.com/tsekh/tsekh/internal/plan/schedblob"
 	"github.com/tsekh/tsekh/internal/platform/apperr"
 	"github.com/tsekh/tsekh/internal/platform/database"
 )
@@ -226,14 +228,19 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var orders []ProdOrder
-	if err := withItems(tx.WithContext(ctx)).Where("id IN ?", ids).Order("priority DESC, id").Find(&orders).Error; err != nil {
-		return out, err
-	}
-	byOrder, err := liveOpsOf(ctx, tx, ids)
+	orders, err := replanOrders(ctx, tx, ids)
 	if err != nil {
 		return out, err
 	}
+	scheds, err := schedulesOf(ctx, tx, ids)
+	if err != nil {
+		return out, err
+	}
+	done, err := doneOf(ctx, tx, ids)
+	if err != nil {
+		return out, err
+	}
+	byOrder := liveOpsOf(scheds, done)
 	notMoving := "NOT (plan_prod_orders.status IN ? AND (" + moving + "))"
 	problem, err := s.problem(ctx, tx, now, wcs, notMoving, append([]any{live}, args...)...)
 	if err != nil {
@@ -248,11 +255,17 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 		return out, err
 	}
 	plan := make([]placed, len(orders))
+	n := 0
+	for _, o := range orders {
+		n += len(byOrder[o.ID])
+	}
+	problem.Tasks = slices.Grow(problem.Tasks, n)
 	for i, o := range orders {
 		from := len(problem.Tasks)
-		tasks := remainingTasks(byOrder[o.ID], from)
-		holds[o.ID].applyTo(tasks, seqsOf(byOrder[o.ID]), MaterialSteps{Cut: o.CutSeq, Band: o.BandSeq, Assemble: o.AssembleSeq})
-		problem.Tasks = append(problem.Tasks, tasks...)
+		problem.Tasks = appendRemainingTasks(problem.Tasks, byOrder[o.ID])
+		if h := holds[o.ID]; len(h.notBefore) > 0 {
+			h.applyTo(problem.Tasks[from:], seqsOf(byOrder[o.ID]), MaterialSteps{Cut: o.CutSeq, Band: o.BandSeq, Assemble: o.AssembleSeq})
+		}
 		plan[i] = placed{order: i, from: from, to: len(problem.Tasks)}
 	}
 	sched, err := Schedule(problem)
@@ -262,7 +275,8 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 	if s.planned != nil {
 		s.planned()
 	}
-	var changed []slotChange
+	moved := map[int64][]liveOp{} // the schedules that change
+	var rescheduled []contracts.ProdOrderRescheduledPayload
 	for _, p := range plan {
 		o := orders[p.order]
 		out.Replanned++
@@ -270,14 +284,36 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 		planned := o.PlannedETA
 		if len(opsOf) > 0 {
 			planned = database.Date{}
+			// The order's operations not done are its schedule's own (in
+			// another order) when none is done, else a copy of those.
+			all := scheds[o.ID]
+			shared := len(opsOf) == len(all)
+			var slots map[int64]schedblob.Slot // the copies whose slot changes
+			changed := false
 			for k, op := range opsOf {
 				sl := sched.Slots[p.from+k]
-				if !sameSlot(sl, op.Slot) {
-					changed = append(changed, slotChange{id: op.ID, slot: sl})
+				if stored := blobSlot(sl); stored != op.Slot {
+					changed = true
+					if shared {
+						opsOf[k].Slot = stored
+					} else {
+						if slots == nil {
+							slots = map[int64]schedblob.Slot{}
+						}
+						slots[op.ID] = stored
+					}
 				}
 				if sl.End.Day.After(planned.Time) {
 					planned = database.DateOf(sl.End.Day)
 				}
+			}
+			for i := range all {
+				if sl, ok := slots[all[i].ID]; ok {
+					all[i].Slot = sl
+				}
+			}
+			if changed {
+				moved[o.ID] = all
 			}
 		}
 		eta := planned
@@ -294,19 +330,101 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 		}
 		out.Moved = append(out.Moved, Rescheduled{ProdOrderID: o.ID, Priority: o.Priority, ETABefore: o.ETA, ETAAfter: eta,
 			PlannedETABefore: o.PlannedETA, PlannedETAAfter: planned, ETAGiven: o.ETAGiven})
-		if err := tx.Model(&ProdOrder{}).Where("id = ?", o.ID).Updates(map[string]any{"planned_eta": planned, "eta": eta}).Error; err != nil {
-			return out, err
-		}
 		if eta.String() == o.ETA.String() {
 			continue
 		}
-		err := events.Add(ctx, tx, contracts.ProdOrderRescheduled.New(o.ID, contracts.ProdOrderRescheduledPayload{ProdOrderID: o.ID, Items: o.ItemIDs(),
-			ETA: eta.String(), PreviousETA: o.ETA.String(), PlannedETA: planned.String(), Priority: o.Priority}))
+		rescheduled = append(rescheduled, contracts.ProdOrderRescheduledPayload{ProdOrderID: o.ID,
+			ETA: eta.String(), PreviousETA: o.ETA.String(), PlannedETA: planned.String(), Priority: o.Priority})
+	}
+	if err := storeETAs(ctx, tx, out.Moved); err != nil {
+		return out, err
+	}
+	if err := rescheduledEvents(ctx, tx, rescheduled); err != nil {
+		return out, err
+	}
+	return out, writeSlots(ctx, tx, moved)
+}
+
+// storeETAs writes the planned and promised ETAs of the production orders
+// that moved (on PostgreSQL in one statement, as arrays).
+func storeETAs(ctx context.Context, tx *gorm.DB, moved []Rescheduled) error {
+	if database.DialectOf(tx) != database.Postgres {
+		for _, m := range moved {
+			err := tx.WithContext(ctx).Model(&ProdOrder{}).Where("id = ?", m.ProdOrderID).
+				Updates(map[string]any{"planned_eta": m.PlannedETAAfter, "eta": m.ETAAfter}).Error
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(moved) == 0 {
+		return nil
+	}
+	ids, planned, eta := make([]int64, len(moved)), make([]string, len(moved)), make([]string, len(moved))
+	for i, m := range moved {
+		ids[i], planned[i], eta[i] = m.ProdOrderID, m.PlannedETAAfter.String(), m.ETAAfter.String()
+	}
+	// Through the transaction itself: gorm would spread the arrays into lists.
+	_, err := tx.Statement.ConnPool.ExecContext(ctx, `UPDATE plan_prod_orders AS o
+SET planned_eta = NULLIF(v.planned_eta, '')::date, eta = NULLIF(v.eta, '')::date
+FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v (id, planned_eta, eta) WHERE o.id = v.id`, ids, planned, eta)
+	return err
+}
+
+// replanOrders reads what a re-plan needs of the production orders ids
+// (not their items), in plan order: priority, higher first, then launch.
+func replanOrders(ctx context.Context, tx *gorm.DB, ids []int64) ([]ProdOrder, error) {
+	var out []ProdOrder
+	for batch := range slices.Chunk(ids, scheduleBatch) {
+		rows, err := tx.WithContext(ctx).Model(&ProdOrder{}).
+			Select("id, priority, eta, planned_eta, eta_given, held_by, cut_seq, band_seq, assemble_seq").Where("id IN ?", batch).Rows()
 		if err != nil {
-			return out, err
+			return nil, err
+		}
+		for rows.Next() {
+			var o ProdOrder
+			if err := rows.Scan(&o.ID, &o.Priority, &o.ETA, &o.PlannedETA, &o.ETAGiven, &o.HeldBy, &o.CutSeq, &o.BandSeq, &o.AssembleSeq); err != nil {
+				_ = rows.Close()
+				return nil, err
+			}
+			out = append(out, o)
+		}
+		if err := errors.Join(rows.Close(), rows.Err()); err != nil {
+			return nil, err
 		}
 	}
-	return out, storeSlots(tx, changed)
+	slices.SortFunc(out, func(a, b ProdOrder) int { return cmp.Or(cmp.Compare(b.Priority, a.Priority), cmp.Compare(a.ID, b.ID)) })
+	return out, nil
+}
+
+// rescheduledEvents writes prod_order.rescheduled for each of the payloads,
+// in their order, with the items of their production orders.
+func rescheduledEvents(ctx context.Context, tx *gorm.DB, payloads []contracts.ProdOrderRescheduledPayload) error {
+	ids := make([]int64, len(payloads))
+	for i, p := range payloads {
+		ids[i] = p.ProdOrderID
+	}
+	items := map[int64][]int64{}
+	for batch := range slices.Chunk(ids, scheduleBatch) {
+		var rows []ProdItem
+		if err := tx.WithContext(ctx).Select("prod_order_id, item_id").Where("prod_order_id IN ?", batch).Order("item_id").Find(&rows).Error; err != nil {
+			return err
+		}
+		for _, it := range rows {
+			items[it.ProdOrderID] = append(items[it.ProdOrderID], it.ItemID)
+		}
+	}
+	for _, p := range payloads {
+		p.Items = items[p.ProdOrderID]
+		if p.Items == nil {
+			p.Items = []int64{}
+		}
+		if err := events.Add(ctx, tx, contracts.ProdOrderRescheduled.New(p.ProdOrderID, p)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lockLive locks (on PostgreSQL) the rows of the live production orders
@@ -318,63 +436,4 @@ func lockLive(ctx context.Context, tx *gorm.DB, where string, args ...any) ([]in
 	var ids []int64
 	err := q.Pluck("id", &ids).Error
 	return ids, err
-}
-
-func sameSlot(a, b Slot) bool {
-	return a.Start.Day.Equal(b.Start.Day) && a.Start.Min == b.Start.Min && a.End.Day.Equal(b.End.Day) && a.End.Min == b.End.Min
-}
-
-// slotChange is an operation's new planned slot.
-type slotChange struct {
-	id   int64
-	slot Slot
-}
-
-// slotBatch is the operations per UPDATE of their slots: a few hundred
-// kilobytes of JSON a statement.
-const slotBatch = 10_000
-
-// slotKey and slotColumns are the columns storeSlots writes, in the order
-// of each row's values.
-var (
-	slotKey     = database.Column{Name: "id", Type: "bigint"}
-	slotColumns = []database.Column{{Name: "start_day", Type: "date"}, {Name: "start_min", Type: "double precision"},
-		{Name: "end_day", Type: "date"}, {Name: "end_min", Type: "double precision"}}
-)
-
-// storeSlots writes the operations' new slots, a batch per statement.
-func storeSlots(tx *gorm.DB, changes []slotChange) error {
-	sql := database.UpdateFromJSON(tx, "plan_operations", slotKey, slotColumns)
-	var rows []byte
-	for batch := range slices.Chunk(changes, slotBatch) {
-		rows = append(rows[:0], '[')
-		for i, c := range batch {
-			if i > 0 {
-				rows = append(rows, ',')
-			}
-			rows = appendSlotRow(rows, c)
-		}
-		rows = append(rows, ']')
-		if err := tx.Exec(sql, string(rows)).Error; err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// appendSlotRow appends [id, "start day", start minute, "end day", end
-// minute] to b (the minutes exactly: the shortest text that reads back as
-// the same float64).
-func appendSlotRow(b []byte, c slotChange) []byte {
-	b = append(b, '[')
-	b = strconv.AppendInt(b, c.id, 10)
-	b = append(b, ",\""...)
-	b = c.slot.Start.Day.AppendFormat(b, time.DateOnly)
-	b = append(b, "\","...)
-	b = strconv.AppendFloat(b, c.slot.Start.Min, 'g', -1, 64)
-	b = append(b, ",\""...)
-	b = c.slot.End.Day.AppendFormat(b, time.DateOnly)
-	b = append(b, "\","...)
-	b = strconv.AppendFloat(b, c.slot.End.Min, 'g', -1, 64)
-	return append(b, ']')
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sort"
@@ -137,18 +138,51 @@ type scheduledOp struct {
 
 // scheduledOps reads the operations of the production orders not cancelled
 // that may fall in the days from..to, in id order: done operations are drawn
-// when they were done, the others where they are planned.
+// when they were done, the others where they are planned. The orders are
+// those whose schedule reaches into the days and those with an operation
+// done since the day before from.
 func (s *Service) scheduledOps(ctx context.Context, from, to database.Date, zone *time.Location) ([]scheduledOp, error) {
-	var ops []scheduledOp
 	fromInstant := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, zone).Add(-24 * time.Hour)
-	err := database.Scan(s.db.WithContext(ctx).Model(&Operation{}).
-		Select("plan_operations.*, plan_prod_orders.status AS order_status").
-		Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
-		Where("plan_prod_orders.status <> ?", StatusCancelled).
-		Where("(plan_operations.start_day <= ? AND plan_operations.end_day >= ?) OR (plan_operations.status = ? AND plan_operations.completed_at >= ?)",
-			to, from, OpDone, database.TimeArg(s.db, fromInstant)).
-		Order("plan_operations.id"), &ops)
-	return ops, err
+	db := s.db.WithContext(ctx)
+	var ids []int64
+	err := db.Model(&ProdOrder{}).Where("status <> ?", StatusCancelled).
+		Where("id IN (SELECT prod_order_id FROM plan_schedules WHERE first_day <= ? AND last_day >= ?) OR "+
+			"id IN (SELECT prod_order_id FROM plan_operations WHERE status = ? AND completed_at >= ?)",
+			to, from, OpDone, database.TimeArg(s.db, fromInstant)).Order("id").Pluck("id", &ids).Error
+	if err != nil {
+		return nil, err
+	}
+	var ops []scheduledOp
+	for batch := range slices.Chunk(ids, scheduleBatch) {
+		var some []scheduledOp
+		err := database.Scan(db.Model(&Operation{}).Select("plan_operations.*, plan_prod_orders.status AS order_status").
+			Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
+			Where("plan_operations.prod_order_id IN ?", batch), &some)
+		if err != nil {
+			return nil, err
+		}
+		scheds, err := schedulesOf(ctx, s.db, batch)
+		if err != nil {
+			return nil, err
+		}
+		slots := map[int64]Slot{}
+		for _, sched := range scheds {
+			for _, op := range sched {
+				slots[op.ID] = slotOfBlob(op.Slot)
+			}
+		}
+		for _, op := range some {
+			sl := slots[op.ID]
+			setSlot(&op.Operation, sl)
+			planned := !sl.Start.Day.After(to.Time) && !sl.End.Day.Before(from.Time) && !sl.End.Day.IsZero()
+			done := op.Status == OpDone && op.CompletedAt != nil && !op.CompletedAt.Before(fromInstant)
+			if planned || done {
+				ops = append(ops, op)
+			}
+		}
+	}
+	slices.SortFunc(ops, func(a, b scheduledOp) int { return cmp.Compare(a.ID, b.ID) })
+	return ops, nil
 }
 
 // emptyView is the view of the days from..to with a lane per work centre,

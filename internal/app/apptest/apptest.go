@@ -18,11 +18,13 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
 	"github.com/tsekh/tsekh/internal/app"
 	"github.com/tsekh/tsekh/internal/auth"
+	"github.com/tsekh/tsekh/internal/plan"
 	"github.com/tsekh/tsekh/internal/platform/config"
 	"github.com/tsekh/tsekh/internal/platform/database"
 	"github.com/tsekh/tsekh/internal/platform/dbtest"
@@ -119,6 +121,9 @@ func start(t testing.TB, db *gorm.DB, d database.Dialect, configure func(*config
 	t.Cleanup(func() {
 		checkDeclared(t, a)
 		dbtest.CheckRequests(t, a.DB, &env.sent.Requests)
+		// Whatever the test did to production orders, their schedules
+		// hold exactly their operations.
+		assert.NoError(t, plan.VerifySchedules(context.Background(), a.DB))
 	})
 	t.Cleanup(a.Stream.Close) // the streams end before the database goes
 	// The service's dispatcher starts with it: its subscribers are

@@ -250,6 +250,19 @@ func MigrateTo(ctx context.Context, gdb *gorm.DB, version int64) error {
 	return nil
 }
 
+// MigrateDownTo undoes the applied migrations above version, for tests of
+// the migrations' Down.
+func MigrateDownTo(ctx context.Context, gdb *gorm.DB, version int64) error {
+	p, err := provider(gdb)
+	if err != nil {
+		return err
+	}
+	if _, err := p.DownTo(ctx, version); err != nil {
+		return fmt.Errorf("migrate down to %d: %w", version, err)
+	}
+	return nil
+}
+
 // Readiness checks that the database answers and has no pending migration,
 // for a readiness probe asked every few seconds. Migrations are not undone
 // under a running service: once the database has every migration this

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -171,37 +170,6 @@ ORDER BY ` + order + ` LIMIT ?)`
 	return `DELETE FROM ` + table + ` WHERE ` + key + ` IN (
 SELECT ` + strings.Trim(key, "()") + ` FROM ` + table + ` WHERE ` + where + `
 ORDER BY ` + order + ` LIMIT ? FOR UPDATE SKIP LOCKED)`
-}
-
-// Column is a column UpdateFromJSON writes: its name and its PostgreSQL
-// type (what a JSON value is cast to).
-type Column struct {
-	Name, Type string
-}
-
-// UpdateFromJSON returns an UPDATE of table from rows given as one
-// argument, a JSON array of arrays, each a row: its key column's value and
-// then the other columns' ([[1, "2026-11-15", 1.25], …]): the row of table
-// whose key matches takes the row's values. One statement writes any
-// number of rows: a re-plan moves tens of thousands of operations, and a
-// statement per few hundred of them costs more than the writes.
-func UpdateFromJSON(gdb *gorm.DB, table string, key Column, cols []Column) string {
-	at := func(i int, c Column) string {
-		if DialectOf(gdb) == Postgres {
-			return "(r.v->>" + strconv.Itoa(i) + ")::" + c.Type
-		}
-		return "json_extract(r.value, '$[" + strconv.Itoa(i) + "]')"
-	}
-	set := make([]string, len(cols))
-	for i, c := range cols {
-		set[i] = c.Name + " = " + at(i+1, c)
-	}
-	from := "json_each(?) AS r"
-	if DialectOf(gdb) == Postgres {
-		from = "json_array_elements(?::json) AS r(v)"
-	}
-	return "UPDATE " + table + " SET " + strings.Join(set, ", ") + " FROM " + from +
-		" WHERE " + table + "." + key.Name + " = " + at(0, key)
 }
 
 // NowText is the SQL expression for the database clock's current time as

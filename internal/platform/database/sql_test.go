@@ -30,34 +30,6 @@ func TestDeleteBatch(t *testing.T) {
 	})
 }
 
-// UpdateFromJSON gives each row of the table the values of the row of
-// the same key, and leaves the others alone.
-func TestUpdateFromJSON(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
-		require.NoError(t, db.Exec("CREATE TABLE t_slots (id bigint PRIMARY KEY, day date, x double precision, note text)").Error)
-		for i := 1; i <= 3; i++ {
-			require.NoError(t, db.Exec("INSERT INTO t_slots (id, day, x, note) VALUES (?, ?, ?, ?)", i, "2026-01-01", 0.5, "old").Error)
-		}
-		q := database.UpdateFromJSON(db, "t_slots", database.Column{Name: "id", Type: "bigint"},
-			[]database.Column{{Name: "day", Type: "date"}, {Name: "x", Type: "double precision"}, {Name: "note", Type: "text"}})
-		res := db.Exec(q, `[[3, "2026-11-15", 1.25, "three"], [1, "2026-11-15", 7, "one"], [9, "2026-11-15", 2, "none"]]`)
-		require.NoError(t, res.Error)
-		require.EqualValues(t, 2, res.RowsAffected)
-		type row struct {
-			ID   int64
-			Day  database.Date
-			X    float64
-			Note string
-		}
-		var rows []row
-		require.NoError(t, database.Scan(db.Raw("SELECT id, day, x, note FROM t_slots ORDER BY id"), &rows))
-		require.Len(t, rows, 3)
-		require.Equal(t, []string{"2026-11-15", "2026-01-01", "2026-11-15"}, []string{rows[0].Day.String(), rows[1].Day.String(), rows[2].Day.String()})
-		require.Equal(t, []float64{7, 0.5, 1.25}, []float64{rows[0].X, rows[1].X, rows[2].X})
-		require.Equal(t, []string{"one", "old", "three"}, []string{rows[0].Note, rows[1].Note, rows[2].Note})
-	})
-}
-
 // BigReads holds for the rest of the transaction, and only for it.
 func TestBigReads(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
