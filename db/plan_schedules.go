@@ -14,8 +14,39 @@ import (
 // plan_operations' columns, which 00056 then drops. In Go, because the
 // schedules are in package schedblob's binary form.
 func planSchedulesUp(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT prod_order_id FROM plan_operations ORDER BY prod_order_id`)
+	if err != nil {
+		return err
+	}
+	var orders []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		orders = append(orders, id)
+	}
+	if err := closeRows(rows); err != nil {
+		return err
+	}
+	// A few hundred orders at a time: a factory's history may hold
+	// millions of operations.
+	for len(orders) > 0 {
+		n := min(len(orders), 500)
+		if err := planSchedulesOf(ctx, tx, orders[0], orders[n-1]); err != nil {
+			return err
+		}
+		orders = orders[n:]
+	}
+	return nil
+}
+
+// planSchedulesOf writes the schedules of the production orders from id
+// first to id last.
+func planSchedulesOf(ctx context.Context, tx *sql.Tx, first, last int64) error {
 	rows, err := tx.QueryContext(ctx, `SELECT prod_order_id, id, item_id, coalesce(part_id, 0), unit, seq, work_center_id, minutes,
-start_day, start_min, end_day, end_min FROM plan_operations ORDER BY prod_order_id, id`)
+start_day, start_min, end_day, end_min FROM plan_operations WHERE prod_order_id BETWEEN $1 AND $2 ORDER BY prod_order_id, id`, first, last)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func (s *Service) capacityChanged(ctx context.Context, tx *gorm.DB, ev events.Ev
 // change nothing.
 func (s *Service) replanFollowing(ctx context.Context, tx *gorm.DB, reason, moving string, args ...any) error {
 	err := tx.Transaction(func(tx *gorm.DB) error {
-		_, err := s.replanJournalled(ctx, tx, reason, 0, moving, args...)
+		_, err := s.replanJournalled(ctx, tx, reason, 0, scope{where: moving, args: args}, scope{})
 		return err
 	})
 	if apperr.Code(err) == apperr.EINVALID {

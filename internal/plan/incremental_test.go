@@ -73,7 +73,9 @@ func TestIncremental_SameAsFullReplan(t *testing.T) {
 			var centers []int64
 			require.NoError(t, database.Scan(db.Raw("SELECT id FROM catalog_work_centers ORDER BY id"), &centers))
 			moves, launches, changes, capacities := 0, 0, 0, 0
-			for step := range 20 {
+			settled := map[bool]int{} // changes of priority whose orders behind both places stayed, and not
+			s.settled = func(ok bool) { settled[ok]++ }
+			for step := range 40 {
 				what := "launch"
 				switch {
 				case len(live) > 2 && rng.IntN(5) == 0:
@@ -104,6 +106,9 @@ func TestIncremental_SameAsFullReplan(t *testing.T) {
 				moves += len(got.Ops)
 			}
 			require.Positive(t, changes)
+			t.Logf("changes of priority: %d settled, %d not", settled[true], settled[false])
+			require.Positive(t, settled[true], "a change whose orders behind stay")
+			require.Positive(t, settled[false], "a change that moves the orders behind")
 			require.Positive(t, capacities)
 			require.Positive(t, launches)
 			require.Positive(t, moves)

@@ -63,6 +63,9 @@ type Service struct {
 	// planned, when set, is called by a re-plan once it has computed the
 	// new plan and before it stores it; for tests of what runs meanwhile.
 	planned func()
+	// settled, when set, hears whether a change of priority's orders
+	// settled (replanSettling), for the tests.
+	settled func(bool)
 	// stock books what launches need and tells what is short.
 	stock *stock.Service
 }

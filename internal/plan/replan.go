@@ -69,7 +69,7 @@ func (s *Service) Replan(ctx context.Context) (ReplanSummary, error) {
 	var out ReplanSummary
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		out, err = s.replanJournalled(ctx, tx, contracts.ReplanRequested, 0, "1 = 1")
+		out, err = s.replanJournalled(ctx, tx, contracts.ReplanRequested, 0, scope{where: "1 = 1"}, scope{})
 		return err
 	})
 	return out, err
@@ -79,8 +79,8 @@ func (s *Service) Replan(ctx context.Context) (ReplanSummary, error) {
 // them: "1 = 1"; see replanFrom) and journals it: a row of plan_replans and
 // its plan.replanned event, with the reason and, for a change of priority,
 // the production order whose priority changed.
-func (s *Service) replanJournalled(ctx context.Context, tx *gorm.DB, reason string, prodOrderID int64, moving string, args ...any) (ReplanSummary, error) {
-	out, err := s.replanFrom(ctx, tx, moving, args...)
+func (s *Service) replanJournalled(ctx context.Context, tx *gorm.DB, reason string, prodOrderID int64, moving, tail scope) (ReplanSummary, error) {
+	out, err := s.replanFrom(ctx, tx, moving, tail)
 	if err != nil {
 		return out, err
 	}
@@ -106,8 +106,9 @@ func (s *Service) replanJournalled(ctx context.Context, tx *gorm.DB, reason stri
 const fromLayout = "2006-01-02T15:04:05.000Z"
 
 // replanFrom re-plans, under the plan lock and from now, the live orders
-// that moving selects on the load of the others.
-func (s *Service) replanFrom(ctx context.Context, tx *gorm.DB, moving string, args ...any) (ReplanSummary, error) {
+// that moving selects on the load of the others; with a tail, as
+// replanSettling does.
+func (s *Service) replanFrom(ctx context.Context, tx *gorm.DB, moving, tail scope) (ReplanSummary, error) {
 	if err := lockPlan(tx); err != nil {
 		return ReplanSummary{}, err
 	}
@@ -119,7 +120,10 @@ func (s *Service) replanFrom(ctx context.Context, tx *gorm.DB, moving string, ar
 	if err != nil {
 		return ReplanSummary{}, err
 	}
-	return s.replan(ctx, tx, now, centers, nil, moving, args...)
+	if tail.where != "" {
+		return s.replanSettling(ctx, tx, now, centers, moving, tail)
+	}
+	return s.replan(ctx, tx, now, centers, nil, moving.where, moving.args...)
 }
 
 // behindInPlan is the condition on plan_prod_orders that selects order id
@@ -141,7 +145,10 @@ type PriorityChange struct {
 // order, writing prod_order.priority_changed when it differs, and re-plans
 // the order and every order behind it at its old place or its new one
 // (as Replan does them, journalled as plan.replanned with reason priority)
-// so that it takes its new place; the orders ahead keep theirs. It returns
+// so that it takes its new place; the orders ahead keep theirs, and so do
+// those behind both places when the orders between them, placed again,
+// use the work centres' days up as before (they would land where they
+// are). It returns
 // EINVALID for a priority out of range or a work centre with no working day
 // (nothing changes then), ENOTFOUND for an unknown order, ECONFLICT for one
 // that is done or cancelled.
@@ -184,8 +191,14 @@ func (s *Service) SetPriority(ctx context.Context, id int64, priority int) (Prio
 				return err
 			}
 		}
+		// The orders between its two places move; those behind both
+		// (the tail) only when the load ahead of them does not settle as
+		// it was (replanSettling).
 		behind, behindArgs = behindInPlan(max(priority, o.Priority), id)
-		if out.Replan, err = s.replanJournalled(ctx, tx, contracts.ReplanPriority, id, behind, behindArgs...); err != nil {
+		tail := scope{where: "(plan_prod_orders.priority < ? OR (plan_prod_orders.priority = ? AND plan_prod_orders.id > ?))",
+			args: []any{min(priority, o.Priority), min(priority, o.Priority), id}}
+		between := scope{where: "(" + behind + ") AND NOT " + tail.where, args: append(behindArgs, tail.args...)}
+		if out.Replan, err = s.replanJournalled(ctx, tx, contracts.ReplanPriority, id, between, tail); err != nil {
 			return err
 		}
 		out.ProdOrder, err = prodOrder(ctx, tx, id, false)
@@ -220,78 +233,212 @@ func lockPlan(tx *gorm.DB) error {
 func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, extra *orderNeeds, moving string,
 	args ...any) (ReplanSummary, error) {
 	out := ReplanSummary{From: now.Now, Moved: []Rescheduled{}}
-	live := []string{StatusLaunched, StatusInProgress}
 	ids, err := lockLive(ctx, tx, moving, args...)
-	if err != nil {
+	if err != nil || len(ids) == 0 {
 		return out, err
 	}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	orders, err := replanOrders(ctx, tx, ids)
-	if err != nil {
-		return out, err
-	}
-	scheds, err := schedulesOf(ctx, tx, ids)
-	if err != nil {
-		return out, err
-	}
-	done, err := doneOf(ctx, tx, ids)
-	if err != nil {
-		return out, err
-	}
-	byOrder := liveOpsOf(scheds, done)
 	notMoving := "NOT (plan_prod_orders.status IN ? AND (" + moving + "))"
-	problem, err := s.problem(ctx, tx, now, wcs, notMoving, append([]any{live}, args...)...)
+	r, err := s.workOut(ctx, tx, now, wcs, extra, ids, notMoving, append([]any{liveStatuses}, args...)...)
 	if err != nil {
 		return out, err
-	}
-	type placed struct {
-		order    int // index into orders
-		from, to int // its tasks: problem.Tasks[from:to], in byOrder's order
-	}
-	holds, err := s.materialHolds(ctx, tx, now.Today, extra)
-	if err != nil {
-		return out, err
-	}
-	plan := make([]placed, len(orders))
-	n := 0
-	for _, o := range orders {
-		n += len(byOrder[o.ID])
-	}
-	problem.Tasks = slices.Grow(problem.Tasks, n)
-	for i, o := range orders {
-		from := len(problem.Tasks)
-		problem.Tasks = appendRemainingTasks(problem.Tasks, byOrder[o.ID])
-		if h := holds[o.ID]; len(h.notBefore) > 0 {
-			h.applyTo(problem.Tasks[from:], seqsOf(byOrder[o.ID]), MaterialSteps{Cut: o.CutSeq, Band: o.BandSeq, Assemble: o.AssembleSeq})
-		}
-		plan[i] = placed{order: i, from: from, to: len(problem.Tasks)}
-	}
-	sched, err := Schedule(problem)
-	if err != nil {
-		return out, scheduleError(err, wcs)
 	}
 	if s.planned != nil {
 		s.planned()
 	}
+	return out, r.store(ctx, tx, &out)
+}
+
+// replanSettling re-plans the live orders that head selects and, behind
+// all of them, those that tail selects (each condition on plan_prod_orders
+// with its args), as replan re-plans both; but the tail's orders only when
+// the head's, placed again, leave the load (each work centre's day used up
+// to the same minute) other than it was: else the tail's would land where
+// they are, as a re-plan of them at the same moment would place them, and
+// they are not read. A change of priority moves the orders between the
+// order's old place and its new one; those behind both stay when the load
+// ahead of them settles as it was.
+func (s *Service) replanSettling(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, head scope, tail scope) (ReplanSummary, error) {
+	both := "(" + head.where + ") OR (" + tail.where + ")"
+	bothArgs := append(slices.Clone(head.args), tail.args...)
+	out := ReplanSummary{From: now.Now, Moved: []Rescheduled{}}
+	ids, err := lockLive(ctx, tx, head.where, head.args...)
+	if err != nil {
+		return out, err
+	}
+	notMoving := "NOT (plan_prod_orders.status IN ? AND (" + both + "))"
+	r, err := s.workOut(ctx, tx, now, wcs, nil, ids, notMoving, append([]any{liveStatuses}, bothArgs...)...)
+	if err != nil {
+		return out, err
+	}
+	settled := r.settles(now.Today)
+	if s.settled != nil {
+		s.settled(settled)
+	}
+	if !settled {
+		return s.replan(ctx, tx, now, wcs, nil, both, bothArgs...)
+	}
+	if s.planned != nil {
+		s.planned()
+	}
+	return out, r.store(ctx, tx, &out)
+}
+
+// scope is a condition on plan_prod_orders with its args.
+type scope struct {
+	where string
+	args  []any
+}
+
+// liveStatuses are the states of a production order in the plan.
+var liveStatuses = []string{StatusLaunched, StatusInProgress}
+
+// replanning is a re-plan worked out and not stored yet: the orders placed
+// again, in plan order, their operations and where the schedule places
+// those not done.
+type replanning struct {
+	wcs     map[int64]catalog.WorkCenter
+	orders  []ProdOrder
+	scheds  map[int64][]liveOp // every operation of each order, as stored
+	byOrder map[int64][]liveOp // those not done, by seq and id, as placed
+	holds   map[int64]orderHold
+	placed  []placedOrder
+	problem Problem
+	lead    int // problem.Tasks[:lead] are the overdue work of the orders not placed again
+	plan    Plan
+}
+
+// placedOrder is an order of a re-plan and its tasks:
+// problem.Tasks[from:to], in byOrder's order.
+type placedOrder struct {
+	order    int // index into orders
+	from, to int
+}
+
+// workOut places again the live production orders ids (locked) on the
+// load of the live orders that the condition fixed selects (with its
+// args), and of extra, a launch not booked yet, when given.
+func (s *Service) workOut(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, extra *orderNeeds, ids []int64,
+	fixed string, args ...any) (*replanning, error) {
+	r := &replanning{wcs: wcs}
+	var err error
+	if r.orders, err = replanOrders(ctx, tx, ids); err != nil {
+		return nil, err
+	}
+	if r.scheds, err = schedulesOf(ctx, tx, ids); err != nil {
+		return nil, err
+	}
+	done, err := doneOf(ctx, tx, ids)
+	if err != nil {
+		return nil, err
+	}
+	r.byOrder = liveOpsOf(r.scheds, done)
+	if r.problem, err = s.problem(ctx, tx, now, wcs, fixed, args...); err != nil {
+		return nil, err
+	}
+	if r.holds, err = s.materialHolds(ctx, tx, now.Today, extra); err != nil {
+		return nil, err
+	}
+	r.lead = len(r.problem.Tasks)
+	n := 0
+	for _, o := range r.orders {
+		n += len(r.byOrder[o.ID])
+	}
+	r.problem.Tasks = slices.Grow(r.problem.Tasks, n)
+	r.placed = make([]placedOrder, len(r.orders))
+	for i, o := range r.orders {
+		from := len(r.problem.Tasks)
+		r.problem.Tasks = appendRemainingTasks(r.problem.Tasks, r.byOrder[o.ID])
+		if h := r.holds[o.ID]; len(h.notBefore) > 0 {
+			h.applyTo(r.problem.Tasks[from:], seqsOf(r.byOrder[o.ID]), MaterialSteps{Cut: o.CutSeq, Band: o.BandSeq, Assemble: o.AssembleSeq})
+		}
+		r.placed[i] = placedOrder{order: i, from: from, to: len(r.problem.Tasks)}
+	}
+	if r.plan, err = Schedule(r.problem); err != nil {
+		return nil, scheduleError(err, wcs)
+	}
+	return r, nil
+}
+
+// settles tells whether the orders placed again leave each work centre's
+// days used up to the same minute as their slots before did (with the
+// load of the orders not placed again, which r's problem holds), so that
+// whatever is placed behind them lands where it did. Work overdue (planned
+// to end before today), placed again from now, never settles.
+func (r *replanning) settles(today time.Time) bool {
+	if r.lead > 0 {
+		return false
+	}
+	centers := r.problem.Centers
+	base := map[dayKey]float64{}
+	for _, b := range r.problem.Load {
+		k := dayKey{b.Center, epochDay(b.Day)}
+		base[k] = max(base[k], b.Level)
+	}
+	before, after := map[dayKey]float64{}, map[dayKey]float64{}
+	for _, p := range r.placed {
+		for k, op := range r.byOrder[r.orders[p.order].ID] {
+			c := centers[op.WorkCenterID]
+			if !useUp(before, op.WorkCenterID, c, slotOfBlob(op.Slot), today) || !useUp(after, op.WorkCenterID, c, r.plan.Slots[p.from+k], today) {
+				return false
+			}
+		}
+	}
+	for _, m := range []map[dayKey]float64{before, after} {
+		for k := range m {
+			if max(base[k], before[k]) != max(base[k], after[k]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// dayKey is a work centre's day, counted from 1970-01-01.
+type dayKey struct {
+	center int64
+	day    int64
+}
+
+// useUp raises the levels of the days of work centre id (c) that slot
+// uses, as problem books them: the day it ends up to its end minute, the
+// working days from today before it whole. It is false for a slot not
+// planned or ending before today.
+func useUp(levels map[dayKey]float64, id int64, c Center, sl Slot, today time.Time) bool {
+	if sl.Start.Day.IsZero() || sl.End.Day.IsZero() || sl.End.Day.Before(today) {
+		return false
+	}
+	end := dayKey{id, epochDay(sl.End.Day)}
+	levels[end] = max(levels[end], sl.End.Min)
+	for d := sl.Start.Day; d.Before(sl.End.Day); d = d.AddDate(0, 0, 1) {
+		if !d.Before(today) && c.Works(d) {
+			k := dayKey{id, epochDay(d)}
+			levels[k] = max(levels[k], c.Capacity)
+		}
+	}
+	return true
+}
+
+// store writes what the re-plan changed, and tells out: each order's slots
+// that moved and its held materials, its planned and promised ETAs when
+// they moved, and prod_order.rescheduled when the promised one did.
+func (r *replanning) store(ctx context.Context, tx *gorm.DB, out *ReplanSummary) error {
 	moved := map[int64][]liveOp{} // the schedules that change
 	var rescheduled []contracts.ProdOrderRescheduledPayload
-	for _, p := range plan {
-		o := orders[p.order]
+	for _, p := range r.placed {
+		o := r.orders[p.order]
 		out.Replanned++
-		opsOf := byOrder[o.ID]
+		opsOf := r.byOrder[o.ID]
 		planned := o.PlannedETA
 		if len(opsOf) > 0 {
 			planned = database.Date{}
 			// The order's operations not done are its schedule's own (in
 			// another order) when none is done, else a copy of those.
-			all := scheds[o.ID]
+			all := r.scheds[o.ID]
 			shared := len(opsOf) == len(all)
 			var slots map[int64]schedblob.Slot // the copies whose slot changes
 			changed := false
 			for k, op := range opsOf {
-				sl := sched.Slots[p.from+k]
+				sl := r.plan.Slots[p.from+k]
 				if stored := blobSlot(sl); stored != op.Slot {
 					changed = true
 					if shared {
@@ -320,9 +467,9 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 		if o.ETAGiven {
 			eta = o.ETA
 		}
-		if held := holds[o.ID].held; !sameHeld(held, o.HeldBy) {
+		if held := r.holds[o.ID].held; !sameHeld(held, o.HeldBy) {
 			if err := tx.Model(&ProdOrder{}).Where("id = ?", o.ID).Update("held_by", held).Error; err != nil {
-				return out, err
+				return err
 			}
 		}
 		if planned.String() == o.PlannedETA.String() && eta.String() == o.ETA.String() {
@@ -337,12 +484,12 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 			ETA: eta.String(), PreviousETA: o.ETA.String(), PlannedETA: planned.String(), Priority: o.Priority})
 	}
 	if err := storeETAs(ctx, tx, out.Moved); err != nil {
-		return out, err
+		return err
 	}
 	if err := rescheduledEvents(ctx, tx, rescheduled); err != nil {
-		return out, err
+		return err
 	}
-	return out, writeSlots(ctx, tx, moved)
+	return writeSlots(ctx, tx, moved)
 }
 
 // storeETAs writes the planned and promised ETAs of the production orders

@@ -24,7 +24,7 @@ func (s *Service) RunReplanJob(ctx context.Context, _ jobs.Job, p *jobs.Progress
 		return err
 	}
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		out, err := s.replanJournalled(ctx, tx, contracts.ReplanRequested, 0, "1 = 1")
+		out, err := s.replanJournalled(ctx, tx, contracts.ReplanRequested, 0, scope{where: "1 = 1"}, scope{})
 		if err != nil {
 			return err
 		}

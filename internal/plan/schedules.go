@@ -360,12 +360,7 @@ func AddOperations(ctx context.Context, tx *gorm.DB, ops []Operation) error {
 	if err := tx.WithContext(ctx).Omit("ID").Create(&ops).Error; err != nil {
 		return err
 	}
-	ids := make([]int64, 0, len(ops))
-	for _, op := range ops {
-		ids = append(ids, op.ProdOrderID)
-	}
-	slices.Sort(ids)
-	scheds, err := schedulesOf(ctx, tx, slices.Compact(ids))
+	scheds, err := schedulesOf(ctx, tx, ordersOf(ops))
 	if err != nil {
 		return err
 	}
@@ -373,6 +368,16 @@ func AddOperations(ctx context.Context, tx *gorm.DB, ops []Operation) error {
 		scheds[op.ProdOrderID] = append(scheds[op.ProdOrderID], scheduledOf(op))
 	}
 	return writeSchedules(ctx, tx, scheds)
+}
+
+// ordersOf are the production orders of ops, in id order.
+func ordersOf(ops []Operation) []int64 {
+	ids := make([]int64, 0, len(ops))
+	for _, op := range ops {
+		ids = append(ids, op.ProdOrderID)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // DeleteOperations deletes the operations of production order orderID
@@ -401,12 +406,7 @@ func FillSlots(ctx context.Context, db *gorm.DB, ops []Operation) error {
 	if len(ops) == 0 {
 		return nil
 	}
-	ids := make([]int64, 0, len(ops))
-	for _, op := range ops {
-		ids = append(ids, op.ProdOrderID)
-	}
-	slices.Sort(ids)
-	scheds, err := schedulesOf(ctx, db, slices.Compact(ids))
+	scheds, err := schedulesOf(ctx, db, ordersOf(ops))
 	if err != nil {
 		return err
 	}
