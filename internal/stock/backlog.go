@@ -1,8 +1,11 @@
 package stock
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"math"
+	"slices"
 	"strconv"
 
 	"gorm.io/gorm"
@@ -48,13 +51,53 @@ type itemCounter struct {
 	products map[string]*catalog.Product // by SKU; nil: not in the catalogue
 	memo     map[string]*itemMoves
 	memoLen  int // the moves the memo holds
-	itemsNeed
+	// The sums so far, per material (needs) and per board (area): each
+	// code's at its index in the codes' order of first use.
+	needs, area sums
 }
 
-// itemMoves is one item's moves, in the order they are added up.
+// sums adds up quantities per code; an item's moves name their codes by
+// index, looked up once per item met, not once per item counted.
+type sums struct {
+	at    map[string]int
+	codes []string
+	qty   []float64
+}
+
+// index is code's index, a new one for a code not met before.
+func (s *sums) index(code string) int {
+	i, ok := s.at[code]
+	if !ok {
+		if s.at == nil {
+			s.at = map[string]int{}
+		}
+		i = len(s.codes)
+		s.at[code] = i
+		s.codes, s.qty = append(s.codes, code), append(s.qty, 0)
+	}
+	return i
+}
+
+// itemMoves is one item's moves, in the order they are added up: what it
+// needs (indices into the counter's needs, quantities) and, per board,
+// the area of each part (m²).
 type itemMoves struct {
-	needs []Move
-	area  []Move // per board, the area of a part (m²)
+	needAt, areaAt   []int
+	needQty, areaQty []float64
+}
+
+// counted is what the items counted need: per material, in code order
+// (as addMove keeps them), and per board the parts' area.
+func (c *itemCounter) counted() itemsNeed {
+	out := itemsNeed{area: make(map[string]float64, len(c.area.codes))}
+	for i, code := range c.needs.codes {
+		out.needs = append(out.needs, Move{Code: code, Qty: c.needs.qty[i]})
+	}
+	slices.SortFunc(out.needs, func(a, b Move) int { return cmp.Compare(a.Code, b.Code) })
+	for i, code := range c.area.codes {
+		out.area[code] = c.area.qty[i]
+	}
+	return out
 }
 
 // maxItemMemo bounds the moves kept while counting (about 8 MB); past it
@@ -63,8 +106,7 @@ type itemMoves struct {
 const maxItemMemo = 200_000
 
 func (s *Service) newItemCounter(db *gorm.DB, all map[string]catalog.Material) *itemCounter {
-	return &itemCounter{s: s, db: db, all: all, products: map[string]*catalog.Product{}, memo: map[string]*itemMoves{},
-		itemsNeed: itemsNeed{area: map[string]float64{}}}
+	return &itemCounter{s: s, db: db, all: all, products: map[string]*catalog.Product{}, memo: map[string]*itemMoves{}}
 }
 
 // add counts the items of one batch.
@@ -97,16 +139,16 @@ func (c *itemCounter) add(ctx context.Context, items []Item) error {
 			if m, err = c.movesOf(ctx, *p, it); err != nil {
 				return err
 			}
-			if c.memoLen += len(m.needs) + len(m.area); c.memoLen > maxItemMemo {
-				c.memo, c.memoLen = map[string]*itemMoves{}, len(m.needs)+len(m.area)
+			if c.memoLen += len(m.needAt) + len(m.areaAt); c.memoLen > maxItemMemo {
+				c.memo, c.memoLen = map[string]*itemMoves{}, len(m.needAt)+len(m.areaAt)
 			}
 			c.memo[key] = m
 		}
-		for _, mv := range m.needs {
-			c.needs = addMove(c.needs, mv)
+		for k, i := range m.needAt {
+			c.needs.qty[i] += m.needQty[k]
 		}
-		for _, a := range m.area {
-			c.area[a.Code] += a.Qty
+		for k, i := range m.areaAt {
+			c.area.qty[i] += m.areaQty[k]
 		}
 	}
 	return nil
@@ -150,13 +192,22 @@ func (c *itemCounter) movesOf(ctx context.Context, p catalog.Product, it Item) (
 		return nil, err
 	}
 	out := &itemMoves{}
+	need := func(m Move) {
+		if m.Code == "" || math.Abs(m.Qty) < epsilon/10 { // as addMove
+			return
+		}
+		out.needAt, out.needQty = append(out.needAt, c.needs.index(m.Code)), append(out.needQty, m.Qty)
+	}
 	for i, sh := range parts {
-		out.needs = append(out.needs, Move{Code: sh.Board, Qty: shares[i]})
-		out.area = append(out.area, Move{Code: sh.Board, Qty: float64(sh.LengthMM) * float64(sh.WidthMM) / 1e6})
-		out.needs = append(out.needs, BandMetres(sh, c.s.set.EdgeOverhangMM)...)
+		need(Move{Code: sh.Board, Qty: shares[i]})
+		out.areaAt = append(out.areaAt, c.area.index(sh.Board))
+		out.areaQty = append(out.areaQty, float64(sh.LengthMM)*float64(sh.WidthMM)/1e6)
+		for _, m := range BandMetres(sh, c.s.set.EdgeOverhangMM) {
+			need(m)
+		}
 	}
 	for _, f := range p.Fittings {
-		out.needs = append(out.needs, Move{Code: f.Code, Qty: float64(f.Qty * it.Qty)})
+		need(Move{Code: f.Code, Qty: float64(f.Qty * it.Qty)})
 	}
 	return out, nil
 }

@@ -114,10 +114,11 @@ func (s *Service) Requirements(ctx context.Context, orders []int64, backlog Item
 	if err != nil {
 		return r, err
 	}
-	for _, m := range items.needs {
+	counted := items.counted()
+	for _, m := range counted.needs {
 		get(m.Code).Backlog += m.Qty
 	}
-	for code, a := range items.area {
+	for code, a := range counted.area {
 		get(code).AreaM2 += a
 	}
 	for _, q := range out {
@@ -177,6 +178,7 @@ func (s *Service) Shortages(ctx context.Context, backlog ItemSource) ([]Shortage
 	if err := backlog(ctx, func(batch []Item) error { return items.add(ctx, batch) }); err != nil {
 		return nil, err
 	}
+	counted := items.counted()
 	var lvs []level
 	if err := s.db.WithContext(ctx).Find(&lvs).Error; err != nil {
 		return nil, err
@@ -192,7 +194,7 @@ func (s *Service) Shortages(ctx context.Context, backlog ItemSource) ([]Shortage
 	out := []ShortageLine{}
 	for _, m := range ms {
 		lv := by[m.Code]
-		need := clean(qtyOf(items.needs, m.Code))
+		need := clean(qtyOf(counted.needs, m.Code))
 		available := lv.OnHand - lv.Reserved
 		buy := need + m.ReorderPoint - available
 		if m.Unit != catalog.UnitMetre {
