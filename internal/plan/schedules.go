@@ -240,19 +240,14 @@ func writeSchedules(ctx context.Context, tx *gorm.DB, scheds map[int64][]liveOp)
 		rows = append(rows, encodeSchedule(id, scheds[id]))
 	}
 	for batch := range slices.Chunk(rows, scheduleBatch/5) {
-		var q strings.Builder
-		q.WriteString("INSERT INTO plan_schedules (prod_order_id, ops, slots, first_day, last_day) VALUES ")
 		args := make([]any, 0, 5*len(batch))
-		for i, r := range batch {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?, ?)")
+		for _, r := range batch {
 			args = append(args, r.id, r.ops, r.slots, r.first, r.last)
 		}
-		q.WriteString(" ON CONFLICT (prod_order_id) DO UPDATE SET ops = excluded.ops, slots = excluded.slots, " +
-			"first_day = excluded.first_day, last_day = excluded.last_day")
-		if err := tx.WithContext(ctx).Exec(q.String(), args...).Error; err != nil {
+		q := "INSERT INTO plan_schedules (prod_order_id, ops, slots, first_day, last_day) VALUES " + valueRows(len(batch), 5) +
+			" ON CONFLICT (prod_order_id) DO UPDATE SET ops = excluded.ops, slots = excluded.slots, " +
+			"first_day = excluded.first_day, last_day = excluded.last_day"
+		if err := tx.WithContext(ctx).Exec(q, args...).Error; err != nil {
 			return err
 		}
 	}
@@ -296,19 +291,13 @@ FROM unnest($1::bigint[], $2::bytea[], $3::text[], $4::text[]) AS v (id, slots, 
 		return slotsWritten(n, len(rows))
 	}
 	for batch := range slices.Chunk(rows, scheduleBatch/5) {
-		var q strings.Builder
-		q.WriteString("WITH v (id, slots, first_day, last_day) AS (VALUES ")
 		args := make([]any, 0, 4*len(batch))
-		for i, r := range batch {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?)")
+		for _, r := range batch {
 			args = append(args, r.id, r.slots, r.first, r.last)
 		}
-		q.WriteString(") UPDATE plan_schedules SET slots = v.slots, first_day = v.first_day, last_day = v.last_day " +
-			"FROM v WHERE plan_schedules.prod_order_id = v.id")
-		res := tx.WithContext(ctx).Exec(q.String(), args...)
+		q := "WITH v (id, slots, first_day, last_day) AS (VALUES " + valueRows(len(batch), 4) +
+			") UPDATE plan_schedules SET slots = v.slots, first_day = v.first_day, last_day = v.last_day FROM v WHERE plan_schedules.prod_order_id = v.id"
+		res := tx.WithContext(ctx).Exec(q, args...)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -317,6 +306,12 @@ FROM unnest($1::bigint[], $2::bytea[], $3::text[], $4::text[]) AS v (id, slots, 
 		}
 	}
 	return nil
+}
+
+// valueRows is n rows of width placeholders each: "(?, ?), (?, ?)".
+func valueRows(n, width int) string {
+	row := "(" + strings.Repeat("?, ", width-1) + "?)"
+	return strings.Repeat(row+", ", n-1) + row
 }
 
 // slotsWritten is the error of a write of the slots of want orders that
