@@ -63,9 +63,13 @@ type Service struct {
 	// planned, when set, is called by a re-plan once it has computed the
 	// new plan and before it stores it; for tests of what runs meanwhile.
 	planned func()
-	// settled, when set, hears whether a change of priority's orders
-	// settled (replanSettling), for the tests.
-	settled func(bool)
+	// settled, when set, hears how many of the orders behind a change of
+	// priority were placed again, of how many (0 of 0: none was read, the
+	// load settled before them; replanSettling), for the tests; and
+	// tailBatch, when set, is how many of them are placed between two
+	// checks of the load (tailBatch, the constant, when 0).
+	settled   func(placed, behind int)
+	tailBatch int
 	// stock books what launches need and tells what is short.
 	stock *stock.Service
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"time"
 
@@ -250,13 +251,14 @@ func (s *Service) replan(ctx context.Context, tx *gorm.DB, now clock, wcs map[in
 
 // replanSettling re-plans the live orders that head selects and, behind
 // all of them, those that tail selects (each condition on plan_prod_orders
-// with its args), as replan re-plans both; but the tail's orders only when
-// the head's, placed again, leave the load (each work centre's day used up
-// to the same minute) other than it was: else the tail's would land where
-// they are, as a re-plan of them at the same moment would place them, and
-// they are not read. A change of priority moves the orders between the
-// order's old place and its new one; those behind both stay when the load
-// ahead of them settles as it was.
+// with its args), as replan re-plans both; but the tail's orders are
+// placed, a batch at a time in plan order, only until the load (each work
+// centre's days used up to their minutes) is what it was before them:
+// from there on each would land where it is, as a re-plan of them at the
+// same moment would place it, and they are neither read nor written. A
+// change of priority moves the orders between the order's old place and
+// its new one; those behind both stay when the load behind the others
+// settles as it was. The caller holds the tail's rows locked.
 func (s *Service) replanSettling(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, head scope, tail scope) (ReplanSummary, error) {
 	both := "(" + head.where + ") OR (" + tail.where + ")"
 	bothArgs := append(slices.Clone(head.args), tail.args...)
@@ -266,22 +268,43 @@ func (s *Service) replanSettling(ctx context.Context, tx *gorm.DB, now clock, wc
 		return out, err
 	}
 	notMoving := "NOT (plan_prod_orders.status IN ? AND (" + both + "))"
-	r, err := s.workOut(ctx, tx, now, wcs, nil, ids, notMoving, append([]any{liveStatuses}, bothArgs...)...)
+	r, err := s.startReplan(ctx, tx, now, wcs, nil, notMoving, append([]any{liveStatuses}, bothArgs...)...)
 	if err != nil {
 		return out, err
 	}
-	settled := r.settles(now.Today)
-	if s.settled != nil {
-		s.settled(settled)
+	if err := r.place(ctx, tx, ids); err != nil {
+		return out, err
 	}
-	if !settled {
-		return s.replan(ctx, tx, now, wcs, nil, both, bothArgs...)
+	placed, behind := 0, 0
+	if !r.settle.settled() {
+		var tailIDs []int64
+		err := tx.WithContext(ctx).Model(&ProdOrder{}).Where("status IN ?", liveStatuses).Where(tail.where, tail.args...).
+			Order("priority DESC, id").Pluck("id", &tailIDs).Error
+		if err != nil {
+			return out, err
+		}
+		behind = len(tailIDs)
+		for batch := range slices.Chunk(tailIDs, cmp.Or(s.tailBatch, tailBatch)) {
+			if err := r.place(ctx, tx, batch); err != nil {
+				return out, err
+			}
+			if placed += len(batch); r.settle.settled() {
+				break
+			}
+		}
+	}
+	if s.settled != nil {
+		s.settled(placed, behind)
 	}
 	if s.planned != nil {
 		s.planned()
 	}
 	return out, r.store(ctx, tx, &out)
 }
+
+// tailBatch is the orders behind a change of priority placed between two
+// checks that the load settled.
+const tailBatch = 100
 
 // scope is a condition on plan_prod_orders with its args.
 type scope struct {
@@ -302,13 +325,13 @@ type replanning struct {
 	byOrder map[int64][]liveOp // those not done, by seq and id, as placed
 	holds   map[int64]orderHold
 	placed  []placedOrder
-	problem Problem
-	lead    int // problem.Tasks[:lead] are the overdue work of the orders not placed again
-	plan    Plan
+	tasks   []Task // the orders' not placed again overdue work, then the orders'
+	sched   *scheduler
+	settle  *settling
 }
 
-// placedOrder is an order of a re-plan and its tasks:
-// problem.Tasks[from:to], in byOrder's order.
+// placedOrder is an order of a re-plan and its tasks: tasks[from:to], in
+// byOrder's order.
 type placedOrder struct {
 	order    int // index into orders
 	from, to int
@@ -319,79 +342,121 @@ type placedOrder struct {
 // args), and of extra, a launch not booked yet, when given.
 func (s *Service) workOut(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, extra *orderNeeds, ids []int64,
 	fixed string, args ...any) (*replanning, error) {
-	r := &replanning{wcs: wcs}
-	var err error
-	if r.orders, err = replanOrders(ctx, tx, ids); err != nil {
-		return nil, err
-	}
-	if r.scheds, err = schedulesOf(ctx, tx, ids); err != nil {
-		return nil, err
-	}
-	done, err := doneOf(ctx, tx, ids)
+	r, err := s.startReplan(ctx, tx, now, wcs, extra, fixed, args...)
 	if err != nil {
 		return nil, err
 	}
-	r.byOrder = liveOpsOf(r.scheds, done)
-	if r.problem, err = s.problem(ctx, tx, now, wcs, fixed, args...); err != nil {
+	return r, r.place(ctx, tx, ids)
+}
+
+// startReplan is a re-plan of no order yet, on the load of the live
+// orders that the condition fixed selects (their overdue work placed
+// first) and of extra, when given.
+func (s *Service) startReplan(ctx context.Context, tx *gorm.DB, now clock, wcs map[int64]catalog.WorkCenter, extra *orderNeeds,
+	fixed string, args ...any) (*replanning, error) {
+	r := &replanning{wcs: wcs, scheds: map[int64][]liveOp{}, byOrder: map[int64][]liveOp{}}
+	problem, err := s.problem(ctx, tx, now, wcs, fixed, args...)
+	if err != nil {
 		return nil, err
 	}
 	if r.holds, err = s.materialHolds(ctx, tx, now.Today, extra); err != nil {
 		return nil, err
 	}
-	r.lead = len(r.problem.Tasks)
-	n := 0
-	for _, o := range r.orders {
-		n += len(r.byOrder[o.ID])
-	}
-	r.problem.Tasks = slices.Grow(r.problem.Tasks, n)
-	r.placed = make([]placedOrder, len(r.orders))
-	for i, o := range r.orders {
-		from := len(r.problem.Tasks)
-		r.problem.Tasks = appendRemainingTasks(r.problem.Tasks, r.byOrder[o.ID])
-		if h := r.holds[o.ID]; len(h.notBefore) > 0 {
-			h.applyTo(r.problem.Tasks[from:], seqsOf(r.byOrder[o.ID]), MaterialSteps{Cut: o.CutSeq, Band: o.BandSeq, Assemble: o.AssembleSeq})
-		}
-		r.placed[i] = placedOrder{order: i, from: from, to: len(r.problem.Tasks)}
-	}
-	if r.plan, err = Schedule(r.problem); err != nil {
+	r.tasks, r.sched = problem.Tasks, newScheduler(problem)
+	if err := r.sched.add(r.tasks); err != nil {
 		return nil, scheduleError(err, wcs)
 	}
+	r.settle = newSettling(problem, now.Today)
 	return r, nil
 }
 
-// settles tells whether the orders placed again leave each work centre's
-// days used up to the same minute as their slots before did (with the
-// load of the orders not placed again, which r's problem holds), so that
-// whatever is placed behind them lands where it did. Work overdue (planned
-// to end before today), placed again from now, never settles.
-func (r *replanning) settles(today time.Time) bool {
-	if r.lead > 0 {
-		return false
+// place places the live production orders ids (locked) after those placed
+// before, in plan order.
+func (r *replanning) place(ctx context.Context, tx *gorm.DB, ids []int64) error {
+	orders, err := replanOrders(ctx, tx, ids)
+	if err != nil {
+		return err
 	}
-	centers := r.problem.Centers
-	base := map[dayKey]float64{}
-	for _, b := range r.problem.Load {
-		k := dayKey{b.Center, epochDay(b.Day)}
-		base[k] = max(base[k], b.Level)
+	scheds, err := schedulesOf(ctx, tx, ids)
+	if err != nil {
+		return err
 	}
-	before, after := map[dayKey]float64{}, map[dayKey]float64{}
-	for _, p := range r.placed {
-		for k, op := range r.byOrder[r.orders[p.order].ID] {
-			c := centers[op.WorkCenterID]
-			if !useUp(before, op.WorkCenterID, c, slotOfBlob(op.Slot), today) || !useUp(after, op.WorkCenterID, c, r.plan.Slots[p.from+k], today) {
-				return false
-			}
+	done, err := doneOf(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	byOrder := liveOpsOf(scheds, done)
+	maps.Copy(r.scheds, scheds)
+	maps.Copy(r.byOrder, byOrder)
+	first, n := len(r.placed), 0
+	for _, o := range orders {
+		n += len(byOrder[o.ID])
+	}
+	from := len(r.tasks)
+	r.tasks = slices.Grow(r.tasks, n)
+	for _, o := range orders {
+		at := len(r.tasks)
+		r.tasks = appendRemainingTasks(r.tasks, byOrder[o.ID])
+		if h := r.holds[o.ID]; len(h.notBefore) > 0 {
+			h.applyTo(r.tasks[at:], seqsOf(byOrder[o.ID]), MaterialSteps{Cut: o.CutSeq, Band: o.BandSeq, Assemble: o.AssembleSeq})
 		}
+		r.placed = append(r.placed, placedOrder{order: len(r.orders), from: at, to: len(r.tasks)})
+		r.orders = append(r.orders, o)
 	}
-	for _, m := range []map[dayKey]float64{before, after} {
-		for k := range m {
-			if max(base[k], before[k]) != max(base[k], after[k]) {
-				return false
-			}
-		}
+	if err := r.sched.add(r.tasks[from:]); err != nil {
+		return scheduleError(err, r.wcs)
 	}
-	return true
+	for _, p := range r.placed[first:] {
+		r.settle.add(r.byOrder[r.orders[p.order].ID], r.sched.plan.Slots[p.from:p.to])
+	}
+	return nil
 }
+
+// settling follows whether the orders placed again leave each work
+// centre's days used up to the same minute as their slots before did
+// (with the load of the orders not placed again), so that whatever is
+// placed behind them would land where it did. Work overdue (planned to end
+// before today), placed again from now, never settles.
+type settling struct {
+	today         time.Time
+	centers       map[int64]Center
+	base          map[dayKey]float64 // the load of the orders not placed again
+	before, after map[dayKey]float64 // the orders placed again, where they were and where they are
+	differ        map[dayKey]bool    // the days whose levels differ
+	never         bool
+}
+
+func newSettling(p Problem, today time.Time) *settling {
+	st := &settling{today: today, centers: p.Centers, base: map[dayKey]float64{}, before: map[dayKey]float64{}, after: map[dayKey]float64{},
+		differ: map[dayKey]bool{}, never: len(p.Tasks) > 0}
+	for _, b := range p.Load {
+		k := dayKey{b.Center, epochDay(b.Day)}
+		st.base[k] = max(st.base[k], b.Level)
+	}
+	return st
+}
+
+// add counts an order's operations placed again: where they were, and
+// their new slots.
+func (st *settling) add(ops []liveOp, slots []Slot) {
+	var touched []dayKey
+	for k, op := range ops {
+		c := st.centers[op.WorkCenterID]
+		if !st.useUp(st.before, op.WorkCenterID, c, slotOfBlob(op.Slot), &touched) || !st.useUp(st.after, op.WorkCenterID, c, slots[k], &touched) {
+			st.never = true
+		}
+	}
+	for _, k := range touched {
+		if max(st.base[k], st.before[k]) != max(st.base[k], st.after[k]) {
+			st.differ[k] = true
+		} else {
+			delete(st.differ, k)
+		}
+	}
+}
+
+// settled tells whether the levels are what they were.
+func (st *settling) settled() bool { return !st.never && len(st.differ) == 0 }
 
 // dayKey is a work centre's day, counted from 1970-01-01.
 type dayKey struct {
@@ -400,19 +465,21 @@ type dayKey struct {
 }
 
 // useUp raises the levels of the days of work centre id (c) that slot
-// uses, as problem books them: the day it ends up to its end minute, the
-// working days from today before it whole. It is false for a slot not
-// planned or ending before today.
-func useUp(levels map[dayKey]float64, id int64, c Center, sl Slot, today time.Time) bool {
-	if sl.Start.Day.IsZero() || sl.End.Day.IsZero() || sl.End.Day.Before(today) {
+// uses, as problem books them (the day it ends up to its end minute, the
+// working days from today before it whole), and adds them to touched. It
+// is false for a slot not planned or ending before today.
+func (st *settling) useUp(levels map[dayKey]float64, id int64, c Center, sl Slot, touched *[]dayKey) bool {
+	if sl.Start.Day.IsZero() || sl.End.Day.IsZero() || sl.End.Day.Before(st.today) {
 		return false
 	}
 	end := dayKey{id, epochDay(sl.End.Day)}
 	levels[end] = max(levels[end], sl.End.Min)
+	*touched = append(*touched, end)
 	for d := sl.Start.Day; d.Before(sl.End.Day); d = d.AddDate(0, 0, 1) {
-		if !d.Before(today) && c.Works(d) {
+		if !d.Before(st.today) && c.Works(d) {
 			k := dayKey{id, epochDay(d)}
 			levels[k] = max(levels[k], c.Capacity)
+			*touched = append(*touched, k)
 		}
 	}
 	return true
@@ -438,7 +505,7 @@ func (r *replanning) store(ctx context.Context, tx *gorm.DB, out *ReplanSummary)
 			var slots map[int64]schedblob.Slot // the copies whose slot changes
 			changed := false
 			for k, op := range opsOf {
-				sl := r.plan.Slots[p.from+k]
+				sl := r.sched.plan.Slots[p.from+k]
 				if stored := blobSlot(sl); stored != op.Slot {
 					changed = true
 					if shared {

@@ -162,54 +162,82 @@ func (e *NeverWorksError) Is(target error) bool {
 // unknown centre or a predecessor that does not come before it, and
 // a *NeverWorksError (errors.Is ErrNeverWorks) when a centre never works.
 func Schedule(p Problem) (Plan, error) {
-	today := midnight(p.Today)
-	levels := map[int64]*centreDays{}
-	level := func(c int64) *centreDays {
-		l := levels[c]
-		if l == nil {
-			l = &centreDays{level: map[time.Time]float64{}, skip: map[time.Time]skip{}}
-			if cc, ok := p.Centers[c]; ok && p.Now > 0 {
-				if g := cc.gone(p.Now); g > 0 {
-					l.level[today] = g
-				}
-			}
-			levels[c] = l
-		}
-		return l
+	sc := newScheduler(p)
+	if err := sc.add(p.Tasks); err != nil {
+		return Plan{}, err
 	}
+	return sc.plan, nil
+}
+
+// scheduler is Schedule a batch of tasks at a time: each batch is placed
+// after the ones before it (its tasks numbered on from theirs, which its
+// predecessors may name), as if all had been given at once.
+type scheduler struct {
+	p      Problem // its Tasks are not read
+	today  time.Time
+	levels map[int64]*centreDays
+	plan   Plan
+}
+
+// newScheduler is a scheduler of p's centres and load, no task placed.
+func newScheduler(p Problem) *scheduler {
+	sc := &scheduler{p: p, today: midnight(p.Today), levels: map[int64]*centreDays{}}
+	sc.plan.ETA = sc.today
 	for _, b := range p.Load {
-		l := level(b.Center)
+		l := sc.level(b.Center)
 		d := midnight(b.Day)
 		l.level[d] = max(l.level[d], b.Level)
 	}
-	out := Plan{Slots: make([]Slot, len(p.Tasks)), ETA: today}
-	for i, t := range p.Tasks {
-		c, ok := p.Centers[t.Center]
-		if !ok || c.Capacity <= 0 {
-			return Plan{}, fmt.Errorf("plan: task %d: work centre %d is unknown or has no capacity", i, t.Center)
+	return sc
+}
+
+func (sc *scheduler) level(c int64) *centreDays {
+	l := sc.levels[c]
+	if l == nil {
+		l = &centreDays{level: map[time.Time]float64{}, skip: map[time.Time]skip{}}
+		if cc, ok := sc.p.Centers[c]; ok && sc.p.Now > 0 {
+			if g := cc.gone(sc.p.Now); g > 0 {
+				l.level[sc.today] = g
+			}
 		}
-		earliest := Moment{Day: today}
-		if nb := midnight(t.NotBefore); !t.NotBefore.IsZero() && nb.After(today) {
+		sc.levels[c] = l
+	}
+	return l
+}
+
+// add places tasks after those placed before; their slots are appended to
+// sc.plan's.
+func (sc *scheduler) add(tasks []Task) error {
+	base := len(sc.plan.Slots)
+	sc.plan.Slots = append(sc.plan.Slots, make([]Slot, len(tasks))...)
+	for k, t := range tasks {
+		i := base + k
+		c, ok := sc.p.Centers[t.Center]
+		if !ok || c.Capacity <= 0 {
+			return fmt.Errorf("plan: task %d: work centre %d is unknown or has no capacity", i, t.Center)
+		}
+		earliest := Moment{Day: sc.today}
+		if nb := midnight(t.NotBefore); !t.NotBefore.IsZero() && nb.After(sc.today) {
 			earliest = Moment{Day: nb}
 		}
 		for _, a := range t.After {
 			if a < 0 || a >= i {
-				return Plan{}, fmt.Errorf("plan: task %d: predecessor %d does not come before it", i, a)
+				return fmt.Errorf("plan: task %d: predecessor %d does not come before it", i, a)
 			}
-			if end := out.Slots[a].End; earliest.Before(end) {
+			if end := sc.plan.Slots[a].End; earliest.Before(end) {
 				earliest = end
 			}
 		}
-		s, err := place(c, level(t.Center), earliest, t.Minutes)
+		s, err := place(c, sc.level(t.Center), earliest, t.Minutes)
 		if err != nil {
-			return Plan{}, &NeverWorksError{Center: t.Center, From: earliest.Day, BookedUp: errors.Is(err, ErrBeyondHorizon)}
+			return &NeverWorksError{Center: t.Center, From: earliest.Day, BookedUp: errors.Is(err, ErrBeyondHorizon)}
 		}
-		out.Slots[i] = s
-		if s.End.Day.After(out.ETA) {
-			out.ETA = s.End.Day
+		sc.plan.Slots[i] = s
+		if s.End.Day.After(sc.plan.ETA) {
+			sc.plan.ETA = s.End.Day
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // centreDays is a centre's days as Schedule fills them: the level each is
