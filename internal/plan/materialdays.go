@@ -31,7 +31,7 @@ func (s *Service) ConsumingStarts(ctx context.Context) (map[int64]map[string]Mat
 		AssembleSeq int
 	}
 	err := database.Scan(s.db.WithContext(ctx).Model(&ProdOrder{}).Select("id, cut_seq, band_seq, assemble_seq").
-		Where("status IN ?", []string{StatusLaunched, StatusInProgress}), &orders)
+		Where("status IN ?", liveStatuses), &orders)
 	if err != nil {
 		return nil, err
 	}

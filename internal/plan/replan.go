@@ -272,6 +272,7 @@ func (s *Service) replanSettling(ctx context.Context, tx *gorm.DB, now clock, wc
 	if err != nil {
 		return out, err
 	}
+	r.settle = newSettling(r.problem, now.Today)
 	if err := r.place(ctx, tx, ids); err != nil {
 		return out, err
 	}
@@ -325,9 +326,10 @@ type replanning struct {
 	byOrder map[int64][]liveOp // those not done, by seq and id, as placed
 	holds   map[int64]orderHold
 	placed  []placedOrder
-	tasks   []Task // the orders' not placed again overdue work, then the orders'
+	problem Problem // the load of the orders not placed again
+	tasks   []Task  // their overdue work, then the tasks of the orders placed
 	sched   *scheduler
-	settle  *settling
+	settle  *settling // nil: the load is not followed (see replanSettling)
 }
 
 // placedOrder is an order of a re-plan and its tasks: tasks[from:to], in
@@ -362,11 +364,10 @@ func (s *Service) startReplan(ctx context.Context, tx *gorm.DB, now clock, wcs m
 	if r.holds, err = s.materialHolds(ctx, tx, now.Today, extra); err != nil {
 		return nil, err
 	}
-	r.tasks, r.sched = problem.Tasks, newScheduler(problem)
+	r.tasks, r.sched, r.problem = problem.Tasks, newScheduler(problem), problem
 	if err := r.sched.add(r.tasks); err != nil {
 		return nil, scheduleError(err, wcs)
 	}
-	r.settle = newSettling(problem, now.Today)
 	return r, nil
 }
 
@@ -406,8 +407,10 @@ func (r *replanning) place(ctx context.Context, tx *gorm.DB, ids []int64) error 
 	if err := r.sched.add(r.tasks[from:]); err != nil {
 		return scheduleError(err, r.wcs)
 	}
-	for _, p := range r.placed[first:] {
-		r.settle.add(r.byOrder[r.orders[p.order].ID], r.sched.plan.Slots[p.from:p.to])
+	if r.settle != nil {
+		for _, p := range r.placed[first:] {
+			r.settle.add(r.byOrder[r.orders[p.order].ID], r.sched.plan.Slots[p.from:p.to])
+		}
 	}
 	return nil
 }

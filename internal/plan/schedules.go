@@ -186,17 +186,16 @@ func schedulesOf(ctx context.Context, tx *gorm.DB, ids []int64) (map[int64][]liv
 // production orders that the condition on plan_prod_orders (with its args)
 // selects, and which of their operations are done.
 func liveSchedules(ctx context.Context, tx *gorm.DB, where string, args ...any) (map[int64][]liveOp, map[int64]bool, error) {
-	live := []string{StatusLaunched, StatusInProgress}
 	out := map[int64][]liveOp{}
 	q := tx.WithContext(ctx).Table("plan_schedules").Select("plan_schedules.prod_order_id, plan_schedules.ops, plan_schedules.slots").
 		Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_schedules.prod_order_id").
-		Where("plan_prod_orders.status IN ?", live).Where(where, args...)
+		Where("plan_prod_orders.status IN ?", liveStatuses).Where(where, args...)
 	if err := scanSchedules(q, out); err != nil {
 		return nil, nil, err
 	}
 	var done []int64
 	err := tx.WithContext(ctx).Model(&Operation{}).Joins("JOIN plan_prod_orders ON plan_prod_orders.id = plan_operations.prod_order_id").
-		Where("plan_operations.status = ? AND plan_prod_orders.status IN ?", OpDone, live).Where(where, args...).
+		Where("plan_operations.status = ? AND plan_prod_orders.status IN ?", OpDone, liveStatuses).Where(where, args...).
 		Pluck("plan_operations.id", &done).Error
 	if err != nil {
 		return nil, nil, err
@@ -401,15 +400,9 @@ func FillSlots(ctx context.Context, db *gorm.DB, ops []Operation) error {
 	if len(ops) == 0 {
 		return nil
 	}
-	scheds, err := schedulesOf(ctx, db, ordersOf(ops))
+	slots, err := slotsOf(ctx, db, ordersOf(ops))
 	if err != nil {
 		return err
-	}
-	slots := map[int64]Slot{}
-	for _, s := range scheds {
-		for _, op := range s {
-			slots[op.ID] = slotOfBlob(op.Slot)
-		}
 	}
 	for i := range ops {
 		setSlot(&ops[i], slots[ops[i].ID])
@@ -417,16 +410,26 @@ func FillSlots(ctx context.Context, db *gorm.DB, ops []Operation) error {
 	return nil
 }
 
-// setSlot sets op's planned slot.
+// slotsOf are the planned slots of the operations of the production
+// orders ids, by operation.
+func slotsOf(ctx context.Context, db *gorm.DB, ids []int64) (map[int64]Slot, error) {
+	scheds, err := schedulesOf(ctx, db, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]Slot{}
+	for _, s := range scheds {
+		for _, op := range s {
+			out[op.ID] = slotOfBlob(op.Slot)
+		}
+	}
+	return out, nil
+}
+
+// setSlot sets op's planned slot (a zero day stays zero).
 func setSlot(op *Operation, sl Slot) {
 	op.StartDay, op.StartMin = database.DateOf(sl.Start.Day), sl.Start.Min
 	op.EndDay, op.EndMin = database.DateOf(sl.End.Day), sl.End.Min
-	if sl.Start.Day.IsZero() {
-		op.StartDay = database.Date{}
-	}
-	if sl.End.Day.IsZero() {
-		op.EndDay = database.Date{}
-	}
 }
 
 // VerifySchedules checks that the schedules hold exactly the operations of

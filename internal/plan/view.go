@@ -161,15 +161,9 @@ func (s *Service) scheduledOps(ctx context.Context, from, to database.Date, zone
 		if err != nil {
 			return nil, err
 		}
-		scheds, err := schedulesOf(ctx, s.db, batch)
+		slots, err := slotsOf(ctx, s.db, batch)
 		if err != nil {
 			return nil, err
-		}
-		slots := map[int64]Slot{}
-		for _, sched := range scheds {
-			for _, op := range sched {
-				slots[op.ID] = slotOfBlob(op.Slot)
-			}
 		}
 		for _, op := range some {
 			sl := slots[op.ID]
